@@ -1,0 +1,42 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+
+bool
+cli_parse_pid(const char *s, pid_t *out)
+{
+	if (!s || !*s)
+		return false;
+	errno = 0;
+	char *end;
+	long v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > 0x7fffffffL)
+		return false;
+	*out = (pid_t)v;
+	return true;
+}
+
+int
+cli_report(const struct tt_error *err)
+{
+	fflush(stdout);
+	fprintf(stderr, "tachyon-top: %s\n", err->msg[0] ? err->msg : tt_status_name(err->status));
+	return tt_status_exit_code(err->status);
+}
+
+int
+cli_usage_error(const char *verb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("tachyon-top: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, " (see 'tachyon-top %s--help')\n", verb ? verb : "");
+	va_end(ap);
+	return tt_status_exit_code(TT_EUSAGE);
+}

@@ -1,0 +1,20 @@
+/* Shared command-line helpers for the verbs. */
+#ifndef TT_CLI_H
+#define TT_CLI_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+/* Parse a pid argument strictly (decimal, > 0). */
+bool cli_parse_pid(const char *s, pid_t *out);
+
+/* Report an error once, on stderr, as one line, and return its exit code. */
+int cli_report(const struct tt_error *err);
+
+/* Report a usage problem and return the usage exit code. */
+int cli_usage_error(const char *verb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+#endif

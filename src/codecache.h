@@ -1,0 +1,57 @@
+/* Code objects read from the target, decoded once and kept by address.
+ * An entry's index is its code ID: stable until codecache_clear(). */
+#ifndef TT_CODECACHE_H
+#define TT_CODECACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "pylayout.h"
+#include "remote.h"
+
+struct code_entry {
+	uint64_t addr;
+	char *qualname;            /* UTF-8 as in the target; sanitize before display */
+	char *filename;
+	uint8_t *linetable;
+	size_t linetable_len;
+	int firstlineno;
+	uint64_t bytecode_addr;    /* addr + co_code_adaptive */
+	/* last lookup, since a frame usually sits on the same instruction */
+	uint64_t last_instr_ptr;
+	int last_line;
+};
+
+struct code_cache {
+	struct code_entry *entries;
+	uint32_t count, cap;
+	uint32_t *slots;          /* open addressing: entry index + 1, 0 = empty */
+	uint32_t nslots;          /* power of two */
+	uint64_t code_type;       /* address of PyCode_Type once verified, else 0 */
+	uint64_t hits, misses;
+};
+
+/* Entries kept before the cache starts over (bounds memory on targets that
+ * generate code endlessly). */
+#define CODECACHE_MAX_ENTRIES (1u << 18)
+
+void codecache_init(struct code_cache *c);
+void codecache_free(struct code_cache *c);
+void codecache_clear(struct code_cache *c);
+
+/* Find or read the code object at addr; *id receives its code ID. */
+tt_status codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout *l,
+			   uint64_t addr, uint32_t *id, struct tt_error *err);
+
+/* Current line of a frame of code `id` whose instr_ptr is given. */
+int codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr);
+
+static inline const struct code_entry *
+codecache_get(const struct code_cache *c, uint32_t id)
+{
+	return &c->entries[id];
+}
+
+#endif

@@ -1,0 +1,221 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "dump.h"
+#include "sanitize.h"
+#include "taskinfo.h"
+#include "target.h"
+#include "unwinder.h"
+
+/* A live target can be caught mid-update; retry torn samples this often. */
+#define DUMP_ATTEMPTS 50
+
+static void
+print_usage(FILE *f)
+{
+	fputs("Usage: tachyon-top dump -p PID [--json]\n"
+	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
+	      "\n"
+	      "  -p, --pid PID   process to inspect (read-only; it is never stopped)\n"
+	      "  -j, --json      print one JSON object instead of text\n"
+	      "  -h, --help      show this help\n", f);
+}
+
+static bool
+is_torn(tt_status st)
+{
+	return st == TT_EBADMEM || st == TT_EFAULT;
+}
+
+static tt_status
+take_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
+{
+	tt_status st = TT_OK;
+	for (int attempt = 0; attempt < DUMP_ATTEMPTS; attempt++) {
+		st = unwinder_sample(u, s, err);
+		if (st == TT_OK || !is_torn(st))
+			break;
+		if (!remote_pid_alive(u->target->pid))
+			return tt_fail(err, TT_ENOPROC, 0, "process %d has exited",
+				       (int)u->target->pid);
+		/* Give the target a moment to finish what it was changing. */
+		struct timespec ts = {0, 1000000L * (attempt < 10 ? 1 : 5)};
+		nanosleep(&ts, NULL);
+	}
+	if (is_torn(st)) {
+		char cause[sizeof err->msg];
+		snprintf(cause, sizeof cause, "%s", err->msg);
+		return tt_fail(err, st, 0, "no consistent stack after %d attempts: %s",
+			       DUMP_ATTEMPTS, cause);
+	}
+	return st;
+}
+
+static void
+read_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+}
+
+static void
+print_text(const struct unwinder *u, const struct tt_sample *s)
+{
+	const struct target *t = u->target;
+	char cmd[1024], safe[4096], safe2[4096];
+	read_cmdline(t->pid, cmd, sizeof cmd);
+	sanitize_for_terminal(cmd, safe, sizeof safe);
+	printf("Process %d: %s\nPython %s (%s)\n", (int)t->pid, safe, t->layout.version_str,
+	       t->binary);
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const struct tt_thread *th = &s->threads[i];
+		char comm[64];
+		taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
+		sanitize_for_terminal(comm, safe, sizeof safe);
+		printf("\nThread %llu \"%s\"", (unsigned long long)th->native_tid, safe);
+		if (th->interp_id != 0)
+			printf(" interpreter %lld", (long long)th->interp_id);
+		const char *sep = " (";
+		struct { uint32_t bit; const char *word; } words[] = {
+			{TT_THREAD_MAIN, "main"},
+			{TT_THREAD_GIL, "holds GIL"},
+			{TT_THREAD_GIL_WAIT, "waiting for GIL"},
+			{TT_THREAD_ON_CPU, "on CPU"},
+			{TT_THREAD_GC, "collecting garbage"},
+			{TT_THREAD_EXCEPTION, "exception propagating"},
+		};
+		for (size_t w = 0; w < sizeof words / sizeof words[0]; w++) {
+			if (th->status & words[w].bit) {
+				printf("%s%s", sep, words[w].word);
+				sep = ", ";
+			}
+		}
+		if (!(th->status & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN))) {
+			printf("%sidle", sep);
+			sep = ", ";
+		}
+		printf("%s\n", *sep == ',' ? ")" : "");
+		if (th->nframes == 0)
+			printf("    (no Python frames)\n");
+		for (uint32_t f = 0; f < th->nframes; f++) {
+			const struct tt_frame *fr = &s->frames[th->first_frame + f];
+			const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
+			sanitize_for_terminal(c->qualname, safe, sizeof safe);
+			sanitize_for_terminal(c->filename, safe2, sizeof safe2);
+			printf("    %s (%s:%d)\n", safe, safe2, fr->line);
+		}
+		if (th->status & TT_THREAD_TRUNCATED)
+			printf("    ... (stack deeper than %d frames, outer frames omitted)\n",
+			       UNWIND_MAX_FRAMES);
+	}
+}
+
+static void
+print_json(const struct unwinder *u, const struct tt_sample *s)
+{
+	const struct target *t = u->target;
+	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
+	json_put_string(stdout, t->layout.version_str);
+	printf(",\n \"threads\": [");
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const struct tt_thread *th = &s->threads[i];
+		char comm[64];
+		taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
+		printf("%s\n  {\"tid\": %llu, \"name\": ", i ? "," : "",
+		       (unsigned long long)th->native_tid);
+		json_put_string(stdout, comm);
+		printf(", \"gil\": %s, \"on_cpu\": %s,\n   \"frames\": [",
+		       (th->status & TT_THREAD_GIL) ? "true" : "false",
+		       (th->status & TT_THREAD_ON_CPU) ? "true" : "false");
+		for (uint32_t f = 0; f < th->nframes; f++) {
+			const struct tt_frame *fr = &s->frames[th->first_frame + f];
+			const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
+			printf("%s\n    {\"func\": ", f ? "," : "");
+			json_put_string(stdout, c->qualname);
+			printf(", \"file\": ");
+			json_put_string(stdout, c->filename);
+			printf(", \"line\": %d}", fr->line);
+		}
+		printf("]}");
+	}
+	printf("]}\n");
+}
+
+int
+dump_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	pid_t pid = 0;
+	bool json = false;
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!cli_parse_pid(optarg, &pid))
+				return cli_usage_error("dump ", "invalid pid '%s'", optarg);
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return 0;
+		default:
+			return cli_usage_error("dump ", "unknown or incomplete option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("dump ", "unexpected argument '%s'", argv[optind]);
+	if (pid == 0)
+		return cli_usage_error("dump ", "missing -p PID");
+
+	struct tt_error err = {0};
+	struct target t;
+	tt_status st = target_attach(&t, pid, &err);
+	if (st != TT_OK)
+		return cli_report(&err);
+	struct unwinder u;
+	unwinder_init(&u, &t, UNWIND_CPU_STATE);
+	struct tt_sample s = {0};
+	st = take_sample(&u, &s, &err);
+	if (st == TT_OK) {
+		if (json)
+			print_json(&u, &s);
+		else
+			print_text(&u, &s);
+		fflush(stdout);
+	}
+	tt_sample_free(&s);
+	unwinder_free(&u);
+	return st == TT_OK ? 0 : cli_report(&err);
+}

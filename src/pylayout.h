@@ -1,0 +1,109 @@
+/* Everything tachyon-top knows about how CPython versions differ lives here:
+ * the shape of the _Py_DebugOffsets table each interpreter carries (which
+ * fields, in which order, per minor version), and the semantics the table does
+ * not describe (frame-owner values, pointer tagging, optional features).
+ * The rest of the engine reads a struct py_layout and never a version number. */
+#ifndef TT_PYLAYOUT_H
+#define TT_PYLAYOUT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+
+#define PY_DEBUG_COOKIE "xdebugpy"
+/* Bytes of the table header before the offsets: cookie, version, free_threaded. */
+#define PY_DEBUG_HEADER_SIZE 24
+/* Upper bound on any version's table size we read. */
+#define PY_DEBUG_MAX_SIZE 2048
+
+/* _PyStackChunk and _PyErr_StackItem are not in the table; they are ABI-stable
+ * since 3.11 (previous, size, top, data[] / exc_value, previous_item). */
+#define PY_STACKCHUNK_PREVIOUS 0
+#define PY_STACKCHUNK_SIZE 8
+
+/* How the unwinder treats a frame, decided by its owner byte. */
+enum py_frame_kind {
+	PY_FRAME_PYTHON,   /* a Python function's frame: report it */
+	PY_FRAME_SHIM,     /* an entry/trampoline frame: skip it */
+	PY_FRAME_INVALID,  /* an owner value this version never uses: torn memory */
+};
+
+struct py_layout {
+	/* Identity */
+	uint64_t version_hex;
+	unsigned major, minor, micro;
+	char version_str[32];          /* "3.15.2", "3.15.0b3" */
+	bool free_threaded;
+	uint64_t table_size;           /* bytes of _Py_DebugOffsets */
+
+	/* _PyRuntimeState */
+	uint64_t rt_interpreters_head;
+
+	/* PyInterpreterState (all offsets from the interpreter's address) */
+	uint64_t is_id, is_next, is_threads_head;
+	uint64_t is_threads_main;      /* valid when has_threads_main */
+	uint64_t is_gc_collecting;     /* gc + gc.collecting */
+	uint64_t is_gc_frame;          /* valid when has_gc_frame */
+	uint64_t is_gil_locked, is_gil_holder;
+	uint64_t is_code_generation;   /* valid when has_code_generation */
+
+	/* PyThreadState */
+	uint64_t ts_size;
+	uint64_t ts_next, ts_interp, ts_current_frame, ts_thread_id, ts_native_thread_id;
+	uint64_t ts_datastack_chunk;
+	uint64_t ts_base_frame;        /* valid when has_base_frame */
+	uint64_t ts_holds_gil, ts_gil_requested;  /* valid when has_tstate_gil */
+	uint64_t ts_current_exception; /* valid when has_exception_state */
+	uint64_t ts_read_size;         /* bytes covering every field we use */
+
+	/* _PyInterpreterFrame */
+	uint64_t fr_previous, fr_executable, fr_instr_ptr, fr_owner;
+	uint64_t fr_read_size;
+
+	/* PyCodeObject */
+	uint64_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
+	uint64_t co_code_adaptive;
+	uint64_t co_read_size;
+
+	/* Objects */
+	uint64_t ob_type;
+	uint64_t tp_name;               /* PyTypeObject.tp_name (const char *) */
+	uint64_t str_state, str_length, str_ascii_size, str_compact_size;
+	uint64_t bytes_size, bytes_sval;
+
+	/* Semantics not in the table */
+	uint64_t tag_mask;             /* bits to clear from tagged _PyStackRef pointers */
+	int owner_thread, owner_generator, owner_frame_object;
+	int owner_cstack;              /* -1 when the version has none */
+	int owner_interpreter;         /* -1 when the version has none */
+
+	bool has_threads_main;
+	bool has_code_generation;
+	bool has_base_frame;
+	bool has_tstate_gil;           /* holds_gil / gil_requested on the thread */
+	bool has_exception_state;
+	bool has_gc_frame;
+};
+
+/* Decode a table read from a target. `raw` holds `len` bytes read at the
+ * runtime address. Refuses bad cookies, unknown versions, pre-releases,
+ * free-threaded builds (not supported yet) and offsets that do not fit their
+ * struct, each with a message naming the problem. */
+tt_status pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *out,
+			      struct tt_error *err);
+
+/* Bytes of the table for a version hex, or 0 if the minor version is unknown. */
+size_t pylayout_table_size(uint64_t version_hex);
+
+/* Format a version hex as "3.15.2" or "3.15.0b3". */
+void pylayout_version_string(uint64_t version_hex, char *buf, size_t len);
+
+enum py_frame_kind pylayout_frame_kind(const struct py_layout *l, int owner);
+
+/* For the layout tests: the table's field names ("thread_state.current_frame")
+ * in order for a minor version; NULL if unknown. */
+const char *const *pylayout_field_names(unsigned minor, size_t *count);
+
+#endif

@@ -1,0 +1,156 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "remote.h"
+
+static ssize_t
+pid_readv(void *ctx, const struct remote_seg *segs, size_t nsegs)
+{
+	pid_t pid = (pid_t)(intptr_t)ctx;
+	struct iovec local[REMOTE_MAX_SEGS], remote[REMOTE_MAX_SEGS];
+	if (nsegs > REMOTE_MAX_SEGS)
+		nsegs = REMOTE_MAX_SEGS;
+	for (size_t i = 0; i < nsegs; i++) {
+		local[i].iov_base = segs[i].buf;
+		local[i].iov_len = segs[i].len;
+		remote[i].iov_base = (void *)(uintptr_t)segs[i].addr;
+		remote[i].iov_len = segs[i].len;
+	}
+	return process_vm_readv(pid, local, nsegs, remote, nsegs, 0);
+}
+
+static int
+read_ptrace_scope(void)
+{
+	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	char buf[8] = {0};
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	return n > 0 ? buf[0] - '0' : -1;
+}
+
+tt_status
+remote_errno_error(const struct remote *r, int e, uint64_t addr, struct tt_error *err)
+{
+	switch (e) {
+	case ESRCH:
+		return tt_fail(err, TT_ENOPROC, e, "process %d has exited", (int)r->pid);
+	case EPERM:
+	case EACCES: {
+		int scope = read_ptrace_scope();
+		char scope_note[96] = "";
+		if (scope > 0)
+			snprintf(scope_note, sizeof scope_note,
+				 " (kernel.yama.ptrace_scope is %d; 0 allows same-user reads)", scope);
+		return tt_fail(err, TT_EPERM, e,
+			       "permission denied reading process %d: run as root, grant "
+			       "CAP_SYS_PTRACE (setcap cap_sys_ptrace+ep tachyon-top), or set "
+			       "kernel.yama.ptrace_scope=0%s", (int)r->pid, scope_note);
+	}
+	case EFAULT:
+	case ENOMEM:
+		return tt_fail(err, TT_EFAULT, e, "address 0x%llx is not mapped in process %d",
+			       (unsigned long long)addr, (int)r->pid);
+	default:
+		return tt_fail(err, TT_EIO, e, "reading process %d: %s", (int)r->pid, strerror(e));
+	}
+}
+
+bool
+remote_pid_alive(pid_t pid)
+{
+	return kill(pid, 0) == 0 || errno == EPERM;
+}
+
+tt_status
+remote_open_pid(struct remote *r, pid_t pid, struct tt_error *err)
+{
+	memset(r, 0, sizeof *r);
+	r->pid = pid;
+	r->backend.readv = pid_readv;
+	r->backend.ctx = (void *)(intptr_t)pid;
+	if (pid <= 0)
+		return tt_fail(err, TT_EUSAGE, 0, "invalid pid %d", (int)pid);
+	if (!remote_pid_alive(pid))
+		return tt_fail(err, TT_ENOPROC, ESRCH, "no such process: %d", (int)pid);
+	return TT_OK;
+}
+
+void
+remote_open_backend(struct remote *r, struct remote_backend backend)
+{
+	memset(r, 0, sizeof *r);
+	r->backend = backend;
+}
+
+tt_status
+remote_readv(struct remote *r, struct remote_seg *segs, size_t nsegs, size_t *ncomplete,
+	     struct tt_error *err)
+{
+	size_t done = 0;
+	*ncomplete = 0;
+	while (done < nsegs) {
+		size_t batch = nsegs - done;
+		if (batch > REMOTE_MAX_SEGS)
+			batch = REMOTE_MAX_SEGS;
+		size_t want = 0;
+		for (size_t i = 0; i < batch; i++)
+			want += segs[done + i].len;
+		r->counters.reads++;
+		ssize_t got = r->backend.readv(r->backend.ctx, segs + done, batch);
+		if (got < 0) {
+			int e = errno;
+			r->counters.failures++;
+			if (e == EFAULT || e == ENOMEM)
+				return TT_OK; /* first segment unmapped: a short read */
+			return remote_errno_error(r, e, segs[done].addr, err);
+		}
+		r->counters.bytes += (uint64_t)got;
+		size_t left = (size_t)got;
+		size_t i = 0;
+		while (i < batch && left >= segs[done + i].len) {
+			left -= segs[done + i].len;
+			i++;
+		}
+		done += i;
+		*ncomplete = done;
+		if ((size_t)got < want) {
+			r->counters.failures++;
+			return TT_OK;
+		}
+	}
+	return TT_OK;
+}
+
+tt_status
+remote_read(struct remote *r, uint64_t addr, void *buf, size_t len, struct tt_error *err)
+{
+	if (len == 0)
+		return TT_OK;
+	if (addr == 0)
+		return tt_fail(err, TT_EFAULT, 0, "NULL pointer read from process %d", (int)r->pid);
+	struct remote_seg seg = {.addr = addr, .buf = buf, .len = len};
+	size_t ncomplete;
+	tt_status st = remote_readv(r, &seg, 1, &ncomplete, err);
+	if (st != TT_OK)
+		return st;
+	if (ncomplete != 1)
+		return tt_fail(err, TT_EFAULT, EFAULT, "cannot read %zu bytes at 0x%llx in process %d",
+			       len, (unsigned long long)addr, (int)r->pid);
+	return TT_OK;
+}
+
+tt_status
+remote_read_u64(struct remote *r, uint64_t addr, uint64_t *out, struct tt_error *err)
+{
+	return remote_read(r, addr, out, sizeof *out, err);
+}

@@ -1,0 +1,23 @@
+/* Making strings from the target safe to show. A target controls its
+ * function and file names and can put terminal escape sequences in them. */
+#ifndef TT_SANITIZE_H
+#define TT_SANITIZE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Copy UTF-8 `in` to `out` (capacity cap >= 1, always NUL-terminated) with
+ * every C0/C1 control character, DEL, bidirectional override and invalid
+ * UTF-8 byte written as a visible escape (\x1b, \u{202e}). Output is cut at
+ * an escape or character boundary. Returns the bytes written. */
+size_t sanitize_for_terminal(const char *in, char *out, size_t cap);
+
+/* Write `s` as a JSON string literal (quotes included), escaping as JSON
+ * requires plus DEL and C1 controls; invalid UTF-8 becomes U+FFFD. */
+void json_put_string(FILE *f, const char *s);
+
+/* Decode one UTF-8 sequence at s (len bytes available). Returns its length
+ * (1-4) and the code point in *cp, or 0 for an invalid sequence. */
+size_t utf8_decode(const unsigned char *s, size_t len, unsigned *cp);
+
+#endif

@@ -1,0 +1,28 @@
+/* A Python process we attached to: its memory, its interpreter's layout and
+ * the address of its _PyRuntime. */
+#ifndef TT_TARGET_H
+#define TT_TARGET_H
+
+#include <sys/types.h>
+
+#include "error.h"
+#include "pylayout.h"
+#include "remote.h"
+
+struct target {
+	pid_t pid;
+	struct remote mem;
+	struct py_layout layout;
+	uint64_t runtime_addr;
+	char binary[512];          /* mapped file that holds _PyRuntime */
+};
+
+/* Find the CPython runtime in a live process and validate its layout. */
+tt_status target_attach(struct target *t, pid_t pid, struct tt_error *err);
+
+/* Attach through an arbitrary memory backend with a known runtime address
+ * (fuzzing and unit tests). */
+tt_status target_attach_memory(struct target *t, struct remote_backend backend,
+			       uint64_t runtime_addr, struct tt_error *err);
+
+#endif

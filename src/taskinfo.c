@@ -1,0 +1,68 @@
+#include "config.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "taskinfo.h"
+
+static ssize_t
+read_small_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return n;
+}
+
+enum task_cpu
+taskinfo_parse_stat(const char *text, size_t len)
+{
+	const char *paren = NULL;
+	for (size_t i = len; i > 0; i--) {
+		if (text[i - 1] == ')') {
+			paren = text + i - 1;
+			break;
+		}
+	}
+	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ')
+		return TASK_CPU_UNKNOWN;
+	switch (paren[2]) {
+	case 'R':
+		return TASK_CPU_RUNNING;
+	case 'S': case 'D': case 'T': case 't': case 'Z': case 'X': case 'I': case 'P': case 'W':
+		return TASK_CPU_IDLE;
+	default:
+		return TASK_CPU_UNKNOWN;
+	}
+}
+
+enum task_cpu
+taskinfo_cpu_state(pid_t pid, long tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
+	ssize_t n = read_small_file(path, buf, sizeof buf);
+	if (n <= 0)
+		return TASK_CPU_UNKNOWN;
+	return taskinfo_parse_stat(buf, (size_t)n);
+}
+
+void
+taskinfo_comm(pid_t pid, long tid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%ld/comm", (int)pid, tid);
+	ssize_t n = read_small_file(path, buf, len);
+	if (n <= 0) {
+		buf[0] = '\0';
+		return;
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}

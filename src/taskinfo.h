@@ -1,0 +1,24 @@
+/* Per-thread facts the kernel knows: scheduler state and name. */
+#ifndef TT_TASKINFO_H
+#define TT_TASKINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+enum task_cpu {
+	TASK_CPU_UNKNOWN = 0,
+	TASK_CPU_RUNNING,   /* 'R': on a CPU or runnable */
+	TASK_CPU_IDLE,      /* sleeping, blocked, stopped, dead */
+};
+
+/* Parse the text of /proc/PID/task/TID/stat (the comm field may hold spaces
+ * and parentheses; the state follows the last ')'). */
+enum task_cpu taskinfo_parse_stat(const char *text, size_t len);
+
+enum task_cpu taskinfo_cpu_state(pid_t pid, long tid);
+
+/* Thread name from /proc/PID/task/TID/comm, without the newline; "" if gone. */
+void taskinfo_comm(pid_t pid, long tid, char *buf, size_t len);
+
+#endif

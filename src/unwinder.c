@@ -1,0 +1,266 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "taskinfo.h"
+#include "unwinder.h"
+
+/* Frames visited per thread, shims included, before we call the chain a
+ * cycle (a torn read can link frames into a loop). */
+#define UNWIND_MAX_WALK (UNWIND_MAX_FRAMES * 2)
+
+void
+unwinder_init(struct unwinder *u, struct target *t, unsigned flags)
+{
+	memset(u, 0, sizeof *u);
+	u->target = t;
+	u->flags = flags;
+	codecache_init(&u->codes);
+}
+
+void
+unwinder_free(struct unwinder *u)
+{
+	codecache_free(&u->codes);
+}
+
+void
+tt_sample_free(struct tt_sample *s)
+{
+	free(s->threads);
+	free(s->frames);
+	memset(s, 0, sizeof *s);
+}
+
+static uint64_t
+load_u64(const uint8_t *buf, uint64_t off)
+{
+	uint64_t v;
+	memcpy(&v, buf + off, 8);
+	return v;
+}
+
+static int32_t
+load_i32(const uint8_t *buf, uint64_t off)
+{
+	int32_t v;
+	memcpy(&v, buf + off, 4);
+	return v;
+}
+
+static tt_status
+push_frame(struct tt_sample *s, struct tt_frame f, struct tt_error *err)
+{
+	if (s->nframes == s->frames_cap) {
+		uint32_t ncap = s->frames_cap ? s->frames_cap * 2 : 1024;
+		struct tt_frame *n = realloc(s->frames, ncap * sizeof *n);
+		if (!n)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
+		s->frames = n;
+		s->frames_cap = ncap;
+	}
+	s->frames[s->nframes++] = f;
+	return TT_OK;
+}
+
+static tt_status
+push_thread(struct tt_sample *s, struct tt_thread **out, struct tt_error *err)
+{
+	if (s->nthreads == s->threads_cap) {
+		uint32_t ncap = s->threads_cap ? s->threads_cap * 2 : 64;
+		struct tt_thread *n = realloc(s->threads, ncap * sizeof *n);
+		if (!n)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+		s->threads = n;
+		s->threads_cap = ncap;
+	}
+	*out = &s->threads[s->nthreads++];
+	memset(*out, 0, sizeof **out);
+	return TT_OK;
+}
+
+/* What one interpreter's state tells us, read in one vectored call. */
+struct interp_view {
+	int64_t id;
+	uint64_t next, threads_head, threads_main;
+	int32_t gil_locked;
+	uint64_t gil_holder;
+	int32_t gc_collecting;
+};
+
+static tt_status
+read_interp(struct unwinder *u, uint64_t addr, struct interp_view *v, struct tt_error *err)
+{
+	const struct py_layout *l = &u->target->layout;
+	memset(v, 0, sizeof *v);
+	struct remote_seg segs[7] = {
+		{addr + l->is_id, &v->id, 8},
+		{addr + l->is_next, &v->next, 8},
+		{addr + l->is_threads_head, &v->threads_head, 8},
+		{addr + l->is_gil_locked, &v->gil_locked, 4},
+		{addr + l->is_gil_holder, &v->gil_holder, 8},
+		{addr + l->is_gc_collecting, &v->gc_collecting, 4},
+		{addr + l->is_threads_main, &v->threads_main, 8},
+	};
+	size_t n = l->has_threads_main ? 7 : 6;
+	size_t done;
+	tt_status st = remote_readv(&u->target->mem, segs, n, &done, err);
+	if (st != TT_OK)
+		return st;
+	if (done != n)
+		return tt_fail(err, TT_EFAULT, EFAULT, "cannot read interpreter state at 0x%llx",
+			       (unsigned long long)addr);
+	return TT_OK;
+}
+
+/* Walk one thread's frame chain, innermost first, appending to s. */
+static tt_status
+walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint64_t frame,
+	    uint64_t base_frame, struct tt_error *err)
+{
+	const struct py_layout *l = &u->target->layout;
+	struct remote *mem = &u->target->mem;
+	uint8_t buf[512];
+	if (l->fr_read_size > sizeof buf)
+		return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
+	bool reached_base = false;
+	th->first_frame = s->nframes;
+	for (unsigned walked = 0; frame != 0; walked++) {
+		if (l->has_base_frame && frame == base_frame) {
+			reached_base = true;
+			break;
+		}
+		if (walked >= UNWIND_MAX_WALK)
+			return tt_fail(err, TT_EBADMEM, 0, "frame chain longer than %u (a cycle?)",
+				       UNWIND_MAX_WALK);
+		if (frame & 7)
+			return tt_fail(err, TT_EBADMEM, 0, "misaligned frame pointer 0x%llx",
+				       (unsigned long long)frame);
+		tt_status st = remote_read(mem, frame, buf, l->fr_read_size, err);
+		if (st != TT_OK)
+			return st;
+		int owner = (int8_t)buf[l->fr_owner];
+		uint64_t previous = load_u64(buf, l->fr_previous);
+		switch (pylayout_frame_kind(l, owner)) {
+		case PY_FRAME_SHIM:
+			break;
+		case PY_FRAME_INVALID:
+			return tt_fail(err, TT_EBADMEM, 0, "frame at 0x%llx has invalid owner %d",
+				       (unsigned long long)frame, owner);
+		case PY_FRAME_PYTHON: {
+			if (th->nframes >= UNWIND_MAX_FRAMES) {
+				th->status |= TT_THREAD_TRUNCATED;
+				break;
+			}
+			uint64_t code = load_u64(buf, l->fr_executable) & ~l->tag_mask;
+			uint32_t id;
+			st = codecache_lookup(&u->codes, mem, l, code, &id, err);
+			if (st != TT_OK)
+				return st;
+			struct tt_frame f = {
+				.code_id = id,
+				.line = codecache_line(&u->codes, id, load_u64(buf, l->fr_instr_ptr)),
+			};
+			if ((st = push_frame(s, f, err)) != TT_OK)
+				return st;
+			th->nframes++;
+			break;
+		}
+		}
+		frame = previous;
+	}
+	/* 3.15 threads end in an embedded base frame; stopping short of it
+	 * means we followed a pointer that changed under us. */
+	if (l->has_base_frame && !reached_base && base_frame != 0)
+		return tt_fail(err, TT_EBADMEM, 0, "incomplete stack: did not reach the base frame");
+	return TT_OK;
+}
+
+static tt_status
+sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t interp,
+	      const struct interp_view *iv, uint64_t *next, struct tt_error *err)
+{
+	const struct py_layout *l = &u->target->layout;
+	uint8_t buf[4096];
+	if (l->ts_read_size > sizeof buf)
+		return tt_fail(err, TT_EBADMEM, 0, "thread state layout too large");
+	if (tstate & 7)
+		return tt_fail(err, TT_EBADMEM, 0, "misaligned thread state pointer");
+	tt_status st = remote_read(&u->target->mem, tstate, buf, l->ts_read_size, err);
+	if (st != TT_OK)
+		return st;
+	/* A thread state that does not point back at its interpreter was freed
+	 * or reused while we read the list. */
+	if (load_u64(buf, l->ts_interp) != interp)
+		return tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
+			       (unsigned long long)tstate);
+	*next = load_u64(buf, l->ts_next);
+
+	struct tt_thread *th = NULL;
+	if ((st = push_thread(s, &th, err)) != TT_OK)
+		return st;
+	th->tstate = tstate;
+	th->interp_id = iv->id;
+	th->native_tid = load_u64(buf, l->ts_native_thread_id);
+	if (l->has_tstate_gil) {
+		bool holds = load_i32(buf, l->ts_holds_gil) != 0;
+		if (holds)
+			th->status |= TT_THREAD_GIL;
+		else if (load_i32(buf, l->ts_gil_requested) != 0)
+			th->status |= TT_THREAD_GIL_WAIT;
+	} else if (iv->gil_locked && iv->gil_holder == tstate) {
+		th->status |= TT_THREAD_GIL;
+	}
+	if (iv->gc_collecting && (th->status & TT_THREAD_GIL))
+		th->status |= TT_THREAD_GC;
+	if (l->has_exception_state && load_u64(buf, l->ts_current_exception) != 0)
+		th->status |= TT_THREAD_EXCEPTION;
+	if (l->has_threads_main ? tstate == iv->threads_main : *next == 0)
+		th->status |= TT_THREAD_MAIN; /* 3.13's list is head-inserted: main is last */
+	if ((u->flags & UNWIND_CPU_STATE) && u->target->pid > 0) {
+		switch (taskinfo_cpu_state(u->target->pid, (long)th->native_tid)) {
+		case TASK_CPU_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
+		case TASK_CPU_IDLE: break;
+		case TASK_CPU_UNKNOWN: th->status |= TT_THREAD_CPU_UNKNOWN; break;
+		}
+	}
+	uint64_t base = l->has_base_frame ? load_u64(buf, l->ts_base_frame) : 0;
+	return walk_frames(u, s, th, load_u64(buf, l->ts_current_frame), base, err);
+}
+
+tt_status
+unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
+{
+	const struct py_layout *l = &u->target->layout;
+	s->nthreads = 0;
+	s->nframes = 0;
+	uint64_t interp;
+	tt_status st = remote_read_u64(&u->target->mem,
+				       u->target->runtime_addr + l->rt_interpreters_head, &interp, err);
+	if (st != TT_OK)
+		return st;
+	if (interp == 0)
+		return tt_fail(err, TT_EBADMEM, 0, "the runtime has no interpreter (starting or exiting)");
+	unsigned ninterp = 0, nthreads = 0;
+	for (; interp != 0; ninterp++) {
+		if (ninterp >= UNWIND_MAX_INTERPRETERS)
+			return tt_fail(err, TT_EBADMEM, 0, "more than %d interpreters (a cycle?)",
+				       UNWIND_MAX_INTERPRETERS);
+		struct interp_view iv;
+		if ((st = read_interp(u, interp, &iv, err)) != TT_OK)
+			return st;
+		for (uint64_t ts = iv.threads_head; ts != 0; nthreads++) {
+			if (nthreads >= UNWIND_MAX_THREADS)
+				return tt_fail(err, TT_EBADMEM, 0, "more than %d threads (a cycle?)",
+					       UNWIND_MAX_THREADS);
+			uint64_t next;
+			if ((st = sample_thread(u, s, ts, interp, &iv, &next, err)) != TT_OK)
+				return st;
+			ts = next;
+		}
+		interp = iv.next;
+	}
+	return TT_OK;
+}

@@ -1,0 +1,65 @@
+#!/bin/sh
+# Provision everything the test suite needs, idempotently:
+#  - host build dependencies (autotools, ncursesw, termkey, tmux, debootstrap)
+#  - a Debian unstable root holding real CPython 3.13, 3.14, 3.15 and 3.15-dbg,
+#    cached at $TT_ROOT (default /var/cache/tachyon-top/sid-root), /proc mounted.
+# Safe to run repeatedly; a finished root is marked with a stamp file.
+set -eu
+
+TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
+PY_PKGS="python3.13,python3.14,python3.15,python3.15-dbg,python3.14-dbg,python3.13-dbg,libpython3.13-dev,libpython3.14-dev,libpython3.15-dev"
+STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
+HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap clang python3"
+
+log() { printf 'provision: %s\n' "$*" >&2; }
+
+need_root() {
+	if [ "$(id -u)" != 0 ]; then
+		echo "provision: must run as root (debootstrap, chroot and mount need it)" >&2
+		exit 1
+	fi
+}
+
+host_packages() {
+	missing=""
+	for p in $HOST_PKGS; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+			missing="$missing $p"
+	done
+	[ -z "$missing" ] && return 0
+	log "installing host packages:$missing"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get update -qq
+	# shellcheck disable=SC2086
+	apt-get install -y -qq --no-install-recommends $missing >/dev/null
+}
+
+target_root() {
+	if [ ! -f "$STAMP" ]; then
+		log "creating Debian unstable root at $TT_ROOT (1-2 minutes)"
+		rm -rf "$TT_ROOT.partial"
+		mkdir -p "$(dirname "$TT_ROOT")"
+		debootstrap --variant=minbase --include="$PY_PKGS" sid "$TT_ROOT.partial" \
+			>"$(dirname "$TT_ROOT")/debootstrap.log" 2>&1 || {
+			log "debootstrap failed; see $(dirname "$TT_ROOT")/debootstrap.log"
+			tail -n 20 "$(dirname "$TT_ROOT")/debootstrap.log" >&2
+			exit 1
+		}
+		rm -rf "$TT_ROOT"
+		mv "$TT_ROOT.partial" "$TT_ROOT"
+		touch "$STAMP"
+	fi
+	if ! mountpoint -q "$TT_ROOT/proc"; then
+		mount -t proc proc "$TT_ROOT/proc"
+	fi
+	mkdir -p "$TT_ROOT/tmp"
+	chmod 1777 "$TT_ROOT/tmp"
+}
+
+need_root
+host_packages
+target_root
+for v in 3.13 3.14 3.15 3.15d; do
+	chroot "$TT_ROOT" "python$v" -c 'import sys; print(sys.version.split()[0])' >/dev/null
+done
+log "ready: $TT_ROOT"
