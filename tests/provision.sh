@@ -7,7 +7,11 @@
 set -eu
 
 TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
-PY_PKGS="python3.13,python3.14,python3.15,python3.15-dbg,python3.14-dbg,python3.13-dbg,libpython3.13-dev,libpython3.14-dev,libpython3.15-dev"
+# python3.X-nopie diverts /usr/bin/python3.X to a non-PIE executable and keeps
+# the PIE one as python3.X-pie, so both kinds of binary get tested.
+PY_PKGS="python3.13 python3.14 python3.15 python3.13-dbg python3.14-dbg python3.15-dbg
+python3.13-nopie python3.14-nopie python3.15-nopie
+libpython3.13-dev libpython3.14-dev libpython3.15-dev"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
 HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap clang python3"
 
@@ -39,7 +43,8 @@ target_root() {
 		log "creating Debian unstable root at $TT_ROOT (1-2 minutes)"
 		rm -rf "$TT_ROOT.partial"
 		mkdir -p "$(dirname "$TT_ROOT")"
-		debootstrap --variant=minbase --include="$PY_PKGS" sid "$TT_ROOT.partial" \
+		debootstrap --variant=minbase --include="$(echo $PY_PKGS | tr ' ' ,)" \
+			sid "$TT_ROOT.partial" \
 			>"$(dirname "$TT_ROOT")/debootstrap.log" 2>&1 || {
 			log "debootstrap failed; see $(dirname "$TT_ROOT")/debootstrap.log"
 			tail -n 20 "$(dirname "$TT_ROOT")/debootstrap.log" >&2
@@ -48,6 +53,20 @@ target_root() {
 		rm -rf "$TT_ROOT"
 		mv "$TT_ROOT.partial" "$TT_ROOT"
 		touch "$STAMP"
+	fi
+	# Roots made by an older version of this script lack some packages.
+	missing=""
+	for p in $PY_PKGS; do
+		chroot "$TT_ROOT" dpkg-query -W -f='${Status}' "$p" 2>/dev/null |
+			grep -q 'install ok installed' || missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		log "adding to the target root:$missing"
+		cp /etc/resolv.conf "$TT_ROOT/etc/resolv.conf" 2>/dev/null || true
+		# The unstable mirror's Release file may be past Valid-Until.
+		# shellcheck disable=SC2086
+		chroot "$TT_ROOT" apt-get -qq -o Acquire::Check-Valid-Until=false \
+			install -y $missing >/dev/null
 	fi
 	if ! mountpoint -q "$TT_ROOT/proc"; then
 		mount -t proc proc "$TT_ROOT/proc"
@@ -59,7 +78,7 @@ target_root() {
 need_root
 host_packages
 target_root
-for v in 3.13 3.14 3.15 3.15d; do
+for v in 3.13 3.14 3.15 3.15-pie 3.15d; do
 	chroot "$TT_ROOT" "python$v" -c 'import sys; print(sys.version.split()[0])' >/dev/null
 done
 log "ready: $TT_ROOT"
