@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "procmaps.h"
+#include "remote.h"
 
 /* Longest maps file we accept; a process with more mappings than this is
  * unusual enough that truncating the list is the right failure. */
@@ -129,9 +130,7 @@ procmaps_read(pid_t pid, struct proc_maps *maps, struct tt_error *err)
 		if (e == ENOENT)
 			return tt_fail(err, TT_ENOPROC, e, "no such process: %d", (int)pid);
 		if (e == EACCES || e == EPERM)
-			return tt_fail(err, TT_EPERM, e,
-				       "permission denied reading /proc/%d/maps: run as root or "
-				       "with CAP_SYS_PTRACE", (int)pid);
+			return remote_permission_error(pid, e, err);
 		return tt_fail(err, TT_EIO, e, "cannot open %s: %s", path, strerror(e));
 	}
 	size_t cap = 1 << 16, len = 0;
@@ -163,9 +162,7 @@ procmaps_read(pid_t pid, struct proc_maps *maps, struct tt_error *err)
 			if (e == ESRCH)
 				return tt_fail(err, TT_ENOPROC, e, "process %d has exited", (int)pid);
 			if (e == EACCES || e == EPERM)
-				return tt_fail(err, TT_EPERM, e,
-					       "permission denied reading /proc/%d/maps: run as root "
-					       "or with CAP_SYS_PTRACE", (int)pid);
+				return remote_permission_error(pid, e, err);
 			return tt_fail(err, TT_EIO, e, "reading %s: %s", path, strerror(e));
 		}
 		if (got == 0)

@@ -39,23 +39,28 @@ read_ptrace_scope(void)
 }
 
 tt_status
+remote_permission_error(pid_t pid, int e, struct tt_error *err)
+{
+	int scope = read_ptrace_scope();
+	char scope_note[96] = "";
+	if (scope > 0)
+		snprintf(scope_note, sizeof scope_note,
+			 " (kernel.yama.ptrace_scope is %d; 0 allows same-user reads)", scope);
+	return tt_fail(err, TT_EPERM, e,
+		       "permission denied reading process %d: run as root, grant CAP_SYS_PTRACE "
+		       "(setcap cap_sys_ptrace+ep tachyon-top), or set kernel.yama.ptrace_scope=0%s",
+		       (int)pid, scope_note);
+}
+
+tt_status
 remote_errno_error(const struct remote *r, int e, uint64_t addr, struct tt_error *err)
 {
 	switch (e) {
 	case ESRCH:
 		return tt_fail(err, TT_ENOPROC, e, "process %d has exited", (int)r->pid);
 	case EPERM:
-	case EACCES: {
-		int scope = read_ptrace_scope();
-		char scope_note[96] = "";
-		if (scope > 0)
-			snprintf(scope_note, sizeof scope_note,
-				 " (kernel.yama.ptrace_scope is %d; 0 allows same-user reads)", scope);
-		return tt_fail(err, TT_EPERM, e,
-			       "permission denied reading process %d: run as root, grant "
-			       "CAP_SYS_PTRACE (setcap cap_sys_ptrace+ep tachyon-top), or set "
-			       "kernel.yama.ptrace_scope=0%s", (int)r->pid, scope_note);
-	}
+	case EACCES:
+		return remote_permission_error(r->pid, e, err);
 	case EFAULT:
 	case ENOMEM:
 		return tt_fail(err, TT_EFAULT, e, "address 0x%llx is not mapped in process %d",

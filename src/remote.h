@@ -68,6 +68,9 @@ tt_status remote_read_u64(struct remote *r, uint64_t addr, uint64_t *out,
 tt_status remote_errno_error(const struct remote *r, int e, uint64_t addr,
 			     struct tt_error *err);
 
+/* The permission-denied error, naming the ways to get permission. */
+tt_status remote_permission_error(pid_t pid, int e, struct tt_error *err);
+
 /* Does the process still exist? (kill(pid, 0) semantics; EPERM counts as yes) */
 bool remote_pid_alive(pid_t pid);
 

@@ -112,10 +112,7 @@ try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
 	int fd = open_mapped_file(t->pid, m);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM)
-			return tt_fail(err, TT_EPERM, errno,
-				       "permission denied opening process %d's files: run as root, "
-				       "grant CAP_SYS_PTRACE, or set kernel.yama.ptrace_scope=0",
-				       (int)t->pid);
+			return remote_permission_error(t->pid, errno, err);
 		return tt_fail(err, TT_ENOTPY, errno, "cannot open %s", m->path);
 	}
 	struct elf_section_hit hit;
