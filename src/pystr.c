@@ -45,6 +45,13 @@ pystr_parse_header(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
 static size_t
 put_utf8(char *out, uint32_t cp)
 {
+	if (cp == 0) {
+		/* Keep NUL inside C strings as C0 80 ("modified UTF-8"); the
+		 * printers turn it back into an escaped U+0000. */
+		out[0] = (char)0xc0;
+		out[1] = (char)0x80;
+		return 2;
+	}
 	if (cp < 0x80) {
 		out[0] = (char)cp;
 		return 1;

@@ -31,7 +31,8 @@ tt_status pystr_parse_header(const struct py_layout *l, const uint8_t *hdr, size
 			     struct pystr_shape *shape, struct tt_error *err);
 
 /* Transcode `length` characters of `kind` bytes each to NUL-terminated UTF-8.
- * out must hold length * 4 + 1 bytes. Lone surrogates become U+FFFD; code
+ * out must hold length * 4 + 1 bytes. U+0000 is written as C0 80 so the
+ * result stays a C string (sanitize.h reads it back). Lone surrogates become U+FFFD; code
  * points above U+10FFFF and non-ASCII bytes in an ASCII string are errors. */
 tt_status pystr_to_utf8(unsigned kind, bool ascii, const uint8_t *data, uint64_t length,
 			char *out, size_t *outlen, struct tt_error *err);

@@ -16,6 +16,9 @@ utf8_decode(const unsigned char *s, size_t len, unsigned *cp)
 	if (c < 0x80) {
 		*cp = c;
 		return 1;
+	} else if (c == 0xc0 && len >= 2 && s[1] == 0x80) {
+		*cp = 0; /* U+0000 as pystr_to_utf8 stores it */
+		return 2;
 	} else if ((c & 0xe0) == 0xc0) {
 		n = 2, min = 0x80, c &= 0x1f;
 	} else if ((c & 0xf0) == 0xe0) {

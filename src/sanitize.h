@@ -17,7 +17,8 @@ size_t sanitize_for_terminal(const char *in, char *out, size_t cap);
 void json_put_string(FILE *f, const char *s);
 
 /* Decode one UTF-8 sequence at s (len bytes available). Returns its length
- * (1-4) and the code point in *cp, or 0 for an invalid sequence. */
+ * (1-4) and the code point in *cp, or 0 for an invalid sequence. The
+ * overlong C0 80 is accepted as U+0000 (how names keep an embedded NUL). */
 size_t utf8_decode(const unsigned char *s, size_t len, unsigned *cp);
 
 #endif

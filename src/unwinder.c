@@ -197,13 +197,18 @@ sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t
 		return tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
 			       (unsigned long long)tstate);
 	*next = load_u64(buf, l->ts_next);
+	/* A thread state whose OS thread has not started yet (or has already
+	 * unbound) has no native id and no frames: not a thread to show. */
+	uint64_t native_tid = load_u64(buf, l->ts_native_thread_id);
+	if (native_tid == 0)
+		return TT_OK;
 
 	struct tt_thread *th = NULL;
 	if ((st = push_thread(s, &th, err)) != TT_OK)
 		return st;
 	th->tstate = tstate;
 	th->interp_id = iv->id;
-	th->native_tid = load_u64(buf, l->ts_native_thread_id);
+	th->native_tid = native_tid;
 	if (l->has_tstate_gil) {
 		bool holds = load_i32(buf, l->ts_holds_gil) != 0;
 		if (holds)

@@ -1,0 +1,920 @@
+#!/usr/bin/env python3
+"""Functional tests for `tachyon-top dump`, against real interpreters.
+
+Each scenario starts a target script (tests/targets/*.py) under a real
+CPython inside the Debian root $TT_ROOT (see tests/provision.sh).  The target
+records what it knows about itself (its stacks as sys._getframe() sees them,
+its thread ids, its version) in a JSON "ready file" and parks in time.sleep();
+the test then runs `tachyon-top dump -p PID [--json]` from the host and
+compares.  Output is TAP.
+
+Environment:
+    TT_ROOT     the Debian root (default /var/cache/tachyon-top/sid-root)
+    TT_BIN      the binary under test (default ./tachyon-top)
+    TT_INTERPS  space-separated interpreters to test (default: all of
+                DEFAULT_INTERPS that exist in the root)
+    TT_SEED     seed for the randomised exit timings (default: random)
+    TT_KEEP     if set, keep the scratch directory under $TT_ROOT/tmp
+    CI          if "true", a missing root is a failure instead of a skip
+
+Must run as root (chroot, and reading other processes' memory).
+"""
+
+import collections
+import contextlib
+import itertools
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TARGETS_DIR = os.path.join(HERE, "targets")
+TARGET_LIB = "_ttlib.py"  # copied next to every target script
+
+ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
+BIN = os.environ.get("TT_BIN", "./tachyon-top")
+DEFAULT_INTERPS = ("python3.13 python3.14 python3.15 python3.15-pie "
+                   "python3.15d python3.14d python3.13d libpython3.15 libpython3.13")
+# "libpython3.X" runs targets in tests/embedhost, a program (not named python)
+# that dlopen()s the shared libpython: the runtime then lives in a
+# position-independent object mapped at a random address.
+EMBED_HOST = os.path.join(os.environ.get("TT_BUILDDIR", "."), "tests", "embedhost")
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+
+DUMP_TIMEOUT = 20     # s: a dump taking longer is a hang
+READY_TIMEOUT = 15    # s: for a target to write its ready file
+PARKED_TIMEOUT = 10   # s: for a target's threads to reach their sleep
+TARGET_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
+
+SANITIZER_MARKERS = (b"ERROR: AddressSanitizer", b"ERROR: LeakSanitizer",
+                     b"WARNING: ThreadSanitizer", b"runtime error:")
+
+# Syscalls a thread parked in time.sleep() is blocked in, per architecture
+# (clock_nanosleep, nanosleep); /proc/PID/task/TID/wchan is the fallback.
+SLEEP_SYSCALLS = {"x86_64": {230, 35}, "aarch64": {115, 101},
+                  "riscv64": {115, 101}, "i686": {267, 162}}
+
+# Kept in sync with tests/targets/escapes.py.
+EVIL_NAME = "\x1b[31mEVIL\x07\x1b]0;title\x07"
+NASTY_QUALNAME = ("Nasty.<locals>.\x1b[2J\x1b[H\nINJECTED line\r\x00nul"
+                  "\x7fdel\x9bcsi\ttab\x08")
+EVIL_FILE = "/tmp/evil\x1b[2J\x1b]0;pwned\x07\r\x08\x7f\x9b\tdir/\nINJECTED.py"
+
+# Kept in sync with tests/targets/nonascii.py.
+NONASCII_DIR = "dossier_été_目录"
+NONASCII_FUNCS = ["𝔣𝔬𝔫𝔠.<locals>.😀", "relais_à_été",
+                  "build_chain.<locals>.<lambda>", "gén_ü", "Clé.函数",
+                  "main", "<module>"]
+NONASCII_FILES = ["/tmp/virtuel/𝔣ichier_😀.py", "/tmp/virtuel/café_ü.py"]
+
+# Kept in sync with tests/targets/qualnames.py (innermost first).
+QUALNAMES_MAIN = ["Outer.Inner.leaf", "Outer.make_coro.<locals>.middle",
+                  "drive", "numbers", "consume",
+                  "make_closure.<locals>.inner.<locals>.<lambda>",
+                  "make_closure.<locals>.inner", "Outer.Inner.method",
+                  "main", "<module>"]
+QUALNAMES_ASYNCIO = ["ticker", "make_handler.<locals>.handler",
+                     "Service.handle"]
+
+
+# ----------------------------------------------------------------------
+# Failures and TAP
+# ----------------------------------------------------------------------
+
+class Fail(Exception):
+    """A test failure: a summary plus diagnostic lines."""
+
+    def __init__(self, summary, *details):
+        super().__init__(summary)
+        self.lines = [summary] + [d for d in details if d]
+
+
+def expect(condition, summary, *details):
+    if not condition:
+        raise Fail(summary, *details)
+
+
+def show(value, limit=300):
+    """A printable, single-line rendering of any value for diagnostics."""
+    text = ascii(value)
+    return text if len(text) <= limit else text[:limit] + "...(%d chars)" % len(text)
+
+
+def printable(text):
+    """*text* with every non-printable or non-ASCII character escaped."""
+    return "".join(c if c.isascii() and c.isprintable() else ascii(c)[1:-1]
+                   for c in text)
+
+
+class Tap:
+    def __init__(self, planned):
+        self.planned = planned
+        self.number = 0
+        self.failures = 0
+        self.emit("1..%d" % planned)
+
+    @staticmethod
+    def emit(line):
+        print(line, flush=True)
+
+    def comment(self, text):
+        for line in str(text).splitlines() or [""]:
+            self.emit("# " + printable(line))
+
+    def ok(self, name):
+        self.number += 1
+        self.emit("ok %d - %s" % (self.number, name))
+
+    def not_ok(self, name, lines):
+        self.number += 1
+        self.failures += 1
+        self.emit("not ok %d - %s" % (self.number, name))
+        for line in lines:
+            self.comment(line)
+
+    def skip(self, name, reason):
+        self.number += 1
+        self.emit("ok %d - %s # SKIP %s" % (self.number, name, reason))
+
+    def run(self, name, fn, *args):
+        """Run one test function; Fail or any exception makes it "not ok"."""
+        try:
+            fn(*args)
+        except Fail as failure:
+            self.not_ok(name, failure.lines)
+        except Exception:
+            self.not_ok(name, ["unexpected error in the test itself:"]
+                        + traceback.format_exc().splitlines())
+        else:
+            self.ok(name)
+
+
+# ----------------------------------------------------------------------
+# Running tachyon-top
+# ----------------------------------------------------------------------
+
+def control_bytes(data, allowed=b"\n"):
+    """Offsets of raw control bytes (< 0x20 or 0x7f) not in *allowed*."""
+    return [i for i, b in enumerate(data)
+            if (b < 0x20 or b == 0x7f) and b not in allowed]
+
+
+def expect_no_control_bytes(data, what, allowed=b"\n"):
+    bad = control_bytes(data, allowed)
+    if bad:
+        first = bad[0]
+        raise Fail("%s contains %d raw control byte(s), first 0x%02x at offset %d"
+                   % (what, len(bad), data[first], first),
+                   "context: " + show(data[max(0, first - 40):first + 40]))
+
+
+class Run:
+    """One finished tachyon-top invocation."""
+
+    def __init__(self, argv, returncode, out, err):
+        self.argv, self.rc, self.out, self.err = argv, returncode, out, err
+        self.cmd = " ".join(["tachyon-top"] + argv[1:])
+
+    def details(self):
+        return ["command: " + self.cmd, "exit status: %d" % self.rc,
+                "stderr: " + show(self.err, 1000),
+                "stdout: " + show(self.out, 600)]
+
+    def crash(self):
+        """Why this run counts as a crash, or None."""
+        if self.rc < 0:
+            return "killed by signal %d" % -self.rc
+        if 128 < self.rc <= 128 + 64:
+            return "exit status %d looks like death by signal %d" % (self.rc, self.rc - 128)
+        for marker in SANITIZER_MARKERS:
+            if marker in self.err:
+                return "sanitizer report on stderr (%s)" % marker.decode()
+        return None
+
+    def expect_success(self):
+        expect(self.rc == 0, "%s failed" % self.cmd, *self.details())
+
+    def expect_one_line_error(self, contains=None):
+        """Non-zero exit with exactly one line on stderr (containing *contains*)."""
+        expect(self.rc != 0, "%s exited 0, expected an error" % self.cmd, *self.details())
+        body = self.err[:-1] if self.err.endswith(b"\n") else self.err
+        expect(body.strip() != b"", "%s failed with nothing on stderr" % self.cmd,
+               *self.details())
+        expect(b"\n" not in body, "%s: error message is not exactly one line"
+               % self.cmd, *self.details())
+        expect_no_control_bytes(body, "stderr of " + self.cmd, allowed=b"")
+        if contains is not None:
+            expect(contains.lower() in body.decode("utf-8", "replace").lower(),
+                   "%s: error message lacks %r" % (self.cmd, contains), *self.details())
+
+    def json(self, pid, may_have_no_threads=False):
+        """The validated --json document of a successful run."""
+        self.expect_success()
+        expect_no_control_bytes(self.out, "stdout of " + self.cmd)
+        try:
+            doc = json.loads(self.out.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as error:
+            raise Fail("%s: stdout is not one UTF-8 JSON document: %s" % (self.cmd, error),
+                       *self.details())
+        try:
+            validate_dump(doc, pid, may_have_no_threads)
+        except Fail as failure:
+            failure.lines += self.details()
+            raise
+        return doc
+
+
+def tachyon(*args):
+    """Run tachyon-top; a crash or a hang is an immediate failure."""
+    argv = [BIN] + [str(a) for a in args]
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=DUMP_TIMEOUT)
+    except subprocess.TimeoutExpired as hung:
+        raise Fail("tachyon-top %s hung (no exit within %d s)"
+                   % (" ".join(argv[1:]), DUMP_TIMEOUT),
+                   "stderr so far: " + show(hung.stderr or b"", 1000))
+    run = Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    crash = run.crash()
+    if crash:
+        raise Fail("%s crashed: %s" % (run.cmd, crash), *run.details())
+    return run
+
+
+def dump_json(pid):
+    return tachyon("dump", "-p", pid, "--json").json(pid)
+
+
+def validate_dump(doc, pid, may_have_no_threads=False):
+    """Check the --json document's shape against the contract.
+
+    A live interpreter always has a main thread; one that is finalising may
+    have deleted every thread state (*may_have_no_threads*)."""
+    def typed(value, kind, what):
+        ok = isinstance(value, kind) and not (kind is int and isinstance(value, bool))
+        expect(ok, "%s should be %s, got %s" % (what, kind.__name__, show(value)))
+
+    typed(doc, dict, "the document")
+    expect(doc.get("pid") == pid, "pid field is %s, expected %d" % (show(doc.get("pid")), pid))
+    typed(doc.get("python"), str, "python")
+    expect(re.fullmatch(r"\d+\.\d+\.\d+\S*", doc["python"]),
+           "python field %s is not a full version" % show(doc["python"]))
+    typed(doc.get("threads"), list, "threads")
+    expect(doc["threads"] or may_have_no_threads, "threads is empty")
+    for t in doc["threads"]:
+        typed(t, dict, "a thread")
+        typed(t.get("tid"), int, "tid")
+        expect(t["tid"] > 0, "tid %d is not a native thread id (thread %s)"
+               % (t["tid"], show(t, 400)))
+        typed(t.get("name"), str, "name of thread %s" % t["tid"])
+        typed(t.get("gil"), bool, "gil of thread %s" % t["tid"])
+        typed(t.get("on_cpu"), bool, "on_cpu of thread %s" % t["tid"])
+        typed(t.get("frames"), list, "frames of thread %s" % t["tid"])
+        for f in t["frames"]:
+            typed(f, dict, "a frame of thread %s" % t["tid"])
+            typed(f.get("func"), str, "func in thread %s" % t["tid"])
+            typed(f.get("file"), str, "file in thread %s" % t["tid"])
+            typed(f.get("line"), int, "line in thread %s" % t["tid"])
+    tids = [t["tid"] for t in doc["threads"]]
+    expect(len(tids) == len(set(tids)), "duplicate tids: %s" % show(sorted(tids)))
+
+
+def expect_at_most_one_gil_holder(doc):
+    """Only meaningful while the target is quiescent: a busy target may hand
+    the GIL over between the reads of two threads."""
+    holders = [t["tid"] for t in doc["threads"] if t["gil"]]
+    expect(len(holders) <= 1, "more than one thread holds the GIL: %s" % holders)
+
+
+def threads_by_tid(doc):
+    return {t["tid"]: t for t in doc["threads"]}
+
+
+def frame_tuples(frames):
+    return [(f["func"], f["file"], f["line"]) for f in frames]
+
+
+def compare_stacks(what, expected, got):
+    """Frame-by-frame equality of (func, file, line), innermost first."""
+    exp, act = frame_tuples(expected), frame_tuples(got)
+    if exp == act:
+        return
+    lines = ["%s: expected %d frames, got %d" % (what, len(exp), len(act))]
+    for i, (e, a) in enumerate(itertools.zip_longest(exp, act)):
+        if e != a:
+            lines += ["first difference at frame %d (0 = innermost):" % i,
+                      "  expected: " + show(e), "  got:      " + show(a)]
+            break
+    lines.append("got (innermost first, up to 6): " + show(act[:6], 1500))
+    raise Fail(*lines)
+
+
+# ----------------------------------------------------------------------
+# Targets
+# ----------------------------------------------------------------------
+
+PARK_NONE, PARK_MAIN, PARK_ALL = "none", "main", "all"
+
+
+def in_root(path):
+    """Host path of a path inside the root."""
+    return os.path.join(ROOT, path.lstrip("/"))
+
+
+def resolve_in_root(path, hops=20):
+    """Host path of a root path, following symlinks relative to the root."""
+    for _ in range(hops):
+        host = in_root(path)
+        if not os.path.islink(host):
+            return host
+        link = os.readlink(host)
+        path = link if link.startswith("/") else os.path.join(os.path.dirname(path), link)
+    return in_root(path)
+
+
+def is_embedded(interp):
+    return interp.startswith("libpython")
+
+
+def interpreter_path(interp):
+    if is_embedded(interp):
+        return resolve_in_root("%s/%s.so.1.0" % (LIBDIR, interp))
+    return resolve_in_root("/usr/bin/" + interp)
+
+
+def interpreter_argv(suite, interp):
+    """The command, inside the root, that runs Python as *interp*."""
+    if is_embedded(interp):
+        return [suite.embed_host(), "%s/%s.so.1.0" % (LIBDIR, interp)]
+    return [interp]
+
+
+def elf_type(path):
+    try:
+        with open(path, "rb") as f:
+            header = f.read(18)
+    except OSError:
+        return "?"
+    if header[:4] != b"\x7fELF":
+        return "not ELF"
+    return {2: "EXEC", 3: "DYN"}.get(int.from_bytes(header[16:18], "little"), "?")
+
+
+def is_parked(pid, tid):
+    """Is thread *tid* blocked in a sleep syscall (i.e. parked in time.sleep)?"""
+    task = "/proc/%d/task/%d/" % (pid, tid)
+    try:
+        with open(task + "syscall") as f:
+            fields = f.read().split()
+        sleeps = SLEEP_SYSCALLS.get(platform.machine())
+        if sleeps is not None and fields and fields[0].lstrip("-").isdigit():
+            return int(fields[0]) in sleeps
+        with open(task + "wchan") as f:
+            return "nanosleep" in f.read()
+    except OSError:
+        return False
+
+
+def process_exited(pid):
+    """Has our child *pid* exited?  Leaves it unreaped (a zombie) if it was not."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:  # already reaped
+        return True
+
+
+def task_ids(pid):
+    try:
+        return sorted(int(t) for t in os.listdir("/proc/%d/task" % pid))
+    except OSError:
+        return []
+
+
+class Target:
+    """A target script running under *interp* inside the root.
+
+    On entry: copy the script (and _ttlib.py) to a fresh directory under the
+    root's /tmp, start it in its own process group, wait for its ready file
+    (self.info), then wait until its threads are parked (*park*: PARK_MAIN
+    waits for the main thread, PARK_ALL for every thread).  On exit: SIGKILL
+    the process group and reap.
+    """
+
+    def __init__(self, suite, interp, script, args=(), park=PARK_MAIN, subdir=None):
+        self.suite = suite
+        self.interp, self.script, self.args, self.park = interp, script, args, park
+        self.dir = suite.new_dir("%s-%s" % (script[:-3], interp))  # root path
+        if subdir:
+            self.dir = os.path.join(self.dir, subdir)
+        self.ready_file = os.path.join(self.dir, "ready.json")
+        self.stderr_file = in_root(os.path.join(self.dir, "stderr.txt"))
+        self.proc = None
+        self.info = None
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def __enter__(self):
+        host_dir = in_root(self.dir)
+        os.makedirs(host_dir, exist_ok=True)
+        for name in (self.script, TARGET_LIB):
+            shutil.copy(os.path.join(TARGETS_DIR, name), host_dir)
+        argv = [CHROOT, ROOT] + interpreter_argv(self.suite, self.interp) + [
+                "-E", "-s", "-B", "-X", "utf8",
+                os.path.join(self.dir, self.script), self.ready_file]
+        argv += [str(a) for a in self.args]
+        with open(self.stderr_file, "wb") as err:
+            self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                                         stdout=subprocess.DEVNULL, stderr=err,
+                                         env=TARGET_ENV, start_new_session=True)
+        try:
+            self.info = self._wait_ready()
+            self._wait_parked()
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False
+
+    def kill(self):
+        if self.proc is None:
+            return
+        if self.proc.returncode is None:  # not reaped: the pgid is still ours
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=10)
+
+    def stderr_tail(self, lines=15):
+        try:
+            with open(self.stderr_file, "rb") as f:
+                text = f.read().decode("utf-8", "replace")
+        except OSError:
+            return []
+        return ["target stderr: " + line for line in text.splitlines()[-lines:]]
+
+    def status(self):
+        """Diagnostics about the target's state, for failure reports."""
+        rc = self.proc.poll() if self.proc else None
+        state = "running" if rc is None else "exited with status %d" % rc
+        return ["target %s under %s, pid %s: %s"
+                % (self.script, self.interp, self.proc.pid if self.proc else "?", state)
+                ] + self.stderr_tail()
+
+    def _fail(self, summary):
+        raise Fail(summary, *self.status())
+
+    def _wait_ready(self):
+        host_ready = in_root(self.ready_file)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not os.path.exists(host_ready):
+            if process_exited(self.pid) and not os.path.exists(host_ready):
+                self._fail("target died before it was ready")
+            if time.monotonic() > deadline:
+                self._fail("target not ready within %d s" % READY_TIMEOUT)
+            time.sleep(0.01)
+        with open(host_ready, encoding="ascii") as f:
+            info = json.load(f)
+        if info.get("pid") != self.proc.pid:
+            self._fail("target reports pid %s, expected %d (did chroot not exec?)"
+                       % (info.get("pid"), self.proc.pid))
+        return info
+
+    def _wait_parked(self):
+        """No dump happens before the parked threads are really in their sleep.
+
+        The ready file appears while its writer is still inside the line that
+        records, reports and sleeps; dumping then would race with the target.
+        Once every thread that should be parked is blocked in the sleep
+        syscall its stack cannot change, so parked scenarios need no retries.
+        """
+        if self.park == PARK_NONE:
+            return
+        deadline = time.monotonic() + PARKED_TIMEOUT
+        while True:
+            tids = task_ids(self.pid) if self.park == PARK_ALL else [self.info["main_tid"]]
+            waiting = [t for t in tids if not is_parked(self.pid, t)]
+            if tids and not waiting:
+                return
+            if process_exited(self.pid):
+                self._fail("target died after it was ready")
+            if time.monotonic() > deadline:
+                self._fail("threads %s never parked in time.sleep() within %d s"
+                           % (waiting, PARKED_TIMEOUT))
+            time.sleep(0.005)
+
+
+# ----------------------------------------------------------------------
+# Scenarios on a shared, parked target: fn(ctx)
+# ----------------------------------------------------------------------
+
+class Ctx:
+    def __init__(self, suite, interp, target):
+        self.suite, self.interp, self.target = suite, interp, target
+
+
+def dump_target(ctx):
+    """--json dump of ctx.target; on failure the target's state is reported."""
+    try:
+        return dump_json(ctx.target.pid)
+    except Fail as failure:
+        failure.lines += ctx.target.status()
+        raise
+
+
+def test_deep_recursion(ctx):
+    info = ctx.target.info
+    expect(len(info["frames"]) >= 900,
+           "target recorded only %d frames" % len(info["frames"]))
+    doc = dump_target(ctx)
+    expect([t["tid"] for t in doc["threads"]] == [info["main_tid"]],
+           "expected just the main thread %d, got tids %s"
+           % (info["main_tid"], [t["tid"] for t in doc["threads"]]))
+    compare_stacks("main thread", info["frames"], doc["threads"][0]["frames"])
+
+
+def test_threads(ctx):
+    info = ctx.target.info
+    expect(len(info["threads"]) >= 31, "target recorded only %d threads"
+           % len(info["threads"]))
+    doc = dump_target(ctx)
+    expect_at_most_one_gil_holder(doc)
+    got = threads_by_tid(doc)
+    expect(set(got) == set(info["tids"]),
+           "thread ids differ from threading.enumerate()",
+           "missing: %s" % sorted(set(info["tids"]) - set(got)),
+           "unexpected: %s" % sorted(set(got) - set(info["tids"])))
+    expect(ctx.target.pid in got, "main thread (tid = pid) missing")
+    for record in info["threads"]:
+        frames = got[record["tid"]]["frames"]
+        expect(frames, "thread %d has no frames" % record["tid"])
+        compare_stacks("innermost frame of thread %d" % record["tid"],
+                       record["frames"][:1], frames[:1])
+        compare_stacks("thread %d" % record["tid"], record["frames"], frames)
+
+
+def test_text_mode(ctx):
+    info = ctx.target.info
+    run = tachyon("dump", "-p", ctx.target.pid)
+    run.expect_success()
+    expect_no_control_bytes(run.out, "stdout of " + run.cmd, allowed=b"\n\t")
+    text = run.out.decode("utf-8", "replace")
+    for record in info["threads"]:
+        tid, innermost = record["tid"], record["frames"][0]["func"]
+        expect(re.search(r"(?<!\d)%d(?!\d)" % tid, text),
+               "thread id %d missing from text output" % tid, *run.details())
+        expect(innermost in text, "innermost function %s of thread %d missing "
+               "from text output" % (innermost, tid), *run.details())
+
+
+def test_python_version(ctx):
+    doc = dump_target(ctx)
+    expect(doc["python"] == ctx.target.info["python"],
+           "python field %s, target's platform.python_version() is %s"
+           % (show(doc["python"]), show(ctx.target.info["python"])))
+
+
+def test_qualnames(ctx):
+    info = ctx.target.info
+    main, aio = info["threads"][-1], info["threads"][0]
+    recorded_main = [f["func"] for f in main["frames"]]
+    recorded_aio = [f["func"] for f in aio["frames"]]
+    expect(recorded_main == QUALNAMES_MAIN,
+           "target's main stack is not the designed one: " + show(recorded_main, 1000))
+    expect(recorded_aio[:len(QUALNAMES_ASYNCIO)] == QUALNAMES_ASYNCIO,
+           "target's asyncio stack is not the designed one: " + show(recorded_aio, 1000))
+    got = threads_by_tid(dump_target(ctx))
+    expect(set(got) == {main["tid"], aio["tid"]},
+           "expected threads %s, got %s" % ([main["tid"], aio["tid"]], sorted(got)))
+    compare_stacks("main thread (generator + manual coroutine)", main["frames"],
+                   got[main["tid"]]["frames"])
+    compare_stacks("asyncio thread", aio["frames"], got[aio["tid"]]["frames"])
+
+
+def test_nonascii(ctx):
+    frames = ctx.target.info["frames"]
+    expect([f["func"] for f in frames] == NONASCII_FUNCS,
+           "target's stack is not the designed one: " + show(frames, 1000))
+    expect([f["file"] for f in frames[:2]] == NONASCII_FILES
+           and NONASCII_DIR in frames[-1]["file"],
+           "target's filenames are not the designed ones: " + show(frames, 1000))
+    doc = dump_target(ctx)
+    got = threads_by_tid(doc)
+    expect(set(got) == {ctx.target.pid}, "expected only the main thread, got %s"
+           % sorted(got))
+    compare_stacks("main thread", frames, got[ctx.target.pid]["frames"])
+
+
+def test_escapes_json(ctx):
+    frames = ctx.target.info["frames"]
+    expect([f["func"] for f in frames[:2]] == [EVIL_NAME, NASTY_QUALNAME]
+           and frames[1]["file"] == EVIL_FILE,
+           "target's stack is not the designed one: " + show(frames, 1000))
+    doc = dump_target(ctx)  # also asserts: no raw control bytes but \n
+    got = threads_by_tid(doc)[ctx.target.pid]["frames"]
+    expect(got and got[0]["func"] == EVIL_NAME,
+           "innermost func does not decode to the evil name",
+           "got: " + show(got[:1]))
+    compare_stacks("main thread", frames, got)
+
+
+def test_escapes_text(ctx):
+    run = tachyon("dump", "-p", ctx.target.pid)
+    run.expect_success()
+    expect_no_control_bytes(run.out, "stdout of " + run.cmd, allowed=b"\n\t")
+    lines = run.out.decode("utf-8", "replace").splitlines()
+    injected = [line for line in lines if line.startswith("INJECTED")]
+    expect(not injected, "a newline from the target's strings went out raw",
+           *["injected line: " + show(line) for line in injected])
+    expect("EVIL" in run.out.decode("utf-8", "replace"),
+           "the evil function is missing from the text output", *run.details())
+
+
+def test_thread_churn(ctx):
+    """~20 dumps while threads come and go; the parked main thread is stable."""
+    runs, good, errors, thread_counts = 20, 0, [], set()
+    for _ in range(runs):
+        run = tachyon("dump", "-p", ctx.target.pid, "--json")
+        if run.rc != 0:
+            run.expect_one_line_error()
+            errors.append(run.err.decode("utf-8", "replace").strip())
+            continue
+        doc = run.json(ctx.target.pid)
+        thread_counts.add(len(doc["threads"]))
+        main = threads_by_tid(doc).get(ctx.target.pid)
+        if main is not None and frame_tuples(main["frames"]) == frame_tuples(
+                ctx.target.info["frames"]):
+            good += 1
+        else:
+            errors.append("main thread missing or wrong: " + show(main, 400))
+    expect(good >= runs * 0.8,
+           "only %d of %d dumps succeeded with the main thread's stack" % (good, runs),
+           "target churns ~%s threads/s; thread counts seen: %s"
+           % (ctx.target.info.get("churn_per_s"), sorted(thread_counts)),
+           *["failure: " + show(e) for e in errors[:8]])
+
+
+# ----------------------------------------------------------------------
+# Scenarios that manage their own targets or processes
+# ----------------------------------------------------------------------
+
+def racing_dump(pid):
+    """A dump racing with the target's exit: "ok", or "error" if it failed
+    cleanly (one-line message); a crash, hang or bad output fails the test."""
+    run = tachyon("dump", "-p", pid, "--json")
+    if run.rc == 0:
+        run.json(pid, may_have_no_threads=True)
+        return "ok"
+    run.expect_one_line_error()
+    return "error"
+
+
+def test_target_exits(ctx):
+    """The target exits (or is SIGKILLed) at a random moment while dumps run
+    back to back; then it is dumped as a zombie, and once reaped."""
+    modes = ["return", "_exit", "park", "return"]  # park: the test kills it
+    tally = collections.Counter()
+    for mode in modes:
+        delay = round(ctx.suite.rng.uniform(0.05, 0.4), 3)
+        with Target(ctx.suite, ctx.interp, "exiting.py", args=(delay, mode),
+                    park=PARK_NONE) as target:
+            killer = threading.Timer(delay, os.kill, (target.pid, signal.SIGKILL))
+            if mode == "park":
+                killer.start()
+            try:
+                deadline = time.monotonic() + delay + 15
+                while not process_exited(target.pid):
+                    expect(time.monotonic() < deadline,
+                           "target (mode %s) did not exit" % mode, *target.status())
+                    tally["alive", racing_dump(target.pid)] += 1
+                tally["zombie", racing_dump(target.pid)] += 1
+                target.proc.wait(timeout=10)
+                tally["reaped", racing_dump(target.pid)] += 1
+            finally:
+                killer.cancel()
+    expect(tally["alive", "ok"] >= 1, "no dump succeeded while the targets were alive",
+           "tally: %s" % dict(tally))
+
+
+def test_not_python(suite):
+    proc = subprocess.Popen(["sleep", "1000"], start_new_session=True)
+    try:
+        tachyon("dump", "-p", proc.pid, "--json").expect_one_line_error(
+            contains="not a Python process")
+        tachyon("dump", "-p", proc.pid).expect_one_line_error(
+            contains="not a Python process")
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def free_pid():
+    """The pid of a child that has already been reaped."""
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
+
+
+def test_missing_pid(suite):
+    for _ in range(3):
+        pid = free_pid()
+        if os.path.exists("/proc/%d" % pid):
+            continue
+        run = tachyon("dump", "-p", pid, "--json")
+        if os.path.exists("/proc/%d" % pid):  # reused meanwhile: try another
+            continue
+        run.expect_one_line_error(contains="no such process")
+        return
+    raise Fail("could not find a free pid")
+
+
+BAD_ARGUMENTS = [["dump"], ["dump", "-p"], ["dump", "-p", "abc"],
+                 ["dump", "-p", "12x"], ["dump", "-p", "-1"], ["dump", "-p", ""],
+                 ["dump", "-p", "99999999999999999999999"],
+                 ["dump", "--bogus-option"], ["no-such-verb"]]
+
+
+def test_bad_arguments(suite):
+    for args in BAD_ARGUMENTS:
+        run = tachyon(*args)
+        expect(run.rc != 0, "%s exited 0" % run.cmd, *run.details())
+        expect(run.err.strip(), "%s failed silently (nothing on stderr)" % run.cmd,
+               *run.details())
+
+
+# ----------------------------------------------------------------------
+# The plan
+# ----------------------------------------------------------------------
+
+class Group:
+    """Tests sharing one target (script=None: each test fends for itself)."""
+
+    def __init__(self, script, park, tests, subdir=None):
+        self.script, self.park, self.tests, self.subdir = script, park, tests, subdir
+
+
+PER_INTERPRETER = [
+    Group("recursion.py", PARK_MAIN, [
+        ("deep recursion (1000 frames) matches the target's own stack",
+         test_deep_recursion)]),
+    Group("threads.py", PARK_ALL, [
+        ("33 threads: tids match threading.enumerate(), stacks match each thread's record",
+         test_threads),
+        ("text mode lists every thread id and innermost function", test_text_mode),
+        ("python field equals platform.python_version()", test_python_version)]),
+    Group("qualnames.py", PARK_ALL, [
+        ("qualnames: nested classes, closures, lambda, generator, coroutines, asyncio",
+         test_qualnames)]),
+    Group("nonascii.py", PARK_MAIN, [
+        ("latin-1/UCS-2/UCS-4 names and non-ASCII filenames round-trip exactly",
+         test_nonascii)], subdir=NONASCII_DIR),
+    Group("escapes.py", PARK_MAIN, [
+        ("escape sequences in names: --json has no raw control bytes and decodes exactly",
+         test_escapes_json),
+        ("escape sequences in names: text mode has no raw control bytes",
+         test_escapes_text)]),
+    Group("churn.py", PARK_MAIN, [
+        ("threads exiting while being read: 20 dumps, >= 80% clean, none crash",
+         test_thread_churn)]),
+    Group(None, None, [
+        ("target exiting or killed during dumps: no crash, hang or multi-line error",
+         test_target_exits)]),
+]
+
+ONCE = [
+    ("non-Python pid: one-line 'not a Python process' error", test_not_python),
+    ("missing pid: one-line 'no such process' error", test_missing_pid),
+    ("bad arguments: non-zero exit and a message", test_bad_arguments),
+]
+
+
+class Suite:
+    """Run-wide state: interpreters, scratch directory, random generator."""
+
+    def __init__(self, interps, rng):
+        self.interps, self.rng = interps, rng
+        self.scratch = tempfile.mkdtemp(prefix="tt-functional-", dir=in_root("/tmp"))
+        self.root_scratch = "/tmp/" + os.path.basename(self.scratch)
+        self.counter = itertools.count(1)
+
+    def new_dir(self, label):
+        """A fresh root path under the scratch directory."""
+        return "%s/%02d-%s" % (self.root_scratch, next(self.counter), label)
+
+    def has(self, interp):
+        if is_embedded(interp):
+            return os.path.isfile(interpreter_path(interp)) and os.access(EMBED_HOST, os.X_OK)
+        return os.access(interpreter_path(interp), os.X_OK)
+
+    def embed_host(self):
+        """Root path of a copy of tests/embedhost inside the root."""
+        path = self.root_scratch + "/tt-embedhost"
+        if not os.path.exists(in_root(path)):
+            shutil.copy(EMBED_HOST, in_root(path))
+        return path
+
+    def cleanup(self):
+        if not os.environ.get("TT_KEEP"):
+            shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def run_group(tap, suite, interp, group):
+    names = ["%s: %s" % (interp, desc) for desc, _ in group.tests]
+    if not suite.has(interp):
+        for name in names:
+            tap.skip(name, "%s not in the root" % interp)
+        return
+    pending = list(zip(names, group.tests))
+    try:
+        with contextlib.ExitStack() as stack:
+            target = None
+            if group.script:
+                target = stack.enter_context(Target(suite, interp, group.script,
+                                                    park=group.park, subdir=group.subdir))
+            ctx = Ctx(suite, interp, target)
+            while pending:
+                name, (_, fn) = pending.pop(0)
+                tap.run(name, fn, ctx)
+    except Fail as failure:  # the shared target did not start
+        for name, _ in pending:
+            tap.not_ok(name, failure.lines)
+
+
+def root_missing():
+    if os.environ.get("CI") == "true":
+        print("1..1")
+        print("not ok 1 - test root provisioned")
+        print("# %s does not exist (run tests/provision.sh)" % ROOT)
+        return 1
+    print("1..0 # SKIP root not provisioned (run tests/provision.sh)")
+    return 0
+
+
+def find_chroot():
+    return shutil.which("chroot") or shutil.which("chroot", path="/usr/sbin:/sbin")
+
+
+CHROOT = find_chroot()
+
+
+def main():
+    global BIN
+    if not os.path.isdir(ROOT):
+        return root_missing()
+    if os.sep in BIN:
+        BIN = os.path.abspath(BIN)
+    else:
+        BIN = shutil.which(BIN) or BIN
+    if not (os.path.isfile(BIN) and os.access(BIN, os.X_OK)):
+        print("Bail out! binary under test not found: %s (set TT_BIN)" % BIN)
+        return 1
+    if CHROOT is None:
+        print("Bail out! chroot(8) not found")
+        return 1
+    if os.geteuid() != 0:
+        print("Bail out! must run as root (chroot, reading process memory)")
+        return 1
+    # SIGTERM (e.g. a harness timeout) unwinds normally, killing targets.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+
+    interps = os.environ.get("TT_INTERPS", DEFAULT_INTERPS).split()
+    seed = int(os.environ.get("TT_SEED") or random.randrange(10**6))
+    started = time.monotonic()
+    tap = Tap(len(interps) * sum(len(g.tests) for g in PER_INTERPRETER) + len(ONCE))
+    tap.comment("binary: %s; root: %s; seed (TT_SEED): %d" % (BIN, ROOT, seed))
+    suite = Suite(interps, random.Random(seed))
+    try:
+        for interp in interps:
+            if suite.has(interp):
+                kind = elf_type(interpreter_path(interp))
+                note = " (named -pie but NOT position-independent)" if (
+                    interp.endswith("-pie") and kind == "EXEC") else ""
+                tap.comment("%s: ELF %s%s" % (interp, kind, note))
+        for desc, fn in ONCE:
+            tap.run(desc, fn, suite)
+        for interp in interps:
+            for group in PER_INTERPRETER:
+                run_group(tap, suite, interp, group)
+    finally:
+        suite.cleanup()
+    tap.comment("%d of %d failed; runtime %.1f s"
+                % (tap.failures, tap.planned, time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
