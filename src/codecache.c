@@ -8,38 +8,35 @@
 #include "linetable.h"
 #include "pystr.h"
 
-void
+int
 codecache_init(struct code_cache *c)
 {
 	memset(c, 0, sizeof *c);
-}
-
-static void
-free_entries(struct code_cache *c)
-{
-	for (uint32_t i = 0; i < c->count; i++) {
-		free(c->entries[i].qualname);
-		free(c->entries[i].filename);
-		free(c->entries[i].linetable);
-	}
-	c->count = 0;
-}
-
-void
-codecache_clear(struct code_cache *c)
-{
-	free_entries(c);
-	if (c->slots)
-		memset(c->slots, 0, c->nslots * sizeof *c->slots);
+	c->entries = appendlog_new(sizeof(struct code_entry), CODECACHE_MAX_ENTRIES);
+	return c->entries ? 0 : -1;
 }
 
 void
 codecache_free(struct code_cache *c)
 {
-	free_entries(c);
-	free(c->entries);
+	if (c->entries) {
+		uint32_t n = appendlog_count(c->entries);
+		for (uint32_t i = 0; i < n; i++) {
+			struct code_entry *e = appendlog_at(c->entries, i);
+			free(e->qualname);
+			free(e->filename);
+			free(e->linetable);
+		}
+		appendlog_free(c->entries);
+	}
 	free(c->slots);
 	memset(c, 0, sizeof *c);
+}
+
+void
+codecache_invalidate(struct code_cache *c)
+{
+	c->epoch++;
 }
 
 static uint32_t
@@ -56,9 +53,12 @@ grow_slots(struct code_cache *c, struct tt_error *err)
 	uint32_t *slots = calloc(n, sizeof *slots);
 	if (!slots)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory growing the code cache");
-	for (uint32_t i = 0; i < c->count; i++) {
-		uint32_t h = hash_addr(c->entries[i].addr) & (n - 1);
-		while (slots[h])
+	/* Re-index the newest entry for each address (older ones were replaced). */
+	uint32_t count = appendlog_count(c->entries);
+	for (uint32_t i = 0; i < count; i++) {
+		const struct code_entry *e = codecache_get(c, i);
+		uint32_t h = hash_addr(e->addr) & (n - 1);
+		while (slots[h] && codecache_get(c, slots[h] - 1)->addr != e->addr)
 			h = (h + 1) & (n - 1);
 		slots[h] = i + 1;
 	}
@@ -94,9 +94,15 @@ check_code_type(struct code_cache *c, struct remote *r, const struct py_layout *
 	return TT_OK;
 }
 
+/* The fields of a code object header that identify it. */
+struct code_header {
+	uint64_t type, qualname, filename, linetable;
+	int32_t firstlineno;
+};
+
 static tt_status
-read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, uint64_t addr,
-	   struct code_entry *e, struct tt_error *err)
+read_header(struct remote *r, const struct py_layout *l, uint64_t addr, struct code_header *h,
+	    struct tt_error *err)
 {
 	uint8_t buf[1024];
 	if (l->co_read_size > sizeof buf)
@@ -104,19 +110,35 @@ read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, ui
 	tt_status st = remote_read(r, addr, buf, l->co_read_size, err);
 	if (st != TT_OK)
 		return st;
-	uint64_t type, qualname, filename, linetable;
-	int32_t firstlineno;
-	memcpy(&type, buf + l->ob_type, 8);
-	memcpy(&qualname, buf + l->co_qualname, 8);
-	memcpy(&filename, buf + l->co_filename, 8);
-	memcpy(&linetable, buf + l->co_linetable, 8);
-	memcpy(&firstlineno, buf + l->co_firstlineno, 4);
-	st = check_code_type(c, r, l, type, err);
+	memcpy(&h->type, buf + l->ob_type, 8);
+	memcpy(&h->qualname, buf + l->co_qualname, 8);
+	memcpy(&h->filename, buf + l->co_filename, 8);
+	memcpy(&h->linetable, buf + l->co_linetable, 8);
+	memcpy(&h->firstlineno, buf + l->co_firstlineno, 4);
+	return TT_OK;
+}
+
+static bool
+header_matches(const struct code_entry *e, const struct code_header *h)
+{
+	return e->qualname_ptr == h->qualname && e->filename_ptr == h->filename &&
+	       e->linetable_ptr == h->linetable && e->firstlineno == h->firstlineno;
+}
+
+static tt_status
+read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, uint64_t addr,
+	   const struct code_header *h, struct code_entry *e, struct tt_error *err)
+{
+	tt_status st = check_code_type(c, r, l, h->type, err);
 	if (st != TT_OK)
 		return st;
-	memset(e, 0, sizeof *e);
+	uint64_t qualname = h->qualname, filename = h->filename, linetable = h->linetable;
 	e->addr = addr;
-	e->firstlineno = firstlineno;
+	e->firstlineno = h->firstlineno;
+	e->qualname_ptr = qualname;
+	e->filename_ptr = filename;
+	e->linetable_ptr = linetable;
+	e->epoch = c->epoch;
 	e->bytecode_addr = addr + l->co_code_adaptive;
 	e->last_line = -1;
 	if ((st = pystr_read(r, l, qualname, &e->qualname, err)) != TT_OK ||
@@ -125,6 +147,8 @@ read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, ui
 		free(e->qualname);
 		free(e->filename);
 		free(e->linetable);
+		e->qualname = e->filename = NULL;
+		e->linetable = NULL;
 		return st;
 	}
 	return TT_OK;
@@ -137,51 +161,69 @@ codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout 
 	if (addr == 0 || (addr & 7))
 		return tt_fail(err, TT_EBADMEM, 0, "misaligned code object pointer 0x%llx",
 			       (unsigned long long)addr);
+	uint32_t *slot = NULL;
 	if (c->nslots) {
 		for (uint32_t h = hash_addr(addr) & (c->nslots - 1);; h = (h + 1) & (c->nslots - 1)) {
-			uint32_t s = c->slots[h];
-			if (s == 0)
+			if (c->slots[h] == 0)
 				break;
-			if (c->entries[s - 1].addr == addr) {
-				c->hits++;
-				*id = s - 1;
-				return TT_OK;
+			if (codecache_get(c, c->slots[h] - 1)->addr == addr) {
+				slot = &c->slots[h];
+				break;
 			}
 		}
 	}
-	c->misses++;
-	if (c->count >= CODECACHE_MAX_ENTRIES)
-		codecache_clear(c);
-	if (c->count == c->cap) {
-		uint32_t ncap = c->cap ? c->cap * 2 : 256;
-		struct code_entry *n = realloc(c->entries, ncap * sizeof *n);
-		if (!n)
-			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory growing the code cache");
-		c->entries = n;
-		c->cap = ncap;
-	}
-	/* Keep the table at most half full. */
-	if ((c->count + 1) * 2 > c->nslots) {
-		tt_status st = grow_slots(c, err);
-		if (st != TT_OK)
+	struct code_header h;
+	tt_status st;
+	if (slot) {
+		struct code_entry *e = appendlog_at(c->entries, *slot - 1);
+		if (e->epoch == c->epoch) {
+			c->hits++;
+			*id = *slot - 1;
+			return TT_OK;
+		}
+		/* Possibly freed and reused since we read it: compare. */
+		c->rechecks++;
+		if ((st = read_header(r, l, addr, &h, err)) != TT_OK)
+			return st;
+		if (header_matches(e, &h)) {
+			e->epoch = c->epoch;
+			*id = *slot - 1;
+			return TT_OK;
+		}
+		c->replaced++;
+	} else {
+		c->misses++;
+		if ((st = read_header(r, l, addr, &h, err)) != TT_OK)
 			return st;
 	}
-	struct code_entry *e = &c->entries[c->count];
-	tt_status st = read_entry(c, r, l, addr, e, err);
-	if (st != TT_OK)
-		return st;
-	uint32_t h = hash_addr(addr) & (c->nslots - 1);
-	while (c->slots[h])
-		h = (h + 1) & (c->nslots - 1);
-	c->slots[h] = ++c->count;
-	*id = c->count - 1;
+	/* Keep the index at most half full. */
+	uint32_t count = appendlog_count(c->entries);
+	if (!slot && (count + 1) * 2 > c->nslots) {
+		if ((st = grow_slots(c, err)) != TT_OK)
+			return st;
+	}
+	struct code_entry *e = appendlog_reserve(c->entries);
+	if (!e)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "more than %u distinct code objects",
+			       CODECACHE_MAX_ENTRIES);
+	if ((st = read_entry(c, r, l, addr, &h, e, err)) != TT_OK)
+		return st; /* the reserved slot stays unpublished and is reused */
+	*id = appendlog_publish(c->entries);
+	if (slot) {
+		*slot = *id + 1;
+	} else {
+		uint32_t hh = hash_addr(addr) & (c->nslots - 1);
+		while (c->slots[hh])
+			hh = (hh + 1) & (c->nslots - 1);
+		c->slots[hh] = *id + 1;
+	}
 	return TT_OK;
 }
 
 int
 codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr)
 {
-	struct code_entry *e = &c->entries[id];
+	struct code_entry *e = appendlog_at(c->entries, id);
 	if (e->last_instr_ptr == instr_ptr && instr_ptr != 0)
 		return e->last_line;
 	/* Code units are 2 bytes; instr_ptr points at the current instruction. */

@@ -1,5 +1,10 @@
 /* Code objects read from the target, decoded once and kept by address.
- * An entry's index is its code ID: stable until codecache_clear(). */
+ * An entry's index is its code ID. Entries are never freed or moved while
+ * the cache lives: interned frames and the UI refer to them by ID from any
+ * thread. When the target may have freed code objects (its generation
+ * counter moved, or time passed on 3.13, which has none), the cache is
+ * invalidated: each entry is re-checked against the target on its next use
+ * and a changed object gets a new entry. */
 #ifndef TT_CODECACHE_H
 #define TT_CODECACHE_H
 
@@ -7,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "appendlog.h"
 #include "error.h"
 #include "pylayout.h"
 #include "remote.h"
@@ -19,27 +25,31 @@ struct code_entry {
 	size_t linetable_len;
 	int firstlineno;
 	uint64_t bytecode_addr;    /* addr + co_code_adaptive */
+	/* What identifies the object when we re-check it. */
+	uint64_t qualname_ptr, filename_ptr, linetable_ptr;
+	uint32_t epoch;            /* cache epoch it was last checked in */
 	/* last lookup, since a frame usually sits on the same instruction */
 	uint64_t last_instr_ptr;
 	int last_line;
 };
 
 struct code_cache {
-	struct code_entry *entries;
-	uint32_t count, cap;
+	struct appendlog *entries;
 	uint32_t *slots;          /* open addressing: entry index + 1, 0 = empty */
 	uint32_t nslots;          /* power of two */
+	uint32_t epoch;
 	uint64_t code_type;       /* address of PyCode_Type once verified, else 0 */
-	uint64_t hits, misses;
+	uint64_t hits, misses, rechecks, replaced;
 };
 
-/* Entries kept before the cache starts over (bounds memory on targets that
- * generate code endlessly). */
-#define CODECACHE_MAX_ENTRIES (1u << 18)
+/* Distinct code objects kept. */
+#define CODECACHE_MAX_ENTRIES (1u << 20)
 
-void codecache_init(struct code_cache *c);
+int codecache_init(struct code_cache *c);
 void codecache_free(struct code_cache *c);
-void codecache_clear(struct code_cache *c);
+
+/* The target may have freed code objects: re-check entries on next use. */
+void codecache_invalidate(struct code_cache *c);
 
 /* Find or read the code object at addr; *id receives its code ID. */
 tt_status codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout *l,
@@ -51,7 +61,7 @@ int codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr);
 static inline const struct code_entry *
 codecache_get(const struct code_cache *c, uint32_t id)
 {
-	return &c->entries[id];
+	return appendlog_at(c->entries, id);
 }
 
 #endif

@@ -205,7 +205,8 @@ dump_main(int argc, char **argv)
 	if (st != TT_OK)
 		return cli_report(&err);
 	struct unwinder u;
-	unwinder_init(&u, &t, UNWIND_CPU_STATE);
+	if ((st = unwinder_init(&u, &t, UNWIND_CPU_STATE, &err)) != TT_OK)
+		return cli_report(&err);
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, &err);
 	if (st == TT_OK) {

@@ -11,13 +11,15 @@
  * cycle (a torn read can link frames into a loop). */
 #define UNWIND_MAX_WALK (UNWIND_MAX_FRAMES * 2)
 
-void
-unwinder_init(struct unwinder *u, struct target *t, unsigned flags)
+tt_status
+unwinder_init(struct unwinder *u, struct target *t, unsigned flags, struct tt_error *err)
 {
 	memset(u, 0, sizeof *u);
 	u->target = t;
 	u->flags = flags;
-	codecache_init(&u->codes);
+	if (codecache_init(&u->codes) != 0)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the code cache");
+	return TT_OK;
 }
 
 void

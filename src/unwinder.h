@@ -57,7 +57,8 @@ struct unwinder {
 	unsigned flags;
 };
 
-void unwinder_init(struct unwinder *u, struct target *t, unsigned flags);
+tt_status unwinder_init(struct unwinder *u, struct target *t, unsigned flags,
+			 struct tt_error *err);
 void unwinder_free(struct unwinder *u);
 
 /* Take one sample of every thread of every interpreter. On failure the

@@ -211,7 +211,7 @@ check_sample_sane(const struct unwinder *u, const struct tt_sample *s, int *bad)
 			(*bad)++;
 	}
 	for (uint32_t f = 0; f < s->nframes; f++) {
-		if (s->frames[f].code_id >= u->codes.count) {
+		if (s->frames[f].code_id >= appendlog_count(u->codes.entries)) {
 			(*bad)++;
 			continue;
 		}
@@ -260,7 +260,7 @@ fuzz_version(unsigned minor, double seconds)
 		return;
 	}
 	struct unwinder u;
-	unwinder_init(&u, &t, 0);
+	unwinder_init(&u, &t, 0, &err);
 	struct tt_sample s = {0};
 	st = unwinder_sample(&u, &s, &err);
 	tap_ok(st == TT_OK && s.nthreads == 2, "3.%u pristine image samples 2 threads (%s)", minor,
@@ -293,7 +293,7 @@ fuzz_version(unsigned minor, double seconds)
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	struct unwinder shared;
-	unwinder_init(&shared, &t, 0);
+	unwinder_init(&shared, &t, 0, &err);
 	do {
 		for (size_t i = 0; i < work.nregions; i++)
 			memcpy(work.regions[i].data, img.mem.regions[i].data, work.regions[i].len);
@@ -310,7 +310,7 @@ fuzz_version(unsigned minor, double seconds)
 				shared.target = &ft;
 				uw = &shared;
 			} else {
-				unwinder_init(&fresh, &ft, 0);
+				unwinder_init(&fresh, &ft, 0, &err);
 			}
 			st = unwinder_sample(uw, &s, &err);
 			if (st == TT_OK)

@@ -1,0 +1,126 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "intern.h"
+
+static uint32_t
+mix(uint64_t key)
+{
+	key ^= key >> 33;
+	key *= 0xff51afd7ed558ccdull;
+	key ^= key >> 33;
+	return (uint32_t)key;
+}
+
+int
+intern_init(struct intern *in)
+{
+	memset(in, 0, sizeof *in);
+	in->frames = appendlog_new(sizeof(struct interned_frame), INTERN_MAX_FRAMES);
+	in->stacks = appendlog_new(sizeof(struct interned_stack), INTERN_MAX_STACKS);
+	if (!in->frames || !in->stacks) {
+		intern_free(in);
+		return -1;
+	}
+	/* ID 0 is reserved in both: "no frame" and the empty stack. */
+	appendlog_reserve(in->frames);
+	appendlog_publish(in->frames);
+	appendlog_reserve(in->stacks);
+	appendlog_publish(in->stacks);
+	return 0;
+}
+
+void
+intern_free(struct intern *in)
+{
+	appendlog_free(in->frames);
+	appendlog_free(in->stacks);
+	free(in->frame_index.slots);
+	free(in->stack_index.slots);
+	memset(in, 0, sizeof *in);
+}
+
+typedef uint64_t (*key_of_fn)(const struct intern *in, uint32_t id);
+
+static uint64_t
+frame_key(const struct intern *in, uint32_t id)
+{
+	const struct interned_frame *f = intern_frame_at(in, id);
+	return ((uint64_t)f->code_id << 32) | (uint32_t)f->line;
+}
+
+static uint64_t
+stack_key(const struct intern *in, uint32_t id)
+{
+	const struct interned_stack *s = intern_stack_at(in, id);
+	return ((uint64_t)s->parent << 32) | s->frame;
+}
+
+/* Keep tables at most half full. */
+static int
+ensure_room(const struct intern *in, struct intern_table *t, uint32_t count, key_of_fn key_of)
+{
+	if ((uint64_t)(count + 1) * 2 <= t->nslots)
+		return 0;
+	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
+	uint32_t *slots = calloc(n, sizeof *slots);
+	if (!slots)
+		return -1;
+	for (uint32_t id = 1; id < count; id++) {
+		uint32_t h = mix(key_of(in, id)) & (n - 1);
+		while (slots[h])
+			h = (h + 1) & (n - 1);
+		slots[h] = id;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->nslots = n;
+	return 0;
+}
+
+uint32_t
+intern_frame(struct intern *in, uint32_t code_id, int32_t line)
+{
+	uint64_t key = ((uint64_t)code_id << 32) | (uint32_t)line;
+	uint32_t count = appendlog_count(in->frames);
+	if (ensure_room(in, &in->frame_index, count, frame_key) != 0)
+		return 0;
+	struct intern_table *t = &in->frame_index;
+	uint32_t h = mix(key) & (t->nslots - 1);
+	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
+		if (frame_key(in, t->slots[h]) == key)
+			return t->slots[h];
+	struct interned_frame *f = appendlog_reserve(in->frames);
+	if (!f)
+		return 0;
+	f->code_id = code_id;
+	f->line = line;
+	uint32_t id = appendlog_publish(in->frames);
+	t->slots[h] = id;
+	return id;
+}
+
+uint32_t
+intern_stack(struct intern *in, uint32_t parent, uint32_t frame)
+{
+	uint64_t key = ((uint64_t)parent << 32) | frame;
+	uint32_t count = appendlog_count(in->stacks);
+	if (frame == 0 || ensure_room(in, &in->stack_index, count, stack_key) != 0)
+		return 0;
+	struct intern_table *t = &in->stack_index;
+	uint32_t h = mix(key) & (t->nslots - 1);
+	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
+		if (stack_key(in, t->slots[h]) == key)
+			return t->slots[h];
+	struct interned_stack *s = appendlog_reserve(in->stacks);
+	if (!s)
+		return 0;
+	s->parent = parent;
+	s->frame = frame;
+	s->depth = parent ? intern_stack_at(in, parent)->depth + 1 : 1;
+	uint32_t id = appendlog_publish(in->stacks);
+	t->slots[h] = id;
+	return id;
+}
