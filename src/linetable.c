@@ -91,6 +91,8 @@ linetable_addr2line(const uint8_t *table, size_t len, int firstlineno, int64_t a
 		}
 		if (c.bad)
 			return -1;
+		if (line < INT32_MIN || line > INT32_MAX)
+			return -1; /* a crafted table, not a real one */
 		if (addrq < addr + units)
 			return has_line ? (int)line : -1;
 		addr += units;

@@ -127,8 +127,10 @@ pystr_read(struct remote *r, const struct py_layout *l, uint64_t addr, char **ou
 		return st;
 	size_t have = want;
 	if (nc != 1) {
-		/* The speculative tail crossed into unmapped memory. */
-		have = l->str_compact_size;
+		/* The speculative tail crossed into unmapped memory. Re-read just
+		 * the part every str has: a short compact-ASCII object can end
+		 * before compact_size. Non-ASCII data is read separately below. */
+		have = l->str_ascii_size;
 		st = remote_read(r, addr, buf, have, err);
 		if (st != TT_OK)
 			return st;

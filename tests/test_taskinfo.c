@@ -1,0 +1,225 @@
+/* Unit tests for taskinfo: /proc/PID/task/TID/stat parsing, live states
+ * and thread names. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "taskinfo.h"
+#include "tap.h"
+
+static const char *
+state_name(enum task_cpu s)
+{
+	return s == TASK_CPU_RUNNING ? "running" : s == TASK_CPU_IDLE ? "idle" : "unknown";
+}
+
+/* Parse an exactly sized, unterminated heap copy: the parser gets a length
+ * and must not need (or read) anything past it. */
+static enum task_cpu
+parse_exact(const char *text, size_t len)
+{
+	char *p = malloc(len ? len : 1);
+	if (!p)
+		abort();
+	memcpy(p, text, len);
+	enum task_cpu s = taskinfo_parse_stat(p, len);
+	free(p);
+	return s;
+}
+
+static void
+check_stat(const char *text, enum task_cpu want, const char *what)
+{
+	enum task_cpu got = parse_exact(text, strlen(text));
+	if (got != want)
+		tap_diag("%s: got %s, want %s", what, state_name(got), state_name(want));
+	tap_ok(got == want, "parse_stat: %s is %s", what, state_name(want));
+}
+
+#define TAIL " 1 2 3 4 -1 4194560 100 0 0 0 5 3 0 0 20 0 1 0 12345 1000000 200\n"
+
+static void
+test_parse(void)
+{
+	check_stat("4321 (python3.15) R" TAIL, TASK_CPU_RUNNING, "a running python3.15");
+	check_stat("123 (a) b) R" TAIL, TASK_CPU_RUNNING, "comm \"a) b\" with ')' and a space");
+	check_stat("123 (evil) S 1 (x) R) R" TAIL, TASK_CPU_RUNNING,
+		   "comm \"evil) S 1 (x) R\" faking a state");
+	check_stat("123 (x) R) S" TAIL, TASK_CPU_IDLE, "comm \"x) R\" that would read as running");
+	check_stat("123 ()) D" TAIL, TASK_CPU_IDLE, "comm \")\"");
+	check_stat("123 (() R" TAIL, TASK_CPU_RUNNING, "comm \"(\"");
+	check_stat("123 () R" TAIL, TASK_CPU_RUNNING, "empty comm");
+	check_stat("123 (a  b   c) R" TAIL, TASK_CPU_RUNNING, "comm with runs of spaces");
+	check_stat("123 (x) R", TASK_CPU_RUNNING, "a line ending right after the state");
+	static const char states_idle[] = "SDTtZXIPW";
+	for (const char *c = states_idle; *c; c++) {
+		char line[128];
+		snprintf(line, sizeof line, "77 (worker) %c" TAIL, *c);
+		char what[32];
+		snprintf(what, sizeof what, "state '%c'", *c);
+		check_stat(line, TASK_CPU_IDLE, what);
+	}
+
+	check_stat("", TASK_CPU_UNKNOWN, "empty text");
+	check_stat("garbage", TASK_CPU_UNKNOWN, "garbage");
+	check_stat("123 python3 R 1 2 3", TASK_CPU_UNKNOWN, "a line without parentheses");
+	check_stat("123 (python3", TASK_CPU_UNKNOWN, "a line cut inside comm");
+	check_stat("123 (x)", TASK_CPU_UNKNOWN, "a line cut after comm");
+	check_stat("123 (x) ", TASK_CPU_UNKNOWN, "a line cut before the state");
+	check_stat("123 (x)R 1 2", TASK_CPU_UNKNOWN, "no space before the state");
+	check_stat("123 (x)  R 1 2", TASK_CPU_UNKNOWN, "two spaces before the state");
+	check_stat("123 (x)_R 1 2", TASK_CPU_UNKNOWN, "another byte where the space belongs");
+	check_stat("123 (x) Q 1 2", TASK_CPU_UNKNOWN, "an unknown state letter");
+	check_stat("123 (x) r 1 2", TASK_CPU_UNKNOWN, "lower-case 'r'");
+	check_stat(")", TASK_CPU_UNKNOWN, "a lone ')'");
+	check_stat(") ", TASK_CPU_UNKNOWN, "a lone ') '");
+	check_stat(") R", TASK_CPU_RUNNING, "the shortest parsable text ') R'");
+
+	/* The length bounds the scan: a later ')' past len is not seen. */
+	static const char two[] = "9 (a) R 1 2 (b) S 3";
+	tap_ok(taskinfo_parse_stat(two, 6) == TASK_CPU_UNKNOWN &&
+	       taskinfo_parse_stat(two, 7) == TASK_CPU_RUNNING &&
+	       taskinfo_parse_stat(two, sizeof two - 1) == TASK_CPU_IDLE,
+	       "parse_stat honours len (cut before the state, at it, whole text)");
+	tap_ok(taskinfo_parse_stat("", 0) == TASK_CPU_UNKNOWN && parse_exact("x", 0) == TASK_CPU_UNKNOWN,
+	       "parse_stat of zero bytes is unknown");
+
+	/* Every prefix of a real-looking line parses without reading past it. */
+	static const char line[] = "123 (a) b) R" TAIL;
+	bool ok = true;
+	for (size_t k = 0; k < sizeof line; k++) {
+		enum task_cpu s = parse_exact(line, k);
+		/* "123 (a) b) R" is 12 bytes; shorter prefixes cannot be sure. */
+		if (k >= 12 ? s != TASK_CPU_RUNNING : s == TASK_CPU_RUNNING)
+			ok = false;
+	}
+	tap_ok(ok, "every prefix of a stat line: unknown (or idle) until the state is in");
+}
+
+static volatile sig_atomic_t spin_sink;
+
+/* Spin for about ms milliseconds of wall time. */
+static void
+spin(int ms)
+{
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 10000; i++)
+			spin_sink = spin_sink + 1;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+	nanosleep(&ts, NULL);
+}
+
+static void
+test_live(void)
+{
+	pid_t pid = getpid();
+	long tid = (long)gettid();
+
+	spin(20);
+	enum task_cpu s = taskinfo_cpu_state(pid, tid);
+	tap_ok(s == TASK_CPU_RUNNING, "this thread, while spinning, is running (%s)", state_name(s));
+
+	tap_ok(taskinfo_cpu_state(pid, 0x3ffffff0) == TASK_CPU_UNKNOWN,
+	       "a thread that does not exist is unknown");
+	tap_ok(taskinfo_cpu_state(0x3ffffff0, 0x3ffffff0) == TASK_CPU_UNKNOWN,
+	       "a process that does not exist is unknown");
+
+	/* A thread name with the characters that trip naive parsers. */
+	char old[32] = "";
+	prctl(PR_GET_NAME, old, 0, 0, 0);
+	const char *name = "t) S (x) Z y";
+	tap_ok(prctl(PR_SET_NAME, name, 0, 0, 0) == 0, "prctl(PR_SET_NAME) works");
+	char buf[64];
+	memset(buf, 'Z', sizeof buf);
+	taskinfo_comm(pid, tid, buf, sizeof buf);
+	tap_ok(strcmp(buf, name) == 0, "taskinfo_comm reads back \"%s\" (got \"%s\")", name, buf);
+	spin(5);
+	s = taskinfo_cpu_state(pid, tid);
+	tap_ok(s == TASK_CPU_RUNNING, "with that name, this thread still reads as running (%s)",
+	       state_name(s));
+
+	prctl(PR_SET_NAME, "tt-unit-\xc3\xa9t\xc3\xa9", 0, 0, 0);
+	taskinfo_comm(pid, tid, buf, sizeof buf);
+	tap_ok(strcmp(buf, "tt-unit-\xc3\xa9t\xc3\xa9") == 0, "a UTF-8 thread name reads back");
+
+	prctl(PR_SET_NAME, "0123456789abcdefghij", 0, 0, 0);
+	taskinfo_comm(pid, tid, buf, sizeof buf);
+	tap_ok(strcmp(buf, "0123456789abcde") == 0,
+	       "a 20-byte name reads back as the kernel's 15 bytes (got \"%s\")", buf);
+
+	char small[5];
+	memset(small, 'Z', sizeof small);
+	taskinfo_comm(pid, tid, small, sizeof small);
+	tap_ok(strcmp(small, "0123") == 0, "a 5-byte buffer gets 4 bytes and a NUL (\"%s\")", small);
+	char one[1] = {'Z'};
+	taskinfo_comm(pid, tid, one, sizeof one);
+	tap_ok(one[0] == '\0', "a 1-byte buffer gets an empty string");
+
+	memset(buf, 'Z', sizeof buf);
+	taskinfo_comm(pid, 0x3ffffff0, buf, sizeof buf);
+	tap_ok(buf[0] == '\0', "the name of a thread that does not exist is \"\"");
+	prctl(PR_SET_NAME, old, 0, 0, 0);
+
+	/* A child blocked in read() is idle; spinning, it is running. */
+	int fds[2];
+	if (pipe(fds) != 0)
+		abort();
+	pid_t child = fork();
+	if (child == 0) {
+		char c;
+		close(fds[1]);
+		while (read(fds[0], &c, 1) == 1) {
+			struct timespec t0, t;
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			while (t.tv_sec - t0.tv_sec < 30);
+		}
+		_exit(0);
+	}
+	close(fds[0]);
+	enum task_cpu cs = TASK_CPU_UNKNOWN;
+	for (int i = 0; i < 200 && cs != TASK_CPU_IDLE; i++) {
+		sleep_ms(10);
+		cs = taskinfo_cpu_state(child, child);
+	}
+	tap_ok(cs == TASK_CPU_IDLE, "a child blocked in read() is idle (%s)", state_name(cs));
+	if (write(fds[1], "x", 1) != 1)
+		abort();
+	int running = 0;
+	for (int i = 0; i < 20; i++) {
+		sleep_ms(10);
+		if (taskinfo_cpu_state(child, child) == TASK_CPU_RUNNING)
+			running++;
+	}
+	tap_ok(running >= 10, "a spinning child reads as running (%d of 20 samples)", running);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(fds[1]);
+	cs = taskinfo_cpu_state(child, child);
+	tap_ok(cs == TASK_CPU_UNKNOWN, "a reaped child is unknown (%s)", state_name(cs));
+}
+
+int
+main(void)
+{
+	test_parse();
+	test_live();
+	return tap_done();
+}
