@@ -7,6 +7,7 @@
 
 #include "cli.h"
 #include "dump.h"
+#include "info.h"
 
 static void
 print_help(void)
@@ -17,6 +18,8 @@ print_help(void)
 	       "\n"
 	       "Verbs:\n"
 	       "  dump -p PID [--json]   print the Python stack of every thread once\n"
+	       "  info -p PID            print the interpreter found in PID and the\n"
+	       "                         structure offsets tachyon-top reads it with\n"
 	       "\n"
 	       "Options:\n"
 	       "  -h, --help       show this help and exit\n"
@@ -44,5 +47,7 @@ main(int argc, char **argv)
 	}
 	if (strcmp(verb, "dump") == 0)
 		return dump_main(argc - 1, argv + 1);
+	if (strcmp(verb, "info") == 0)
+		return info_main(argc - 1, argv + 1);
 	return cli_usage_error(NULL, "unknown verb '%s'", verb);
 }

@@ -392,10 +392,34 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 			       "Python %s: implausible _Py_DebugOffsets entry for %s (corrupt table?)",
 			       l->version_str, bad);
 
+	/* Derived offsets (see pylayout.h). */
+	l->is_threads_unique_id = l->is_threads_head - 8;
+	l->is_threads_count = l->has_threads_main ? l->is_threads_main + 8 : l->is_threads_head + 16;
+	l->is_gil_switch = l->is_gil_locked + 8;
+	l->ts_datastack_top = l->ts_datastack_chunk + 8;
+	uint64_t hot[] = {
+		l->is_id, l->is_next, l->is_threads_unique_id, l->is_threads_head,
+		l->is_threads_count, l->is_gc_collecting, l->is_gil_locked, l->is_gil_holder,
+		l->is_gil_switch, l->has_code_generation ? l->is_code_generation : l->is_id,
+		l->has_threads_main ? l->is_threads_main : l->is_id,
+	};
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < COUNT(hot); i++) {
+		lo = hot[i] < lo ? hot[i] : lo;
+		hi = hot[i] + 8 > hi ? hot[i] + 8 : hi;
+	}
+	l->is_block_start = lo;
+	l->is_block_size = hi - lo;
+	if (l->is_threads_head < 8 || hi > is_size || l->is_block_size > 4096 ||
+	    !fits(l->ts_datastack_top, 8, l->ts_size))
+		return tt_fail(err, TT_EBADMEM, 0,
+			       "Python %s: interpreter fields are not where this version keeps them",
+			       l->version_str);
+
 	l->ts_read_size = 0;
 	uint64_t ts_fields[] = {
 		l->ts_next, l->ts_interp, l->ts_current_frame, l->ts_thread_id,
-		l->ts_native_thread_id, l->ts_datastack_chunk,
+		l->ts_native_thread_id, l->ts_datastack_chunk, l->ts_datastack_top,
 		l->has_base_frame ? l->ts_base_frame : 0,
 		l->has_tstate_gil ? l->ts_holds_gil : 0,
 		l->has_tstate_gil ? l->ts_gil_requested : 0,
@@ -423,4 +447,42 @@ pylayout_frame_kind(const struct py_layout *l, int owner)
 	/* A frame owned by a frame object is not on a live stack; seeing one
 	 * mid-walk means the chain changed under us. */
 	return PY_FRAME_INVALID;
+}
+
+void
+pylayout_print(FILE *f, const struct py_layout *l)
+{
+	struct { const char *name; uint64_t value; bool present; } rows[] = {
+		{"interp.threads_head", l->is_threads_head, true},
+		{"interp.threads_main", l->is_threads_main, l->has_threads_main},
+		{"interp.threads_next_unique_id", l->is_threads_unique_id, true},
+		{"interp.threads_count", l->is_threads_count, true},
+		{"interp.gil_locked", l->is_gil_locked, true},
+		{"interp.gil_last_holder", l->is_gil_holder, true},
+		{"interp.gil_switch_number", l->is_gil_switch, true},
+		{"interp.gc_collecting", l->is_gc_collecting, true},
+		{"interp.code_object_generation", l->is_code_generation, l->has_code_generation},
+		{"tstate.current_frame", l->ts_current_frame, true},
+		{"tstate.native_thread_id", l->ts_native_thread_id, true},
+		{"tstate.datastack_chunk", l->ts_datastack_chunk, true},
+		{"tstate.datastack_top", l->ts_datastack_top, true},
+		{"tstate.base_frame", l->ts_base_frame, l->has_base_frame},
+		{"tstate.holds_gil", l->ts_holds_gil, l->has_tstate_gil},
+		{"tstate.gil_requested", l->ts_gil_requested, l->has_tstate_gil},
+		{"tstate.current_exception", l->ts_current_exception, l->has_exception_state},
+		{"frame.previous", l->fr_previous, true},
+		{"frame.executable", l->fr_executable, true},
+		{"frame.instr_ptr", l->fr_instr_ptr, true},
+		{"frame.owner", l->fr_owner, true},
+		{"code.qualname", l->co_qualname, true},
+		{"code.filename", l->co_filename, true},
+		{"code.linetable", l->co_linetable, true},
+		{"code.firstlineno", l->co_firstlineno, true},
+		{"code.co_code_adaptive", l->co_code_adaptive, true},
+		{"stackchunk.previous", PY_STACKCHUNK_PREVIOUS, true},
+		{"stackchunk.size", PY_STACKCHUNK_SIZE, true},
+	};
+	for (size_t i = 0; i < COUNT(rows); i++)
+		if (rows[i].present)
+			fprintf(f, "%s=%llu\n", rows[i].name, (unsigned long long)rows[i].value);
 }

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "error.h"
 
@@ -48,11 +49,20 @@ struct py_layout {
 	uint64_t is_gc_frame;          /* valid when has_gc_frame */
 	uint64_t is_gil_locked, is_gil_holder;
 	uint64_t is_code_generation;   /* valid when has_code_generation */
+	/* Derived from neighbouring table fields by struct knowledge that
+	 * tests/check-layouts.sh verifies with offsetof against each version's
+	 * headers: interp->threads.next_unique_id and .count (a changed list
+	 * shows in them) and _gil.switch_number (bumped whenever another thread
+	 * takes the GIL). */
+	uint64_t is_threads_unique_id, is_threads_count, is_gil_switch;
+	/* The hot interpreter fields lie in one range read as a single block. */
+	uint64_t is_block_start, is_block_size;
 
 	/* PyThreadState */
 	uint64_t ts_size;
 	uint64_t ts_next, ts_interp, ts_current_frame, ts_thread_id, ts_native_thread_id;
 	uint64_t ts_datastack_chunk;
+	uint64_t ts_datastack_top;     /* derived: datastack_chunk + 8 */
 	uint64_t ts_base_frame;        /* valid when has_base_frame */
 	uint64_t ts_holds_gil, ts_gil_requested;  /* valid when has_tstate_gil */
 	uint64_t ts_current_exception; /* valid when has_exception_state */
@@ -99,6 +109,9 @@ size_t pylayout_table_size(uint64_t version_hex);
 
 /* Format a version hex as "3.15.2" or "3.15.0b3". */
 void pylayout_version_string(uint64_t version_hex, char *buf, size_t len);
+
+/* Print the offsets the engine uses as "name=value" lines (`tachyon-top info`). */
+void pylayout_print(FILE *f, const struct py_layout *l);
 
 enum py_frame_kind pylayout_frame_kind(const struct py_layout *l, int owner);
 

@@ -57,5 +57,73 @@ for minor in 13 14 15; do
 		fail=1
 	fi
 done
+# Offsets the engine derives by struct knowledge rather than reading from
+# the table: compile offsetof() against each build's real headers and compare
+# with what `tachyon-top info` computes for a live target of that build.
+BIN=${TT_BIN:-./tachyon-top}
+CC=${CC:-cc}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cat >"$work/offsets.c" <<'CEOF'
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_interp.h>
+#include <internal/pycore_gil.h>
+#include <stddef.h>
+#include <stdio.h>
+#define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
+int main(void) {
+	P("interp.threads_head", offsetof(PyInterpreterState, threads.head));
+	P("interp.threads_next_unique_id", offsetof(PyInterpreterState, threads.next_unique_id));
+	P("interp.threads_count", offsetof(PyInterpreterState, threads.count));
+	P("interp.gil_locked", offsetof(PyInterpreterState, _gil.locked));
+	P("interp.gil_last_holder", offsetof(PyInterpreterState, _gil.last_holder));
+	P("interp.gil_switch_number", offsetof(PyInterpreterState, _gil.switch_number));
+	P("tstate.current_frame", offsetof(PyThreadState, current_frame));
+	P("tstate.datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+	P("tstate.datastack_top", offsetof(PyThreadState, datastack_top));
+	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
+	P("stackchunk.size", offsetof(_PyStackChunk, size));
+	return 0;
+}
+CEOF
+for build in 3.13 3.13d 3.14 3.14d 3.15 3.15d; do
+	minor=${build%d}
+	n=$((n + 1))
+	desc="${build}: derived offsets (GIL switch counter, thread list, data stack) match the headers"
+	inc="$work/inc$build"
+	mkdir -p "$inc/x86_64-linux-gnu"
+	ln -s "$TT_ROOT/usr/include/x86_64-linux-gnu/python$build" "$inc/x86_64-linux-gnu/python$minor"
+	if [ ! -x "$TT_ROOT/usr/bin/python$build" ]; then
+		echo "ok $n - $desc # SKIP python$build not in the root"
+		continue
+	fi
+	if ! "$CC" -w -I"$TT_ROOT/usr/include/python$minor" -I"$inc" -o "$work/off$build" \
+		"$work/offsets.c" >"$work/cc.log" 2>&1; then
+		echo "not ok $n - $desc"
+		sed 's/^/# /' "$work/cc.log" | head -n 20
+		fail=1
+		continue
+	fi
+	"$work/off$build" | sort >"$work/want"
+	chroot "$TT_ROOT" "python$build" -c 'import time; time.sleep(30)' &
+	pid=$!
+	i=0
+	until "$BIN" info -p "$pid" >"$work/info" 2>"$work/info.err" || [ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	grep -F -f "$work/want" "$work/info" | sort >"$work/have" || true
+	if [ -s "$work/want" ] && cmp -s "$work/want" "$work/have"; then
+		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		sed 's/^/# info: /' "$work/info.err"
+		diff -u "$work/want" "$work/have" | sed 's/^/# /'
+		fail=1
+	fi
+done
 echo "1..$n"
 exit $fail
