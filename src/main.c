@@ -5,9 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bench.h"
 #include "cli.h"
 #include "dump.h"
 #include "info.h"
+#include "record.h"
 
 static void
 print_help(void)
@@ -18,6 +20,8 @@ print_help(void)
 	       "\n"
 	       "Verbs:\n"
 	       "  dump -p PID [--json]   print the Python stack of every thread once\n"
+	       "  record -p PID -o FILE  sample into a profile (collapsed stacks or speedscope)\n"
+	       "  bench -p PID [-d S]    sample as fast as possible and report engine figures\n"
 	       "  info -p PID            print the interpreter found in PID and the\n"
 	       "                         structure offsets tachyon-top reads it with\n"
 	       "\n"
@@ -47,6 +51,10 @@ main(int argc, char **argv)
 	}
 	if (strcmp(verb, "dump") == 0)
 		return dump_main(argc - 1, argv + 1);
+	if (strcmp(verb, "bench") == 0)
+		return bench_main(argc - 1, argv + 1);
+	if (strcmp(verb, "record") == 0)
+		return record_main(argc - 1, argv + 1);
 	if (strcmp(verb, "info") == 0)
 		return info_main(argc - 1, argv + 1);
 	return cli_usage_error(NULL, "unknown verb '%s'", verb);

@@ -1,0 +1,212 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "bench.h"
+#include "cli.h"
+#include "clock.h"
+#include "sampler.h"
+
+static void
+print_usage(FILE *f)
+{
+	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
+	      "Sample process PID as fast as possible (or at RATE) and report the engine's figures.\n"
+	      "\n"
+	      "  -p, --pid PID        process to sample (read-only; it is never stopped)\n"
+	      "  -d, --duration SECS  how long to sample (default 5)\n"
+	      "  -r, --rate RATE      samples per second: 1000, 10k, max (default max)\n"
+	      "  -j, --json           print one JSON object\n"
+	      "      --no-cache       re-read every thread and frame every sample (for comparison)\n"
+	      "      --verify         check each sample against an independent plain walk\n"
+	      "  -h, --help           show this help\n", f);
+}
+
+static uint64_t
+get(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static double
+ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+int
+bench_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"duration", required_argument, NULL, 'd'},
+		{"rate", required_argument, NULL, 'r'},
+		{"json", no_argument, NULL, 'j'},
+		{"no-cache", no_argument, NULL, 'C'},
+		{"verify", no_argument, NULL, 'V'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	pid_t pid = 0;
+	double seconds = 5, hz = 0;
+	bool json = false;
+	struct sampler_config cfg;
+	sampler_default_config(&cfg);
+	int c;
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "p:d:r:jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!cli_parse_pid(optarg, &pid))
+				return cli_usage_error("bench ", "invalid pid '%s'", optarg);
+			break;
+		case 'd': {
+			char *end;
+			seconds = strtod(optarg, &end);
+			if (*end || !(seconds > 0) || seconds > 86400)
+				return cli_usage_error("bench ", "invalid duration '%s'", optarg);
+			break;
+		}
+		case 'r':
+			if (!sampler_parse_rate(optarg, &hz))
+				return cli_usage_error("bench ", "invalid rate '%s'", optarg);
+			break;
+		case 'j': json = true; break;
+		case 'C': cfg.walk.cache = false; break;
+		case 'V': cfg.verify = true; break;
+		case 'h': print_usage(stdout); return 0;
+		default:
+			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("bench ", "unexpected argument '%s'", argv[optind]);
+	if (pid == 0)
+		return cli_usage_error("bench ", "missing -p PID");
+	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
+	cfg.duration_ns = (uint64_t)(seconds * 1e9);
+
+	struct tt_error err = {0};
+	struct target t;
+	if (target_attach(&t, pid, &err) != TT_OK)
+		return cli_report(&err);
+	struct sampler s;
+	if (sampler_start(&s, &t, &cfg, &err) != TT_OK)
+		return cli_report(&err);
+
+	/* Drain the ring as a consumer would, so its figures are real. */
+	static struct sample_record buf[4096];
+	uint64_t consumed = 0;
+	while (sampler_end_state(&s) == SAMPLER_RUNNING) {
+		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
+		poll(&pfd, 1, 2);
+		size_t n;
+		while ((n = ring_pop(&s.ring, buf, 4096)) > 0)
+			for (size_t i = 0; i < n; i++)
+				consumed += buf[i].weight;
+	}
+	sampler_stop(&s);
+	size_t n;
+	while ((n = ring_pop(&s.ring, buf, 4096)) > 0)
+		for (size_t i = 0; i < n; i++)
+			consumed += buf[i].weight;
+
+	struct engine_stats *st = &s.stats;
+	uint64_t samples = get(&st->samples), errors = get(&st->errors);
+	uint64_t tsamples = get(&st->thread_samples);
+	double secs = (double)get(&st->elapsed_ns) / 1e9;
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
+	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
+	int rc = 0;
+	enum sampler_end how = sampler_end_state(&s);
+	if (how == SAMPLER_FAILED)
+		rc = cli_report(&s.error);
+
+	if (json) {
+		printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)pid,
+		       t.layout.version_str, cfg.walk.cache ? "true" : "false", secs);
+		printf(" \"samples\": %llu, \"errors\": %llu, \"samples_per_sec\": %.1f,\n",
+		       (unsigned long long)samples, (unsigned long long)errors,
+		       secs > 0 ? (double)samples / secs : 0.0);
+		printf(" \"us_per_sample\": %.3f, \"thread_samples\": %llu, \"consumed\": %llu,\n",
+		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)tsamples,
+		       (unsigned long long)consumed);
+		printf(" \"reads_per_sample\": %.4f, \"bytes_per_sample\": %.1f, "
+		       "\"single_reads_per_sample\": %.4f, \"proc_reads_per_sample\": %.4f,\n",
+		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
+		       ratio(get(&st->single_reads), samples), ratio(get(&st->proc_reads), samples));
+		printf(" \"frame_cache\": {\"full_hits\": %llu, \"partial_hits\": %llu, \"misses\": %llu, "
+		       "\"frames_reused\": %llu, \"frames_read\": %llu},\n",
+		       (unsigned long long)fh, (unsigned long long)ph, (unsigned long long)fm,
+		       (unsigned long long)get(&st->frames_reused),
+		       (unsigned long long)get(&st->frames_read));
+		printf(" \"code_cache\": {\"hits\": %llu, \"misses\": %llu, \"rechecks\": %llu},\n",
+		       (unsigned long long)ch, (unsigned long long)cm,
+		       (unsigned long long)get(&st->code_rechecks));
+		printf(" \"batched_reads\": {\"attempts\": %llu, \"successes\": %llu},\n",
+		       (unsigned long long)get(&st->batch_attempts),
+		       (unsigned long long)get(&st->batch_successes));
+		printf(" \"ring\": {\"capacity\": %u, \"high_water\": %u, \"drops\": %llu, \"records\": %llu},\n",
+		       ring_capacity(&s.ring), atomic_load(&s.ring.high_water),
+		       (unsigned long long)ring_dropped(&s.ring), (unsigned long long)get(&st->records));
+		printf(" \"interned\": {\"stacks\": %llu, \"frames\": %llu, \"code_objects\": %llu, "
+		       "\"threads\": %llu},\n",
+		       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
+		       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
+		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, \"peak_rss_kb\": %ld,\n",
+		       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
+		       ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s}\n",
+		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
+		       how == SAMPLER_TARGET_EXITED ? "true" : "false");
+	} else {
+		printf("target        pid %d, Python %s, %s\n", (int)pid, t.layout.version_str,
+		       cfg.walk.cache ? "cached" : "uncached");
+		printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
+		       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
+		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
+		printf("threads       %.2f per sample, %llu seen\n", ratio(tsamples, samples),
+		       (unsigned long long)get(&st->threads));
+		printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
+		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
+		       ratio(get(&st->single_reads), samples));
+		printf("frame cache   %.1f%% full hits, %.1f%% partial, %.1f%% misses\n",
+		       100 * ratio(fh, fh + ph + fm), 100 * ratio(ph, fh + ph + fm),
+		       100 * ratio(fm, fh + ph + fm));
+		printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(ch, ch + cm),
+		       (unsigned long long)get(&st->codes));
+		printf("batched reads %.2f%% complete\n",
+		       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
+		printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s.ring.high_water),
+		       ring_capacity(&s.ring), (unsigned long long)ring_dropped(&s.ring));
+		printf("sampler       %.0f%% CPU, peak RSS %ld KB\n",
+		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		if (errors) {
+			printf("errors       ");
+			for (int k = 0; k < TT_STATUS_COUNT; k++)
+				if (get(&st->errors_by_status[k]))
+					printf(" %s %llu", tt_status_name((tt_status)k),
+					       (unsigned long long)get(&st->errors_by_status[k]));
+			printf("; first: %s\n", s.error_example);
+		}
+		if (cfg.verify)
+			printf("verify        %llu thread samples checked, %llu differ%s%s\n",
+			       (unsigned long long)get(&st->verified),
+			       (unsigned long long)get(&st->mismatched),
+			       s.mismatch_example[0] ? ": " : "", s.mismatch_example);
+		if (how == SAMPLER_TARGET_EXITED)
+			printf("target exited during the run\n");
+	}
+	sampler_free(&s);
+	return rc;
+}

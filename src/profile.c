@@ -1,0 +1,269 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "profile.h"
+#include "sanitize.h"
+#include "unwinder.h"
+
+void
+profile_init(struct profile *p)
+{
+	memset(p, 0, sizeof *p);
+}
+
+void
+profile_free(struct profile *p)
+{
+	free(p->entries);
+	memset(p, 0, sizeof *p);
+}
+
+static uint32_t
+key_hash(uint32_t stack, uint16_t slot)
+{
+	uint64_t k = ((uint64_t)slot << 32 | stack) * 0x9E3779B97F4A7C15ull;
+	return (uint32_t)(k >> 32);
+}
+
+static bool
+grow(struct profile *p)
+{
+	uint32_t n = p->nslots ? p->nslots * 2 : 1024;
+	struct profile_entry *e = calloc(n, sizeof *e);
+	if (!e)
+		return false;
+	for (uint32_t i = 0; i < p->nslots; i++) {
+		const struct profile_entry *o = &p->entries[i];
+		if (!o->weight)
+			continue;
+		uint32_t h = key_hash(o->stack_id, o->thread_slot) & (n - 1);
+		while (e[h].weight)
+			h = (h + 1) & (n - 1);
+		e[h] = *o;
+	}
+	free(p->entries);
+	p->entries = e;
+	p->nslots = n;
+	return true;
+}
+
+bool
+profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter)
+{
+	if ((filter == PROFILE_CPU && !(rec->state & TT_THREAD_ON_CPU)) ||
+	    (filter == PROFILE_GIL && !(rec->state & TT_THREAD_GIL))) {
+		p->idle_skipped += rec->weight;
+		return true;
+	}
+	if ((p->count + 1) * 2 > p->nslots && !grow(p))
+		return false;
+	uint32_t h = key_hash(rec->stack_id, rec->thread_slot) & (p->nslots - 1);
+	while (p->entries[h].weight &&
+	       (p->entries[h].stack_id != rec->stack_id || p->entries[h].thread_slot != rec->thread_slot))
+		h = (h + 1) & (p->nslots - 1);
+	struct profile_entry *e = &p->entries[h];
+	if (!e->weight) {
+		e->stack_id = rec->stack_id;
+		e->thread_slot = rec->thread_slot;
+		p->count++;
+	}
+	e->weight += rec->weight;
+	p->total += rec->weight;
+	return true;
+}
+
+/* Escape for the folded format: terminal-safe, and ';' (the frame
+ * separator) shown as \x3b. */
+static void
+folded_escape(const char *in, char *out, size_t cap)
+{
+	char tmp[2048];
+	sanitize_for_terminal(in, tmp, sizeof tmp);
+	size_t o = 0;
+	for (const char *p = tmp; *p && o + 5 < cap; p++) {
+		if (*p == ';') {
+			memcpy(out + o, "\\x3b", 4);
+			o += 4;
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+}
+
+void
+profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, size_t len)
+{
+	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(w), frame_id);
+	const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
+	char q[1024], f[1024];
+	folded_escape(c->qualname, q, sizeof q);
+	folded_escape(c->filename, f, sizeof f);
+	snprintf(buf, len, "%s (%s:%d)", q, f, fr->line);
+}
+
+static int
+cmp_entries(const void *a, const void *b)
+{
+	const struct profile_entry *x = a, *y = b;
+	if (x->weight != y->weight)
+		return x->weight < y->weight ? 1 : -1;
+	if (x->thread_slot != y->thread_slot)
+		return x->thread_slot < y->thread_slot ? -1 : 1;
+	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
+}
+
+/* Entries, heaviest first (a stable order makes outputs comparable). */
+static struct profile_entry *
+sorted_entries(const struct profile *p)
+{
+	struct profile_entry *v = malloc((p->count ? p->count : 1) * sizeof *v);
+	if (!v)
+		return NULL;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < p->nslots; i++)
+		if (p->entries[i].weight)
+			v[n++] = p->entries[i];
+	qsort(v, n, sizeof *v, cmp_entries);
+	return v;
+}
+
+static void
+thread_label(const struct stackwalk *w, uint16_t slot, char *buf, size_t len)
+{
+	const struct thread_slot *s = appendlog_at(stackwalk_slots(w), slot);
+	const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name, memory_order_acquire);
+	char safe[256];
+	folded_escape(name ? name : "?", safe, sizeof safe);
+	snprintf(buf, len, "thread %llu %s", (unsigned long long)s->native_tid, safe);
+}
+
+int
+profile_write_collapsed(const struct profile *p, const struct stackwalk *w, FILE *f,
+			bool per_thread)
+{
+	struct profile_entry *v = sorted_entries(p);
+	if (!v)
+		return -1;
+	const struct intern *in = stackwalk_intern(w);
+	uint32_t *ids = NULL;
+	uint32_t cap = 0;
+	int rc = 0;
+	for (uint32_t i = 0; i < p->count; i++) {
+		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
+		if (depth > cap) {
+			cap = depth * 2;
+			uint32_t *g = realloc(ids, cap * sizeof *ids);
+			if (!g) {
+				rc = -1;
+				break;
+			}
+			ids = g;
+		}
+		uint32_t n = 0;
+		for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
+			ids[n++] = intern_stack_at(in, s)->frame;
+		bool first = true;
+		if (per_thread) {
+			char label[300];
+			thread_label(w, v[i].thread_slot, label, sizeof label);
+			fputs(label, f);
+			first = false;
+		}
+		if (n == 0) {
+			fprintf(f, "%s<no Python frames>", first ? "" : ";");
+			first = false;
+		}
+		for (uint32_t k = n; k-- > 0;) {
+			char label[2300];
+			profile_frame_label(w, ids[k], label, sizeof label);
+			fprintf(f, "%s%s", first ? "" : ";", label);
+			first = false;
+		}
+		fprintf(f, " %llu\n", (unsigned long long)v[i].weight);
+	}
+	free(ids);
+	free(v);
+	return rc == 0 && !ferror(f) ? 0 : -1;
+}
+
+int
+profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FILE *f,
+			 const char *name, double interval_s)
+{
+	struct profile_entry *v = sorted_entries(p);
+	if (!v)
+		return -1;
+	const struct intern *in = stackwalk_intern(w);
+	/* Frame IDs are dense, so speedscope's frame index is our frame ID - 1. */
+	uint32_t nframes = appendlog_count(in->frames);
+	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
+	      " \"exporter\": \"tachyon-top " PACKAGE_VERSION "\", \"name\": ", f);
+	json_put_string(f, name);
+	fputs(", \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", f);
+	for (uint32_t id = 1; id < nframes; id++) {
+		const struct interned_frame *fr = intern_frame_at(in, id);
+		const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
+		fprintf(f, "%s\n  {\"name\": ", id > 1 ? "," : "");
+		json_put_string(f, c->qualname);
+		fputs(", \"file\": ", f);
+		json_put_string(f, c->filename);
+		fprintf(f, ", \"line\": %d}", fr->line);
+	}
+	fputs("]},\n \"profiles\": [", f);
+	/* One profile per thread, in order of first appearance. */
+	uint32_t nthreads = appendlog_count(stackwalk_slots(w));
+	bool first_profile = true;
+	for (uint32_t t = 0; t < nthreads; t++) {
+		uint64_t total = 0;
+		for (uint32_t i = 0; i < p->count; i++)
+			if (v[i].thread_slot == t)
+				total += v[i].weight;
+		if (!total)
+			continue;
+		char label[300];
+		thread_label(w, (uint16_t)t, label, sizeof label);
+		fprintf(f, "%s\n  {\"type\": \"sampled\", \"name\": ", first_profile ? "" : ",");
+		json_put_string(f, label);
+		fprintf(f, ", \"unit\": \"seconds\", \"startValue\": 0, \"endValue\": %.6f,\n   \"samples\": [",
+			(double)total * interval_s);
+		bool first = true;
+		for (uint32_t i = 0; i < p->count; i++) {
+			if (v[i].thread_slot != t)
+				continue;
+			fprintf(f, "%s[", first ? "" : ", ");
+			uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
+			/* root first: walk to the root, print backwards */
+			uint32_t stackbuf[256];
+			uint32_t *ids = depth <= 256 ? stackbuf : malloc(depth * sizeof *ids);
+			if (!ids) {
+				free(v);
+				return -1;
+			}
+			uint32_t n = 0;
+			for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
+				ids[n++] = intern_stack_at(in, s)->frame;
+			for (uint32_t k = n; k-- > 0;)
+				fprintf(f, "%s%u", k + 1 == n ? "" : ",", ids[k] - 1);
+			if (ids != stackbuf)
+				free(ids);
+			fputc(']', f);
+			first = false;
+		}
+		fputs("],\n   \"weights\": [", f);
+		first = true;
+		for (uint32_t i = 0; i < p->count; i++) {
+			if (v[i].thread_slot != t)
+				continue;
+			fprintf(f, "%s%.6f", first ? "" : ", ", (double)v[i].weight * interval_s);
+			first = false;
+		}
+		fputs("]}", f);
+		first_profile = false;
+	}
+	fputs("]}\n", f);
+	free(v);
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,52 @@
+/* A profile: sample weights per (thread, stack), built by draining sample
+ * records, and written out in the folded ("collapsed") format that
+ * flamegraph.pl, inferno and speedscope read, or as speedscope JSON. */
+#ifndef TT_PROFILE_H
+#define TT_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "ring.h"
+#include "stackwalk.h"
+
+struct profile_entry {
+	uint32_t stack_id;
+	uint16_t thread_slot;
+	uint64_t weight;
+};
+
+struct profile {
+	struct profile_entry *entries;   /* open addressing on (slot, stack) */
+	uint32_t nslots, count;
+	uint64_t total;                  /* samples added */
+	uint64_t idle_skipped;           /* samples not added (filtered out) */
+};
+
+enum profile_filter {
+	PROFILE_WALL,       /* every sample */
+	PROFILE_CPU,        /* only samples of threads on CPU */
+	PROFILE_GIL,        /* only samples of threads holding the GIL */
+};
+
+void profile_init(struct profile *p);
+void profile_free(struct profile *p);
+bool profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter);
+
+/* Folded stacks: one line per distinct stack, root first, frames
+ * "qualname (file:line)" joined by ';', a space and the count. Strings from
+ * the target are escaped so no control character, ';' or newline breaks the
+ * format. With per_thread, each line starts with the thread. */
+int profile_write_collapsed(const struct profile *p, const struct stackwalk *w, FILE *f,
+			    bool per_thread);
+
+/* speedscope's file format: one sampled profile per thread. */
+int profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FILE *f,
+			     const char *name, double interval_s);
+
+/* Format one frame as "qualname (file:line)", escaped for the collapsed
+ * format, into buf. */
+void profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, size_t len);
+
+#endif

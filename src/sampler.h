@@ -1,0 +1,102 @@
+/* The sampler thread: samples the target at a requested rate (or as fast as
+ * it can), folds runs of identical samples, and pushes compact records into
+ * the ring for a consumer. It never blocks on the consumer. */
+#ifndef TT_SAMPLER_H
+#define TT_SAMPLER_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "ring.h"
+#include "stackwalk.h"
+#include "target.h"
+
+#define TT_STATUS_COUNT (TT_EUSAGE + 1)
+
+/* Figures the engine keeps about itself, readable from any thread at any
+ * time (each field is atomic; a snapshot is not one instant). */
+struct engine_stats {
+	_Atomic uint64_t samples;            /* sampling passes over all threads */
+	_Atomic uint64_t thread_samples;     /* per-thread samples produced */
+	_Atomic uint64_t errors;             /* failed passes */
+	_Atomic uint64_t errors_by_status[TT_STATUS_COUNT];
+	_Atomic uint64_t late;               /* passes that started after their deadline */
+	_Atomic uint64_t missed;             /* deadlines skipped entirely */
+	_Atomic uint64_t busy_ns;            /* time spent sampling */
+	_Atomic uint64_t elapsed_ns;         /* since the sampler started */
+	_Atomic uint64_t records;            /* ring records pushed (after folding) */
+	/* from the walker */
+	_Atomic uint64_t full_hits, partial_hits, misses;
+	_Atomic uint64_t frames_reused, frames_read;
+	_Atomic uint64_t code_hits, code_misses, code_rechecks;
+	_Atomic uint64_t batch_attempts, batch_successes;
+	_Atomic uint64_t single_reads, proc_reads, list_rebuilds;
+	_Atomic uint64_t remote_reads, remote_bytes;
+	_Atomic uint64_t stacks, frames, codes, threads;   /* distinct interned */
+	/* --verify: each cached sample checked against an independent walk */
+	_Atomic uint64_t verified, mismatched;
+};
+
+struct sampler_config {
+	uint64_t interval_ns;         /* 0: as fast as possible */
+	uint64_t duration_ns;         /* 0: until stopped */
+	uint32_t ring_capacity;
+	bool verify;                  /* compare each sample with the plain unwinder */
+	struct stackwalk_options walk;
+};
+
+enum sampler_end {
+	SAMPLER_RUNNING = 0,
+	SAMPLER_STOPPED,      /* asked to stop */
+	SAMPLER_DURATION,     /* the requested duration passed */
+	SAMPLER_TARGET_EXITED,
+	SAMPLER_FAILED,       /* a fatal error (see error) */
+};
+
+struct sampler {
+	struct target *target;
+	struct stackwalk *walk;
+	struct ring ring;
+	struct sampler_config cfg;
+	struct engine_stats stats;
+	pthread_t thread;
+	bool started;
+	_Atomic bool stop;
+	_Atomic int end;              /* enum sampler_end once the thread is done */
+	struct tt_error error;        /* valid when end == SAMPLER_FAILED */
+	int wake_fd;                  /* readable when the sampler ends (for poll) */
+	int wake_write;
+	uint64_t start_ns;
+	/* folding, sampler thread only */
+	struct pending_record *pending;
+	uint32_t npending;
+	uint64_t last_flush_ns;
+	char mismatch_example[512];
+	char error_example[384];      /* first sample error's message */
+};
+
+void sampler_default_config(struct sampler_config *cfg);
+
+/* Start sampling an attached target. */
+tt_status sampler_start(struct sampler *s, struct target *t, const struct sampler_config *cfg,
+			struct tt_error *err);
+
+/* Ask the thread to stop and wait for it; safe to call more than once. */
+void sampler_stop(struct sampler *s);
+
+/* Free everything (after sampler_stop). */
+void sampler_free(struct sampler *s);
+
+static inline enum sampler_end
+sampler_end_state(struct sampler *s)
+{
+	return (enum sampler_end)atomic_load_explicit(&s->end, memory_order_acquire);
+}
+
+/* Parse a rate: "1000", "10k", "2.5k", "1m", "max" (0 = max). */
+bool sampler_parse_rate(const char *text, double *hz);
+
+#endif

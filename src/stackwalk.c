@@ -1,0 +1,1080 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "stackwalk.h"
+#include "taskinfo.h"
+#include "unwinder.h"
+
+#define MAX_INTERPS 16
+/* Frames closer than this are read as one segment. */
+#define SPAN_GAP 512
+/* Read this far above the last stack top, to catch fresh calls in the batch. */
+#define SPAN_SLACK 512
+#define MAX_SPAN (256u << 10)
+/* Per-sample buffer for everything the batch reads. */
+#define ARENA_SIZE (8u << 20)
+/* /proc stat files kept open; beyond that they are opened per read. */
+#define MAX_STAT_FDS 256
+/* How often to look for new or vanished interpreters. */
+#define INTERP_CHECK_NS 50000000ull
+/* 3.13 has no code-object generation counter: re-check code objects this often. */
+#define CODE_RECHECK_NS 200000000ull
+
+struct cframe {
+	uint64_t addr, previous, executable, instr_ptr;
+	int owner;
+	uint32_t code_id;
+	int32_t line;
+	uint32_t frame_id;   /* 0 for a shim frame */
+	uint32_t stack_id;   /* the stack from this frame down to the root */
+};
+
+struct tcache {
+	uint64_t tstate, native_tid;
+	uint32_t slot;
+	struct cframe *frames;       /* innermost first, shims included */
+	uint32_t nframes, cap;
+	bool have_chain;
+	uint32_t stack_id;
+	uint32_t sticky;             /* state bits known from the last read of this thread */
+	uint64_t chunk, chunk_end, stack_top;
+	uint64_t validated_ns, cpu_checked_ns, born_ns;
+	unsigned name_reads;
+	uint32_t code_epoch;
+	int stat_fd;
+	/* this sample */
+	const uint8_t *tsbuf;
+	uint32_t ts_seg;             /* its segment in the current batch, UINT32_MAX if none */
+	bool planned_full;           /* its spans cover the whole stack */
+	uint32_t span_lo, span_hi;   /* this thread's spans in w->spans */
+	bool was_running;            /* held the GIL at the last read */
+};
+
+struct interp {
+	uint64_t addr;
+	int64_t id;
+	uint64_t next, head, main, unique_id, count, holder, switch_no, code_gen;
+	int32_t locked, gc;
+	bool have;
+	const uint8_t *block;        /* this sample's read of the hot block */
+	struct tcache *threads;
+	uint32_t nthreads, cap;
+};
+
+struct span {
+	uint64_t addr;
+	uint32_t len;
+	uint8_t *buf;
+	bool ok;
+};
+
+struct stackwalk {
+	struct target *t;
+	const struct py_layout *l;
+	struct stackwalk_options o;
+	struct code_cache codes;
+	struct intern in;
+	struct appendlog *slots;
+	struct interp interps[MAX_INTERPS];
+	uint32_t ninterps;
+	uint64_t interps_checked_ns, code_checked_ns;
+	bool first;
+	/* per-sample scratch */
+	struct remote_seg segs[REMOTE_MAX_SEGS];
+	uint32_t nsegs;
+	struct span spans[REMOTE_MAX_SEGS];
+	uint32_t nspans;
+	uint8_t *arena;
+	size_t arena_used;
+	struct cframe *chain;
+	uint32_t chain_cap;
+	struct walk_thread *out;
+	uint32_t nout, out_cap;
+	int open_fds;
+	double switch_rate;          /* how often the GIL changed hands recently */
+	struct walk_counters c;
+};
+
+static uint64_t
+u64at(const uint8_t *p, uint64_t off)
+{
+	uint64_t v;
+	memcpy(&v, p + off, 8);
+	return v;
+}
+
+static int32_t
+i32at(const uint8_t *p, uint64_t off)
+{
+	int32_t v;
+	memcpy(&v, p + off, 4);
+	return v;
+}
+
+void
+stackwalk_default_options(struct stackwalk_options *o)
+{
+	o->cache = true;
+	o->cpu_period_ns = 5000000ull;
+	o->revalidate_ns = 20000000ull;
+	o->check_depth = 4;
+}
+
+static void *
+arena_take(struct stackwalk *w, size_t n)
+{
+	n = (n + 15) & ~(size_t)15;
+	if (w->arena_used + n > ARENA_SIZE)
+		return NULL;
+	void *p = w->arena + w->arena_used;
+	w->arena_used += n;
+	return p;
+}
+
+tt_status
+stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackwalk **out,
+	      struct tt_error *err)
+{
+	struct stackwalk *w = calloc(1, sizeof *w);
+	if (!w)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
+	w->t = t;
+	w->l = &t->layout;
+	w->o = *o;
+	if (w->o.check_depth == 0)
+		w->o.check_depth = 1;
+	w->first = true;
+	w->arena = malloc(ARENA_SIZE);
+	w->slots = appendlog_new(sizeof(struct thread_slot), 1u << 20);
+	if (!w->arena || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
+		stackwalk_free(w);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
+	}
+	*out = w;
+	return TT_OK;
+}
+
+static void
+tcache_release(struct stackwalk *w, struct tcache *tc)
+{
+	free(tc->frames);
+	if (tc->stat_fd >= 0) {
+		close(tc->stat_fd);
+		w->open_fds--;
+	}
+}
+
+void
+stackwalk_free(struct stackwalk *w)
+{
+	if (!w)
+		return;
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+			tcache_release(w, &w->interps[i].threads[k]);
+		free(w->interps[i].threads);
+	}
+	if (w->slots) {
+		uint32_t n = appendlog_count(w->slots);
+		for (uint32_t i = 0; i < n; i++) {
+			struct thread_slot *s = appendlog_at(w->slots, i);
+			free(atomic_load_explicit(&s->name, memory_order_relaxed));
+		}
+		appendlog_free(w->slots);
+	}
+	codecache_free(&w->codes);
+	intern_free(&w->in);
+	free(w->arena);
+	free(w->chain);
+	free(w->out);
+	free(w);
+}
+
+const struct intern *
+stackwalk_intern(const struct stackwalk *w)
+{
+	return &w->in;
+}
+
+const struct code_cache *
+stackwalk_codes(const struct stackwalk *w)
+{
+	return &w->codes;
+}
+
+const struct appendlog *
+stackwalk_slots(const struct stackwalk *w)
+{
+	return w->slots;
+}
+
+const struct walk_counters *
+stackwalk_counters(const struct stackwalk *w)
+{
+	return &w->c;
+}
+
+/* ---------------------------------------------------------------------
+ * Kernel-side thread facts: on-CPU state and names
+ * ------------------------------------------------------------------- */
+
+static void
+refresh_name(struct stackwalk *w, struct tcache *tc)
+{
+	char name[64];
+	w->c.proc_reads++;
+	taskinfo_comm(w->t->pid, (long)tc->native_tid, name, sizeof name);
+	if (!name[0])
+		return;
+	struct thread_slot *s = appendlog_at(w->slots, tc->slot);
+	char *old = atomic_load_explicit(&s->name, memory_order_relaxed);
+	if (old && strcmp(old, name) == 0)
+		return;
+	char *copy = strdup(name);
+	if (!copy)
+		return;
+	/* The old string may be in use by a reader: it is freed with the
+	 * sampler. Renames are rare (a thread names itself once). */
+	atomic_store_explicit(&s->name, copy, memory_order_release);
+	(void)old;
+}
+
+static void
+refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	if (!w->o.cpu_period_ns || w->t->pid <= 0)
+		return;
+	/* Names: right away, then twice more while the thread is young. */
+	uint64_t age = now - tc->born_ns;
+	if ((tc->name_reads == 1 && age > 20000000ull) || (tc->name_reads == 2 && age > 500000000ull)) {
+		tc->name_reads++;
+		refresh_name(w, tc);
+	}
+	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
+		return;
+	tc->cpu_checked_ns = now;
+	w->c.proc_reads++;
+	char buf[1024];
+	ssize_t n = -1;
+	if (tc->stat_fd < 0 && w->open_fds < MAX_STAT_FDS) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", (int)w->t->pid,
+			 (unsigned long long)tc->native_tid);
+		tc->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (tc->stat_fd >= 0)
+			w->open_fds++;
+	}
+	enum task_cpu cpu;
+	if (tc->stat_fd >= 0) {
+		n = pread(tc->stat_fd, buf, sizeof buf - 1, 0);
+		cpu = n > 0 ? taskinfo_parse_stat(buf, (size_t)n) : TASK_CPU_UNKNOWN;
+	} else {
+		cpu = taskinfo_cpu_state(w->t->pid, (long)tc->native_tid);
+	}
+	tc->sticky &= ~(uint32_t)(TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
+	if (cpu == TASK_CPU_RUNNING)
+		tc->sticky |= TT_THREAD_ON_CPU;
+	else if (cpu == TASK_CPU_UNKNOWN)
+		tc->sticky |= TT_THREAD_CPU_UNKNOWN;
+}
+
+/* ---------------------------------------------------------------------
+ * Interpreters and their thread lists
+ * ------------------------------------------------------------------- */
+
+static void
+parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block)
+{
+	const uint8_t *b = block - l->is_block_start; /* index by interpreter offsets */
+	iv->id = (int64_t)u64at(b, l->is_id);
+	iv->next = u64at(b, l->is_next);
+	iv->head = u64at(b, l->is_threads_head);
+	iv->main = l->has_threads_main ? u64at(b, l->is_threads_main) : 0;
+	iv->unique_id = u64at(b, l->is_threads_unique_id);
+	iv->count = u64at(b, l->is_threads_count);
+	iv->holder = u64at(b, l->is_gil_holder);
+	iv->switch_no = u64at(b, l->is_gil_switch);
+	iv->code_gen = l->has_code_generation ? u64at(b, l->is_code_generation) : 0;
+	iv->locked = i32at(b, l->is_gil_locked);
+	iv->gc = i32at(b, l->is_gc_collecting);
+	iv->have = true;
+}
+
+static tt_status
+new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now,
+	 struct tt_error *err)
+{
+	struct thread_slot *s = appendlog_reserve(w->slots);
+	if (!s)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads seen");
+	s->native_tid = tc->native_tid;
+	s->interp_id = interp_id;
+	atomic_init(&s->name, NULL);
+	tc->slot = appendlog_publish(w->slots);
+	tc->born_ns = now;
+	tc->name_reads = 1;
+	refresh_name(w, tc);
+	return TT_OK;
+}
+
+/* Re-read an interpreter's thread list, keeping caches of threads that are
+ * still there. Thread states are read one by one: the list changed, there
+ * are no predictions to batch. */
+static tt_status
+rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	struct tcache *old = iv->threads;
+	uint32_t nold = iv->nthreads;
+	struct tcache *fresh = NULL;
+	uint32_t n = 0, cap = 0;
+	tt_status st = TT_OK;
+	w->c.list_rebuilds++;
+	for (uint64_t ts = iv->head; ts != 0;) {
+		if (n >= UNWIND_MAX_THREADS || (ts & 7)) {
+			st = tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
+			break;
+		}
+		uint8_t *buf = arena_take(w, l->ts_read_size);
+		if (!buf) {
+			st = tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+			break;
+		}
+		w->c.single_reads++;
+		if ((st = remote_read(&w->t->mem, ts, buf, l->ts_read_size, err)) != TT_OK)
+			break;
+		if (u64at(buf, l->ts_interp) != iv->addr) {
+			st = tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
+				     (unsigned long long)ts);
+			break;
+		}
+		uint64_t tid = u64at(buf, l->ts_native_thread_id);
+		uint64_t next = u64at(buf, l->ts_next);
+		if (tid != 0) { /* 0: its OS thread has not started */
+			if (n == cap) {
+				cap = cap ? cap * 2 : 16;
+				struct tcache *g = realloc(fresh, cap * sizeof *g);
+				if (!g) {
+					st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+					break;
+				}
+				fresh = g;
+			}
+			struct tcache *tc = &fresh[n++];
+			struct tcache *prev = NULL;
+			for (uint32_t k = 0; k < nold && !prev; k++)
+				if (old[k].tstate == ts && old[k].native_tid == tid)
+					prev = &old[k];
+			if (prev) {
+				*tc = *prev;
+				prev->tstate = 0; /* moved */
+			} else {
+				memset(tc, 0, sizeof *tc);
+				tc->tstate = ts;
+				tc->native_tid = tid;
+				tc->stat_fd = -1;
+				if ((st = new_slot(w, tc, iv->id, now, err)) != TT_OK)
+					break;
+			}
+			tc->tsbuf = buf;
+			tc->ts_seg = UINT32_MAX;
+			tc->span_lo = tc->span_hi = 0;
+			tc->planned_full = false;
+		}
+		ts = next;
+	}
+	if (st != TT_OK) {
+		/* Keep the old list; the caller retries next sample. Caches moved
+		 * into `fresh` go back to their owners by being released here and
+		 * their old copies re-armed as cache misses. */
+		for (uint32_t k = 0; k < n; k++) {
+			bool moved = false;
+			for (uint32_t j = 0; j < nold; j++) {
+				if (old[j].tstate == 0 && old[j].native_tid == fresh[k].native_tid) {
+					old[j] = fresh[k];
+					moved = true;
+					break;
+				}
+			}
+			if (!moved)
+				tcache_release(w, &fresh[k]);
+		}
+		free(fresh);
+		return st;
+	}
+	for (uint32_t k = 0; k < nold; k++)
+		if (old[k].tstate != 0)
+			tcache_release(w, &old[k]);
+	free(old);
+	iv->threads = fresh;
+	iv->nthreads = n;
+	iv->cap = cap;
+	return TT_OK;
+}
+
+/* Find the interpreters (rarely more than one). */
+static tt_status
+refresh_interps(struct stackwalk *w, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	uint64_t addrs[MAX_INTERPS];
+	uint32_t n = 0;
+	uint64_t addr;
+	w->c.single_reads++;
+	tt_status st = remote_read_u64(&w->t->mem, w->t->runtime_addr + l->rt_interpreters_head,
+				       &addr, err);
+	if (st != TT_OK)
+		return st;
+	if (addr == 0)
+		return tt_fail(err, TT_EBADMEM, 0, "the runtime has no interpreter (starting or exiting)");
+	while (addr != 0 && n < MAX_INTERPS) {
+		addrs[n++] = addr;
+		w->c.single_reads++;
+		if ((st = remote_read_u64(&w->t->mem, addr + l->is_next, &addr, err)) != TT_OK)
+			return st;
+	}
+	bool same = n == w->ninterps;
+	for (uint32_t i = 0; same && i < n; i++)
+		same = w->interps[i].addr == addrs[i];
+	if (same)
+		return TT_OK;
+	/* Keep state of interpreters that remain. */
+	struct interp next[MAX_INTERPS];
+	memset(next, 0, sizeof next);
+	for (uint32_t i = 0; i < n; i++) {
+		next[i].addr = addrs[i];
+		for (uint32_t k = 0; k < w->ninterps; k++) {
+			if (w->interps[k].addr == addrs[i]) {
+				next[i] = w->interps[k];
+				w->interps[k].addr = 0;
+			}
+		}
+	}
+	for (uint32_t k = 0; k < w->ninterps; k++) {
+		if (w->interps[k].addr != 0) {
+			for (uint32_t j = 0; j < w->interps[k].nthreads; j++)
+				tcache_release(w, &w->interps[k].threads[j]);
+			free(w->interps[k].threads);
+		}
+	}
+	memcpy(w->interps, next, sizeof next);
+	w->ninterps = n;
+	return TT_OK;
+}
+
+/* ---------------------------------------------------------------------
+ * Planning the batch
+ * ------------------------------------------------------------------- */
+
+static bool
+add_seg(struct stackwalk *w, uint64_t addr, void *buf, size_t len)
+{
+	if (w->nsegs >= REMOTE_MAX_SEGS)
+		return false;
+	w->segs[w->nsegs++] = (struct remote_seg){.addr = addr, .buf = buf, .len = len};
+	return true;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Plan reads of a thread's frames: the first `depth` cached frames (all of
+ * them when depth is 0) plus room above the top for new calls, merged into
+ * as few segments as the gaps allow. Segments are queued on w->spans; the
+ * caller turns them into iovecs after all tstates. */
+static void
+plan_spans(struct stackwalk *w, struct tcache *tc, uint32_t depth)
+{
+	const struct py_layout *l = w->l;
+	tc->span_lo = w->nspans;
+	tc->span_hi = w->nspans;
+	/* A full walk of a thread whose data stack we know: copy the used part
+	 * of its current chunk in one piece, like a snapshot, plus any cached
+	 * frames living elsewhere (generators, older chunks). */
+	if (depth == 0 && tc->chunk && tc->chunk_end > tc->chunk + 64 && tc->stack_top > tc->chunk &&
+	    tc->stack_top <= tc->chunk_end) {
+		uint64_t lo = tc->chunk + 3 * 8; /* _PyStackChunk.data */
+		uint64_t hi = tc->stack_top + SPAN_SLACK;
+		if (tc->have_chain && tc->nframes && tc->frames[0].addr + l->fr_read_size > hi)
+			hi = tc->frames[0].addr + l->fr_read_size + SPAN_SLACK;
+		hi = hi < tc->chunk_end ? hi : tc->chunk_end;
+		if (hi > lo && hi - lo <= MAX_SPAN) {
+			uint8_t *buf = arena_take(w, hi - lo);
+			if (buf && w->nspans < REMOTE_MAX_SEGS) {
+				w->spans[w->nspans++] = (struct span){.addr = lo, .len = (uint32_t)(hi - lo),
+								      .buf = buf};
+				for (uint32_t i = 0; i < tc->nframes && w->nspans < REMOTE_MAX_SEGS; i++) {
+					uint64_t a = tc->frames[i].addr;
+					if (a >= lo && a + l->fr_read_size <= hi)
+						continue;
+					if (i >= 64)
+						break;
+					uint8_t *fb = arena_take(w, l->fr_read_size);
+					if (!fb)
+						break;
+					w->spans[w->nspans++] = (struct span){.addr = a,
+									      .len = (uint32_t)l->fr_read_size,
+									      .buf = fb};
+				}
+				tc->span_hi = w->nspans;
+				return;
+			}
+		}
+	}
+	if (!tc->have_chain || tc->nframes == 0)
+		return;
+	uint32_t n = depth && depth < tc->nframes ? depth : tc->nframes;
+	uint64_t stackaddrs[64];
+	uint64_t *addrs = n <= 64 ? stackaddrs : malloc(n * sizeof *addrs);
+	if (!addrs)
+		return;
+	for (uint32_t i = 0; i < n; i++)
+		addrs[i] = tc->frames[i].addr;
+	qsort(addrs, n, sizeof *addrs, cmp_u64);
+	uint64_t top = tc->frames[0].addr;
+	for (uint32_t i = 0; i < n && w->nspans < REMOTE_MAX_SEGS;) {
+		uint64_t lo = addrs[i], hi = addrs[i] + l->fr_read_size;
+		bool in_chunk = tc->chunk && lo >= tc->chunk && lo < tc->chunk_end;
+		uint32_t j = i + 1;
+		while (j < n && addrs[j] <= hi + SPAN_GAP && addrs[j] + l->fr_read_size - lo <= MAX_SPAN &&
+		       (!in_chunk || addrs[j] + l->fr_read_size <= tc->chunk_end)) {
+			hi = addrs[j] + l->fr_read_size;
+			j++;
+		}
+		/* The segment holding the top frame also covers fresh calls above it. */
+		if (in_chunk && lo <= top && top < hi) {
+			uint64_t want = (tc->stack_top > hi ? tc->stack_top : hi) + SPAN_SLACK;
+			hi = want < tc->chunk_end ? want : tc->chunk_end;
+			if (hi - lo > MAX_SPAN)
+				hi = lo + MAX_SPAN;
+		}
+		uint8_t *buf = arena_take(w, hi - lo);
+		if (!buf)
+			break;
+		w->spans[w->nspans++] = (struct span){.addr = lo, .len = (uint32_t)(hi - lo), .buf = buf};
+		i = j;
+	}
+	tc->span_hi = w->nspans;
+	if (addrs != stackaddrs)
+		free(addrs);
+}
+
+/* ---------------------------------------------------------------------
+ * Walking one thread
+ * ------------------------------------------------------------------- */
+
+static const uint8_t *
+span_lookup(const struct stackwalk *w, const struct tcache *tc, uint64_t addr, size_t len)
+{
+	for (uint32_t i = tc->span_lo; i < tc->span_hi; i++) {
+		const struct span *s = &w->spans[i];
+		if (s->ok && addr >= s->addr && addr + len <= s->addr + s->len)
+			return s->buf + (addr - s->addr);
+	}
+	return NULL;
+}
+
+static tt_status
+chain_reserve(struct stackwalk *w, uint32_t n, struct tt_error *err)
+{
+	if (n <= w->chain_cap)
+		return TT_OK;
+	uint32_t cap = w->chain_cap ? w->chain_cap : 256;
+	while (cap < n)
+		cap *= 2;
+	struct cframe *c = realloc(w->chain, cap * sizeof *c);
+	if (!c)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
+	w->chain = c;
+	w->chain_cap = cap;
+	return TT_OK;
+}
+
+/* Where does frame address `addr` sit in the cached chain? Looks at the
+ * expected index first, then the top of the chain. */
+static int32_t
+cached_index(const struct tcache *tc, uint64_t addr, int32_t expect)
+{
+	if (expect >= 0 && (uint32_t)expect < tc->nframes && tc->frames[expect].addr == addr)
+		return expect;
+	uint32_t lim = tc->nframes < 64 ? tc->nframes : 64;
+	for (uint32_t i = 0; i < lim; i++)
+		if (tc->frames[i].addr == addr)
+			return (int32_t)i;
+	return -1;
+}
+
+static void
+count_walk(struct stackwalk *w, uint32_t reused, uint32_t total)
+{
+	if (reused == total && total > 0)
+		w->c.full_hits++;
+	else if (reused > 0)
+		w->c.partial_hits++;
+	else
+		w->c.misses++;
+	w->c.frames_reused += reused;
+	w->c.frames_read += total - reused;
+}
+
+/* The walk met the cached chain at index `align` after reading n new
+ * frames (w->chain[0..n-1], the last of which is cached frame `align`):
+ * keep the cached rest where it is and put the new prefix in front of it.
+ * Work is proportional to the prefix, not to the depth of the stack. */
+static tt_status
+splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align,
+	      uint32_t matched, struct tt_error *err)
+{
+	uint32_t rest = tc->nframes - align - 1;
+	uint32_t reused = matched + rest;
+	bool identical = n == align + 1 && matched == n;
+	if (!identical) {
+		if (n + rest > tc->cap) {
+			uint32_t cap = tc->cap ? tc->cap : 64;
+			while (cap < n + rest)
+				cap *= 2;
+			struct cframe *g = realloc(tc->frames, cap * sizeof *g);
+			if (!g)
+				return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
+			tc->frames = g;
+			tc->cap = cap;
+		}
+		if (n != align + 1)
+			memmove(&tc->frames[n], &tc->frames[align + 1], rest * sizeof *tc->frames);
+		uint32_t below = rest ? tc->frames[n].stack_id : 0;
+		for (int32_t i = (int32_t)n - 1; i >= 0; i--) {
+			struct cframe *cf = &w->chain[i];
+			if (cf->frame_id) {
+				cf->stack_id = intern_stack(&w->in, below, cf->frame_id);
+				if (cf->stack_id == 0)
+					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct stacks");
+			} else {
+				cf->stack_id = below;
+			}
+			below = cf->stack_id;
+		}
+		memcpy(tc->frames, w->chain, n * sizeof *tc->frames);
+		tc->nframes = n + rest;
+	}
+	count_walk(w, reused, tc->nframes);
+	tc->stack_id = tc->nframes ? tc->frames[0].stack_id : 0;
+	tc->code_epoch = w->codes.epoch;
+	return TT_OK;
+}
+
+static tt_status
+walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	const uint8_t *ts = tc->tsbuf;
+	uint64_t cur = u64at(ts, l->ts_current_frame);
+	uint64_t base = l->has_base_frame ? u64at(ts, l->ts_base_frame) : 0;
+	bool reuse_code = tc->have_chain && tc->code_epoch == w->codes.epoch && w->o.cache;
+	uint32_t n = 0, matched_total = 0, run = 0;
+	int32_t align = -1;
+	bool spliced = false, popped_top = false;
+	tt_status st;
+	uint8_t local[512];
+	for (unsigned walked = 0; cur != 0 && !(l->has_base_frame && cur == base); walked++) {
+		if (walked >= UNWIND_MAX_FRAMES * 2)
+			return tt_fail(err, TT_EBADMEM, 0, "frame chain too long (a cycle?)");
+		if (cur & 7)
+			return tt_fail(err, TT_EBADMEM, 0, "misaligned frame pointer");
+		if ((st = chain_reserve(w, n + 1, err)) != TT_OK)
+			return st;
+		const uint8_t *fb = span_lookup(w, tc, cur, l->fr_read_size);
+		if (!fb) {
+			if (l->fr_read_size > sizeof local)
+				return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
+			w->c.single_reads++;
+			if ((st = remote_read(&w->t->mem, cur, local, l->fr_read_size, err)) != TT_OK)
+				return st;
+			fb = local;
+		}
+		struct cframe *cf = &w->chain[n];
+		cf->addr = cur;
+		cf->previous = u64at(fb, l->fr_previous);
+		cf->executable = u64at(fb, l->fr_executable);
+		cf->instr_ptr = u64at(fb, l->fr_instr_ptr);
+		cf->owner = (int8_t)fb[l->fr_owner];
+		enum py_frame_kind kind = pylayout_frame_kind(l, cf->owner);
+		if (kind == PY_FRAME_INVALID)
+			return tt_fail(err, TT_EBADMEM, 0, "frame with invalid owner %d", cf->owner);
+		/* A running thread may pop its top frame between our read of
+		 * current_frame and our read of the frame (the interpreter clears
+		 * f_executable on pop): then it is back in a caller, which is
+		 * what we report. Cleared frames below a live one mean a torn read. */
+		if (n == 0 && kind == PY_FRAME_PYTHON && cf->owner == l->owner_thread &&
+		    (cf->executable & ~l->tag_mask) == 0) {
+			if (!popped_top)
+				w->c.popped_tops++;
+			popped_top = true;
+			cur = cf->previous;
+			continue;
+		}
+		bool match = false;
+		if (tc->have_chain && w->o.cache) {
+			align = cached_index(tc, cur, align >= 0 ? align + 1 : (int32_t)n);
+			if (align >= 0) {
+				const struct cframe *old = &tc->frames[align];
+				match = old->previous == cf->previous && old->executable == cf->executable &&
+					old->instr_ptr == cf->instr_ptr && old->owner == cf->owner;
+			}
+		}
+		run = match ? run + 1 : 0;
+		if (kind == PY_FRAME_SHIM) {
+			cf->code_id = 0;
+			cf->line = 0;
+			cf->frame_id = 0;
+		} else if (match && reuse_code) {
+			const struct cframe *old = &tc->frames[align];
+			cf->code_id = old->code_id;
+			cf->line = old->line;
+			cf->frame_id = old->frame_id;
+		} else {
+			uint64_t code = cf->executable & ~l->tag_mask;
+			if ((st = codecache_lookup(&w->codes, &w->t->mem, l, code, &cf->code_id, err)) != TT_OK)
+				return st;
+			cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
+			cf->frame_id = intern_frame(&w->in, cf->code_id, cf->line);
+			if (cf->frame_id == 0)
+				return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
+		}
+		if (match)
+			matched_total++;
+		n++;
+		cur = cf->previous;
+		/* An idle thread whose top frames are exactly as cached kept the
+		 * rest of its stack too (see the header for the reasoning). */
+		if (!full && match && run >= w->o.check_depth && reuse_code) {
+			spliced = true;
+			break;
+		}
+	}
+	if (spliced)
+		return splice_prefix(w, tc, n, (uint32_t)align, matched_total, err);
+	/* Stack IDs from the root up, reusing the cached ones while the chain
+	 * below is the same. */
+	int32_t j = (int32_t)tc->nframes - 1;
+	bool same = tc->have_chain && w->o.cache;
+	uint32_t below = 0;
+	for (int32_t i = (int32_t)n - 1; i >= 0; i--) {
+		struct cframe *cf = &w->chain[i];
+		if (same && j >= 0 && tc->frames[j].addr == cf->addr &&
+		    tc->frames[j].frame_id == cf->frame_id) {
+			cf->stack_id = tc->frames[j].stack_id;
+			j--;
+		} else {
+			same = false;
+			if (cf->frame_id) {
+				cf->stack_id = intern_stack(&w->in, below, cf->frame_id);
+				if (cf->stack_id == 0)
+					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct stacks");
+			} else {
+				cf->stack_id = below;
+			}
+		}
+		below = cf->stack_id;
+	}
+
+	count_walk(w, matched_total, n);
+
+	/* The new chain becomes the cache (swap buffers, no copy). */
+	struct cframe *tmp = tc->frames;
+	uint32_t tmpcap = tc->cap;
+	tc->frames = w->chain;
+	tc->cap = w->chain_cap;
+	w->chain = tmp;
+	w->chain_cap = tmpcap;
+	tc->nframes = n;
+	tc->have_chain = true;
+	tc->stack_id = n ? tc->frames[0].stack_id : 0;
+	tc->code_epoch = w->codes.epoch;
+	return TT_OK;
+}
+
+static void note_stack(struct stackwalk *w, struct tcache *tc);
+
+/* What the thread state read says beyond the frames. */
+static void
+read_thread_state(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	const struct py_layout *l = w->l;
+	const uint8_t *ts = tc->tsbuf;
+	tc->sticky &= ~(uint32_t)(TT_THREAD_GIL_WAIT | TT_THREAD_EXCEPTION);
+	if (l->has_tstate_gil && i32at(ts, l->ts_gil_requested) && !i32at(ts, l->ts_holds_gil))
+		tc->sticky |= TT_THREAD_GIL_WAIT;
+	if (l->has_exception_state && u64at(ts, l->ts_current_exception))
+		tc->sticky |= TT_THREAD_EXCEPTION;
+	note_stack(w, tc);
+	(void)now;
+}
+
+/* Where the thread's data stack is, from its thread state. */
+static void
+note_stack(struct stackwalk *w, struct tcache *tc)
+{
+	const struct py_layout *l = w->l;
+	const uint8_t *ts = tc->tsbuf;
+	uint64_t chunk = u64at(ts, l->ts_datastack_chunk);
+	tc->stack_top = u64at(ts, l->ts_datastack_top);
+	if (chunk != tc->chunk) {
+		/* A new data stack chunk: learn its size once. */
+		tc->chunk = chunk;
+		tc->chunk_end = 0;
+		uint64_t size;
+		w->c.single_reads++;
+		if (chunk && remote_read_u64(&w->t->mem, chunk + PY_STACKCHUNK_SIZE, &size, NULL) == TT_OK &&
+		    size >= 64 && size <= (1u << 30))
+			tc->chunk_end = chunk + size;
+	}
+}
+
+/* ---------------------------------------------------------------------
+ * The sample
+ * ------------------------------------------------------------------- */
+
+static bool
+needs_full(const struct stackwalk *w, const struct interp *iv, const struct tcache *tc, uint64_t now)
+{
+	return !w->o.cache || !tc->have_chain || (iv->locked && iv->holder == tc->tstate) ||
+	       now - tc->validated_ns >= w->o.revalidate_ns || tc->code_epoch != w->codes.epoch;
+}
+
+static tt_status
+emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_last,
+     struct tt_error *err)
+{
+	if (w->nout == w->out_cap) {
+		uint32_t cap = w->out_cap ? w->out_cap * 2 : 64;
+		struct walk_thread *o = realloc(w->out, cap * sizeof *o);
+		if (!o)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+		w->out = o;
+		w->out_cap = cap;
+	}
+	uint32_t state = tc->sticky;
+	if (iv->locked && iv->holder == tc->tstate) {
+		state |= TT_THREAD_GIL;
+		state &= ~(uint32_t)TT_THREAD_GIL_WAIT;
+		if (iv->gc)
+			state |= TT_THREAD_GC;
+	}
+	if (w->l->has_threads_main ? tc->tstate == iv->main : is_last)
+		state |= TT_THREAD_MAIN;
+	w->out[w->nout++] = (struct walk_thread){.slot = tc->slot, .stack_id = tc->stack_id,
+						  .state = state};
+	return TT_OK;
+}
+
+static tt_status sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err);
+
+tt_status
+stackwalk_sample(struct stackwalk *w, uint64_t now, const struct walk_thread **threads,
+		 uint32_t *nthreads, struct tt_error *err)
+{
+	tt_status st = sample_once(w, now, err);
+	if (st != TT_OK) {
+		/* Whatever this sample half-learned is not to be trusted: the
+		 * next one re-reads every thread and its whole stack. */
+		for (uint32_t i = 0; i < w->ninterps; i++) {
+			w->interps[i].have = false;
+			for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+				w->interps[i].threads[k].validated_ns = 0;
+		}
+		w->first = true;
+		*nthreads = 0;
+		return st;
+	}
+	*threads = w->out;
+	*nthreads = w->nout;
+	return TT_OK;
+}
+
+static tt_status
+sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	tt_status st;
+	w->nout = 0;
+	w->nsegs = 0;
+	w->nspans = 0;
+	w->arena_used = 0;
+	w->c.samples++;
+
+	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
+		if ((st = refresh_interps(w, err)) != TT_OK)
+			return st;
+		w->interps_checked_ns = now;
+	}
+	if (!l->has_code_generation && now - w->code_checked_ns >= CODE_RECHECK_NS) {
+		codecache_invalidate(&w->codes);
+		w->code_checked_ns = now;
+	}
+
+	/* Round 1: every interpreter's hot block, and the threads we predict
+	 * may have run, with their top frames at last sample's addresses. */
+	bool prefetch_all = !w->o.cache || w->switch_rate > 0.25;
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		struct interp *iv = &w->interps[i];
+		uint8_t *block = arena_take(w, l->is_block_size);
+		if (!block || !add_seg(w, iv->addr + l->is_block_start, block, l->is_block_size))
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+		iv->block = block;
+	}
+	uint32_t first_thread_seg = w->nsegs;
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		struct interp *iv = &w->interps[i];
+		for (uint32_t k = 0; k < iv->nthreads; k++) {
+			struct tcache *tc = &iv->threads[k];
+			tc->tsbuf = NULL;
+			tc->ts_seg = UINT32_MAX;
+			tc->span_lo = tc->span_hi = 0;
+			bool predicted = prefetch_all || !iv->have || tc->tstate == iv->holder ||
+					 !tc->have_chain || now - tc->validated_ns >= w->o.revalidate_ns;
+			if (!predicted)
+				continue;
+			uint8_t *buf = arena_take(w, l->ts_read_size);
+			if (!buf || !add_seg(w, tc->tstate, buf, l->ts_read_size))
+				break;
+			tc->tsbuf = buf;
+			tc->ts_seg = w->nsegs - 1;
+			bool due = now - tc->validated_ns >= w->o.revalidate_ns;
+			tc->planned_full = tc->was_running || due || !tc->have_chain;
+			plan_spans(w, tc, tc->planned_full ? 0 : w->o.check_depth + 1);
+		}
+	}
+	uint32_t first_span_seg = w->nsegs;
+	for (uint32_t s = 0; s < w->nspans; s++)
+		if (!add_seg(w, w->spans[s].addr, w->spans[s].buf, w->spans[s].len))
+			break;
+	size_t done;
+	w->c.batch_attempts++;
+	if ((st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err)) != TT_OK)
+		return st;
+	if (done == w->nsegs)
+		w->c.batch_successes++;
+	for (uint32_t s = 0; s < w->nspans; s++)
+		w->spans[s].ok = first_span_seg + s < done;
+	if (done < first_thread_seg) {
+		/* An interpreter block is unreadable: the interpreter went away. */
+		w->interps_checked_ns = 0;
+		w->first = true;
+		return tt_fail(err, TT_EFAULT, EFAULT, "interpreter state unreadable");
+	}
+	/* Thread states that did not arrive are read again below. */
+	for (uint32_t i = 0; i < w->ninterps; i++)
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+			if (w->interps[i].threads[k].ts_seg >= done)
+				w->interps[i].threads[k].tsbuf = NULL;
+
+	bool any_switch = false;
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		struct interp *iv = &w->interps[i];
+		struct interp before = *iv;
+		parse_block(l, iv, iv->block);
+		bool list_changed = !before.have || before.head != iv->head ||
+				    before.unique_id != iv->unique_id || before.count != iv->count ||
+				    !w->o.cache;
+		bool switched = !before.have || before.switch_no != iv->switch_no ||
+				before.holder != iv->holder;
+		any_switch |= switched && before.have;
+		if (l->has_code_generation && before.have && before.code_gen != iv->code_gen)
+			codecache_invalidate(&w->codes);
+		if (list_changed && (st = rebuild_threads(w, iv, now, err)) != TT_OK)
+			return st;
+
+		/* Round 2 (rare): threads that must be read but were not predicted,
+		 * and frames of threads whose state arrived without them (after a
+		 * list rebuild). */
+		w->nsegs = 0;
+		uint32_t span_mark = w->nspans;
+		for (uint32_t k = 0; k < iv->nthreads; k++) {
+			struct tcache *tc = &iv->threads[k];
+			bool must = switched || list_changed || tc->tstate == iv->holder ||
+				    tc->tstate == before.holder || needs_full(w, iv, tc, now);
+			if (!must)
+				continue;
+			bool full = needs_full(w, iv, tc, now);
+			bool planned_full = tc->span_hi > tc->span_lo && tc->planned_full;
+			if (tc->tsbuf && (planned_full || (!full && tc->span_hi > tc->span_lo))) {
+				tc->ts_seg = UINT32_MAX; /* what we have will do */
+				continue;
+			}
+			/* Read the thread state again together with its frames, so
+			 * the two describe the same moment as nearly as possible. */
+			if (tc->tsbuf)
+				note_stack(w, tc);
+			uint8_t *buf = arena_take(w, l->ts_read_size);
+			if (!buf || !add_seg(w, tc->tstate, buf, l->ts_read_size))
+				return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+			tc->tsbuf = buf;
+			tc->ts_seg = w->nsegs - 1;
+			tc->planned_full = full;
+			plan_spans(w, tc, full ? 0 : w->o.check_depth + 1);
+		}
+		if (w->nsegs > 0 || w->nspans > span_mark) {
+			uint32_t nts = w->nsegs;
+			for (uint32_t s = span_mark; s < w->nspans; s++)
+				if (!add_seg(w, w->spans[s].addr, w->spans[s].buf, w->spans[s].len))
+					break;
+			w->c.batch_attempts++;
+			if ((st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err)) != TT_OK)
+				return st;
+			if (done == w->nsegs)
+				w->c.batch_successes++;
+			for (uint32_t s = span_mark; s < w->nspans; s++)
+				w->spans[s].ok = nts + (s - span_mark) < done;
+			for (uint32_t k = 0; k < iv->nthreads; k++)
+				if (iv->threads[k].ts_seg != UINT32_MAX && iv->threads[k].ts_seg >= done)
+					iv->threads[k].tsbuf = NULL;
+		}
+
+		for (uint32_t k = 0; k < iv->nthreads; k++) {
+			struct tcache *tc = &iv->threads[k];
+			bool must = switched || list_changed || tc->tstate == iv->holder ||
+				    tc->tstate == before.holder || needs_full(w, iv, tc, now);
+			if (must) {
+				if (!tc->tsbuf) {
+					uint8_t *buf = arena_take(w, l->ts_read_size);
+					if (!buf)
+						return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+					w->c.single_reads++;
+					if ((st = remote_read(&w->t->mem, tc->tstate, buf, l->ts_read_size, err)) != TT_OK)
+						return st;
+					tc->tsbuf = buf;
+				}
+				if (u64at(tc->tsbuf, l->ts_interp) != iv->addr)
+					return tt_fail(err, TT_EBADMEM, 0, "thread state changed while read");
+				read_thread_state(w, tc, now);
+				bool full = needs_full(w, iv, tc, now);
+				if ((st = walk_thread(w, tc, full, err)) != TT_OK) {
+					tc->have_chain = false;
+					return st;
+				}
+				if (full)
+					tc->validated_ns = now;
+				tc->was_running = iv->locked && iv->holder == tc->tstate;
+			} else {
+				w->c.full_hits++;
+				w->c.frames_reused += tc->nframes;
+			}
+			refresh_cpu(w, tc, now);
+			if ((st = emit(w, iv, tc, k + 1 == iv->nthreads, err)) != TT_OK)
+				return st;
+		}
+	}
+	w->switch_rate = w->switch_rate * 0.95 + (any_switch ? 0.05 : 0.0);
+	w->first = false;
+	return TT_OK;
+}

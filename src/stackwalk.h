@@ -1,0 +1,86 @@
+/* Sampling every thread's stack fast: batched reads of predicted addresses,
+ * per-thread frame caches and interning, producing per thread a small
+ * record (thread slot, state bits, stack ID).
+ *
+ * What makes it cheap, and still exact:
+ *  - One vectored process_vm_readv per sample fetches the interpreter's hot
+ *    fields (one block), and the thread state and top frames of the threads
+ *    that may have run, at the addresses seen last time; validated after.
+ *  - A thread that did not hold the GIL since the last sample cannot have
+ *    changed its Python stack. The GIL's switch_number moves whenever another
+ *    thread takes it, so while it stands still only the last holder needs
+ *    reading; every other thread reuses its cached stack with no read.
+ *  - The thread running Python (GIL held) is re-read whole, spans of
+ *    contiguous frames merged into single segments; an idle last holder is
+ *    re-read down to a few frames that must match the cache exactly, with a
+ *    full re-walk at least every revalidate_ns.
+ * Nothing is ever written to the target. */
+#ifndef TT_STACKWALK_H
+#define TT_STACKWALK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "appendlog.h"
+#include "codecache.h"
+#include "error.h"
+#include "intern.h"
+#include "target.h"
+
+/* A thread as the consumers see it; slots live in an appendlog and are
+ * never reused, so a slot number names one OS thread for the session. */
+struct thread_slot {
+	uint64_t native_tid;
+	int64_t interp_id;
+	_Atomic(char *) name;     /* kernel thread name, refreshed while young */
+};
+
+/* One thread's part of a sample. */
+struct walk_thread {
+	uint32_t slot;
+	uint32_t stack_id;
+	uint32_t state;           /* TT_THREAD_* */
+};
+
+struct walk_counters {
+	uint64_t samples;
+	uint64_t full_hits;       /* thread stacks reused whole (frozen or verified) */
+	uint64_t partial_hits;    /* part of the cached chain reused */
+	uint64_t misses;          /* walked with nothing reused */
+	uint64_t frames_reused, frames_read;
+	uint64_t batch_attempts, batch_successes;
+	uint64_t single_reads;    /* reads outside the batch (unpredicted frames, list changes) */
+	uint64_t proc_reads;      /* /proc reads for on-CPU state and names */
+	uint64_t list_rebuilds;
+	uint64_t popped_tops;     /* top frame popped between reading it and its thread */
+};
+
+struct stackwalk_options {
+	bool cache;               /* false: re-read everything every sample */
+	uint64_t cpu_period_ns;   /* refresh each thread's on-CPU state this often (0: never) */
+	uint64_t revalidate_ns;   /* fully re-walk idle threads at least this often */
+	unsigned check_depth;     /* frames an idle thread must match before its cached rest is trusted */
+};
+
+struct stackwalk;
+
+void stackwalk_default_options(struct stackwalk_options *o);
+
+tt_status stackwalk_new(struct target *t, const struct stackwalk_options *o,
+			struct stackwalk **out, struct tt_error *err);
+void stackwalk_free(struct stackwalk *w);
+
+/* Sample every thread; *threads stays valid until the next call. */
+tt_status stackwalk_sample(struct stackwalk *w, uint64_t now_ns, const struct walk_thread **threads,
+			   uint32_t *nthreads, struct tt_error *err);
+
+/* Shared, read-safe views for consumers on other threads. */
+const struct intern *stackwalk_intern(const struct stackwalk *w);
+const struct code_cache *stackwalk_codes(const struct stackwalk *w);
+const struct appendlog *stackwalk_slots(const struct stackwalk *w);
+
+/* Counters (sampler thread only; copy them out under your own sync). */
+const struct walk_counters *stackwalk_counters(const struct stackwalk *w);
+
+#endif
