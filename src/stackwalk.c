@@ -124,6 +124,7 @@ stackwalk_default_options(struct stackwalk_options *o)
 	o->cpu_period_ns = 5000000ull;
 	o->revalidate_ns = 20000000ull;
 	o->check_depth = 4;
+	o->full_read_max = 16384;
 }
 
 static void *
@@ -488,19 +489,34 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Plan reads of a thread's frames: the first `depth` cached frames (all of
- * them when depth is 0) plus room above the top for new calls, merged into
- * as few segments as the gaps allow. Segments are queued on w->spans; the
- * caller turns them into iovecs after all tstates. */
+/* Queue one span [lo, hi) for reading in this sample. */
+static bool
+add_span(struct stackwalk *w, uint64_t lo, uint64_t hi)
+{
+	if (w->nspans >= REMOTE_MAX_SEGS || hi <= lo)
+		return false;
+	uint8_t *buf = arena_take(w, hi - lo);
+	if (!buf)
+		return false;
+	w->spans[w->nspans++] = (struct span){.addr = lo, .len = (uint32_t)(hi - lo), .buf = buf};
+	return true;
+}
+
+/* Plan reads of a thread's frames, queued on w->spans (the caller turns
+ * them into iovecs after the thread states):
+ *  - depth 0 (a full walk): the used part of the current data-stack chunk
+ *    in one piece, like a snapshot, plus every cached frame elsewhere
+ *    (older chunks, generators);
+ *  - otherwise the first `depth` cached frames and room above the top for
+ *    fresh calls.
+ * Frames closer than SPAN_GAP are merged into one segment. */
 static void
 plan_spans(struct stackwalk *w, struct tcache *tc, uint32_t depth)
 {
 	const struct py_layout *l = w->l;
 	tc->span_lo = w->nspans;
 	tc->span_hi = w->nspans;
-	/* A full walk of a thread whose data stack we know: copy the used part
-	 * of its current chunk in one piece, like a snapshot, plus any cached
-	 * frames living elsewhere (generators, older chunks). */
+	uint64_t snap_lo = 0, snap_hi = 0;
 	if (depth == 0 && tc->chunk && tc->chunk_end > tc->chunk + 64 && tc->stack_top > tc->chunk &&
 	    tc->stack_top <= tc->chunk_end) {
 		uint64_t lo = tc->chunk + 3 * 8; /* _PyStackChunk.data */
@@ -508,65 +524,50 @@ plan_spans(struct stackwalk *w, struct tcache *tc, uint32_t depth)
 		if (tc->have_chain && tc->nframes && tc->frames[0].addr + l->fr_read_size > hi)
 			hi = tc->frames[0].addr + l->fr_read_size + SPAN_SLACK;
 		hi = hi < tc->chunk_end ? hi : tc->chunk_end;
-		if (hi > lo && hi - lo <= MAX_SPAN) {
-			uint8_t *buf = arena_take(w, hi - lo);
-			if (buf && w->nspans < REMOTE_MAX_SEGS) {
-				w->spans[w->nspans++] = (struct span){.addr = lo, .len = (uint32_t)(hi - lo),
-								      .buf = buf};
-				for (uint32_t i = 0; i < tc->nframes && w->nspans < REMOTE_MAX_SEGS; i++) {
-					uint64_t a = tc->frames[i].addr;
-					if (a >= lo && a + l->fr_read_size <= hi)
-						continue;
-					if (i >= 64)
-						break;
-					uint8_t *fb = arena_take(w, l->fr_read_size);
-					if (!fb)
-						break;
-					w->spans[w->nspans++] = (struct span){.addr = a,
-									      .len = (uint32_t)l->fr_read_size,
-									      .buf = fb};
-				}
-				tc->span_hi = w->nspans;
-				return;
-			}
+		if (hi > lo && hi - lo <= MAX_SPAN && add_span(w, lo, hi)) {
+			snap_lo = lo;
+			snap_hi = hi;
 		}
 	}
-	if (!tc->have_chain || tc->nframes == 0)
-		return;
-	uint32_t n = depth && depth < tc->nframes ? depth : tc->nframes;
-	uint64_t stackaddrs[64];
-	uint64_t *addrs = n <= 64 ? stackaddrs : malloc(n * sizeof *addrs);
-	if (!addrs)
-		return;
-	for (uint32_t i = 0; i < n; i++)
-		addrs[i] = tc->frames[i].addr;
-	qsort(addrs, n, sizeof *addrs, cmp_u64);
-	uint64_t top = tc->frames[0].addr;
-	for (uint32_t i = 0; i < n && w->nspans < REMOTE_MAX_SEGS;) {
-		uint64_t lo = addrs[i], hi = addrs[i] + l->fr_read_size;
-		bool in_chunk = tc->chunk && lo >= tc->chunk && lo < tc->chunk_end;
-		uint32_t j = i + 1;
-		while (j < n && addrs[j] <= hi + SPAN_GAP && addrs[j] + l->fr_read_size - lo <= MAX_SPAN &&
-		       (!in_chunk || addrs[j] + l->fr_read_size <= tc->chunk_end)) {
-			hi = addrs[j] + l->fr_read_size;
-			j++;
+	if (tc->have_chain && tc->nframes) {
+		uint32_t n = depth && depth < tc->nframes ? depth : tc->nframes;
+		uint64_t stackaddrs[64];
+		uint64_t *addrs = n <= 64 ? stackaddrs : malloc(n * sizeof *addrs);
+		if (addrs) {
+			uint32_t m = 0;
+			for (uint32_t i = 0; i < n; i++) {
+				uint64_t a = tc->frames[i].addr;
+				if (!(a >= snap_lo && a + l->fr_read_size <= snap_hi))
+					addrs[m++] = a;
+			}
+			qsort(addrs, m, sizeof *addrs, cmp_u64);
+			uint64_t top = tc->frames[0].addr;
+			for (uint32_t i = 0; i < m;) {
+				uint64_t lo = addrs[i], hi = addrs[i] + l->fr_read_size;
+				bool in_chunk = tc->chunk && lo >= tc->chunk && lo < tc->chunk_end;
+				uint32_t j = i + 1;
+				while (j < m && addrs[j] <= hi + SPAN_GAP &&
+				       addrs[j] + l->fr_read_size - lo <= MAX_SPAN &&
+				       (!in_chunk || addrs[j] + l->fr_read_size <= tc->chunk_end)) {
+					hi = addrs[j] + l->fr_read_size;
+					j++;
+				}
+				/* The segment holding the top frame also covers fresh calls. */
+				if (in_chunk && lo <= top && top < hi) {
+					uint64_t want = (tc->stack_top > hi ? tc->stack_top : hi) + SPAN_SLACK;
+					hi = want < tc->chunk_end ? want : tc->chunk_end;
+					if (hi - lo > MAX_SPAN)
+						hi = lo + MAX_SPAN;
+				}
+				if (!add_span(w, lo, hi))
+					break;
+				i = j;
+			}
+			if (addrs != stackaddrs)
+				free(addrs);
 		}
-		/* The segment holding the top frame also covers fresh calls above it. */
-		if (in_chunk && lo <= top && top < hi) {
-			uint64_t want = (tc->stack_top > hi ? tc->stack_top : hi) + SPAN_SLACK;
-			hi = want < tc->chunk_end ? want : tc->chunk_end;
-			if (hi - lo > MAX_SPAN)
-				hi = lo + MAX_SPAN;
-		}
-		uint8_t *buf = arena_take(w, hi - lo);
-		if (!buf)
-			break;
-		w->spans[w->nspans++] = (struct span){.addr = lo, .len = (uint32_t)(hi - lo), .buf = buf};
-		i = j;
 	}
 	tc->span_hi = w->nspans;
-	if (addrs != stackaddrs)
-		free(addrs);
 }
 
 /* ---------------------------------------------------------------------
@@ -844,11 +845,36 @@ note_stack(struct stackwalk *w, struct tcache *tc)
  * The sample
  * ------------------------------------------------------------------- */
 
+/* Is the used part of the thread's data stack small enough to copy whole
+ * every time? Then its walk is exact, with no trust in the cache. */
+static bool
+stack_is_small(const struct stackwalk *w, const struct tcache *tc)
+{
+	if (!tc->chunk || tc->stack_top <= tc->chunk ||
+	    tc->stack_top - tc->chunk > w->o.full_read_max || !tc->have_chain)
+		return false;
+	/* ...and the whole stack is in that chunk, bar a few generator frames. */
+	unsigned outside = 0;
+	for (uint32_t i = 0; i < tc->nframes && outside <= 8; i++)
+		if (tc->frames[i].addr < tc->chunk || tc->frames[i].addr >= tc->stack_top)
+			outside++;
+	return outside <= 8;
+}
+
+/* Could the thread's stack have changed since we last read it? */
+static bool
+must_read(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
+{
+	return !w->o.cache || !tc->have_chain || now - tc->validated_ns >= w->o.revalidate_ns ||
+	       tc->code_epoch != w->codes.epoch;
+}
+
+/* Must it be read whole, rather than checked at the top against the cache? */
 static bool
 needs_full(const struct stackwalk *w, const struct interp *iv, const struct tcache *tc, uint64_t now)
 {
-	return !w->o.cache || !tc->have_chain || (iv->locked && iv->holder == tc->tstate) ||
-	       now - tc->validated_ns >= w->o.revalidate_ns || tc->code_epoch != w->codes.epoch;
+	return must_read(w, tc, now) || (iv->locked && iv->holder == tc->tstate) ||
+	       stack_is_small(w, tc);
 }
 
 static tt_status
@@ -950,7 +976,8 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
 			bool due = now - tc->validated_ns >= w->o.revalidate_ns;
-			tc->planned_full = tc->was_running || due || !tc->have_chain;
+			tc->planned_full = tc->was_running || due || !tc->have_chain ||
+					   stack_is_small(w, tc);
 			plan_spans(w, tc, tc->planned_full ? 0 : w->o.check_depth + 1);
 		}
 	}
@@ -1002,7 +1029,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		for (uint32_t k = 0; k < iv->nthreads; k++) {
 			struct tcache *tc = &iv->threads[k];
 			bool must = switched || list_changed || tc->tstate == iv->holder ||
-				    tc->tstate == before.holder || needs_full(w, iv, tc, now);
+				    tc->tstate == before.holder || must_read(w, tc, now);
 			if (!must)
 				continue;
 			bool full = needs_full(w, iv, tc, now);
@@ -1043,7 +1070,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		for (uint32_t k = 0; k < iv->nthreads; k++) {
 			struct tcache *tc = &iv->threads[k];
 			bool must = switched || list_changed || tc->tstate == iv->holder ||
-				    tc->tstate == before.holder || needs_full(w, iv, tc, now);
+				    tc->tstate == before.holder || must_read(w, tc, now);
 			if (must) {
 				if (!tc->tsbuf) {
 					uint8_t *buf = arena_take(w, l->ts_read_size);

@@ -10,10 +10,12 @@
  *    changed its Python stack. The GIL's switch_number moves whenever another
  *    thread takes it, so while it stands still only the last holder needs
  *    reading; every other thread reuses its cached stack with no read.
- *  - The thread running Python (GIL held) is re-read whole, spans of
- *    contiguous frames merged into single segments; an idle last holder is
- *    re-read down to a few frames that must match the cache exactly, with a
- *    full re-walk at least every revalidate_ns.
+ *  - The thread running Python (GIL held), and the last holder when its
+ *    stack is small (full_read_max), are re-read whole: the used part of
+ *    the data-stack chunk is copied in one segment, with a fresh read of the
+ *    thread state. Only an idle last holder with a deeper stack is trusted
+ *    below check_depth frames that must match the cache exactly; it is
+ *    fully re-walked at least every revalidate_ns.
  * Nothing is ever written to the target. */
 #ifndef TT_STACKWALK_H
 #define TT_STACKWALK_H
@@ -61,6 +63,7 @@ struct stackwalk_options {
 	uint64_t cpu_period_ns;   /* refresh each thread's on-CPU state this often (0: never) */
 	uint64_t revalidate_ns;   /* fully re-walk idle threads at least this often */
 	unsigned check_depth;     /* frames an idle thread must match before its cached rest is trusted */
+	uint64_t full_read_max;   /* data stacks up to this many bytes are always copied whole */
 };
 
 struct stackwalk;
