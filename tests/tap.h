@@ -21,7 +21,7 @@ tap_ok(int cond, const char *fmt, ...)
 	fflush(stdout);
 }
 
-static void __attribute__((format(printf, 1, 2)))
+static void __attribute__((format(printf, 1, 2), unused))
 tap_diag(const char *fmt, ...)
 {
 	va_list ap;

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Sampler tests for tachyon-top against real interpreters (TAP).
+
+Runs `tachyon-top bench` and `tachyon-top record` against real target
+processes under every provisioned interpreter, reusing the target rig of
+functional.py (same environment variables: TT_ROOT, TT_BIN, TT_BUILDDIR,
+TT_INTERPS, TT_SEED, TT_KEEP). Checks:
+
+  - cached stacks equal an independent plain walk, sample after sample, on
+    a stack built to fool a cache (bench --verify);
+  - a 75% / 25% CPU split by design shows in record's output within 4 points;
+  - threads created and destroyed fast while bench runs: no crash, < 2% errors;
+  - the target exiting during record: record stops promptly, writes the file;
+  - record's collapsed and speedscope outputs are well-formed;
+  - a parked deep stack costs at most 1.2 remote reads per sample.
+"""
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as rig  # noqa: E402
+from functional import Fail, expect, show  # noqa: E402
+
+RUN_TIMEOUT = 60
+
+
+def run_tt(*args, timeout=RUN_TIMEOUT):
+    """Run tachyon-top; a crash, sanitizer report or hang fails the test."""
+    argv = [rig.BIN] + [str(a) for a in args]
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Fail("tachyon-top %s hung" % " ".join(argv[1:]))
+    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    crash = run.crash()
+    if crash:
+        raise Fail("%s crashed: %s" % (run.cmd, crash), *run.details())
+    return run
+
+
+def bench_json(pid, *extra):
+    run = run_tt("bench", "-p", pid, "--json", *extra)
+    run.expect_success()
+    try:
+        doc = json.loads(run.out)
+    except ValueError as error:
+        raise Fail("bench --json output is not JSON: %s" % error, *run.details())
+    for key in ("samples", "errors", "seconds", "samples_per_sec", "reads_per_sample",
+                "bytes_per_sample", "frame_cache", "code_cache", "batched_reads", "ring"):
+        expect(key in doc, "bench --json lacks %r" % key, *run.details())
+    return doc, run
+
+
+def out_file(ctx, name):
+    """A host path in the target's scratch directory."""
+    return rig.in_root(os.path.join(ctx.target.dir if ctx.target else ctx.suite.root_scratch,
+                                    name))
+
+
+def collapsed_lines(path):
+    """(frames root-first, count) per line of a folded-stacks file."""
+    with open(path, "rb") as f:
+        data = f.read()
+    rig.expect_no_control_bytes(data, path)
+    lines = []
+    for raw in data.decode("utf-8").splitlines():
+        m = re.fullmatch(r"(.+) (\d+)", raw)
+        expect(m, "malformed collapsed line: " + show(raw))
+        frames = m.group(1).split(";")
+        for i, frame in enumerate(frames):
+            if i == 0 and re.fullmatch(r"thread \d+ .*", frame):
+                continue  # record --threads
+            expect(re.fullmatch(r".+ \(.+:-?\d+\)|<no Python frames>", frame),
+                   "malformed frame %s in line %s" % (show(frame), show(raw)))
+        lines.append((frames, int(m.group(2))))
+    return lines
+
+
+# ----------------------------------------------------------------------
+# Scenarios
+# ----------------------------------------------------------------------
+
+def test_cache_matches_plain_walk(ctx):
+    doc, run = bench_json(ctx.target.pid, "-d", "2", "-r", "2k", "--verify")
+    checked, differ = doc["verify"]["checked"], doc["verify"]["mismatched"]
+    expect(checked >= 1000, "only %d thread samples were verified" % checked, *run.details())
+    # The target hops every 20 ms; only a hop landing between the cached
+    # sample and the check (a few µs apart) may differ. A cache fooled by
+    # the hopping would differ in about half of all samples.
+    expect(differ <= checked * 0.01,
+           "%d of %d cached thread samples differ from a plain walk" % (differ, checked),
+           *run.details())
+    expect(doc["errors"] <= doc["samples"] * 0.02, "error rate %d/%d"
+           % (doc["errors"], doc["samples"]), *run.details())
+
+
+def test_cache_tracks_hops(ctx):
+    """Both call sites of q5() in hop() show up in a recorded profile."""
+    path = out_file(ctx, "hops.txt")
+    run = run_tt("record", "-p", ctx.target.pid, "-d", "2", "-r", "1000", "-o", path)
+    run.expect_success()
+    lines = collapsed_lines(path)
+    hop_lines = {}
+    for frames, count in lines:
+        for frame in frames:
+            m = re.fullmatch(r"hop \(.*hopper\.py:(\d+)\)", frame)
+            if m:
+                hop_lines[int(m.group(1))] = hop_lines.get(int(m.group(1)), 0) + count
+    total = sum(hop_lines.values())
+    expect(len(hop_lines) == 3, "expected hop() on 3 lines, saw %s" % hop_lines)
+    for line, count in hop_lines.items():
+        # 40% / 40% / 20% by design (two 5-deep naps and one direct nap)
+        expect(count >= total * 0.12, "hop() line %d has only %d of %d samples: %s"
+               % (line, count, total, hop_lines))
+
+
+def test_cpu_split(ctx):
+    path = out_file(ctx, "split.txt")
+    run = run_tt("record", "-p", ctx.target.pid, "-d", "3", "-r", "2000", "-o", path)
+    run.expect_success()
+    counts = {"spend_75": 0, "spend_25": 0}
+    for frames, count in collapsed_lines(path):
+        for name in counts:
+            if any(f.startswith(name + " (") for f in frames):
+                counts[name] += count
+    total = sum(counts.values())
+    expect(total >= 2000, "only %d samples in spend_75/spend_25" % total, *run.details())
+    share = 100.0 * counts["spend_75"] / total
+    expect(abs(share - 75.0) <= 4.0, "spend_75 has %.1f%% of samples, expected 75 +- 4 (%s)"
+           % (share, counts))
+
+
+def test_churn_under_bench(ctx):
+    doc, run = bench_json(ctx.target.pid, "-d", "2")
+    expect(doc["samples"] > 1000, "only %d samples" % doc["samples"], *run.details())
+    rate = doc["errors"] / doc["samples"]
+    expect(rate < 0.02, "error rate %.2f%% with threads churning" % (100 * rate),
+           *run.details())
+
+
+def test_record_formats(ctx):
+    folded = out_file(ctx, "hop.collapsed")
+    run = run_tt("record", "-p", ctx.target.pid, "-d", "1", "-r", "500", "-o", folded,
+                 "--format", "collapsed", "--threads")
+    run.expect_success()
+    lines = collapsed_lines(folded)
+    expect(lines, "empty collapsed profile")
+    expect(all(frames[0].startswith("thread ") for frames, _ in lines),
+           "--threads lines do not start with the thread")
+    scope = out_file(ctx, "hop.json")
+    run = run_tt("record", "-p", ctx.target.pid, "-d", "1", "-r", "500", "-o", scope)
+    run.expect_success()
+    with open(scope, encoding="utf-8") as f:
+        doc = json.load(f)
+    frames = doc["shared"]["frames"]
+    expect(doc["profiles"], "speedscope file has no profiles")
+    names = {fr["name"] for fr in frames}
+    expect({"hop", "leaf", "q5", "second"} <= names, "frames missing: %s" % sorted(names))
+    for profile in doc["profiles"]:
+        expect(profile["type"] == "sampled", "profile type %s" % profile["type"])
+        expect(len(profile["samples"]) == len(profile["weights"]),
+               "samples and weights differ in length")
+        for stack in profile["samples"]:
+            expect(all(0 <= i < len(frames) for i in stack),
+                   "frame index out of range in %s" % stack)
+
+
+def test_deep_parked_reads(ctx):
+    doc, run = bench_json(ctx.target.pid, "-d", "1")
+    expect(doc["errors"] == 0, "%d errors on a parked target" % doc["errors"], *run.details())
+    expect(doc["reads_per_sample"] <= 1.2, "%.3f remote reads per sample on a parked "
+           "1000-frame stack" % doc["reads_per_sample"], *run.details())
+
+
+def test_exit_during_record(ctx):
+    """The target exits 1 s into a 30 s record: record ends promptly, keeps
+    what it collected."""
+    path = rig.in_root(ctx.suite.new_dir("exit-record") + ".txt")
+    with rig.Target(ctx.suite, ctx.interp, "exiting.py", args=(1.0, "return"),
+                    park=rig.PARK_NONE) as target:
+        started = time.monotonic()
+        run = run_tt("record", "-p", target.pid, "-d", "30", "-r", "1000", "-o", path)
+        took = time.monotonic() - started
+    run.expect_success()
+    expect(took < 6, "record took %.1f s for a target that exited after 1 s" % took,
+           *run.details())
+    expect(b"target exited" in run.err, "record did not say the target exited",
+           *run.details())
+    expect(collapsed_lines(path), "record wrote an empty profile", *run.details())
+
+
+PER_INTERPRETER = [
+    rig.Group("hopper.py", rig.PARK_NONE, [
+        ("cached stacks equal a plain walk on a hopping stack (bench --verify)",
+         test_cache_matches_plain_walk),
+        ("record follows hop() across its three call sites", test_cache_tracks_hops),
+        ("record writes well-formed collapsed and speedscope files", test_record_formats)]),
+    rig.Group("split.py", rig.PARK_NONE, [
+        ("record shows a 75/25 CPU split within 4 points", test_cpu_split)]),
+    rig.Group("churn.py", rig.PARK_MAIN, [
+        ("threads churning while bench runs: no crash, < 2% errors",
+         test_churn_under_bench)]),
+    rig.Group("recursion.py", rig.PARK_MAIN, [
+        ("parked 1000-frame stack: <= 1.2 remote reads per sample", test_deep_parked_reads)]),
+    rig.Group(None, None, [
+        ("target exiting during record: stops promptly and writes the file",
+         test_exit_during_record)]),
+]
+
+
+def main():
+    if not os.path.isdir(rig.ROOT):
+        return rig.root_missing()
+    if os.sep in rig.BIN:
+        rig.BIN = os.path.abspath(rig.BIN)
+    if not (os.path.isfile(rig.BIN) and os.access(rig.BIN, os.X_OK)):
+        print("Bail out! binary under test not found: %s (set TT_BIN)" % rig.BIN)
+        return 1
+    if os.geteuid() != 0 or rig.CHROOT is None:
+        print("Bail out! must run as root with chroot(8) available")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    interps = os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
+    started = time.monotonic()
+    tap = rig.Tap(len(interps) * sum(len(g.tests) for g in PER_INTERPRETER))
+    tap.comment("binary: %s; root: %s; seed: %d" % (rig.BIN, rig.ROOT, seed))
+    suite = rig.Suite(interps, rig.random.Random(seed))
+    try:
+        for interp in interps:
+            for group in PER_INTERPRETER:
+                rig.run_group(tap, suite, interp, group)
+    finally:
+        suite.cleanup()
+    tap.comment("%d of %d failed; runtime %.1f s"
+                % (tap.failures, tap.planned, time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
