@@ -23,6 +23,10 @@
 #define MAX_STAT_FDS 256
 /* How often to look for new or vanished interpreters. */
 #define INTERP_CHECK_NS 50000000ull
+/* A process with one thread cannot switch the GIL: its interpreter block
+ * (thread list, GIL and GC state) is then re-read only this often, which
+ * saves an iovec per sample; a new thread shows up within this time. */
+#define SINGLE_THREAD_BLOCK_NS 200000ull
 /* 3.13 has no code-object generation counter: re-check code objects this often. */
 #define CODE_RECHECK_NS 200000000ull
 
@@ -83,7 +87,7 @@ struct stackwalk {
 	struct appendlog *slots;
 	struct interp interps[MAX_INTERPS];
 	uint32_t ninterps;
-	uint64_t interps_checked_ns, code_checked_ns;
+	uint64_t interps_checked_ns, code_checked_ns, block_read_ns;
 	bool first;
 	/* per-sample scratch */
 	struct remote_seg segs[REMOTE_MAX_SEGS];
@@ -951,13 +955,17 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	/* Round 1: every interpreter's hot block, and the threads we predict
 	 * may have run, with their top frames at last sample's addresses. */
 	bool prefetch_all = !w->o.cache || w->switch_rate > 0.25;
-	for (uint32_t i = 0; i < w->ninterps; i++) {
+	bool skip_block = w->o.cache && !w->first && w->ninterps == 1 && w->interps[0].have &&
+			  w->interps[0].nthreads == 1 && now - w->block_read_ns < SINGLE_THREAD_BLOCK_NS;
+	for (uint32_t i = 0; i < w->ninterps && !skip_block; i++) {
 		struct interp *iv = &w->interps[i];
 		uint8_t *block = arena_take(w, l->is_block_size);
 		if (!block || !add_seg(w, iv->addr + l->is_block_start, block, l->is_block_size))
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
 		iv->block = block;
 	}
+	if (!skip_block)
+		w->block_read_ns = now;
 	uint32_t first_thread_seg = w->nsegs;
 	for (uint32_t i = 0; i < w->ninterps; i++) {
 		struct interp *iv = &w->interps[i];
@@ -1009,7 +1017,8 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	for (uint32_t i = 0; i < w->ninterps; i++) {
 		struct interp *iv = &w->interps[i];
 		struct interp before = *iv;
-		parse_block(l, iv, iv->block);
+		if (!skip_block)
+			parse_block(l, iv, iv->block);
 		bool list_changed = !before.have || before.head != iv->head ||
 				    before.unique_id != iv->unique_id || before.count != iv->count ||
 				    !w->o.cache;

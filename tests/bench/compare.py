@@ -1,0 +1,106 @@
+#!/usr/bin/env python3
+"""Benchmark: tachyon-top's engine against CPython 3.15's own remote unwinder.
+
+For each workload (busy, deep, threads, mixed) a real python3.15 target is
+started in the target root; then, alternating in one run, `tachyon-top bench`
+samples it unthrottled and `_remote_debugging.RemoteUnwinder(pid,
+cache_frames=True, all_threads=True).get_stack_trace()` runs in a tight loop
+on the same target. Prints samples (calls) per second of each, their ratio
+(medians over the rounds), and tachyon-top's remote reads and bytes per
+sample. With --soak SECONDS it also samples the mixed workload at max rate
+for that long and prints tachyon-top's peak RSS.
+
+usage: tests/bench/compare.py [--tt ./tachyon-top] [--seconds 2] [--rounds 3]
+                              [--workloads busy,deep,threads,mixed] [--soak 600]
+Needs root and the provisioned target root (tests/provision.sh).
+"""
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
+
+
+def start_target(root_dir, kind):
+    proc = subprocess.Popen(["chroot", ROOT, "python3.15", root_dir + "/workloads.py", kind],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            start_new_session=True)
+    time.sleep(1.0)  # let it reach its steady state
+    if proc.poll() is not None:
+        sys.exit("workload %s died at start" % kind)
+    return proc
+
+
+def run_ours(tt, pid, seconds):
+    out = subprocess.run([tt, "bench", "-p", str(pid), "-d", str(seconds), "--json"],
+                         capture_output=True, check=True, timeout=seconds + 30).stdout
+    return json.loads(out)
+
+
+def run_theirs(root_dir, pid, seconds):
+    out = subprocess.run(["chroot", ROOT, "python3.15", root_dir + "/ref_unwinder.py",
+                          str(pid), str(seconds)],
+                         capture_output=True, check=True, timeout=seconds + 30).stdout
+    return json.loads(out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tt", default="./tachyon-top")
+    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--workloads", default="busy,deep,threads,mixed")
+    ap.add_argument("--soak", type=float, default=0,
+                    help="also sample the mixed workload this long at max rate, report peak RSS")
+    args = ap.parse_args()
+    tt = os.path.abspath(args.tt)
+    scratch = tempfile.mkdtemp(prefix="tt-bench-", dir=os.path.join(ROOT, "tmp"))
+    root_dir = "/tmp/" + os.path.basename(scratch)
+    for name in ("workloads.py", "ref_unwinder.py"):
+        shutil.copy(os.path.join(HERE, name), scratch)
+    print("machine: %d CPUs, %s" % (os.cpu_count(), os.uname().release))
+    print("%-8s %14s %14s %7s %11s %11s %8s %8s" % (
+        "workload", "tachyon-top/s", "cpython/s", "ratio", "reads/smp", "bytes/smp",
+        "err%", "cpy err%"))
+    try:
+        for kind in args.workloads.split(","):
+            proc = start_target(root_dir, kind)
+            ours, theirs = [], []
+            try:
+                for _ in range(args.rounds):
+                    ours.append(run_ours(tt, proc.pid, args.seconds))
+                    theirs.append(run_theirs(root_dir, proc.pid, args.seconds))
+            finally:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+            o = statistics.median(r["samples_per_sec"] for r in ours)
+            t = statistics.median(r["calls_per_sec"] for r in theirs)
+            reads = statistics.median(r["reads_per_sample"] for r in ours)
+            nbytes = statistics.median(r["bytes_per_sample"] for r in ours)
+            err = 100 * sum(r["errors"] for r in ours) / max(1, sum(r["samples"] for r in ours))
+            terr = 100 * sum(r["errors"] for r in theirs) / max(1, sum(r["calls"] for r in theirs))
+            print("%-8s %14.0f %14.0f %7.2f %11.3f %11.0f %8.2f %8.2f" % (
+                kind, o, t, o / t, reads, nbytes, err, terr), flush=True)
+        if args.soak:
+            proc = start_target(root_dir, "mixed")
+            try:
+                r = run_ours(tt, proc.pid, args.soak)
+            finally:
+                os.killpg(proc.pid, 9)
+                proc.wait()
+            print("soak: %.0f s at max rate on mixed: %d samples, %.0f/s, peak RSS %.1f MB, "
+                  "%d distinct stacks" % (r["seconds"], r["samples"], r["samples_per_sec"],
+                                          r["peak_rss_kb"] / 1024, r["interned"]["stacks"]))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
