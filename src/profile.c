@@ -50,6 +50,26 @@ grow(struct profile *p)
 }
 
 bool
+profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight)
+{
+	if ((p->count + 1) * 2 > p->nslots && !grow(p))
+		return false;
+	uint32_t h = key_hash(stack_id, slot) & (p->nslots - 1);
+	while (p->entries[h].weight &&
+	       (p->entries[h].stack_id != stack_id || p->entries[h].thread_slot != slot))
+		h = (h + 1) & (p->nslots - 1);
+	struct profile_entry *e = &p->entries[h];
+	if (!e->weight) {
+		e->stack_id = stack_id;
+		e->thread_slot = slot;
+		p->count++;
+	}
+	e->weight += weight;
+	p->total += weight;
+	return true;
+}
+
+bool
 profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter)
 {
 	if ((filter == PROFILE_CPU && !(rec->state & TT_THREAD_ON_CPU)) ||
@@ -57,21 +77,7 @@ profile_add(struct profile *p, const struct sample_record *rec, enum profile_fil
 		p->idle_skipped += rec->weight;
 		return true;
 	}
-	if ((p->count + 1) * 2 > p->nslots && !grow(p))
-		return false;
-	uint32_t h = key_hash(rec->stack_id, rec->thread_slot) & (p->nslots - 1);
-	while (p->entries[h].weight &&
-	       (p->entries[h].stack_id != rec->stack_id || p->entries[h].thread_slot != rec->thread_slot))
-		h = (h + 1) & (p->nslots - 1);
-	struct profile_entry *e = &p->entries[h];
-	if (!e->weight) {
-		e->stack_id = rec->stack_id;
-		e->thread_slot = rec->thread_slot;
-		p->count++;
-	}
-	e->weight += rec->weight;
-	p->total += rec->weight;
-	return true;
+	return profile_add_weight(p, rec->thread_slot, rec->stack_id, rec->weight);
 }
 
 /* Escape for the folded format: terminal-safe, and ';' (the frame

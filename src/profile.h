@@ -33,6 +33,7 @@ enum profile_filter {
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
 bool profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter);
+bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight);
 
 /* Folded stacks: one line per distinct stack, root first, frames
  * "qualname (file:line)" joined by ';', a space and the count. Strings from

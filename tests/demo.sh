@@ -1,7 +1,7 @@
 #!/bin/sh
 # Build tachyon-top and point it at the bundled demo workload running under
-# CPython 3.15 in the provisioned target root: a one-shot dump of every
-# thread, a 3-second profile, and the engine's own figures.
+# CPython 3.15 in the provisioned target root: the live view on a terminal;
+# otherwise a dump of every thread, batch-mode tables and engine figures.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
@@ -22,13 +22,17 @@ pid=$!
 trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$workdir"' EXIT INT TERM
 sleep 1
 echo "demo workload: $PY, pid $pid"
+if [ -t 0 ] && [ -t 1 ] && [ -z "${TT_DEMO_TEXT:-}" ]; then
+	# The main job: the live view (q quits).
+	./tachyon-top -p "$pid"
+	exit $?
+fi
+# Without a terminal: what the live view would show, as text.
 echo
 echo "== tachyon-top dump -p $pid"
 ./tachyon-top dump -p "$pid"
 echo
-echo "== tachyon-top record -p $pid -d 3 -r 5k -o $workdir/profile.txt (heaviest stacks)"
-./tachyon-top record -p "$pid" -d 3 -r 5k -o "$workdir/profile.txt"
-awk '{print $NF, $0}' "$workdir/profile.txt" | sort -rn | head -n 5 | cut -d' ' -f2- | cut -c1-200
-echo
+echo "== tachyon-top -p $pid --batch -d 3 --limit 12 (live tables as text)"
+./tachyon-top -p "$pid" --batch -d 3 --delay 3 --limit 12
 echo "== tachyon-top bench -p $pid -d 2"
 ./tachyon-top bench -p "$pid" -d 2

@@ -1,0 +1,535 @@
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "aggregate.h"
+#include "profile.h"
+#include "unwinder.h"
+
+static uint32_t
+mix32(uint64_t k)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+static uint8_t
+class_of(uint8_t state)
+{
+	return (uint8_t)(((state & TT_THREAD_ON_CPU) ? AGG_CLS_CPU : 0) |
+			 ((state & TT_THREAD_GIL) ? AGG_CLS_GIL : 0) |
+			 ((state & TT_THREAD_EXCEPTION) ? AGG_CLS_EXC : 0));
+}
+
+bool
+agg_mode_matches(enum agg_mode mode, uint8_t cls)
+{
+	switch (mode) {
+	case AGG_CPU: return cls & AGG_CLS_CPU;
+	case AGG_GIL: return cls & AGG_CLS_GIL;
+	case AGG_EXCEPTION: return cls & AGG_CLS_EXC;
+	default: return true;
+	}
+}
+
+int
+agg_init(struct aggregate *a, const struct stackwalk *walk, uint64_t now_ns)
+{
+	memset(a, 0, sizeof *a);
+	a->walk = walk;
+	a->window_start_ns = now_ns;
+	return 0;
+}
+
+void
+agg_free(struct aggregate *a)
+{
+	free(a->entries);
+	free(a->threads);
+	free(a->func_of_code);
+	free(a->funcs);
+	free(a->func_index);
+	memset(a, 0, sizeof *a);
+}
+
+void
+agg_reset(struct aggregate *a, uint64_t now_ns)
+{
+	const struct stackwalk *w = a->walk;
+	/* Function identities stay valid; only counts go. */
+	uint32_t *foc = a->func_of_code, nmap = a->ncode_map;
+	struct agg_func *funcs = a->funcs;
+	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap, *fidx = a->func_index, nfidx = a->nfunc_index;
+	free(a->entries);
+	free(a->threads);
+	memset(a, 0, sizeof *a);
+	a->walk = w;
+	a->func_of_code = foc;
+	a->ncode_map = nmap;
+	a->funcs = funcs;
+	a->nfuncs = nfuncs;
+	a->funcs_cap = fcap;
+	a->func_index = fidx;
+	a->nfunc_index = nfidx;
+	a->window_start_ns = now_ns;
+}
+
+static bool
+grow_entries(struct aggregate *a)
+{
+	uint32_t n = a->nslots ? a->nslots * 2 : 4096;
+	struct agg_entry *e = calloc(n, sizeof *e);
+	if (!e)
+		return false;
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct agg_entry *o = &a->entries[i];
+		if (!o->used)
+			continue;
+		uint32_t h = mix32(((uint64_t)o->slot << 40) | ((uint64_t)o->cls << 32) | o->stack_id) &
+			     (n - 1);
+		while (e[h].used)
+			h = (h + 1) & (n - 1);
+		e[h] = *o;
+	}
+	free(a->entries);
+	a->entries = e;
+	a->nslots = n;
+	return true;
+}
+
+static struct agg_thread *
+thread_at(struct aggregate *a, uint16_t slot)
+{
+	if (slot >= a->nthreads) {
+		uint32_t n = a->nthreads ? a->nthreads : 16;
+		while (n <= slot)
+			n *= 2;
+		struct agg_thread *t = realloc(a->threads, n * sizeof *t);
+		if (!t)
+			return NULL;
+		memset(t + a->nthreads, 0, (n - a->nthreads) * sizeof *t);
+		a->threads = t;
+		a->nthreads = n;
+	}
+	return &a->threads[slot];
+}
+
+bool
+agg_add(struct aggregate *a, const struct sample_record *rec)
+{
+	uint8_t cls = class_of(rec->state);
+	if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
+		return false;
+	struct agg_thread *t = thread_at(a, rec->thread_slot);
+	if (!t)
+		return false;
+	uint64_t key = ((uint64_t)rec->thread_slot << 40) | ((uint64_t)cls << 32) | rec->stack_id;
+	uint32_t h = mix32(key) & (a->nslots - 1);
+	struct agg_entry *e;
+	for (;; h = (h + 1) & (a->nslots - 1)) {
+		e = &a->entries[h];
+		if (!e->used) {
+			e->used = true;
+			e->stack_id = rec->stack_id;
+			e->slot = rec->thread_slot;
+			e->cls = cls;
+			a->count++;
+			break;
+		}
+		if (e->stack_id == rec->stack_id && e->slot == rec->thread_slot && e->cls == cls)
+			break;
+	}
+	uint64_t w = rec->weight;
+	e->session += w;
+	e->current += w;
+	a->samples[AGG_SESSION] += w;
+	a->cur_samples += w;
+	a->records++;
+	t->seen = true;
+	t->samples[AGG_SESSION] += w;
+	t->cur_samples += w;
+	if (rec->state & TT_THREAD_GIL) {
+		t->gil[AGG_SESSION] += w;
+		t->cur_gil += w;
+	}
+	if (rec->state & TT_THREAD_GIL_WAIT) {
+		t->gil_wait[AGG_SESSION] += w;
+		t->cur_gil_wait += w;
+	}
+	if (rec->state & TT_THREAD_ON_CPU) {
+		t->on_cpu[AGG_SESSION] += w;
+		t->cur_on_cpu += w;
+	} else if (!(rec->state & TT_THREAD_CPU_UNKNOWN)) {
+		t->idle[AGG_SESSION] += w;
+		t->cur_idle += w;
+	}
+	if (rec->state & TT_THREAD_GC) {
+		t->gc[AGG_SESSION] += w;
+		t->cur_gc += w;
+	}
+	if (rec->time_ns >= t->last_time_ns) {
+		t->last_stack = rec->stack_id;
+		t->last_state = rec->state;
+		t->last_time_ns = rec->time_ns;
+	}
+	return true;
+}
+
+void
+agg_roll_window(struct aggregate *a, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		struct agg_entry *e = &a->entries[i];
+		if (e->used) {
+			e->window = e->current;
+			e->current = 0;
+		}
+	}
+	for (uint32_t i = 0; i < a->nthreads; i++) {
+		struct agg_thread *t = &a->threads[i];
+		t->samples[AGG_WINDOW] = t->cur_samples;
+		t->gil[AGG_WINDOW] = t->cur_gil;
+		t->gil_wait[AGG_WINDOW] = t->cur_gil_wait;
+		t->on_cpu[AGG_WINDOW] = t->cur_on_cpu;
+		t->idle[AGG_WINDOW] = t->cur_idle;
+		t->gc[AGG_WINDOW] = t->cur_gc;
+		t->cur_samples = t->cur_gil = t->cur_gil_wait = t->cur_on_cpu = t->cur_idle = t->cur_gc = 0;
+	}
+	a->samples[AGG_WINDOW] = a->cur_samples;
+	a->cur_samples = 0;
+	a->window_ns = now_ns - a->window_start_ns;
+	a->window_start_ns = now_ns;
+}
+
+/* ---------------------------------------------------------------------
+ * Functions
+ * ------------------------------------------------------------------- */
+
+static uint32_t
+str_hash(const char *a, const char *b)
+{
+	uint64_t h = 1469598103934665603ull;
+	for (const char *p = a; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	h = (h ^ 0xff) * 1099511628211ull;
+	for (const char *p = b; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return mix32(h);
+}
+
+static uint32_t
+func_for_code(struct aggregate *a, uint32_t code_id)
+{
+	if (code_id < a->ncode_map && a->func_of_code[code_id])
+		return a->func_of_code[code_id] - 1;
+	if (code_id >= a->ncode_map) {
+		uint32_t n = a->ncode_map ? a->ncode_map : 1024;
+		while (n <= code_id)
+			n *= 2;
+		uint32_t *m = realloc(a->func_of_code, n * sizeof *m);
+		if (!m)
+			return UINT32_MAX;
+		memset(m + a->ncode_map, 0, (n - a->ncode_map) * sizeof *m);
+		a->func_of_code = m;
+		a->ncode_map = n;
+	}
+	const struct code_entry *c = codecache_get(stackwalk_codes(a->walk), code_id);
+	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
+		uint32_t n = a->nfunc_index ? a->nfunc_index * 2 : 1024;
+		uint32_t *idx = calloc(n, sizeof *idx);
+		if (!idx)
+			return UINT32_MAX;
+		for (uint32_t i = 0; i < a->nfuncs; i++) {
+			uint32_t h = str_hash(a->funcs[i].qualname, a->funcs[i].filename) & (n - 1);
+			while (idx[h])
+				h = (h + 1) & (n - 1);
+			idx[h] = i + 1;
+		}
+		free(a->func_index);
+		a->func_index = idx;
+		a->nfunc_index = n;
+	}
+	uint32_t h = str_hash(c->qualname, c->filename) & (a->nfunc_index - 1);
+	for (; a->func_index[h]; h = (h + 1) & (a->nfunc_index - 1)) {
+		const struct agg_func *f = &a->funcs[a->func_index[h] - 1];
+		if (strcmp(f->qualname, c->qualname) == 0 && strcmp(f->filename, c->filename) == 0) {
+			a->func_of_code[code_id] = a->func_index[h];
+			return a->func_index[h] - 1;
+		}
+	}
+	if (a->nfuncs == a->funcs_cap) {
+		uint32_t n = a->funcs_cap ? a->funcs_cap * 2 : 256;
+		struct agg_func *f = realloc(a->funcs, n * sizeof *f);
+		if (!f)
+			return UINT32_MAX;
+		a->funcs = f;
+		a->funcs_cap = n;
+	}
+	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
+						.firstlineno = c->firstlineno};
+	a->func_index[h] = ++a->nfuncs;
+	a->func_of_code[code_id] = a->nfuncs;
+	return a->nfuncs - 1;
+}
+
+static uint32_t
+frame_func(struct aggregate *a, uint32_t frame_id, int32_t *line)
+{
+	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(a->walk), frame_id);
+	if (line)
+		*line = fr->line;
+	return func_for_code(a, fr->code_id);
+}
+
+uint32_t
+agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
+{
+	if (stack_id == 0)
+		return UINT32_MAX;
+	return frame_func(a, intern_stack_at(stackwalk_intern(a->walk), stack_id)->frame, line);
+}
+
+/* ---------------------------------------------------------------------
+ * Tables
+ * ------------------------------------------------------------------- */
+
+static bool
+entry_counts(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
+{
+	if (!e->used || (q->slot >= 0 && e->slot != q->slot) || !agg_mode_matches(q->mode, e->cls))
+		return false;
+	*w = q->scope == AGG_SESSION ? e->session : e->window;
+	return *w > 0;
+}
+
+static struct agg_row *
+row_for(struct agg_table *t, uint32_t func, int32_t line)
+{
+	if ((t->nrows + 1) * 2 > t->nindex) {
+		uint32_t n = t->nindex ? t->nindex * 2 : 1024;
+		uint32_t *idx = calloc(n, sizeof *idx);
+		if (!idx)
+			return NULL;
+		for (uint32_t i = 0; i < t->nrows; i++) {
+			uint32_t h = mix32(((uint64_t)t->rows[i].func << 32) | (uint32_t)t->rows[i].line) &
+				     (n - 1);
+			while (idx[h])
+				h = (h + 1) & (n - 1);
+			idx[h] = i + 1;
+		}
+		free(t->index);
+		t->index = idx;
+		t->nindex = n;
+	}
+	uint32_t h = mix32(((uint64_t)func << 32) | (uint32_t)line) & (t->nindex - 1);
+	for (; t->index[h]; h = (h + 1) & (t->nindex - 1)) {
+		struct agg_row *r = &t->rows[t->index[h] - 1];
+		if (r->func == func && r->line == line)
+			return r;
+	}
+	if (t->nrows == t->cap) {
+		uint32_t n = t->cap ? t->cap * 2 : 256;
+		struct agg_row *rows = realloc(t->rows, n * sizeof *rows);
+		if (!rows)
+			return NULL;
+		t->rows = rows;
+		t->cap = n;
+	}
+	struct agg_row *r = &t->rows[t->nrows];
+	*r = (struct agg_row){.func = func, .line = line};
+	t->index[h] = ++t->nrows;
+	return r;
+}
+
+static bool
+matches_filter(const struct agg_func *f, const char *filter)
+{
+	if (!filter || !*filter)
+		return true;
+	return strcasestr(f->qualname, filter) || strcasestr(f->filename, filter);
+}
+
+/* qsort has no context argument: the table being sorted, for comparators. */
+static const struct aggregate *sort_agg;
+static const struct agg_query *sort_q;
+
+static int
+cmp_rows(const void *pa, const void *pb)
+{
+	const struct agg_row *x = pa, *y = pb;
+	const struct agg_func *fx = &sort_agg->funcs[x->func], *fy = &sort_agg->funcs[y->func];
+	int c = 0;
+	switch (sort_q->sort) {
+	case SORT_OWN:
+		c = x->own < y->own ? 1 : x->own > y->own ? -1 : 0;
+		if (!c)
+			c = x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
+		break;
+	case SORT_TOTAL:
+		c = x->total < y->total ? 1 : x->total > y->total ? -1 : 0;
+		if (!c)
+			c = x->own < y->own ? 1 : x->own > y->own ? -1 : 0;
+		break;
+	case SORT_NAME:
+		c = strcmp(fx->qualname, fy->qualname);
+		break;
+	case SORT_FILE:
+		c = strcmp(fx->filename, fy->filename);
+		if (!c)
+			c = (x->line > y->line) - (x->line < y->line);
+		break;
+	default:
+		break;
+	}
+	if (!c)
+		c = strcmp(fx->qualname, fy->qualname);
+	if (!c)
+		c = (x->line > y->line) - (x->line < y->line);
+	return sort_q->ascending ? -c : c;
+}
+
+bool
+agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table *t)
+{
+	const struct intern *in = stackwalk_intern(a->walk);
+	t->nrows = 0;
+	t->denominator = 0;
+	if (t->index)
+		memset(t->index, 0, t->nindex * sizeof *t->index);
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct agg_entry *e = &a->entries[i];
+		uint64_t w;
+		if (!entry_counts(q, e, &w))
+			continue;
+		t->denominator += w;
+		a->stamp++;
+		bool innermost = true;
+		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
+			int32_t line;
+			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, &line);
+			if (f == UINT32_MAX)
+				return false;
+			struct agg_row *r = row_for(t, f, q->by_line ? line : -1);
+			if (!r)
+				return false;
+			if (innermost)
+				r->own += w;
+			innermost = false;
+			/* Recursion: a function counts once per stack in totals. */
+			if (r->stamp != a->stamp) {
+				r->stamp = a->stamp;
+				r->total += w;
+			}
+		}
+	}
+	if (q->filter && *q->filter) {
+		uint32_t k = 0;
+		for (uint32_t i = 0; i < t->nrows; i++)
+			if (matches_filter(&a->funcs[t->rows[i].func], q->filter))
+				t->rows[k++] = t->rows[i];
+		t->nrows = k;
+		/* the index no longer matches the rows: rebuilt next time */
+		memset(t->index, 0, t->nindex * sizeof *t->index);
+	}
+	sort_agg = a;
+	sort_q = q;
+	qsort(t->rows, t->nrows, sizeof *t->rows, cmp_rows);
+	return true;
+}
+
+void
+agg_table_free(struct agg_table *t)
+{
+	free(t->rows);
+	free(t->index);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---------------------------------------------------------------------
+ * Callers and callees
+ * ------------------------------------------------------------------- */
+
+static bool
+add_link(struct agg_link **v, uint32_t *n, uint32_t func, uint64_t w)
+{
+	for (uint32_t i = 0; i < *n; i++) {
+		if ((*v)[i].func == func) {
+			(*v)[i].weight += w;
+			return true;
+		}
+	}
+	struct agg_link *g = realloc(*v, (*n + 1) * sizeof *g);
+	if (!g)
+		return false;
+	*v = g;
+	g[(*n)++] = (struct agg_link){.func = func, .weight = w};
+	return true;
+}
+
+static int
+cmp_links(const void *pa, const void *pb)
+{
+	const struct agg_link *x = pa, *y = pb;
+	return x->weight < y->weight ? 1 : x->weight > y->weight ? -1 : (x->func > y->func) - (x->func < y->func);
+}
+
+bool
+agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
+		struct agg_links *out)
+{
+	const struct intern *in = stackwalk_intern(a->walk);
+	memset(out, 0, sizeof *out);
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct agg_entry *e = &a->entries[i];
+		uint64_t w;
+		if (!entry_counts(q, e, &w))
+			continue;
+		/* The innermost occurrence of func decides caller and callee. */
+		uint32_t above = UINT32_MAX;
+		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
+			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, NULL);
+			if (f == func) {
+				uint32_t parent = intern_stack_at(in, s)->parent;
+				uint32_t below = parent ? frame_func(a, intern_stack_at(in, parent)->frame, NULL)
+							: UINT32_MAX;
+				if (!add_link(&out->callees, &out->ncallees, above, w) ||
+				    !add_link(&out->callers, &out->ncallers, below, w))
+					return false;
+				out->total += w;
+				break;
+			}
+			above = f;
+		}
+	}
+	qsort(out->callers, out->ncallers, sizeof *out->callers, cmp_links);
+	qsort(out->callees, out->ncallees, sizeof *out->callees, cmp_links);
+	return true;
+}
+
+void
+agg_links_free(struct agg_links *l)
+{
+	free(l->callers);
+	free(l->callees);
+	memset(l, 0, sizeof *l);
+}
+
+bool
+agg_to_profile(const struct aggregate *a, enum agg_scope scope, enum agg_mode mode,
+	       struct profile *p)
+{
+	profile_init(p);
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct agg_entry *e = &a->entries[i];
+		uint64_t w = scope == AGG_SESSION ? e->session : e->window;
+		if (!e->used || !w || !agg_mode_matches(mode, e->cls))
+			continue;
+		if (!profile_add_weight(p, e->slot, e->stack_id, w))
+			return false;
+	}
+	return true;
+}

@@ -1,0 +1,155 @@
+/* The live profile behind the TUI and batch mode: sample records are added
+ * in O(1) each (a counter per thread, stack and state class); tables of
+ * functions or lines, per-thread figures and callers/callees are derived
+ * from those counters when a screen is drawn, never per sample. Counts are
+ * kept for the whole session and for the last completed refresh window. */
+#ifndef TT_AGGREGATE_H
+#define TT_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ring.h"
+#include "stackwalk.h"
+
+enum agg_mode {
+	AGG_WALL,       /* every sample */
+	AGG_CPU,        /* samples of threads on a CPU */
+	AGG_GIL,        /* samples of threads holding the GIL */
+	AGG_EXCEPTION,  /* samples of threads with an exception propagating */
+	AGG_MODE_COUNT
+};
+
+enum agg_scope { AGG_WINDOW, AGG_SESSION };
+
+enum agg_sort {
+	SORT_OWN,       /* own samples (= own %, own time) */
+	SORT_TOTAL,     /* total samples (= total %, total time) */
+	SORT_NAME,      /* function name */
+	SORT_FILE,      /* file, then line */
+	SORT_COUNT
+};
+
+/* Counts for one (thread, stack, state class). */
+struct agg_entry {
+	uint32_t stack_id;
+	uint16_t slot;
+	uint8_t cls;            /* AGG_CLS_* */
+	bool used;
+	uint64_t session, window, current;  /* window = last completed one */
+};
+
+enum {
+	AGG_CLS_CPU = 1, AGG_CLS_GIL = 2, AGG_CLS_EXC = 4,
+};
+
+/* One thread's figures (index = thread slot). */
+struct agg_thread {
+	bool seen;
+	uint64_t samples[2];                 /* [AGG_WINDOW], [AGG_SESSION] */
+	uint64_t gil[2], gil_wait[2], on_cpu[2], idle[2], gc[2];
+	uint64_t cur_samples, cur_gil, cur_gil_wait, cur_on_cpu, cur_idle, cur_gc;
+	uint32_t last_stack;
+	uint8_t last_state;
+	uint64_t last_time_ns;
+};
+
+/* A function: code objects with the same name and file are one function. */
+struct agg_func {
+	const char *qualname;    /* owned by the code cache */
+	const char *filename;
+	int firstlineno;
+};
+
+struct agg_row {
+	uint32_t func;           /* index into aggregate.funcs */
+	int32_t line;            /* -1 when aggregating by function */
+	uint64_t own, total;
+	uint64_t stamp;          /* for counting recursion once per stack */
+};
+
+struct agg_query {
+	enum agg_mode mode;
+	enum agg_scope scope;
+	bool by_line;
+	int32_t slot;            /* -1: every thread */
+	const char *filter;      /* case-insensitive substring of function or file, or NULL */
+	enum agg_sort sort;
+	bool ascending;
+};
+
+struct agg_table {
+	struct agg_row *rows;
+	uint32_t nrows, cap;
+	uint64_t denominator;    /* samples in scope passing thread and mode */
+	/* row lookup while building */
+	uint32_t *index;
+	uint32_t nindex;
+};
+
+/* Callers and callees of one function. */
+struct agg_link {
+	uint32_t func;           /* UINT32_MAX: "(self)" for callees, "(root)" for callers */
+	uint64_t weight;
+};
+
+struct agg_links {
+	struct agg_link *callers, *callees;
+	uint32_t ncallers, ncallees;
+	uint64_t total;          /* samples with the function on the stack */
+};
+
+struct aggregate {
+	const struct stackwalk *walk;
+	struct agg_entry *entries;
+	uint32_t nslots, count;
+	struct agg_thread *threads;
+	uint32_t nthreads;
+	uint64_t samples[2], cur_samples;    /* thread samples added */
+	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
+	uint64_t records;
+	/* functions */
+	uint32_t *func_of_code;              /* code ID -> function index + 1 */
+	uint32_t ncode_map;
+	struct agg_func *funcs;
+	uint32_t nfuncs, funcs_cap;
+	uint32_t *func_index;                /* hash on (qualname, filename) -> index + 1 */
+	uint32_t nfunc_index;
+	uint64_t stamp;
+};
+
+int agg_init(struct aggregate *a, const struct stackwalk *walk, uint64_t now_ns);
+void agg_free(struct aggregate *a);
+/* Forget every count (the `r` key). */
+void agg_reset(struct aggregate *a, uint64_t now_ns);
+
+/* O(1) per record. Returns false when memory is short (the record is lost). */
+bool agg_add(struct aggregate *a, const struct sample_record *rec);
+
+/* Close the current window: its counts become the "window" figures. */
+void agg_roll_window(struct aggregate *a, uint64_t now_ns);
+
+/* Derive the function (or line) table for a query into t (reused between
+ * calls; free with agg_table_free). */
+bool agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table *t);
+void agg_table_free(struct agg_table *t);
+
+/* Callers and callees of function `func` under the query's thread, mode and
+ * scope, heaviest first. */
+bool agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
+		     struct agg_links *out);
+void agg_links_free(struct agg_links *l);
+
+/* The function of a stack's innermost frame, or UINT32_MAX for none. */
+uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
+
+/* Does a state byte count in a mode? */
+bool agg_mode_matches(enum agg_mode mode, uint8_t cls);
+
+/* All counted (thread, stack) weights of a scope, for export. */
+struct profile;
+bool agg_to_profile(const struct aggregate *a, enum agg_scope scope, enum agg_mode mode,
+		    struct profile *p);
+
+#endif

@@ -1,0 +1,197 @@
+#include "config.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "live.h"
+
+void
+live_print_help(void)
+{
+	printf("Usage: tachyon-top [OPTION]... -p PID\n"
+	       "  or:  tachyon-top [OPTION]... -- COMMAND [ARG]...\n"
+	       "  or:  tachyon-top VERB [OPTION]...\n"
+	       "Show, live, where a running CPython 3.13-3.15 process spends its time: per\n"
+	       "function, line and thread, with GIL and CPU state. The process is read from\n"
+	       "the outside; it is never stopped or written to.\n"
+	       "\n"
+	       "Live view options:\n"
+	       "  -p, --pid PID            attach to process PID\n"
+	       "  -r, --rate RATE          samples per second: 1000, 10k, max (default 10k)\n"
+	       "  -m, --mode MODE          wall, cpu, gil or exception (default wall)\n"
+	       "  -s, --sort COLUMN        own, total, name or file (default own)\n"
+	       "  -l, --lines              aggregate by line instead of by function\n"
+	       "      --delay SECONDS      refresh interval (default 1)\n"
+	       "  -d, --duration SECONDS   stop sampling after SECONDS\n"
+	       "      --theme NAME|PATH    colour theme (default, light, mono, high-contrast)\n"
+	       "      --no-color           no colours (also when NO_COLOR is set)\n"
+	       "      --output FILE        where a started COMMAND's output goes (default /dev/null)\n"
+	       "  -b, --batch              print tables as plain text instead of the live screen\n"
+	       "  -n, --iterations N       batch: stop after N tables\n"
+	       "      --limit N            batch: rows per table (default 25)\n"
+	       "  -h, --help               show this help and exit\n"
+	       "  -V, --version            show the version and exit\n"
+	       "\n"
+	       "Verbs:\n"
+	       "  dump -p PID [--json]     print the Python stack of every thread once\n"
+	       "  record -p PID -o FILE    sample into a profile (collapsed stacks or speedscope)\n"
+	       "  bench -p PID [-d S]      sample as fast as possible and report engine figures\n"
+	       "  info -p PID              print the interpreter found and the offsets used\n"
+	       "Run 'tachyon-top VERB --help' for a verb's options.\n"
+	       "\n"
+	       "Reading another process needs root, CAP_SYS_PTRACE, or\n"
+	       "kernel.yama.ptrace_scope=0 for processes of the same user.\n"
+	       "Report bugs to the project's issue tracker.\n");
+}
+
+static bool
+parse_seconds(const char *s, double max, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (*end || !(v > 0) || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
+int
+live_parse(int argc, char **argv, struct live_options *o)
+{
+	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT };
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"rate", required_argument, NULL, 'r'},
+		{"mode", required_argument, NULL, 'm'},
+		{"sort", required_argument, NULL, 's'},
+		{"lines", no_argument, NULL, 'l'},
+		{"delay", required_argument, NULL, OPT_DELAY},
+		{"duration", required_argument, NULL, 'd'},
+		{"theme", required_argument, NULL, OPT_THEME},
+		{"no-color", no_argument, NULL, OPT_NOCOLOR},
+		{"output", required_argument, NULL, OPT_OUTPUT},
+		{"batch", no_argument, NULL, 'b'},
+		{"iterations", required_argument, NULL, 'n'},
+		{"limit", required_argument, NULL, OPT_LIMIT},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{NULL, 0, NULL, 0},
+	};
+	memset(o, 0, sizeof *o);
+	o->session.rate_hz = 10000;
+	o->delay_s = 1.0;
+	o->limit = 25;
+	o->theme = "default";
+	int c;
+	optind = 1;
+	opterr = 0;
+	/* '+': stop at the first non-option, so COMMAND's own options are its own. */
+	while ((c = getopt_long(argc, argv, "+p:r:m:s:ld:bn:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (!cli_parse_pid(optarg, &o->session.pid))
+				return cli_usage_error(NULL, "invalid pid '%s'", optarg);
+			break;
+		case 'r':
+			if (!sampler_parse_rate(optarg, &o->session.rate_hz))
+				return cli_usage_error(NULL, "invalid rate '%s'", optarg);
+			break;
+		case 'm':
+			if (strcmp(optarg, "wall") == 0)
+				o->mode = AGG_WALL;
+			else if (strcmp(optarg, "cpu") == 0)
+				o->mode = AGG_CPU;
+			else if (strcmp(optarg, "gil") == 0)
+				o->mode = AGG_GIL;
+			else if (strcmp(optarg, "exception") == 0)
+				o->mode = AGG_EXCEPTION;
+			else
+				return cli_usage_error(NULL, "unknown mode '%s' (wall, cpu, gil, exception)",
+						       optarg);
+			break;
+		case 's':
+			if (strcmp(optarg, "own") == 0)
+				o->sort = SORT_OWN;
+			else if (strcmp(optarg, "total") == 0)
+				o->sort = SORT_TOTAL;
+			else if (strcmp(optarg, "name") == 0)
+				o->sort = SORT_NAME;
+			else if (strcmp(optarg, "file") == 0)
+				o->sort = SORT_FILE;
+			else
+				return cli_usage_error(NULL, "unknown sort '%s' (own, total, name, file)",
+						       optarg);
+			break;
+		case 'l': o->by_line = true; break;
+		case OPT_DELAY:
+			if (!parse_seconds(optarg, 3600, &o->delay_s) || o->delay_s < 0.05)
+				return cli_usage_error(NULL, "invalid delay '%s' (0.05 to 3600 s)", optarg);
+			break;
+		case 'd':
+			if (!parse_seconds(optarg, 7 * 86400.0, &o->session.duration_s))
+				return cli_usage_error(NULL, "invalid duration '%s'", optarg);
+			break;
+		case OPT_THEME: o->theme = optarg; break;
+		case OPT_NOCOLOR: o->monochrome = true; break;
+		case OPT_OUTPUT: o->session.child_output = optarg; break;
+		case 'b': o->batch = true; break;
+		case 'n': {
+			char *end;
+			o->iterations = strtol(optarg, &end, 10);
+			if (*end || o->iterations <= 0)
+				return cli_usage_error(NULL, "invalid iteration count '%s'", optarg);
+			break;
+		}
+		case OPT_LIMIT: {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+			if (*end || v <= 0 || v > 100000)
+				return cli_usage_error(NULL, "invalid limit '%s'", optarg);
+			o->limit = (int)v;
+			break;
+		}
+		case 'h': live_print_help(); return -1;
+		case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
+		default:
+			return cli_usage_error(NULL, "unknown or incomplete option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		/* getopt_long stopped at "--" (consumed) or at the command. */
+		o->session.command = &argv[optind];
+	}
+	if (o->session.command && o->session.pid)
+		return cli_usage_error(NULL, "give either -p PID or a command, not both");
+	if (!o->session.command && !o->session.pid)
+		return cli_usage_error(NULL, "missing -p PID or -- COMMAND");
+	return 0;
+}
+
+void
+live_format_count(double v, char *buf, size_t len)
+{
+	if (v < 1000)
+		snprintf(buf, len, "%.0f", v);
+	else if (v < 1e6)
+		snprintf(buf, len, "%.1fk", v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, len, "%.1fM", v / 1e6);
+	else
+		snprintf(buf, len, "%.1fG", v / 1e9);
+}
+
+void
+live_format_duration(double s, char *buf, size_t len)
+{
+	if (s < 10)
+		snprintf(buf, len, "%.2fs", s);
+	else if (s < 60)
+		snprintf(buf, len, "%.1fs", s);
+	else if (s < 3600)
+		snprintf(buf, len, "%d:%02d", (int)s / 60, (int)s % 60);
+	else
+		snprintf(buf, len, "%d:%02d:%02d", (int)s / 3600, ((int)s / 60) % 60, (int)s % 60);
+}

@@ -1,0 +1,201 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "session.h"
+
+/* How long a started command has to become an attachable Python process
+ * (it may be a wrapper that execs python, or load libpython late). */
+#define LAUNCH_ATTACH_NS 10000000000ull
+
+static void
+read_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	buf[0] = '\0';
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+}
+
+static tt_status
+launch(struct session *s, const struct session_options *o, struct tt_error *err)
+{
+	int report[2];
+	if (pipe2(report, O_CLOEXEC) != 0)
+		return tt_fail(err, TT_EIO, errno, "pipe: %s", strerror(errno));
+	int out = open(o->child_output ? o->child_output : "/dev/null",
+		       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (out < 0) {
+		int e = errno;
+		close(report[0]);
+		close(report[1]);
+		return tt_fail(err, TT_EIO, e, "cannot open %s: %s",
+			       o->child_output ? o->child_output : "/dev/null", strerror(e));
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		close(out);
+		close(report[0]);
+		close(report[1]);
+		return tt_fail(err, TT_EIO, e, "fork: %s", strerror(e));
+	}
+	if (pid == 0) {
+		/* The terminal belongs to tachyon-top: the program gets no input
+		 * and writes to the output file. Its own process group keeps
+		 * our terminal's signals away from it. */
+		int in = open("/dev/null", O_RDONLY);
+		if (in >= 0)
+			dup2(in, 0);
+		dup2(out, 1);
+		dup2(out, 2);
+		setpgid(0, 0);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(o->command[0], o->command);
+		int e = errno;
+		if (write(report[1], &e, sizeof e) < 0) {
+			/* the parent learns nothing; it will see the child exit 127 */
+		}
+		_exit(127);
+	}
+	close(out);
+	close(report[1]);
+	int e = 0;
+	ssize_t n;
+	while ((n = read(report[0], &e, sizeof e)) < 0 && errno == EINTR)
+		;
+	close(report[0]);
+	if (n == (ssize_t)sizeof e) {
+		waitpid(pid, NULL, 0);
+		return tt_fail(err, TT_EUSAGE, e, "cannot run %s: %s", o->command[0], strerror(e));
+	}
+	s->child = pid;
+	return TT_OK;
+}
+
+tt_status
+session_start(struct session *s, const struct session_options *o, struct tt_error *err)
+{
+	memset(s, 0, sizeof *s);
+	s->rate_hz = o->rate_hz;
+	tt_status st;
+	pid_t pid = o->pid;
+	if (o->command) {
+		if ((st = launch(s, o, err)) != TT_OK)
+			return st;
+		pid = s->child;
+		/* Attach as soon as the command is a Python process. */
+		uint64_t deadline = clock_now_ns() + LAUNCH_ATTACH_NS;
+		for (;;) {
+			st = target_attach(&s->target, pid, err);
+			if (st == TT_OK)
+				break;
+			session_poll_child(s);
+			if (s->child_exited) {
+				char how[64];
+				session_describe_exit(s, how, sizeof how);
+				return tt_fail(err, TT_ENOPROC, 0, "%s %s before tachyon-top could attach",
+					       o->command[0], how);
+			}
+			if (st == TT_EPERM || clock_now_ns() > deadline) {
+				session_end(s);
+				return st;
+			}
+			struct timespec ts = {0, 20000000L};
+			nanosleep(&ts, NULL);
+		}
+	} else if ((st = target_attach(&s->target, pid, err)) != TT_OK) {
+		return st;
+	}
+	read_cmdline(pid, s->cmdline, sizeof s->cmdline);
+	struct sampler_config cfg;
+	sampler_default_config(&cfg);
+	cfg.interval_ns = o->rate_hz > 0 ? (uint64_t)(1e9 / o->rate_hz) : 0;
+	cfg.duration_ns = (uint64_t)(o->duration_s * 1e9);
+	cfg.ring_capacity = 1u << 18;
+	if ((st = sampler_start(&s->sampler, &s->target, &cfg, err)) != TT_OK) {
+		session_end(s);
+		return st;
+	}
+	s->sampling = true;
+	return TT_OK;
+}
+
+void
+session_poll_child(struct session *s)
+{
+	if (!s->child || s->child_exited)
+		return;
+	int status;
+	pid_t r = waitpid(s->child, &status, WNOHANG);
+	if (r == s->child) {
+		s->child_exited = true;
+		s->child_status = status;
+	}
+}
+
+void
+session_describe_exit(const struct session *s, char *buf, size_t len)
+{
+	if (!s->child_exited)
+		snprintf(buf, len, "is running");
+	else if (WIFEXITED(s->child_status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(s->child_status));
+	else if (WIFSIGNALED(s->child_status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(s->child_status),
+			 strsignal(WTERMSIG(s->child_status)));
+	else
+		snprintf(buf, len, "ended");
+}
+
+void
+session_end(struct session *s)
+{
+	if (s->sampling) {
+		sampler_stop(&s->sampler);
+		sampler_free(&s->sampler);
+		s->sampling = false;
+	}
+	if (s->child && !s->child_exited) {
+		/* We started it; leaving it running would orphan it. */
+		kill(-s->child, SIGTERM);
+		kill(s->child, SIGTERM);
+		for (int i = 0; i < 50 && !s->child_exited; i++) {
+			struct timespec ts = {0, 20000000L};
+			nanosleep(&ts, NULL);
+			session_poll_child(s);
+		}
+		if (!s->child_exited) {
+			kill(-s->child, SIGKILL);
+			kill(s->child, SIGKILL);
+			int status;
+			if (waitpid(s->child, &status, 0) == s->child) {
+				s->child_exited = true;
+				s->child_status = status;
+			}
+		}
+	}
+}

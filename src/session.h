@@ -1,0 +1,43 @@
+/* A profiling session for the live views: attach to a process, or start a
+ * command and attach to it, then run the sampler. */
+#ifndef TT_SESSION_H
+#define TT_SESSION_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "sampler.h"
+#include "target.h"
+
+struct session_options {
+	pid_t pid;                 /* attach to this, or 0 */
+	char **command;            /* or start this (argv, NULL-terminated) */
+	const char *child_output;  /* where the command's stdout/stderr go (NULL: /dev/null) */
+	double rate_hz;            /* 0: as fast as possible */
+	double duration_s;         /* 0: until stopped */
+};
+
+struct session {
+	struct target target;
+	struct sampler sampler;
+	bool sampling;
+	pid_t child;               /* the command we started, or 0 */
+	bool child_exited;
+	int child_status;          /* wait status once exited */
+	char cmdline[512];         /* the target's command line (raw) */
+	double rate_hz;
+};
+
+tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);
+
+/* Reap the started command if it exited (non-blocking). */
+void session_poll_child(struct session *s);
+
+/* "exited with status 3" / "killed by signal 9" */
+void session_describe_exit(const struct session *s, char *buf, size_t len);
+
+/* Stop sampling; terminate a command we started that still runs. */
+void session_end(struct session *s);
+
+#endif

@@ -1,0 +1,218 @@
+/* Keys of the live screen, in the spirit of top and htop. */
+#include "config.h"
+
+#include <string.h>
+
+#include "clock.h"
+#include "ui.h"
+
+static const double refresh_steps[] = {0.1, 0.2, 0.5, 1, 2, 5, 10};
+#define NSTEPS (sizeof refresh_steps / sizeof refresh_steps[0])
+
+static void
+change_refresh(struct ui *u, int dir)
+{
+	double cur = (double)u->delay_ns / 1e9;
+	size_t i = 0;
+	while (i + 1 < NSTEPS && refresh_steps[i] < cur - 1e-9)
+		i++;
+	if (dir > 0 && i + 1 < NSTEPS && refresh_steps[i] <= cur + 1e-9)
+		i++;
+	else if (dir < 0 && i > 0)
+		i--;
+	u->delay_ns = (uint64_t)(refresh_steps[i] * 1e9);
+	u->next_roll_ns = clock_now_ns() + u->delay_ns;
+	ui_message(u, false, "refresh every %.1f s", refresh_steps[i]);
+}
+
+/* Next or previous thread to show; -1 is "all threads". */
+static void
+cycle_thread(struct ui *u, int dir)
+{
+	int32_t n = (int32_t)u->agg.nthreads;
+	int32_t s = u->slot;
+	for (int32_t step = 0; step <= n; step++) {
+		s += dir;
+		if (s >= n)
+			s = -1;
+		if (s < -1)
+			s = n - 1;
+		if (s == -1 || u->agg.threads[s].seen)
+			break;
+	}
+	u->slot = s;
+	u->selected = 0;
+	u->top = 0;
+	u->selected_func = UINT32_MAX;
+}
+
+static void
+move_selection(struct ui *u, int32_t to)
+{
+	int32_t n = (int32_t)u->table.nrows;
+	if (to >= n)
+		to = n - 1;
+	if (to < 0)
+		to = 0;
+	u->selected = to;
+	if (n) {
+		u->selected_func = u->table.rows[to].func;
+		u->selected_line = u->table.rows[to].line;
+	}
+	int h = views_table_height(u);
+	if (u->selected < u->top)
+		u->top = u->selected;
+	if (u->selected >= u->top + h)
+		u->top = u->selected - h + 1;
+}
+
+static void
+edit_filter(struct ui *u, const TermKeyKey *k)
+{
+	size_t len = strlen(u->edit);
+	if (k->type == TERMKEY_TYPE_KEYSYM) {
+		switch (k->code.sym) {
+		case TERMKEY_SYM_ENTER:
+			memcpy(u->filter, u->edit, sizeof u->filter);
+			u->editing_filter = false;
+			u->selected = u->top = 0;
+			u->selected_func = UINT32_MAX;
+			break;
+		case TERMKEY_SYM_ESCAPE:
+			u->editing_filter = false;
+			break;
+		case TERMKEY_SYM_BACKSPACE:
+		case TERMKEY_SYM_DEL:
+			/* remove one UTF-8 character */
+			while (len > 0 && ((unsigned char)u->edit[len - 1] & 0xc0) == 0x80)
+				len--;
+			if (len > 0)
+				len--;
+			u->edit[len] = '\0';
+			break;
+		default:
+			break;
+		}
+	} else if (k->type == TERMKEY_TYPE_UNICODE && !(k->modifiers & TERMKEY_KEYMOD_CTRL)) {
+		size_t add = strlen(k->utf8);
+		if (len + add < sizeof u->edit)
+			memcpy(u->edit + len, k->utf8, add + 1);
+	} else if (k->type == TERMKEY_TYPE_UNICODE && k->code.codepoint == 'u') {
+		u->edit[0] = '\0'; /* Ctrl-U */
+	}
+	u->dirty = true;
+}
+
+void
+keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
+{
+	(void)tk;
+	u->dirty = true;
+	if (u->editing_filter) {
+		edit_filter(u, k);
+		views_refresh_table(u);
+		return;
+	}
+	if (u->show_help) {
+		/* any key closes help (q still quits) */
+		u->show_help = false;
+		if (!(k->type == TERMKEY_TYPE_UNICODE && (k->code.codepoint == 'q' ||
+							  k->code.codepoint == 'Q')))
+			return;
+	}
+	bool ctrl = k->modifiers & TERMKEY_KEYMOD_CTRL;
+	bool shift = k->modifiers & TERMKEY_KEYMOD_SHIFT;
+	int32_t page = views_table_height(u);
+	if (k->type == TERMKEY_TYPE_UNICODE) {
+		if (ctrl) {
+			/* Ctrl-C quits; Ctrl-L and the rest just repaint (dirty). */
+			if (k->code.codepoint == 'c')
+				u->quit = true;
+			return;
+		}
+		switch (k->code.codepoint) {
+		case 'q': case 'Q': u->quit = true; return;
+		case 'h': case '?': u->show_help = true; return;
+		case 'p': case 'P':
+			u->paused = !u->paused;
+			ui_message(u, false, u->paused ? "display paused, sampling goes on (p: resume)"
+						       : "display resumed");
+			break;
+		case 'r': case 'R':
+			if (u->finished) {
+				ui_message(u, true, "the process has ended: nothing new would come");
+				return;
+			}
+			agg_reset(&u->agg, clock_now_ns());
+			u->selected = u->top = 0;
+			u->selected_func = UINT32_MAX;
+			ui_message(u, false, "counts reset");
+			break;
+		case '/':
+			u->editing_filter = true;
+			memcpy(u->edit, u->filter, sizeof u->edit);
+			return;
+		case 's': u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); break;
+		case 'S': u->sort = (enum agg_sort)((u->sort + SORT_COUNT - 1) % SORT_COUNT); break;
+		case 'a': case 'A': u->ascending = !u->ascending; break;
+		case 'l': case 'L':
+			u->by_line = !u->by_line;
+			u->selected_func = UINT32_MAX;
+			break;
+		case 't': case 'T': u->show_threads = !u->show_threads; break;
+		case 'c': case 'C': u->show_stats = !u->show_stats; break;
+		case 'm': u->mode = (enum agg_mode)((u->mode + 1) % AGG_MODE_COUNT); break;
+		case 'M': u->mode = (enum agg_mode)((u->mode + AGG_MODE_COUNT - 1) % AGG_MODE_COUNT); break;
+		case 'w': case 'W':
+			u->scope = u->scope == AGG_WINDOW ? AGG_SESSION : AGG_WINDOW;
+			break;
+		case 'e': case 'E': ui_export(u); return;
+		case '+': case '=': change_refresh(u, -1); return;
+		case '-': case '_': change_refresh(u, +1); return;
+		case 'j': move_selection(u, u->selected + 1); return;
+		case 'k': move_selection(u, u->selected - 1); return;
+		case 'g': move_selection(u, 0); return;
+		case 'G': move_selection(u, (int32_t)u->table.nrows - 1); return;
+		default: return;
+		}
+	} else if (k->type == TERMKEY_TYPE_KEYSYM) {
+		switch (k->code.sym) {
+		case TERMKEY_SYM_ESCAPE:
+			if (u->detail)
+				u->detail = false;
+			else if (u->filter[0])
+				u->filter[0] = '\0';
+			else
+				return;
+			break;
+		case TERMKEY_SYM_ENTER:
+			if (u->detail) {
+				u->detail = false;
+			} else if (u->table.nrows) {
+				u->detail = true;
+				u->detail_func = u->table.rows[u->selected].func;
+			}
+			break;
+		case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); break;
+		case TERMKEY_SYM_RIGHT: cycle_thread(u, 1); break;
+		case TERMKEY_SYM_LEFT: cycle_thread(u, -1); break;
+		case TERMKEY_SYM_UP: move_selection(u, u->selected - 1); return;
+		case TERMKEY_SYM_DOWN: move_selection(u, u->selected + 1); return;
+		case TERMKEY_SYM_PAGEUP: move_selection(u, u->selected - page); return;
+		case TERMKEY_SYM_PAGEDOWN: move_selection(u, u->selected + page); return;
+		case TERMKEY_SYM_HOME: move_selection(u, 0); return;
+		case TERMKEY_SYM_END: move_selection(u, (int32_t)u->table.nrows - 1); return;
+		default: return;
+		}
+	} else if (k->type == TERMKEY_TYPE_FUNCTION) {
+		switch (k->code.number) {
+		case 1: u->show_help = true; return;
+		case 6: u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); break;
+		case 10: u->quit = true; return;
+		default: return;
+		}
+	} else {
+		return;
+	}
+	views_refresh_table(u);
+}

@@ -1,0 +1,1068 @@
+/* Colour themes: the compiled-in default, the theme-file parser and loader,
+ * and the mapping of theme styles onto whatever the terminal can show. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <curses.h>
+
+#include "theme.h"
+
+/* Direct-colour terminals (xterm-direct: COLORS = 2^24) take RGB values,
+ * which do not fit init_pair()'s shorts. */
+#if defined(NCURSES_EXT_COLORS) && defined(NCURSES_VERSION_PATCH) && \
+	NCURSES_VERSION_PATCH >= 20170401
+#define THEME_HAVE_EXT_PAIRS 1
+#endif
+
+/* ------------------------------------------------------------------------
+ * Role keys and the compiled-in default
+ * ---------------------------------------------------------------------- */
+
+static const char *const role_keys[ROLE_COUNT] = {
+	[ROLE_DEFAULT] = "default",
+	[ROLE_TITLE] = "title",
+	[ROLE_HEADER] = "header",
+	[ROLE_HEADER_VALUE] = "header.value",
+	[ROLE_TABLE_HEADER] = "table.header",
+	[ROLE_SORTED_HEADER] = "table.sorted",
+	[ROLE_SELECTED] = "row.selected",
+	[ROLE_PERCENT_HOT] = "percent.hot",
+	[ROLE_PERCENT_WARM] = "percent.warm",
+	[ROLE_PERCENT_COLD] = "percent.cold",
+	[ROLE_FUNCTION] = "function",
+	[ROLE_FILE] = "file",
+	[ROLE_GIL] = "gil",
+	[ROLE_GIL_WAIT] = "gil.wait",
+	[ROLE_ON_CPU] = "cpu",
+	[ROLE_IDLE] = "idle",
+	[ROLE_WARNING] = "warning",
+	[ROLE_ERROR] = "error",
+	[ROLE_STATUS] = "status",
+	[ROLE_HELP] = "help",
+	[ROLE_BORDER] = "border",
+	[ROLE_FILTER] = "filter",
+	[ROLE_DIM] = "dim",
+};
+
+const char *
+theme_role_key(enum theme_role role)
+{
+	if ((unsigned)role >= ROLE_COUNT)
+		return NULL;
+	return role_keys[role];
+}
+
+enum { C_DEF = -1, C_BLACK, C_RED, C_GREEN, C_YELLOW, C_BLUE, C_MAGENTA, C_CYAN, C_WHITE, C_BRIGHT };
+enum { A_B = THEME_ATTR_BOLD, A_D = THEME_ATTR_DIM };
+#define ST(f, b, a) { (f), (b), (a), true }
+
+/* Must stay equal to themes/default.theme (tests/test_theme checks). */
+static const struct theme_style default_styles[ROLE_COUNT] = {
+	[ROLE_DEFAULT] = ST(C_DEF, C_DEF, 0),
+	[ROLE_TITLE] = ST(C_BRIGHT + C_WHITE, C_BLUE, A_B),
+	[ROLE_HEADER] = ST(C_CYAN, C_DEF, 0),
+	[ROLE_HEADER_VALUE] = ST(C_DEF, C_DEF, A_B),
+	[ROLE_TABLE_HEADER] = ST(C_BLACK, C_GREEN, 0),
+	[ROLE_SORTED_HEADER] = ST(C_BLACK, C_CYAN, A_B),
+	[ROLE_SELECTED] = ST(C_BLACK, C_CYAN, 0),
+	[ROLE_PERCENT_HOT] = ST(C_RED, C_DEF, A_B),
+	[ROLE_PERCENT_WARM] = ST(C_YELLOW, C_DEF, 0),
+	[ROLE_PERCENT_COLD] = ST(C_GREEN, C_DEF, 0),
+	[ROLE_FUNCTION] = ST(C_DEF, C_DEF, 0),
+	[ROLE_FILE] = ST(C_CYAN, C_DEF, 0),
+	[ROLE_GIL] = ST(C_MAGENTA, C_DEF, A_B),
+	[ROLE_GIL_WAIT] = ST(C_YELLOW, C_DEF, 0),
+	[ROLE_ON_CPU] = ST(C_GREEN, C_DEF, 0),
+	[ROLE_IDLE] = ST(C_DEF, C_DEF, A_D),
+	[ROLE_WARNING] = ST(C_YELLOW, C_DEF, A_B),
+	[ROLE_ERROR] = ST(C_RED, C_DEF, A_B),
+	[ROLE_STATUS] = ST(C_BLACK, C_CYAN, 0),
+	[ROLE_HELP] = ST(C_DEF, C_DEF, 0),
+	[ROLE_BORDER] = ST(C_CYAN, C_DEF, 0),
+	[ROLE_FILTER] = ST(C_YELLOW, C_DEF, A_B),
+	[ROLE_DIM] = ST(C_DEF, C_DEF, A_D),
+};
+
+void
+theme_default(struct theme *out)
+{
+	memset(out, 0, sizeof *out);
+	snprintf(out->name, sizeof out->name, "default");
+	memcpy(out->styles, default_styles, sizeof out->styles);
+}
+
+/* ------------------------------------------------------------------------
+ * xterm-256 colours
+ * ---------------------------------------------------------------------- */
+
+/* xterm's own defaults for the 16 basic colours; other terminals differ a
+ * little, which only matters for picking the nearest one. */
+static const unsigned char base16_rgb[16][3] = {
+	{0, 0, 0}, {205, 0, 0}, {0, 205, 0}, {205, 205, 0},
+	{0, 0, 238}, {205, 0, 205}, {0, 205, 205}, {229, 229, 229},
+	{127, 127, 127}, {255, 0, 0}, {0, 255, 0}, {255, 255, 0},
+	{92, 92, 255}, {255, 0, 255}, {0, 255, 255}, {255, 255, 255},
+};
+static const int cube_level[6] = {0, 95, 135, 175, 215, 255};
+
+static void
+xterm_rgb(int idx, int rgb[3])
+{
+	if (idx < 16) {
+		for (int i = 0; i < 3; i++)
+			rgb[i] = base16_rgb[idx][i];
+	} else if (idx < 232) {
+		idx -= 16;
+		rgb[0] = cube_level[idx / 36];
+		rgb[1] = cube_level[idx / 6 % 6];
+		rgb[2] = cube_level[idx % 6];
+	} else {
+		rgb[0] = rgb[1] = rgb[2] = 8 + 10 * (idx - 232);
+	}
+}
+
+static int
+dist2(const int a[3], int r, int g, int b)
+{
+	int dr = a[0] - r, dg = a[1] - g, db = a[2] - b;
+	return dr * dr + dg * dg + db * db;
+}
+
+static int
+nearest_cube_level(int v)
+{
+	int best = 0;
+	for (int i = 1; i < 6; i++)
+		if (abs(cube_level[i] - v) < abs(cube_level[best] - v))
+			best = i;
+	return best;
+}
+
+/* #RRGGBB -> the nearest of 16..255 by plain RGB distance (the cube and the
+ * grey ramp; never 0..15, whose look depends on the terminal's palette).
+ * Ties go to the cube, so #000000 -> 16, #ffffff -> 231. */
+static int
+rgb_to_xterm(int r, int g, int b)
+{
+	int ci = 16 + 36 * nearest_cube_level(r) + 6 * nearest_cube_level(g) +
+		 nearest_cube_level(b);
+	int c[3], best = ci, bestd;
+	xterm_rgb(ci, c);
+	bestd = dist2(c, r, g, b);
+	for (int i = 232; i < 256; i++) {
+		xterm_rgb(i, c);
+		int d = dist2(c, r, g, b);
+		if (d < bestd) {
+			bestd = d;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* ------------------------------------------------------------------------
+ * Small string helpers
+ * ---------------------------------------------------------------------- */
+
+static bool
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+static void
+trim(const char **s, size_t *n)
+{
+	while (*n && is_blank(**s)) {
+		(*s)++;
+		(*n)--;
+	}
+	while (*n && is_blank((*s)[*n - 1]))
+		(*n)--;
+}
+
+static char
+lower(char c)
+{
+	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+}
+
+/* ASCII-only, so the result does not depend on the locale. */
+static bool
+eq_ci(const char *s, size_t n, const char *word)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (word[i] == '\0' || lower(s[i]) != word[i])
+			return false;
+	return word[i] == '\0';
+}
+
+static bool
+prefix_ci(const char *s, size_t n, const char *word, size_t *plen)
+{
+	size_t w = strlen(word);
+	if (n < w)
+		return false;
+	for (size_t i = 0; i < w; i++)
+		if (lower(s[i]) != word[i])
+			return false;
+	*plen = w;
+	return true;
+}
+
+/* Copy s[0..n) for a message: control bytes become '?' so a warning stays
+ * one line; too long -> cut (on a UTF-8 boundary) and "..." appended. */
+static void
+sanitize(char *dst, size_t dstlen, const char *s, size_t n)
+{
+	size_t k = n, o = 0;
+	if (dstlen < 4) {
+		if (dstlen)
+			dst[0] = '\0';
+		return;
+	}
+	if (k > dstlen - 1) {
+		k = dstlen - 4;
+		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+			k--;
+	}
+	for (size_t i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		dst[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	if (k < n)
+		for (int i = 0; i < 3; i++)
+			dst[o++] = '.';
+	dst[o] = '\0';
+}
+
+/* Warnings: newline-separated lines in the caller's buffer. Once a line does
+ * not fit, as much as fits is kept with "..." and later ones are dropped, so
+ * the buffer never ends in a misleading half-sentence. */
+struct wbuf {
+	char *buf;
+	size_t cap, len;
+	bool full;
+};
+
+static void
+wbuf_init(struct wbuf *w, char *buf, size_t cap)
+{
+	w->buf = buf && cap ? buf : NULL;
+	w->cap = w->buf ? cap : 0;
+	w->len = 0;
+	w->full = false;
+	if (w->buf)
+		w->buf[0] = '\0';
+}
+
+static void __attribute__((format(printf, 2, 3)))
+warnf(struct wbuf *w, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	size_t n, sep, avail;
+
+	if (!w->buf || w->full)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	n = strlen(line);
+	sep = w->len ? 1 : 0;
+	avail = w->cap - 1 - w->len;   /* bytes left before the NUL */
+	if (sep + n <= avail) {
+		if (sep)
+			w->buf[w->len++] = '\n';
+		memcpy(w->buf + w->len, line, n);
+		w->len += n;
+		w->buf[w->len] = '\0';
+		return;
+	}
+	w->full = true;
+	if (avail < sep + 4) {
+		/* No room for a piece of this line: mark the cut at the very end. */
+		size_t at;
+		if (w->cap < 4)
+			return;
+		at = w->cap - 4;
+		while (at > 0 && ((unsigned char)w->buf[at] & 0xc0) == 0x80)
+			at--;
+		memcpy(w->buf + at, "...", 4);
+		w->len = at + 3;
+		return;
+	}
+	if (sep)
+		w->buf[w->len++] = '\n';
+	n = avail - sep - 3;
+	while (n > 0 && ((unsigned char)line[n] & 0xc0) == 0x80)
+		n--;
+	memcpy(w->buf + w->len, line, n);
+	memcpy(w->buf + w->len + n, "...", 4);
+	w->len += n + 3;
+}
+
+static void __attribute__((format(printf, 3, 4)))
+errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	if (!err || !errlen)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+/* ------------------------------------------------------------------------
+ * Values: FG;BG;ATTRS
+ * ---------------------------------------------------------------------- */
+
+static const char *const colour_names[8] = {
+	"black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+};
+
+static int
+hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = lower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+static bool
+parse_colour(const char *s, size_t n, short *out)
+{
+	size_t p;
+
+	if (n == 0 || eq_ci(s, n, "default")) {   /* an empty field means default */
+		*out = -1;
+		return true;
+	}
+	if (s[0] == '#') {
+		int v[6];
+		if (n != 7)
+			return false;
+		for (int i = 0; i < 6; i++)
+			if ((v[i] = hexval(s[1 + i])) < 0)
+				return false;
+		*out = (short)rgb_to_xterm(v[0] * 16 + v[1], v[2] * 16 + v[3], v[4] * 16 + v[5]);
+		return true;
+	}
+	if (prefix_ci(s, n, "colour", &p) || prefix_ci(s, n, "color", &p)) {
+		int v = 0;
+		if (n == p || n - p > 3)
+			return false;
+		for (size_t i = p; i < n; i++) {
+			if (s[i] < '0' || s[i] > '9')
+				return false;
+			v = v * 10 + (s[i] - '0');
+		}
+		if (v > 255)
+			return false;
+		*out = (short)v;
+		return true;
+	}
+	int base = 0;
+	if (prefix_ci(s, n, "bright", &p)) {
+		base = 8;
+		s += p;
+		n -= p;
+	}
+	for (int i = 0; i < 8; i++)
+		if (eq_ci(s, n, colour_names[i])) {
+			*out = (short)(base + i);
+			return true;
+		}
+	return false;
+}
+
+static const struct {
+	const char *name;
+	unsigned bit;
+} attr_names[] = {
+	{"bold", THEME_ATTR_BOLD}, {"dim", THEME_ATTR_DIM},
+	{"underline", THEME_ATTR_UNDERLINE}, {"reverse", THEME_ATTR_REVERSE},
+	{"italic", THEME_ATTR_ITALIC}, {"standout", THEME_ATTR_STANDOUT},
+	{"none", 0},
+};
+
+/* Comma-separated attribute names; on failure bad/badn is the culprit. */
+static bool
+parse_attrs(const char *s, size_t n, unsigned *out, const char **bad, size_t *badn)
+{
+	unsigned a = 0;
+	size_t i = 0;
+
+	while (i <= n) {
+		size_t j = i;
+		while (j < n && s[j] != ',')
+			j++;
+		const char *w = s + i;
+		size_t wn = j - i;
+		trim(&w, &wn);
+		if (wn) {   /* "bold,,underline" is harmless */
+			size_t k;
+			for (k = 0; k < sizeof attr_names / sizeof attr_names[0]; k++)
+				if (eq_ci(w, wn, attr_names[k].name))
+					break;
+			if (k == sizeof attr_names / sizeof attr_names[0]) {
+				*bad = w;
+				*badn = wn;
+				return false;
+			}
+			a |= attr_names[k].bit;
+		}
+		i = j + 1;
+	}
+	*out = a;
+	return true;
+}
+
+/* Parse "FG;BG;ATTRS" (BG and ATTRS optional). On failure `why` says what
+ * was wrong, e.g. "bad colour 'bleu'". */
+static bool
+parse_style(const char *v, size_t n, struct theme_style *st, char *why, size_t whylen)
+{
+	const char *f[3];
+	size_t fl[3], start = 0;
+	int nf = 0;
+	char q[64];
+
+	if (n == 0) {
+		snprintf(why, whylen, "empty value");
+		return false;
+	}
+	for (size_t i = 0; i <= n; i++) {
+		if (i < n && v[i] != ';')
+			continue;
+		if (nf == 3) {
+			sanitize(q, sizeof q, v, n);
+			snprintf(why, whylen, "too many fields in '%s' (want FG;BG;ATTRS)", q);
+			return false;
+		}
+		f[nf] = v + start;
+		fl[nf] = i - start;
+		trim(&f[nf], &fl[nf]);
+		nf++;
+		start = i + 1;
+	}
+
+	struct theme_style s = {-1, -1, 0, true};
+	for (int i = 0; i < nf && i < 2; i++) {
+		if (!parse_colour(f[i], fl[i], i == 0 ? &s.fg : &s.bg)) {
+			sanitize(q, sizeof q, f[i], fl[i]);
+			snprintf(why, whylen, "bad %scolour '%s'", i ? "background " : "", q);
+			return false;
+		}
+	}
+	if (nf == 3) {
+		const char *bad = NULL;
+		size_t badn = 0;
+		if (!parse_attrs(f[2], fl[2], &s.attrs, &bad, &badn)) {
+			sanitize(q, sizeof q, bad, badn);
+			snprintf(why, whylen, "bad attribute '%s'", q);
+			return false;
+		}
+	}
+	*st = s;
+	return true;
+}
+
+/* ------------------------------------------------------------------------
+ * Theme text
+ * ---------------------------------------------------------------------- */
+
+static int
+find_role(const char *k, size_t n)
+{
+	for (int r = 0; r < ROLE_COUNT; r++)
+		if (strlen(role_keys[r]) == n && memcmp(role_keys[r], k, n) == 0)
+			return r;
+	return -1;
+}
+
+/* A name for the UI: control bytes replaced, cut to fit on a UTF-8 boundary. */
+static void
+set_name(struct theme *t, const char *s, size_t n)
+{
+	size_t k = n < sizeof t->name ? n : sizeof t->name - 1;
+	if (k < n)
+		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
+			k--;
+	for (size_t i = 0; i < k; i++) {
+		unsigned char c = (unsigned char)s[i];
+		t->name[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
+	}
+	t->name[k] = '\0';
+}
+
+/* Without a `name` key a theme is called after its file: "/x/light.theme" -> "light". */
+static void
+name_from_origin(struct theme *t, const char *origin)
+{
+	const char *b = strrchr(origin, '/');
+	size_t n;
+	b = b ? b + 1 : origin;
+	n = strlen(b);
+	if (n > 6 && strcmp(b + n - 6, ".theme") == 0)
+		n -= 6;
+	if (n == 0)
+		set_name(t, "theme", 5);
+	else
+		set_name(t, b, n);
+}
+
+int
+theme_parse(const char *text, const char *origin, struct theme *out,
+	    char *warnings, size_t wlen, char *err, size_t errlen)
+{
+	struct wbuf w;
+	char org[256], q[64], why[160];
+	unsigned long lineno = 0, first_line[ROLE_COUNT] = {0};
+	unsigned content = 0, known = 0;
+	const char *p;
+
+	wbuf_init(&w, warnings, wlen);
+	errf(err, errlen, "%s", "");
+	if (!out)
+		return -1;
+	theme_default(out);
+	if (!origin || !*origin)
+		origin = "theme";
+	sanitize(org, sizeof org, origin, strlen(origin));
+	if (!text) {
+		errf(err, errlen, "%s: no theme text", org);
+		return -1;
+	}
+	/* Missing keys keep the default style but are not marked as given. */
+	for (int r = 0; r < ROLE_COUNT; r++)
+		out->styles[r].set = false;
+	name_from_origin(out, origin);
+
+	p = text;
+	if ((unsigned char)p[0] == 0xef && (unsigned char)p[1] == 0xbb &&
+	    (unsigned char)p[2] == 0xbf)
+		p += 3;   /* UTF-8 byte order mark from some editors */
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		const char *line = p, *eq;
+		size_t ln = len;
+
+		p = nl ? nl + 1 : p + len;
+		lineno++;
+		trim(&line, &ln);
+		if (ln == 0 || line[0] == '#')
+			continue;
+		content++;
+		if (len > THEME_MAX_LINE) {
+			warnf(&w, "%s:%lu: line longer than %u bytes, ignored", org, lineno,
+			      THEME_MAX_LINE);
+			continue;
+		}
+		eq = memchr(line, '=', ln);
+		if (!eq) {
+			sanitize(q, sizeof q, line, ln);
+			warnf(&w, "%s:%lu: expected 'key = value', got '%s'", org, lineno, q);
+			continue;
+		}
+		const char *k = line, *v = eq + 1;
+		size_t kn = (size_t)(eq - line), vn = ln - kn - 1;
+		trim(&k, &kn);
+		trim(&v, &vn);
+		if (kn == 0) {
+			warnf(&w, "%s:%lu: missing key before '='", org, lineno);
+			continue;
+		}
+		if (kn == 4 && memcmp(k, "name", 4) == 0) {
+			known++;
+			if (vn == 0)
+				warnf(&w, "%s:%lu: empty name", org, lineno);
+			else
+				set_name(out, v, vn);
+			continue;
+		}
+		int r = find_role(k, kn);
+		if (r < 0) {
+			sanitize(q, sizeof q, k, kn);
+			warnf(&w, "%s:%lu: unknown key '%s'", org, lineno, q);
+			continue;
+		}
+		known++;
+		if (first_line[r])
+			warnf(&w, "%s:%lu: %s given again (first on line %lu); the later one counts",
+			      org, lineno, role_keys[r], first_line[r]);
+		else
+			first_line[r] = lineno;
+		struct theme_style st;
+		if (!parse_style(v, vn, &st, why, sizeof why)) {
+			warnf(&w, "%s:%lu: %s for %s", org, lineno, why, role_keys[r]);
+			continue;
+		}
+		out->styles[r] = st;
+	}
+
+	/* Anything with content but not one known key is some other file. */
+	if (content > 0 && known == 0) {
+		errf(err, errlen, "%s: not a theme file (no known 'key = value' line)", org);
+		theme_default(out);
+		return -1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Files
+ * ---------------------------------------------------------------------- */
+
+/* Read a whole theme file into a malloc'ed NUL-terminated string. Returns 0,
+ * or an errno value with `err` filled (ENOENT/ENOTDIR: "not here"). */
+static int
+read_theme_file(const char *path, char **text, char *err, size_t errlen)
+{
+	char shown[256];
+	struct stat st;
+	char *buf;
+	size_t total = 0;
+	int fd, e;
+
+	*text = NULL;
+	sanitize(shown, sizeof shown, path, strlen(path));
+	/* O_NONBLOCK: a FIFO named like a theme must not hang the program. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
+		e = errno;
+		errf(err, errlen, "cannot open theme file '%s': %s", shown, strerror(e));
+		return e;
+	}
+	if (fstat(fd, &st) != 0) {
+		e = errno;
+		errf(err, errlen, "cannot read theme file '%s': %s", shown, strerror(e));
+		close(fd);
+		return e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		errf(err, errlen, "theme file '%s' is not a regular file", shown);
+		close(fd);
+		return EINVAL;
+	}
+	if (st.st_size > (off_t)THEME_MAX_FILE) {
+		errf(err, errlen, "theme file '%s' is too large (limit %u KiB)", shown,
+		     THEME_MAX_FILE / 1024);
+		close(fd);
+		return EFBIG;
+	}
+	buf = malloc(THEME_MAX_FILE + 2);
+	if (!buf) {
+		errf(err, errlen, "cannot read theme file '%s': out of memory", shown);
+		close(fd);
+		return ENOMEM;
+	}
+	/* Read one byte past the limit to notice a file that grew meanwhile. */
+	while (total <= THEME_MAX_FILE) {
+		ssize_t got = read(fd, buf + total, THEME_MAX_FILE + 1 - total);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			e = errno;
+			errf(err, errlen, "cannot read theme file '%s': %s", shown, strerror(e));
+			free(buf);
+			close(fd);
+			return e;
+		}
+		if (got == 0)
+			break;
+		total += (size_t)got;
+	}
+	close(fd);
+	if (total > THEME_MAX_FILE) {
+		errf(err, errlen, "theme file '%s' is too large (limit %u KiB)", shown,
+		     THEME_MAX_FILE / 1024);
+		free(buf);
+		return EFBIG;
+	}
+	if (memchr(buf, '\0', total)) {
+		errf(err, errlen, "'%s' is not a theme file (binary data)", shown);
+		free(buf);
+		return EINVAL;
+	}
+	buf[total] = '\0';
+	*text = buf;
+	return 0;
+}
+
+static int
+load_path(const char *path, struct theme *out, char *warnings, size_t wlen,
+	  char *err, size_t errlen)
+{
+	char *text;
+	int rc;
+
+	if (read_theme_file(path, &text, err, errlen) != 0)
+		return -1;
+	rc = theme_parse(text, path, out, warnings, wlen, err, errlen);
+	free(text);
+	return rc;
+}
+
+int
+theme_load(const char *name_or_path, const char *system_dir, struct theme *out,
+	   char *warnings, size_t wlen, char *err, size_t errlen)
+{
+	char user_dir[PATH_MAX], path[PATH_MAX], file[NAME_MAX + 1], shown[256];
+	char looked[512] = "";
+	const char *dirs[2];
+	const char *xdg, *home;
+	struct wbuf w;
+	size_t n;
+	int ndirs = 0;
+
+	wbuf_init(&w, warnings, wlen);
+	errf(err, errlen, "%s", "");
+	if (!out)
+		return -1;
+	theme_default(out);
+	if (!name_or_path || !*name_or_path) {
+		errf(err, errlen, "no theme name given");
+		return -1;
+	}
+	if (strchr(name_or_path, '/'))
+		return load_path(name_or_path, out, warnings, wlen, err, errlen);
+
+	n = strlen(name_or_path);
+	sanitize(shown, sizeof shown, name_or_path, n);
+	if (snprintf(file, sizeof file, "%s%s", name_or_path,
+		     n > 6 && strcmp(name_or_path + n - 6, ".theme") == 0 ? "" : ".theme") >=
+	    (int)sizeof file) {
+		errf(err, errlen, "theme name '%s' is too long", shown);
+		return -1;
+	}
+
+	/* XDG says a relative $XDG_CONFIG_HOME is to be ignored. */
+	xdg = getenv("XDG_CONFIG_HOME");
+	home = getenv("HOME");
+	if (xdg && xdg[0] == '/') {
+		if (snprintf(user_dir, sizeof user_dir, "%s/tachyon-top/themes", xdg) <
+		    (int)sizeof user_dir)
+			dirs[ndirs++] = user_dir;
+	} else if (home && home[0]) {
+		if (snprintf(user_dir, sizeof user_dir, "%s/.config/tachyon-top/themes", home) <
+		    (int)sizeof user_dir)
+			dirs[ndirs++] = user_dir;
+	}
+	if (system_dir && system_dir[0])
+		dirs[ndirs++] = system_dir;
+
+	for (int i = 0; i < ndirs; i++) {
+		char *text;
+		int e;
+		size_t used = strlen(looked);
+
+		snprintf(looked + used, sizeof looked - used, "%s%s", used ? ", " : "", dirs[i]);
+		if (snprintf(path, sizeof path, "%s/%s", dirs[i], file) >= (int)sizeof path)
+			continue;
+		e = read_theme_file(path, &text, err, errlen);
+		if (e == ENOENT || e == ENOTDIR)
+			continue;
+		/* Found but unusable: say so rather than silently use another. */
+		if (e != 0)
+			return -1;
+		e = theme_parse(text, path, out, warnings, wlen, err, errlen);
+		free(text);
+		return e;
+	}
+
+	if (strcmp(file, "default.theme") == 0) {
+		theme_default(out);   /* the compiled-in copy stands in */
+		errf(err, errlen, "%s", "");
+		return 0;
+	}
+	if (ndirs == 0) {
+		errf(err, errlen, "theme '%s' not found: no theme directory "
+		     "($XDG_CONFIG_HOME and $HOME unset, no system directory)", shown);
+	} else {
+		char lk[400], fn[128];
+		sanitize(lk, sizeof lk, looked, strlen(looked));
+		sanitize(fn, sizeof fn, file, strlen(file));
+		errf(err, errlen, "theme '%s' not found (looked for %s in %s)", shown, fn, lk);
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * The terminal
+ * ---------------------------------------------------------------------- */
+
+static int role_attr[ROLE_COUNT];
+
+int
+theme_attr(enum theme_role role)
+{
+	if ((unsigned)role >= ROLE_COUNT)
+		return 0;
+	return role_attr[role];
+}
+
+static attr_t
+curses_attrs(unsigned a)
+{
+	attr_t r = A_NORMAL;
+	if (a & THEME_ATTR_BOLD)
+		r |= A_BOLD;
+	if (a & THEME_ATTR_DIM)
+		r |= A_DIM;
+	if (a & THEME_ATTR_UNDERLINE)
+		r |= A_UNDERLINE;
+	if (a & THEME_ATTR_REVERSE)
+		r |= A_REVERSE;
+#ifdef A_ITALIC
+	if (a & THEME_ATTR_ITALIC)
+		r |= A_ITALIC;
+#endif
+	if (a & THEME_ATTR_STANDOUT)
+		r |= A_STANDOUT;
+	return r;
+}
+
+/* What keeps a role recognisable once it looks like ordinary text (no
+ * colours, or colours that collapsed on a small palette). `always`: in
+ * monochrome it is added even if the theme gave other attributes, because
+ * the role must stand out (a selection you cannot see is a bug). */
+static attr_t
+fallback_attrs(int role, bool *always)
+{
+	*always = false;
+	switch (role) {
+	case ROLE_SELECTED:
+		*always = true;
+		return A_REVERSE;
+	case ROLE_PERCENT_HOT:
+	case ROLE_WARNING:
+	case ROLE_ERROR:
+		*always = true;
+		return A_BOLD;
+	case ROLE_TITLE:
+	case ROLE_HEADER_VALUE:
+	case ROLE_BORDER:
+	case ROLE_FILTER:
+	case ROLE_GIL:
+		return A_BOLD;
+	case ROLE_TABLE_HEADER:
+		return A_UNDERLINE;
+	case ROLE_SORTED_HEADER:
+		return A_BOLD | A_UNDERLINE;
+	case ROLE_STATUS:
+		return A_REVERSE;
+	case ROLE_IDLE:
+	case ROLE_DIM:
+		return A_DIM;
+	default:
+		return A_NORMAL;
+	}
+}
+
+/* The wanted attributes this terminal has; none of them -> standout, which
+ * every terminal with any highlighting maps to something visible. */
+static attr_t
+usable(attr_t want, attr_t have)
+{
+	attr_t got = want & have;
+	if (want && !got)
+		got = have & A_STANDOUT;
+	return got;
+}
+
+enum cmode { CM_MONO, CM_8, CM_16, CM_256, CM_DIRECT };
+
+static int
+nearest_basic(int idx, int n)
+{
+	int rgb[3], best = 0, bestd = INT_MAX;
+	xterm_rgb(idx, rgb);
+	for (int i = 0; i < n; i++) {
+		int c[3] = {base16_rgb[i][0], base16_rgb[i][1], base16_rgb[i][2]};
+		int d = dist2(c, rgb[0], rgb[1], rgb[2]);
+		if (d < bestd) {
+			bestd = d;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* A theme colour (-1..255) as this terminal takes it. With 8 colours a bright
+ * foreground becomes its normal colour plus bold (how such terminals show
+ * bright text) and grey becomes dim white; backgrounds just take the nearest. */
+static int
+map_colour(int c, enum cmode m, bool fg, attr_t *extra)
+{
+	int rgb[3], v;
+
+	if (c < 0)
+		return -1;
+	switch (m) {
+	case CM_256:
+		return c;
+	case CM_DIRECT:
+		/* Direct-colour terminfo sends values below 8 as ANSI colours; keep
+		 * other values clear of 0..255 so no variant reads them as an index. */
+		if (c < 8)
+			return c;
+		xterm_rgb(c, rgb);
+		v = rgb[0] << 16 | rgb[1] << 8 | rgb[2];
+		return v < 256 ? v | 0x100 : v;
+	case CM_16:
+		return c < 16 ? c : nearest_basic(c, 16);
+	case CM_8:
+		if (!fg)
+			return c < 8 ? c : nearest_basic(c, 8);
+		v = c < 16 ? c : nearest_basic(c, 16);
+		if (v < 8)
+			return v;
+		if (v == 8) {
+			*extra |= A_DIM;
+			return C_WHITE;
+		}
+		*extra |= A_BOLD;
+		return v - 8;
+	case CM_MONO:
+	default:
+		return -1;
+	}
+}
+
+static bool
+is_light(int c)
+{
+	int rgb[3];
+	xterm_rgb(c, rgb);
+	return 299 * rgb[0] + 587 * rgb[1] + 114 * rgb[2] > 128 * 1000;
+}
+
+static bool
+no_color_env(void)
+{
+	const char *v = getenv("NO_COLOR");
+	return v && v[0];
+}
+
+static bool
+init_role_pair(int pair, int fg, int bg, enum cmode m)
+{
+#ifdef THEME_HAVE_EXT_PAIRS
+	if (m == CM_DIRECT)
+		return init_extended_pair(pair, fg, bg) != ERR;
+#else
+	(void)m;
+#endif
+	return init_pair((short)pair, (short)fg, (short)bg) != ERR;
+}
+
+void
+theme_apply(const struct theme *t, bool monochrome)
+{
+	struct theme th;
+	enum cmode m = CM_MONO;
+	bool default_colours = true;
+	attr_t have = (attr_t)~(attr_t)0;
+	attr_t a[ROLE_COUNT];
+	int pair_fg[ROLE_COUNT + 1], pair_bg[ROLE_COUNT + 1], npairs = 0, max_pairs = 0;
+
+	if (t)
+		th = *t;
+	else
+		theme_default(&th);
+	if (stdscr) {
+		have = termattrs();
+		if (!monochrome && !no_color_env() && has_colors() && start_color() != ERR &&
+		    COLORS >= 8) {
+			if (COLORS >= 0x1000000) {
+#ifdef THEME_HAVE_EXT_PAIRS
+				m = CM_DIRECT;
+#else
+				m = CM_8;
+#endif
+			} else if (COLORS >= 256) {
+				m = CM_256;
+			} else if (COLORS >= 16) {
+				m = CM_16;
+			} else {
+				m = CM_8;
+			}
+			default_colours = use_default_colors() != ERR;
+			max_pairs = COLOR_PAIRS - 1;
+			if (max_pairs > ROLE_COUNT)
+				max_pairs = ROLE_COUNT;
+		}
+	}
+
+	const struct theme_style *def = &th.styles[ROLE_DEFAULT];
+	for (int r = 0; r < ROLE_COUNT; r++) {
+		const struct theme_style *st = &th.styles[r];
+		attr_t extra = A_NORMAL;
+		int pair = 0;
+
+		if (m != CM_MONO) {
+			/* "default" in a role means the default role's colour. */
+			int ofg = st->fg >= 0 ? st->fg : def->fg;
+			int obg = st->bg >= 0 ? st->bg : def->bg;
+			int fg = map_colour(ofg, m, true, &extra);
+			int bg = map_colour(obg, m, false, &extra);
+
+			/* Distinct colours that collapsed into one: keep text readable. */
+			if (fg >= 0 && fg == bg && ofg != obg) {
+				fg = is_light(obg) ? C_BLACK : C_WHITE;
+				extra &= ~(attr_t)(A_BOLD | A_DIM);
+			}
+			if (!default_colours) {
+				if (fg < 0)
+					fg = C_WHITE;
+				if (bg < 0)
+					bg = C_BLACK;
+			}
+			if (fg >= 0 || bg >= 0) {
+				int i;
+				for (i = 0; i < npairs; i++)
+					if (pair_fg[i] == fg && pair_bg[i] == bg)
+						break;
+				if (i < npairs) {
+					pair = i + 1;
+				} else if (npairs < max_pairs &&
+					   init_role_pair(npairs + 1, fg, bg, m)) {
+					pair_fg[npairs] = fg;
+					pair_bg[npairs] = bg;
+					pair = ++npairs;
+				}
+			}
+		}
+		a[r] = COLOR_PAIR(pair) | curses_attrs(st->attrs) | extra;
+	}
+
+	for (int r = 1; r < ROLE_COUNT; r++) {
+		bool always;
+		attr_t fb = fallback_attrs(r, &always);
+		if (fb && ((m == CM_MONO && always) || a[r] == a[ROLE_DEFAULT]))
+			a[r] |= usable(fb, have);
+	}
+	/* The sort column must be findable among the headings. */
+	if (a[ROLE_SORTED_HEADER] == a[ROLE_TABLE_HEADER])
+		a[ROLE_SORTED_HEADER] |= usable(A_BOLD, have);
+	if (a[ROLE_SORTED_HEADER] == a[ROLE_TABLE_HEADER])
+		a[ROLE_SORTED_HEADER] |= usable(A_REVERSE, have);
+
+	for (int r = 0; r < ROLE_COUNT; r++)
+		role_attr[r] = (int)a[r];
+}

@@ -1,0 +1,417 @@
+/* The live screen's loop and terminal handling. ncurses owns the terminal
+ * and draws; libtermkey parses keys from stdin (ncurses never reads input);
+ * signals arrive through a self-pipe. The screen is restored on every way
+ * out: q, Ctrl-C, SIGTERM/SIGHUP, the target ending, errors, and crashes. */
+#include "config.h"
+
+#include <curses.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "profile.h"
+#include "theme.h"
+#include "tui.h"
+#include "ui.h"
+
+#ifndef THEMEDIR
+#define THEMEDIR "/usr/local/share/tachyon-top/themes"
+#endif
+
+/* How often the ring is drained while nothing else happens. */
+#define DRAIN_MS 20
+
+static int signal_pipe[2] = {-1, -1};
+static struct termios saved_termios;
+static bool have_saved_termios;
+static volatile sig_atomic_t screen_up;
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	unsigned char b = (unsigned char)sig;
+	if (write(signal_pipe[1], &b, 1) < 0) {
+		/* the pipe is full: a wake-up is pending anyway */
+	}
+	errno = saved;
+}
+
+/* A crash must not leave the terminal raw: restore it with async-signal-
+ * safe calls only, then die of the same signal. */
+static void
+on_fatal(int sig)
+{
+	if (screen_up) {
+		static const char reset[] = "\033[?1049l\033[?25h\033[0m\r\n";
+		if (write(STDOUT_FILENO, reset, sizeof reset - 1) < 0) {
+			/* nothing more we can do */
+		}
+		if (have_saved_termios)
+			tcsetattr(STDIN_FILENO, TCSANOW, &saved_termios);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void
+ui_message(struct ui *u, bool error, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(u->message, sizeof u->message, fmt, ap);
+	va_end(ap);
+	u->message_is_error = error;
+	u->message_until_ns = clock_now_ns() + 6000000000ull;
+	u->dirty = true;
+}
+
+/* `e`: write the session's profile in both formats next to us. */
+void
+ui_export(struct ui *u)
+{
+	struct profile p;
+	if (!agg_to_profile(&u->agg, AGG_SESSION, u->mode, &p)) {
+		ui_message(u, true, "export failed: out of memory");
+		return;
+	}
+	time_t now = time(NULL);
+	struct tm tm;
+	localtime_r(&now, &tm);
+	char stamp[32], base[96], folded[160], scope[160];
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->target.pid, stamp);
+	snprintf(folded, sizeof folded, "%s.collapsed", base);
+	snprintf(scope, sizeof scope, "%s.speedscope.json", base);
+	FILE *f1 = fopen(folded, "w");
+	FILE *f2 = f1 ? fopen(scope, "w") : NULL;
+	if (!f1 || !f2) {
+		/* The working directory may not be writable: fall back to /tmp. */
+		if (f1)
+			fclose(f1);
+		snprintf(folded, sizeof folded, "/tmp/%s.collapsed", base);
+		snprintf(scope, sizeof scope, "/tmp/%s.speedscope.json", base);
+		f1 = fopen(folded, "w");
+		f2 = f1 ? fopen(scope, "w") : NULL;
+	}
+	if (!f1 || !f2) {
+		int e = errno;
+		if (f1)
+			fclose(f1);
+		ui_message(u, true, "export failed: %s: %s", folded, strerror(e));
+		profile_free(&p);
+		return;
+	}
+	double interval = u->s->rate_hz > 0 ? 1.0 / u->s->rate_hz : 1e-6;
+	char name[64];
+	snprintf(name, sizeof name, "tachyon-top pid %d", (int)u->s->target.pid);
+	int r1 = profile_write_collapsed(&p, u->s->sampler.walk, f1, false);
+	int r2 = profile_write_speedscope(&p, u->s->sampler.walk, f2, name, interval);
+	bool ok = fclose(f1) == 0 && fclose(f2) == 0 && r1 == 0 && r2 == 0;
+	if (ok)
+		ui_message(u, false, "exported %u stacks (%llu samples) to %s and %s", p.count,
+			   (unsigned long long)p.total, folded, scope);
+	else
+		ui_message(u, true, "export to %s failed", folded);
+	profile_free(&p);
+}
+
+static void
+drain(struct ui *u)
+{
+	static struct sample_record buf[4096];
+	size_t n;
+	while ((n = ring_pop(&u->s->sampler.ring, buf, 4096)) > 0)
+		for (size_t i = 0; i < n; i++)
+			agg_add(&u->agg, &buf[i]);
+}
+
+static void
+check_finished(struct ui *u)
+{
+	if (u->finished)
+		return;
+	session_poll_child(u->s);
+	enum sampler_end how = sampler_end_state(&u->s->sampler);
+	if (how == SAMPLER_RUNNING && !u->s->child_exited)
+		return;
+	if (u->s->child && !u->s->child_exited && how == SAMPLER_TARGET_EXITED) {
+		/* The sampler saw it go; give waitpid a moment for the status. */
+		for (int i = 0; i < 25 && !u->s->child_exited; i++) {
+			struct timespec ts = {0, 4000000L};
+			nanosleep(&ts, NULL);
+			session_poll_child(u->s);
+		}
+	}
+	u->finished = true;
+	u->finished_ns = clock_now_ns();
+	if (u->s->child && u->s->child_exited) {
+		char how_s[96];
+		session_describe_exit(u->s, how_s, sizeof how_s);
+		snprintf(u->finished_text, sizeof u->finished_text, "process %s", how_s);
+	} else if (how == SAMPLER_TARGET_EXITED) {
+		snprintf(u->finished_text, sizeof u->finished_text, "process %d exited",
+			 (int)u->s->target.pid);
+	} else if (how == SAMPLER_DURATION) {
+		snprintf(u->finished_text, sizeof u->finished_text, "sampling ended (duration reached)");
+	} else if (how == SAMPLER_FAILED) {
+		snprintf(u->finished_text, sizeof u->finished_text, "sampling failed: %s",
+			 u->s->sampler.error.msg);
+	} else {
+		snprintf(u->finished_text, sizeof u->finished_text, "sampling stopped");
+	}
+	sampler_stop(&u->s->sampler);
+	drain(u);
+	/* Nothing more arrives: the whole session is what there is to see. */
+	agg_roll_window(&u->agg, clock_now_ns());
+	u->scope = AGG_SESSION;
+	views_refresh_table(u);
+	u->dirty = true;
+}
+
+static void
+install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	int wake[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT};
+	for (size_t i = 0; i < sizeof wake / sizeof wake[0]; i++)
+		sigaction(wake[i], &sa, NULL);
+	struct sigaction fatal = {.sa_handler = on_fatal};
+	sigemptyset(&fatal.sa_mask);
+	int die[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	for (size_t i = 0; i < sizeof die / sizeof die[0]; i++)
+		sigaction(die[i], &fatal, NULL);
+	signal(SIGTSTP, SIG_IGN); /* raw mode: ^Z arrives as a key */
+	signal(SIGPIPE, SIG_IGN);
+}
+
+/* Messages written to stderr while the screen is up go to a temporary file
+ * and are shown after the screen is gone. */
+static int
+stderr_to_file(FILE **tmp)
+{
+	*tmp = tmpfile();
+	if (!*tmp)
+		return -1;
+	fflush(stderr);
+	int saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(*tmp), STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		fclose(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	return saved;
+}
+
+static void
+stderr_restore(int saved, FILE *tmp)
+{
+	if (saved < 0)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	if (!tmp)
+		return;
+	rewind(tmp);
+	char buf[4096];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, tmp)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(tmp);
+}
+
+static void
+handle_signal_byte(struct ui *u, unsigned char sig)
+{
+	if (sig == SIGWINCH || sig == SIGCONT) {
+		/* ncurses learns the new size from the terminal. */
+		endwin();
+		refresh();
+		getmaxyx(stdscr, u->rows, u->cols);
+		clearok(curscr, TRUE);
+		u->dirty = true;
+	} else {
+		u->quit = true;
+	}
+}
+
+int
+tui_run(const struct live_options *o)
+{
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		struct tt_error e;
+		tt_fail(&e, TT_EUSAGE, 0, "the live view needs a terminal (use --batch for plain text)");
+		return cli_report(&e);
+	}
+	/* Everything that can fail plainly fails before the screen is up. */
+	struct theme theme;
+	char warnings[2048] = "", err_text[512] = "";
+	int tl = theme_load(o->theme, THEMEDIR, &theme, warnings, sizeof warnings, err_text,
+			    sizeof err_text);
+#ifdef SRC_THEMEDIR
+	/* Not installed yet (run from the build tree): the source's themes. */
+	if (tl != 0 && !strchr(o->theme, '/')) {
+		warnings[0] = '\0';
+		tl = theme_load(o->theme, SRC_THEMEDIR, &theme, warnings, sizeof warnings, err_text,
+				sizeof err_text);
+	}
+#endif
+	if (tl != 0) {
+		struct tt_error e;
+		tt_fail(&e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+		return cli_report(&e);
+	}
+	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+		struct tt_error e;
+		tt_fail(&e, TT_EIO, errno, "pipe: %s", strerror(errno));
+		return cli_report(&e);
+	}
+	struct tt_error err = {0};
+	struct session s;
+	if (session_start(&s, &o->session, &err) != TT_OK)
+		return cli_report(&err);
+
+	struct ui u;
+	memset(&u, 0, sizeof u);
+	u.opt = o;
+	u.s = &s;
+	u.mode = o->mode;
+	u.sort = o->sort;
+	u.by_line = o->by_line;
+	u.slot = -1;
+	u.scope = AGG_WINDOW;
+	u.show_threads = true;
+	u.start_ns = clock_now_ns();
+	u.delay_ns = (uint64_t)(o->delay_s * 1e9);
+	u.next_roll_ns = u.start_ns + u.delay_ns;
+	u.selected_func = UINT32_MAX;
+	agg_init(&u.agg, s.sampler.walk, u.start_ns);
+
+	/* termkey before initscr (it would otherwise set up terminfo again);
+	 * with NOTERMIOS, ncurses alone owns the terminal modes. */
+	TermKey *tk = termkey_new(STDIN_FILENO, TERMKEY_FLAG_NOTERMIOS | TERMKEY_FLAG_CTRLC);
+	if (!tk) {
+		session_end(&s);
+		tt_fail(&err, TT_EIO, errno, "cannot set up keyboard input (libtermkey)");
+		return cli_report(&err);
+	}
+	if (tcgetattr(STDIN_FILENO, &saved_termios) == 0)
+		have_saved_termios = true;
+	FILE *err_tmp = NULL;
+	int saved_stderr = stderr_to_file(&err_tmp);
+	install_signals();
+	SCREEN *screen = newterm(NULL, stdout, stdin);
+	if (!screen) {
+		stderr_restore(saved_stderr, err_tmp);
+		termkey_destroy(tk);
+		session_end(&s);
+		tt_fail(&err, TT_EUSAGE, 0, "cannot drive terminal type '%s'",
+			getenv("TERM") ? getenv("TERM") : "(unset)");
+		return cli_report(&err);
+	}
+	screen_up = 1;
+	raw();
+	noecho();
+	nonl();
+	curs_set(0);
+	typeahead(-1);
+	theme_apply(&theme, o->monochrome);
+	/* The theme's default colours fill the whole screen, not just text. */
+	bkgd(' ' | (chtype)theme_attr(ROLE_DEFAULT));
+	getmaxyx(stdscr, u.rows, u.cols);
+	u.dirty = true;
+
+	while (!u.quit) {
+		uint64_t now = clock_now_ns();
+		if (!u.finished) {
+			drain(&u);
+			if (now >= u.next_roll_ns) {
+				agg_roll_window(&u.agg, now);
+				u.next_roll_ns += u.delay_ns;
+				if (u.next_roll_ns < now)
+					u.next_roll_ns = now + u.delay_ns;
+				if (!u.paused) {
+					views_refresh_table(&u);
+					u.dirty = true;
+				}
+			}
+			check_finished(&u);
+		}
+		if (u.message[0] && now > u.message_until_ns) {
+			u.message[0] = '\0';
+			u.dirty = true;
+		}
+		if (u.dirty) {
+			views_draw(&u);
+			u.dirty = false;
+		}
+		int timeout = DRAIN_MS;
+		if (u.finished)
+			timeout = 500;
+		struct pollfd pfd[3] = {
+			{.fd = STDIN_FILENO, .events = POLLIN},
+			{.fd = signal_pipe[0], .events = POLLIN},
+			{.fd = u.finished ? -1 : s.sampler.wake_fd, .events = POLLIN},
+		};
+		int wait = termkey_get_waittime(tk);
+		int r = poll(pfd, 3, timeout);
+		if (r < 0 && errno != EINTR)
+			break;
+		if (pfd[1].revents & POLLIN) {
+			unsigned char b;
+			while (read(signal_pipe[0], &b, 1) == 1)
+				handle_signal_byte(&u, b);
+		}
+		if (pfd[0].revents & (POLLHUP | POLLERR))
+			u.quit = true;
+		TermKeyKey key;
+		TermKeyResult res;
+		if (pfd[0].revents & POLLIN)
+			termkey_advisereadable(tk);
+		while ((res = termkey_getkey(tk, &key)) == TERMKEY_RES_KEY)
+			keys_handle(&u, tk, &key);
+		/* A lone Escape: no more bytes came within termkey's wait time. */
+		if (res == TERMKEY_RES_AGAIN && r == 0 && wait >= 0 &&
+		    termkey_getkey_force(tk, &key) == TERMKEY_RES_KEY)
+			keys_handle(&u, tk, &key);
+		if (res == TERMKEY_RES_EOF)
+			u.quit = true;
+	}
+
+	endwin();
+	delscreen(screen);
+	screen_up = 0;
+	termkey_destroy(tk);
+	if (have_saved_termios)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_termios);
+	stderr_restore(saved_stderr, err_tmp);
+	char final_text[sizeof u.finished_text] = "";
+	if (u.finished)
+		snprintf(final_text, sizeof final_text, "%s", u.finished_text);
+	agg_table_free(&u.table);
+	agg_links_free(&u.links);
+	agg_free(&u.agg);
+	session_end(&s);
+	if (final_text[0])
+		fprintf(stderr, "tachyon-top: %s\n", final_text);
+	if (warnings[0])
+		fprintf(stderr, "%s%s", warnings, warnings[strlen(warnings) - 1] == '\n' ? "" : "\n");
+	close(signal_pipe[0]);
+	close(signal_pipe[1]);
+	return 0;
+}

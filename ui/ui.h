@@ -1,0 +1,76 @@
+/* State shared by the live screen's loop (tui.c), drawing (views.c) and
+ * key handling (keys.c). Only the UI thread touches any of it. */
+#ifndef TT_UI_H
+#define TT_UI_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <termkey.h>
+
+#include "aggregate.h"
+#include "live.h"
+#include "session.h"
+
+#define UI_MIN_COLS 60
+#define UI_MIN_ROWS 12
+
+struct ui {
+	const struct live_options *opt;
+	struct session *s;
+	struct aggregate agg;
+	struct agg_table table;
+	struct agg_links links;
+	bool links_valid;
+
+	/* what is shown */
+	enum agg_mode mode;
+	enum agg_scope scope;
+	enum agg_sort sort;
+	bool ascending;
+	bool by_line;
+	int32_t slot;                 /* thread filter, -1 = all threads */
+	bool show_threads, show_stats, show_help, paused, detail;
+	char filter[128];             /* applied filter */
+	bool editing_filter;
+	char edit[128];               /* filter being typed */
+	uint32_t detail_func;         /* function shown in the detail view */
+
+	/* table position */
+	int32_t selected, top;        /* row index, first visible row */
+	uint32_t selected_func;       /* keeps the selection on its function across refreshes */
+	int32_t selected_line;
+
+	/* timing */
+	uint64_t start_ns, delay_ns, next_roll_ns;
+
+	/* after the target is gone */
+	bool finished;
+	uint64_t finished_ns;         /* the clock stops here */
+	char finished_text[480];
+
+	/* one-line messages (export results, errors) */
+	char message[320];
+	uint64_t message_until_ns;
+	bool message_is_error;
+
+	bool quit;
+	bool dirty;                   /* redraw needed */
+	int rows, cols;
+};
+
+/* views.c */
+void views_draw(struct ui *u);
+/* Rebuild the table for the current query, keeping the selected function. */
+void views_refresh_table(struct ui *u);
+/* Rows of the function table visible with the current layout. */
+int views_table_height(const struct ui *u);
+
+/* keys.c: one key press; updates state and sets u->dirty / u->quit. */
+void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);
+
+/* tui.c: actions needing the loop. */
+void ui_export(struct ui *u);
+void ui_message(struct ui *u, bool error, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

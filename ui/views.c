@@ -1,0 +1,652 @@
+/* Drawing the live screen: header, engine statistics, threads panel,
+ * function table or detail view, help overlay and status line. Every
+ * string from the target is sanitized before it reaches the terminal. */
+#include "config.h"
+
+#include <curses.h>
+#include <stdio.h>
+#include <string.h>
+#include <wchar.h>
+
+#include "clock.h"
+#include "sanitize.h"
+#include "theme.h"
+#include "ui.h"
+#include "unwinder.h"
+
+static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
+static const char *const sort_names[] = {"own", "total", "name", "file"};
+
+/* Draw UTF-8 text at (y, x) in at most `width` columns, sanitized, cut with
+ * an ellipsis when longer. Returns the columns used. */
+static int
+draw_text(int y, int x, int width, const char *text, int attr)
+{
+	if (width <= 0)
+		return 0;
+	char safe[4096];
+	sanitize_for_terminal(text, safe, sizeof safe);
+	const unsigned char *p = (const unsigned char *)safe;
+	size_t len = strlen(safe), i = 0;
+	int used = 0;
+	/* First pass: does it fit? */
+	int total = 0;
+	for (size_t k = 0; k < len;) {
+		unsigned cp;
+		size_t n = utf8_decode(p + k, len - k, &cp);
+		if (n == 0)
+			n = 1, cp = '?';
+		int w = wcwidth((wchar_t)cp);
+		total += w > 0 ? w : 0;
+		k += n;
+	}
+	int limit = total > width ? width - 1 : width; /* room for the ellipsis */
+	attr_t old_attr;
+	short old_pair;
+	attr_get(&old_attr, &old_pair, NULL);
+	attrset(attr);
+	move(y, x);
+	while (i < len) {
+		unsigned cp;
+		size_t n = utf8_decode(p + i, len - i, &cp);
+		if (n == 0)
+			n = 1, cp = '?';
+		int w = wcwidth((wchar_t)cp);
+		if (w < 0)
+			w = 0;
+		if (used + w > limit)
+			break;
+		addnstr((const char *)p + i, (int)n);
+		used += w;
+		i += n;
+	}
+	if (total > width && width > 0) {
+		addstr("\xe2\x80\xa6"); /* … */
+		used++;
+	}
+	attr_set(old_attr, old_pair, NULL);
+	return used;
+}
+
+/* Fill a line with spaces in an attribute, then draw text on it. */
+static void
+bar(int y, int attr)
+{
+	attrset(attr);
+	move(y, 0);
+	for (int i = 0; i < COLS; i++)
+		addch(' ');
+	attrset(theme_attr(ROLE_DEFAULT));
+}
+
+static int
+percent_attr(double pct)
+{
+	return theme_attr(pct >= 20 ? ROLE_PERCENT_HOT : pct >= 5 ? ROLE_PERCENT_WARM : ROLE_PERCENT_COLD);
+}
+
+static double
+pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static uint64_t
+stat(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------------
+ * Header and statistics
+ * ------------------------------------------------------------------- */
+
+static int
+draw_header(struct ui *u, int y)
+{
+	struct session *s = u->s;
+	struct engine_stats *st = &s->sampler.stats;
+	char buf[512], up[32], cnt[32];
+	bar(y, theme_attr(ROLE_TITLE));
+	uint64_t now = u->finished ? u->finished_ns : clock_now_ns();
+	live_format_duration((double)(now - u->start_ns) / 1e9, up, sizeof up);
+	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->target.pid,
+		 s->target.layout.version_str, up);
+	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
+	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
+	y++;
+
+	uint64_t samples = stat(&st->samples), errors = stat(&st->errors);
+	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
+	double rate = elapsed > 0 ? (double)samples / elapsed : 0;
+	double expected = s->rate_hz > 0 ? elapsed * s->rate_hz : 0;
+	double missed = expected > 0 ? pct(stat(&st->missed), (uint64_t)expected) : 0;
+	double errp = pct(errors, samples);
+	double cpu = elapsed > 0 ? 100.0 * (double)stat(&st->busy_ns) / (double)stat(&st->elapsed_ns) : 0;
+	char rate_s[32], req_s[32];
+	live_format_count(rate, rate_s, sizeof rate_s);
+	if (s->rate_hz > 0)
+		live_format_count(s->rate_hz, req_s, sizeof req_s);
+	else
+		snprintf(req_s, sizeof req_s, "max");
+	live_format_count((double)samples, cnt, sizeof cnt);
+	move(y, 0);
+	clrtoeol();
+	x = draw_text(y, 0, COLS, " Rate ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%s/s of %s", rate_s, req_s);
+	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
+	x += draw_text(y, x, COLS - x, "  missed ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.1f%%", missed);
+	x += draw_text(y, x, COLS - x, buf, theme_attr(missed >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+	x += draw_text(y, x, COLS - x, "  errors ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.2f%%", errp);
+	x += draw_text(y, x, COLS - x, buf, theme_attr(errp >= 1 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+	x += draw_text(y, x, COLS - x, "  samples ", theme_attr(ROLE_HEADER));
+	x += draw_text(y, x, COLS - x, cnt, theme_attr(ROLE_HEADER_VALUE));
+	x += draw_text(y, x, COLS - x, "  sampler CPU ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.0f%%", cpu);
+	draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
+	y++;
+
+	/* What the table shows, and the process-wide thread picture. */
+	const struct agg_thread *t = NULL;
+	uint64_t all = 0, gil = 0, wait = 0, oncpu = 0, gc = 0;
+	int sc = u->scope;
+	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
+		t = &u->agg.threads[i];
+		all += t->samples[sc];
+		gil += t->gil[sc];
+		wait += t->gil_wait[sc];
+		oncpu += t->on_cpu[sc];
+		gc += t->gc[sc];
+	}
+	char scope[48], thread[96];
+	if (u->scope == AGG_WINDOW) {
+		snprintf(scope, sizeof scope, "last %.1fs", (double)u->delay_ns / 1e9);
+	} else {
+		snprintf(scope, sizeof scope, "session %s", up);
+	}
+	if (u->slot < 0) {
+		snprintf(thread, sizeof thread, "all threads");
+	} else {
+		const struct thread_slot *ts = appendlog_at(stackwalk_slots(s->sampler.walk), (uint32_t)u->slot);
+		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
+		snprintf(thread, sizeof thread, "thread %llu %s", (unsigned long long)ts->native_tid,
+			 name ? name : "");
+	}
+	move(y, 0);
+	clrtoeol();
+	x = draw_text(y, 0, COLS, " Showing ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s", mode_names[u->mode], scope, thread,
+		 u->by_line ? "line" : "function");
+	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
+	x += draw_text(y, x, COLS - x, "   GIL ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.0f%%", pct(gil, all));
+	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_GIL));
+	if (s->target.layout.has_tstate_gil) {
+		x += draw_text(y, x, COLS - x, " wait ", theme_attr(ROLE_HEADER));
+		snprintf(buf, sizeof buf, "%.0f%%", pct(wait, all));
+		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_GIL_WAIT));
+	}
+	x += draw_text(y, x, COLS - x, " on CPU ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.0f%%", pct(oncpu, all));
+	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_ON_CPU));
+	x += draw_text(y, x, COLS - x, " GC ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.1f%%", pct(gc, all));
+	draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
+	return y + 1;
+}
+
+static int
+draw_stats(struct ui *u, int y)
+{
+	struct engine_stats *st = &u->s->sampler.stats;
+	uint64_t samples = stat(&st->samples);
+	uint64_t fh = stat(&st->full_hits), ph = stat(&st->partial_hits), fm = stat(&st->misses);
+	uint64_t ch = stat(&st->code_hits), cm = stat(&st->code_misses);
+	uint64_t ba = stat(&st->batch_attempts), bs = stat(&st->batch_successes);
+	char line[512], bytes[32], stacks[32];
+	bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, " Engine ", theme_attr(ROLE_BORDER));
+	y++;
+	move(y, 0);
+	clrtoeol();
+	snprintf(line, sizeof line,
+		 " frame cache %.1f%% full, %.1f%% partial, %.1f%% miss   code cache %.2f%% hits   "
+		 "batched reads %.1f%% complete",
+		 pct(fh, fh + ph + fm), pct(ph, fh + ph + fm), pct(fm, fh + ph + fm), pct(ch, ch + cm),
+		 pct(bs, ba));
+	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
+	move(y, 0);
+	clrtoeol();
+	live_format_count(samples ? (double)stat(&st->remote_bytes) / (double)samples : 0, bytes,
+			  sizeof bytes);
+	live_format_count((double)stat(&st->stacks), stacks, sizeof stacks);
+	struct ring *r = &u->s->sampler.ring;
+	snprintf(line, sizeof line,
+		 " reads/sample %.3f   bytes/sample %s   /proc reads/sample %.3f   ring %u/%u (high %u), "
+		 "%llu drops   stacks %s",
+		 samples ? (double)stat(&st->remote_reads) / (double)samples : 0, bytes,
+		 samples ? (double)stat(&st->proc_reads) / (double)samples : 0, ring_fill(r),
+		 ring_capacity(r), atomic_load(&r->high_water), (unsigned long long)ring_dropped(r),
+		 stacks);
+	draw_text(y++, 0, COLS, line,
+		  theme_attr(ring_dropped(r) ? ROLE_WARNING : ROLE_DEFAULT));
+	return y;
+}
+
+/* ---------------------------------------------------------------------
+ * Threads panel
+ * ------------------------------------------------------------------- */
+
+static int
+threads_panel_height(const struct ui *u)
+{
+	if (!u->show_threads)
+		return 0;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < u->agg.nthreads; i++)
+		n += u->agg.threads[i].seen;
+	int max = (LINES - 8) / 3;
+	int want = (int)n + 1 + 1; /* title, heading */
+	return want < max ? want : (max > 3 ? max : 3);
+}
+
+static int
+draw_threads(struct ui *u, int y, int height)
+{
+	bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, " Threads  (←/→ or Tab: show one thread's functions) ",
+		  theme_attr(ROLE_BORDER));
+	y++;
+	move(y, 0);
+	clrtoeol();
+	bar(y, theme_attr(ROLE_TABLE_HEADER));
+	draw_text(y, 0, COLS, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
+		  theme_attr(ROLE_TABLE_HEADER));
+	y++;
+	int rows = height - 2, shown = 0;
+	const struct appendlog *slots = stackwalk_slots(u->s->sampler.walk);
+	/* Keep the selected thread visible. */
+	int first = 0, index = 0;
+	if (u->slot >= 0) {
+		for (uint32_t i = 0; i < u->agg.nthreads && (int32_t)i < u->slot; i++)
+			index += u->agg.threads[i].seen;
+		if (index >= rows)
+			first = index - rows + 1;
+	}
+	int k = 0;
+	int sc = u->scope;
+	for (uint32_t i = 0; i < u->agg.nthreads && shown < rows; i++) {
+		struct agg_thread *t = &u->agg.threads[i];
+		if (!t->seen)
+			continue;
+		if (k++ < first)
+			continue;
+		const struct thread_slot *ts = appendlog_at(slots, i);
+		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
+		bool sel = u->slot == (int32_t)i;
+		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
+		if (sel)
+			bar(y, base);
+		move(y, 0);
+		if (!sel)
+			clrtoeol();
+		char buf[256], cnt[32];
+		uint64_t n = t->samples[sc];
+		live_format_count((double)n, cnt, sizeof cnt);
+		snprintf(buf, sizeof buf, "%c %-10llu", sel ? '>' : ' ', (unsigned long long)ts->native_tid);
+		int x = draw_text(y, 0, COLS, buf, base);
+		x += draw_text(y, x, 17, name ? name : "?", base);
+		x = 29;
+		snprintf(buf, sizeof buf, "%8s ", cnt);
+		x += draw_text(y, x, COLS - x, buf, base);
+		double g = pct(t->gil[sc], n), w = pct(t->gil_wait[sc], n), c = pct(t->on_cpu[sc], n),
+		       idle = pct(t->idle[sc], n);
+		snprintf(buf, sizeof buf, "%6.1f ", g);
+		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_GIL));
+		if (u->s->target.layout.has_tstate_gil)
+			snprintf(buf, sizeof buf, "%6.1f ", w);
+		else
+			snprintf(buf, sizeof buf, "%6s ", "-");
+		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_GIL_WAIT));
+		snprintf(buf, sizeof buf, "%6.1f ", c);
+		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_ON_CPU));
+		snprintf(buf, sizeof buf, "%6.1f  ", idle);
+		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_IDLE));
+		/* Where the thread is now: its innermost function and state. */
+		int32_t line = -1;
+		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+		if (f != UINT32_MAX) {
+			const struct agg_func *fn = &u->agg.funcs[f];
+			snprintf(buf, sizeof buf, "%s:%d", fn->qualname, line);
+			const char *state = (t->last_state & TT_THREAD_GIL) ? " [GIL]"
+					    : (t->last_state & TT_THREAD_ON_CPU) ? " [CPU]"
+					    : (t->last_state & TT_THREAD_GIL_WAIT) ? " [waiting for GIL]"
+										 : " [idle]";
+			int used = draw_text(y, x, COLS - x - (int)strlen(state), buf,
+					     sel ? base : theme_attr(ROLE_FUNCTION));
+			draw_text(y, x + used, COLS - x - used, state, sel ? base : theme_attr(ROLE_DIM));
+		} else {
+			draw_text(y, x, COLS - x, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));
+		}
+		y++;
+		shown++;
+	}
+	return y;
+}
+
+/* ---------------------------------------------------------------------
+ * Function table
+ * ------------------------------------------------------------------- */
+
+int
+views_table_height(const struct ui *u)
+{
+	int fixed = 3 + 1 + 1; /* header, table heading, status */
+	if (u->show_stats)
+		fixed += 3;
+	fixed += threads_panel_height(u);
+	fixed += 1; /* table title */
+	int h = LINES - fixed;
+	return h > 1 ? h : 1;
+}
+
+void
+views_refresh_table(struct ui *u)
+{
+	struct agg_query q = {.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
+			      .slot = u->slot, .filter = u->filter, .sort = u->sort,
+			      .ascending = u->ascending};
+	if (!agg_build_table(&u->agg, &q, &u->table)) {
+		ui_message(u, true, "out of memory building the table");
+		u->table.nrows = 0;
+	}
+	/* Keep the selection on the same function when rows move. */
+	if (u->selected_func != UINT32_MAX) {
+		for (uint32_t i = 0; i < u->table.nrows; i++) {
+			if (u->table.rows[i].func == u->selected_func &&
+			    (!u->by_line || u->table.rows[i].line == u->selected_line)) {
+				u->selected = (int32_t)i;
+				break;
+			}
+		}
+	}
+	if (u->selected >= (int32_t)u->table.nrows)
+		u->selected = u->table.nrows ? (int32_t)u->table.nrows - 1 : 0;
+	if (u->selected < 0)
+		u->selected = 0;
+	if (u->table.nrows) {
+		u->selected_func = u->table.rows[u->selected].func;
+		u->selected_line = u->table.rows[u->selected].line;
+	}
+	int h = views_table_height(u);
+	if (u->selected < u->top)
+		u->top = u->selected;
+	if (u->selected >= u->top + h)
+		u->top = u->selected - h + 1;
+	if (u->top < 0)
+		u->top = 0;
+	if (u->detail) {
+		agg_links_free(&u->links);
+		u->links_valid = agg_build_links(&u->agg, &q, u->detail_func, &u->links);
+	}
+}
+
+/* Seconds a sample stands for, from the achieved sampling rate. */
+static double
+seconds_per_sample(struct ui *u)
+{
+	struct engine_stats *st = &u->s->sampler.stats;
+	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
+	uint64_t samples = stat(&st->samples);
+	return samples ? elapsed / (double)samples : 0;
+}
+
+static int
+draw_table(struct ui *u, int y, int height)
+{
+	bool wide = COLS >= 110, medium = COLS >= 80;
+	char title[256];
+	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s ",
+		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
+		 mode_names[u->mode], sort_names[u->sort], u->ascending ? " (ascending)" : "",
+		 u->filter[0] ? ", filter: " : "", u->filter);
+	bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
+	y++;
+	/* Column heading; the sorted column is marked. */
+	bar(y, theme_attr(ROLE_TABLE_HEADER));
+	struct { const char *label; int width; enum agg_sort sort; bool show; } cols[] = {
+		{"OWN%", 7, SORT_OWN, true},
+		{"TOTAL%", 7, SORT_TOTAL, true},
+		{"OWN", 9, SORT_OWN, medium},
+		{"TOTAL", 9, SORT_TOTAL, medium},
+		{"OWN#", 8, SORT_OWN, wide},
+		{"TOTAL#", 8, SORT_TOTAL, wide},
+	};
+	int x = 0;
+	for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
+		if (!cols[c].show)
+			continue;
+		char h[32];
+		bool sorted = cols[c].sort == u->sort && c < 2;
+		/* right-aligned label, the sort mark in front of it */
+		int pad = cols[c].width - 1 - (int)strlen(cols[c].label);
+		snprintf(h, sizeof h, "%*s%s%s", pad > 0 ? pad : 0, "",
+			 sorted ? (u->ascending ? "\xe2\x96\xb2" : "\xe2\x96\xbc") : " ", cols[c].label);
+		x += draw_text(y, x, COLS - x, h,
+			       theme_attr(sorted ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
+	}
+	x += 1;
+	int rest = COLS - x;
+	int fname_w = rest * 55 / 100, file_w = rest - fname_w - 1;
+	draw_text(y, x, fname_w, u->sort == SORT_NAME ? "FUNCTION\xe2\x96\xbc" : "FUNCTION",
+		  theme_attr(u->sort == SORT_NAME ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
+	draw_text(y, x + fname_w + 1, file_w, u->sort == SORT_FILE ? "FILE:LINE\xe2\x96\xbc" : "FILE:LINE",
+		  theme_attr(u->sort == SORT_FILE ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
+	y++;
+	double sps = seconds_per_sample(u);
+	uint64_t den = u->table.denominator;
+	if (u->table.nrows == 0) {
+		move(y, 0);
+		clrtoeol();
+		const char *why = u->filter[0]	       ? "  no function matches the filter"
+				  : u->mode != AGG_WALL ? "  no samples in this mode yet (m: change mode)"
+				  : u->scope == AGG_WINDOW ? "  no samples in the last refresh yet"
+							   : "  no samples yet";
+		draw_text(y++, 0, COLS, why, theme_attr(ROLE_DIM));
+		height--;
+	}
+	for (int i = 0; i < height; i++, y++) {
+		int32_t row = u->top + i;
+		move(y, 0);
+		clrtoeol();
+		if (row >= (int32_t)u->table.nrows)
+			continue;
+		const struct agg_row *r = &u->table.rows[row];
+		const struct agg_func *f = &u->agg.funcs[r->func];
+		bool sel = row == u->selected;
+		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
+		if (sel)
+			bar(y, base);
+		double own = pct(r->own, den), total = pct(r->total, den);
+		char buf[96], t1[32], t2[32];
+		x = 0;
+		snprintf(buf, sizeof buf, "%6.1f ", own);
+		x += draw_text(y, x, COLS - x, buf, sel ? base : percent_attr(own));
+		snprintf(buf, sizeof buf, "%6.1f ", total);
+		x += draw_text(y, x, COLS - x, buf, sel ? base : percent_attr(total));
+		if (medium) {
+			live_format_duration((double)r->own * sps, t1, sizeof t1);
+			live_format_duration((double)r->total * sps, t2, sizeof t2);
+			snprintf(buf, sizeof buf, "%8s %8s ", t1, t2);
+			x += draw_text(y, x, COLS - x, buf, base);
+		}
+		if (wide) {
+			live_format_count((double)r->own, t1, sizeof t1);
+			live_format_count((double)r->total, t2, sizeof t2);
+			snprintf(buf, sizeof buf, "%7s %7s ", t1, t2);
+			x += draw_text(y, x, COLS - x, buf, base);
+		}
+		x += 1;
+		draw_text(y, x, fname_w, f->qualname, sel ? base : theme_attr(ROLE_FUNCTION));
+		char file[1100];
+		snprintf(file, sizeof file, "%s:%d", f->filename, r->line >= 0 ? r->line : f->firstlineno);
+		/* Long paths: keep the end, which names the module. */
+		const char *shown = file;
+		size_t flen = strlen(file);
+		if ((int)flen > file_w && file_w > 4)
+			shown = file + flen - (size_t)(file_w - 1);
+		draw_text(y, x + fname_w + 1, file_w, shown, sel ? base : theme_attr(ROLE_FILE));
+	}
+	return y;
+}
+
+static int
+draw_detail(struct ui *u, int y, int height)
+{
+	const struct agg_func *f = u->detail_func < u->agg.nfuncs ? &u->agg.funcs[u->detail_func] : NULL;
+	char buf[1200];
+	bar(y, theme_attr(ROLE_BORDER));
+	snprintf(buf, sizeof buf, " Detail: %s  (%s:%d)  Enter/Esc: back ", f ? f->qualname : "?",
+		 f ? f->filename : "?", f ? f->firstlineno : 0);
+	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_BORDER));
+	int end = y + height;
+	for (int i = y; i < end; i++) {
+		move(i, 0);
+		clrtoeol();
+	}
+	if (!u->links_valid || !f) {
+		draw_text(y, 2, COLS - 2, "no data", theme_attr(ROLE_DIM));
+		return end;
+	}
+	int half = (height - 2) / 2;
+	snprintf(buf, sizeof buf, " Callers (%llu samples with it on the stack)",
+		 (unsigned long long)u->links.total);
+	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_TABLE_HEADER));
+	for (uint32_t i = 0; i < u->links.ncallers && i < (uint32_t)half; i++, y++) {
+		const struct agg_link *l = &u->links.callers[i];
+		double p = pct(l->weight, u->links.total);
+		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
+		int x = draw_text(y, 2, COLS - 2, buf, percent_attr(p)) + 2;
+		const char *name = l->func == UINT32_MAX ? "(thread entry)" : u->agg.funcs[l->func].qualname;
+		x += draw_text(y, x, COLS / 2, name, theme_attr(ROLE_FUNCTION));
+		if (l->func != UINT32_MAX)
+			draw_text(y, x + 2, COLS - x - 2, u->agg.funcs[l->func].filename, theme_attr(ROLE_FILE));
+	}
+	draw_text(y++, 0, COLS, " Callees", theme_attr(ROLE_TABLE_HEADER));
+	for (uint32_t i = 0; i < u->links.ncallees && y < end; i++, y++) {
+		const struct agg_link *l = &u->links.callees[i];
+		double p = pct(l->weight, u->links.total);
+		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
+		int x = draw_text(y, 2, COLS - 2, buf, percent_attr(p)) + 2;
+		const char *name = l->func == UINT32_MAX ? "(own time: running here)"
+							 : u->agg.funcs[l->func].qualname;
+		x += draw_text(y, x, COLS / 2, name, theme_attr(ROLE_FUNCTION));
+		if (l->func != UINT32_MAX)
+			draw_text(y, x + 2, COLS - x - 2, u->agg.funcs[l->func].filename, theme_attr(ROLE_FILE));
+	}
+	return end;
+}
+
+/* ---------------------------------------------------------------------
+ * Help, status line, whole screen
+ * ------------------------------------------------------------------- */
+
+static void
+draw_help(void)
+{
+	static const char *const lines[] = {
+		"tachyon-top keys",
+		"",
+		"  q             quit               h ?         this help",
+		"  p             pause the display (sampling goes on)",
+		"  r             reset all counts   m M         mode: wall, cpu, gil, exception",
+		"  s S F6        sort column        a           reverse the sort",
+		"  l             by line/function   w           last refresh / whole session",
+		"  /             filter             Esc         clear filter, leave detail",
+		"  t             threads panel      c           engine statistics",
+		"  Tab BTab <->  one thread / all   Enter       callers and callees",
+		"  Up Down PgUp PgDn Home End       move in the table",
+		"  + -           refresh faster or slower      e   export profile to files",
+		"",
+		"OWN: samples where the function itself runs. TOTAL: samples where it is",
+		"anywhere on the stack, recursion counted once. Percentages are of the",
+		"samples shown: the last refresh (w: whole session), thread, mode.",
+		"",
+		"press any key to close",
+	};
+	int n = (int)(sizeof lines / sizeof lines[0]);
+	int w = 78 < COLS - 2 ? 78 : COLS - 2, h = n + 2 < LINES - 2 ? n + 2 : LINES - 2;
+	int y0 = (LINES - h) / 2, x0 = (COLS - w) / 2;
+	for (int i = 0; i < h; i++) {
+		attrset(theme_attr(ROLE_HELP));
+		move(y0 + i, x0);
+		for (int k = 0; k < w; k++)
+			addch(' ');
+		if (i > 0 && i - 1 < n && i < h - 1)
+			draw_text(y0 + i, x0 + 1, w - 2, lines[i - 1], theme_attr(ROLE_HELP));
+	}
+	attrset(A_NORMAL);
+}
+
+static void
+draw_status(struct ui *u)
+{
+	int y = LINES - 1;
+	bar(y, theme_attr(ROLE_STATUS));
+	if (u->editing_filter) {
+		char buf[200];
+		snprintf(buf, sizeof buf, " Filter: %s_   (Enter: apply, Esc: cancel)", u->edit);
+		draw_text(y, 0, COLS, buf, theme_attr(ROLE_FILTER));
+		return;
+	}
+	int x = 0;
+	if (u->finished)
+		x += draw_text(y, x, COLS - x, u->finished_text, theme_attr(ROLE_ERROR)) + 1;
+	if (u->paused)
+		x += draw_text(y, x, COLS - x, "[PAUSED] ", theme_attr(ROLE_WARNING));
+	if (u->message[0]) {
+		draw_text(y, x, COLS - x, u->message,
+			  theme_attr(u->message_is_error ? ROLE_ERROR : ROLE_STATUS));
+		return;
+	}
+	draw_text(y, x, COLS - x,
+		  " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
+		  "Enter detail  e export  p pause",
+		  theme_attr(ROLE_STATUS));
+}
+
+void
+views_draw(struct ui *u)
+{
+	getmaxyx(stdscr, u->rows, u->cols);
+	erase();
+	if (COLS < UI_MIN_COLS || LINES < UI_MIN_ROWS) {
+		char buf[128];
+		snprintf(buf, sizeof buf, "Terminal too small: need %dx%d, have %dx%d", UI_MIN_COLS,
+			 UI_MIN_ROWS, COLS, LINES);
+		int len = (int)strlen(buf);
+		draw_text(LINES / 2, len < COLS ? (COLS - len) / 2 : 0, COLS, buf, theme_attr(ROLE_WARNING));
+		if (LINES > 2)
+			draw_text(LINES / 2 + 1, 0, COLS, "q: quit", theme_attr(ROLE_DIM));
+		refresh();
+		return;
+	}
+	int y = draw_header(u, 0);
+	if (u->show_stats)
+		y = draw_stats(u, y);
+	int th = threads_panel_height(u);
+	if (th)
+		y = draw_threads(u, y, th);
+	int h = views_table_height(u);
+	if (u->detail)
+		draw_detail(u, y, h);
+	else
+		draw_table(u, y, h);
+	draw_status(u);
+	if (u->show_help)
+		draw_help();
+	refresh();
+}
