@@ -722,6 +722,26 @@ def test_not_python(suite):
         proc.wait()
 
 
+def test_old_python(suite):
+    """A Python older than 3.13 (the host's own) is refused, naming its version."""
+    host = shutil.which("python3")
+    expect(host, "no python3 on the host to test with")
+    proc = subprocess.Popen([host, "-c", "import time; time.sleep(60)"],
+                            stdin=subprocess.DEVNULL)
+    try:
+        time.sleep(0.3)
+        version = subprocess.run([host, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                                 capture_output=True, text=True).stdout.strip()
+        run = tachyon("dump", "-p", proc.pid)
+        if version in ("3.13", "3.14", "3.15"):
+            run.expect_success()  # a host new enough is simply supported
+        else:
+            run.expect_one_line_error(contains="unsupported Python version " + version)
+    finally:
+        proc.kill()
+        proc.wait()
+
+
 def free_pid():
     """The pid of a child that has already been reaped."""
     proc = subprocess.Popen(["true"])
@@ -798,6 +818,7 @@ PER_INTERPRETER = [
 ONCE = [
     ("non-Python pid: one-line 'not a Python process' error", test_not_python),
     ("missing pid: one-line 'no such process' error", test_missing_pid),
+    ("host's older Python: one-line 'unsupported Python version X.Y' error", test_old_python),
     ("bad arguments: non-zero exit and a message", test_bad_arguments),
 ]
 

@@ -196,12 +196,34 @@ def test_exit_during_record(ctx):
     expect(collapsed_lines(path), "record wrote an empty profile", *run.details())
 
 
+def test_record_interrupted(ctx):
+    """Ctrl-C (SIGINT) during record still writes the profile."""
+    path = out_file(ctx, "interrupted.txt")
+    proc = subprocess.Popen([rig.BIN, "record", "-p", str(ctx.target.pid), "-d", "30", "-r", "500",
+                             "-o", path], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise Fail("record did not stop within 10 s of SIGINT")
+    run = rig.Run([rig.BIN, "record"], proc.returncode, out, err)
+    crash = run.crash()
+    expect(not crash, "record crashed: %s" % crash, *run.details())
+    run.expect_success()
+    expect(b"interrupted" in err, "record did not say it was interrupted", *run.details())
+    expect(collapsed_lines(path), "record wrote an empty profile after SIGINT")
+
+
 PER_INTERPRETER = [
     rig.Group("hopper.py", rig.PARK_NONE, [
         ("cached stacks equal a plain walk on a hopping stack (bench --verify)",
          test_cache_matches_plain_walk),
         ("record follows hop() across its three call sites", test_cache_tracks_hops),
-        ("record writes well-formed collapsed and speedscope files", test_record_formats)]),
+        ("record writes well-formed collapsed and speedscope files", test_record_formats),
+        ("record interrupted by SIGINT still writes its profile", test_record_interrupted)]),
     rig.Group("split.py", rig.PARK_NONE, [
         ("record shows a 75/25 CPU split within 4 points", test_cpu_split)]),
     rig.Group("churn.py", rig.PARK_MAIN, [
