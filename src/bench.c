@@ -67,13 +67,10 @@ bench_main(int argc, char **argv)
 			if (!cli_parse_pid(optarg, &pid))
 				return cli_usage_error("bench ", "invalid pid '%s'", optarg);
 			break;
-		case 'd': {
-			char *end;
-			seconds = strtod(optarg, &end);
-			if (*end || !(seconds > 0) || seconds > 86400)
+		case 'd':
+			if (!cli_parse_seconds(optarg, 86400, &seconds))
 				return cli_usage_error("bench ", "invalid duration '%s'", optarg);
 			break;
-		}
 		case 'r':
 			if (!sampler_parse_rate(optarg, &hz))
 				return cli_usage_error("bench ", "invalid rate '%s'", optarg);

@@ -21,6 +21,18 @@ cli_parse_pid(const char *s, pid_t *out)
 	return true;
 }
 
+bool
+cli_parse_seconds(const char *s, double max, double *out)
+{
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (errno || end == s || *end || !(v > 0) || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
 int
 cli_report(const struct tt_error *err)
 {

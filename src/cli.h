@@ -10,6 +10,9 @@
 /* Parse a pid argument strictly (decimal, > 0). */
 bool cli_parse_pid(const char *s, pid_t *out);
 
+/* Parse a positive number of seconds up to max. */
+bool cli_parse_seconds(const char *s, double max, double *out);
+
 /* Report an error once, on stderr, as one line, and return its exit code. */
 int cli_report(const struct tt_error *err);
 

@@ -60,32 +60,11 @@ take_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 }
 
 static void
-read_cmdline(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	while (n > 0 && buf[n - 1] == ' ')
-		n--;
-	buf[n] = '\0';
-}
-
-static void
 print_text(const struct unwinder *u, const struct tt_sample *s)
 {
 	const struct target *t = u->target;
 	char cmd[1024], safe[4096], safe2[4096];
-	read_cmdline(t->pid, cmd, sizeof cmd);
+	taskinfo_cmdline(t->pid, cmd, sizeof cmd);
 	sanitize_for_terminal(cmd, safe, sizeof safe);
 	printf("Process %d: %s\nPython %s (%s)\n", (int)t->pid, safe, t->layout.version_str,
 	       t->binary);

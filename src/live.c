@@ -47,17 +47,6 @@ live_print_help(void)
 	       "Report bugs to the project's issue tracker.\n");
 }
 
-static bool
-parse_seconds(const char *s, double max, double *out)
-{
-	char *end;
-	double v = strtod(s, &end);
-	if (*end || !(v > 0) || v > max)
-		return false;
-	*out = v;
-	return true;
-}
-
 int
 live_parse(int argc, char **argv, struct live_options *o)
 {
@@ -127,11 +116,11 @@ live_parse(int argc, char **argv, struct live_options *o)
 			break;
 		case 'l': o->by_line = true; break;
 		case OPT_DELAY:
-			if (!parse_seconds(optarg, 3600, &o->delay_s) || o->delay_s < 0.05)
+			if (!cli_parse_seconds(optarg, 3600, &o->delay_s) || o->delay_s < 0.05)
 				return cli_usage_error(NULL, "invalid delay '%s' (0.05 to 3600 s)", optarg);
 			break;
 		case 'd':
-			if (!parse_seconds(optarg, 7 * 86400.0, &o->session.duration_s))
+			if (!cli_parse_seconds(optarg, 7 * 86400.0, &o->session.duration_s))
 				return cli_usage_error(NULL, "invalid duration '%s'", optarg);
 			break;
 		case OPT_THEME: o->theme = optarg; break;

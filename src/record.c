@@ -91,13 +91,10 @@ record_main(int argc, char **argv)
 			if (!sampler_parse_rate(optarg, &hz))
 				return cli_usage_error("record ", "invalid rate '%s'", optarg);
 			break;
-		case 'd': {
-			char *end;
-			seconds = strtod(optarg, &end);
-			if (*end || !(seconds > 0) || seconds > 7 * 86400.0)
+		case 'd':
+			if (!cli_parse_seconds(optarg, 7 * 86400.0, &seconds))
 				return cli_usage_error("record ", "invalid duration '%s'", optarg);
 			break;
-		}
 		case 'm':
 			if (strcmp(optarg, "wall") == 0)
 				filter = PROFILE_WALL;

@@ -256,7 +256,6 @@ sampler_main(void *arg)
 		      unwinder_init(&ref, s->target, 0, &s->error) == TT_OK;
 	uint64_t next = clock_now_ns();
 	uint64_t last_publish = 0;
-	uint64_t consecutive_errors = 0;
 	enum sampler_end how = SAMPLER_STOPPED;
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		uint64_t t0 = clock_now_ns();
@@ -270,7 +269,6 @@ sampler_main(void *arg)
 		tt_status st = stackwalk_sample(s->walk, t0, &threads, &n, &err);
 		stat_add(&s->stats.samples, 1);
 		if (st == TT_OK) {
-			consecutive_errors = 0;
 			for (uint32_t i = 0; i < n; i++)
 				fold(s, &threads[i], t0);
 			stat_add(&s->stats.thread_samples, n);
@@ -279,7 +277,6 @@ sampler_main(void *arg)
 		} else {
 			stat_add(&s->stats.errors, 1);
 			stat_add(&s->stats.errors_by_status[st < TT_STATUS_COUNT ? st : TT_EIO], 1);
-			consecutive_errors++;
 			if (!s->error_example[0])
 				snprintf(s->error_example, sizeof s->error_example, "%s", err.msg);
 			if (st == TT_ENOPROC || !remote_pid_alive(s->target->pid)) {
@@ -291,8 +288,7 @@ sampler_main(void *arg)
 				how = SAMPLER_FAILED;
 				break;
 			}
-			/* A target stuck half-written for seconds is checked for
-			 * life more often; torn reads are otherwise just counted. */
+			/* Torn reads of a running target are counted, not fatal. */
 		}
 		uint64_t t1 = clock_now_ns();
 		stat_add(&s->stats.busy_ns, t1 - t0);

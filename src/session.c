@@ -12,31 +12,11 @@
 
 #include "clock.h"
 #include "session.h"
+#include "taskinfo.h"
 
 /* How long a started command has to become an attachable Python process
  * (it may be a wrapper that execs python, or load libpython late). */
 #define LAUNCH_ATTACH_NS 10000000000ull
-
-static void
-read_cmdline(pid_t pid, char *buf, size_t len)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-	buf[0] = '\0';
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	while (n > 0 && buf[n - 1] == ' ')
-		n--;
-	buf[n] = '\0';
-}
 
 static tt_status
 launch(struct session *s, const struct session_options *o, struct tt_error *err)
@@ -130,7 +110,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	} else if ((st = target_attach(&s->target, pid, err)) != TT_OK) {
 		return st;
 	}
-	read_cmdline(pid, s->cmdline, sizeof s->cmdline);
+	taskinfo_cmdline(pid, s->cmdline, sizeof s->cmdline);
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
 	cfg.interval_ns = o->rate_hz > 0 ? (uint64_t)(1e9 / o->rate_hz) : 0;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bytes.h"
 #include "stackwalk.h"
 #include "taskinfo.h"
 #include "unwinder.h"
@@ -104,22 +105,6 @@ struct stackwalk {
 	double switch_rate;          /* how often the GIL changed hands recently */
 	struct walk_counters c;
 };
-
-static uint64_t
-u64at(const uint8_t *p, uint64_t off)
-{
-	uint64_t v;
-	memcpy(&v, p + off, 8);
-	return v;
-}
-
-static int32_t
-i32at(const uint8_t *p, uint64_t off)
-{
-	int32_t v;
-	memcpy(&v, p + off, 4);
-	return v;
-}
 
 void
 stackwalk_default_options(struct stackwalk_options *o)
@@ -297,17 +282,17 @@ static void
 parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block)
 {
 	const uint8_t *b = block - l->is_block_start; /* index by interpreter offsets */
-	iv->id = (int64_t)u64at(b, l->is_id);
-	iv->next = u64at(b, l->is_next);
-	iv->head = u64at(b, l->is_threads_head);
-	iv->main = l->has_threads_main ? u64at(b, l->is_threads_main) : 0;
-	iv->unique_id = u64at(b, l->is_threads_unique_id);
-	iv->count = u64at(b, l->is_threads_count);
-	iv->holder = u64at(b, l->is_gil_holder);
-	iv->switch_no = u64at(b, l->is_gil_switch);
-	iv->code_gen = l->has_code_generation ? u64at(b, l->is_code_generation) : 0;
-	iv->locked = i32at(b, l->is_gil_locked);
-	iv->gc = i32at(b, l->is_gc_collecting);
+	iv->id = (int64_t)load_u64(b, l->is_id);
+	iv->next = load_u64(b, l->is_next);
+	iv->head = load_u64(b, l->is_threads_head);
+	iv->main = l->has_threads_main ? load_u64(b, l->is_threads_main) : 0;
+	iv->unique_id = load_u64(b, l->is_threads_unique_id);
+	iv->count = load_u64(b, l->is_threads_count);
+	iv->holder = load_u64(b, l->is_gil_holder);
+	iv->switch_no = load_u64(b, l->is_gil_switch);
+	iv->code_gen = l->has_code_generation ? load_u64(b, l->is_code_generation) : 0;
+	iv->locked = load_i32(b, l->is_gil_locked);
+	iv->gc = load_i32(b, l->is_gc_collecting);
 	iv->have = true;
 }
 
@@ -354,13 +339,13 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		w->c.single_reads++;
 		if ((st = remote_read(&w->t->mem, ts, buf, l->ts_read_size, err)) != TT_OK)
 			break;
-		if (u64at(buf, l->ts_interp) != iv->addr) {
+		if (load_u64(buf, l->ts_interp) != iv->addr) {
 			st = tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
 				     (unsigned long long)ts);
 			break;
 		}
-		uint64_t tid = u64at(buf, l->ts_native_thread_id);
-		uint64_t next = u64at(buf, l->ts_next);
+		uint64_t tid = load_u64(buf, l->ts_native_thread_id);
+		uint64_t next = load_u64(buf, l->ts_next);
 		if (tid != 0) { /* 0: its OS thread has not started */
 			if (n == cap) {
 				cap = cap ? cap * 2 : 16;
@@ -619,6 +604,26 @@ cached_index(const struct tcache *tc, uint64_t addr, int32_t expect)
 	return -1;
 }
 
+/* Give frames chain[from..0] their stack IDs, building on the stack `below`
+ * (that of frame from + 1). Shim frames share the stack below them. */
+static tt_status
+intern_upward(struct stackwalk *w, struct cframe *chain, int32_t from, uint32_t below,
+	      struct tt_error *err)
+{
+	for (int32_t i = from; i >= 0; i--) {
+		struct cframe *cf = &chain[i];
+		if (cf->frame_id) {
+			cf->stack_id = intern_stack(&w->in, below, cf->frame_id);
+			if (cf->stack_id == 0)
+				return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct stacks");
+		} else {
+			cf->stack_id = below;
+		}
+		below = cf->stack_id;
+	}
+	return TT_OK;
+}
+
 static void
 count_walk(struct stackwalk *w, uint32_t reused, uint32_t total)
 {
@@ -656,18 +661,10 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 		}
 		if (n != align + 1)
 			memmove(&tc->frames[n], &tc->frames[align + 1], rest * sizeof *tc->frames);
-		uint32_t below = rest ? tc->frames[n].stack_id : 0;
-		for (int32_t i = (int32_t)n - 1; i >= 0; i--) {
-			struct cframe *cf = &w->chain[i];
-			if (cf->frame_id) {
-				cf->stack_id = intern_stack(&w->in, below, cf->frame_id);
-				if (cf->stack_id == 0)
-					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct stacks");
-			} else {
-				cf->stack_id = below;
-			}
-			below = cf->stack_id;
-		}
+		tt_status st = intern_upward(w, w->chain, (int32_t)n - 1,
+					     rest ? tc->frames[n].stack_id : 0, err);
+		if (st != TT_OK)
+			return st;
 		memcpy(tc->frames, w->chain, n * sizeof *tc->frames);
 		tc->nframes = n + rest;
 	}
@@ -682,8 +679,8 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 {
 	const struct py_layout *l = w->l;
 	const uint8_t *ts = tc->tsbuf;
-	uint64_t cur = u64at(ts, l->ts_current_frame);
-	uint64_t base = l->has_base_frame ? u64at(ts, l->ts_base_frame) : 0;
+	uint64_t cur = load_u64(ts, l->ts_current_frame);
+	uint64_t base = l->has_base_frame ? load_u64(ts, l->ts_base_frame) : 0;
 	bool reuse_code = tc->have_chain && tc->code_epoch == w->codes.epoch && w->o.cache;
 	uint32_t n = 0, matched_total = 0, run = 0;
 	int32_t align = -1;
@@ -708,9 +705,9 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		}
 		struct cframe *cf = &w->chain[n];
 		cf->addr = cur;
-		cf->previous = u64at(fb, l->fr_previous);
-		cf->executable = u64at(fb, l->fr_executable);
-		cf->instr_ptr = u64at(fb, l->fr_instr_ptr);
+		cf->previous = load_u64(fb, l->fr_previous);
+		cf->executable = load_u64(fb, l->fr_executable);
+		cf->instr_ptr = load_u64(fb, l->fr_instr_ptr);
 		cf->owner = (int8_t)fb[l->fr_owner];
 		enum py_frame_kind kind = pylayout_frame_kind(l, cf->owner);
 		if (kind == PY_FRAME_INVALID)
@@ -770,27 +767,19 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		return splice_prefix(w, tc, n, (uint32_t)align, matched_total, err);
 	/* Stack IDs from the root up, reusing the cached ones while the chain
 	 * below is the same. */
-	int32_t j = (int32_t)tc->nframes - 1;
-	bool same = tc->have_chain && w->o.cache;
+	int32_t j = (int32_t)tc->nframes - 1, i = (int32_t)n - 1;
 	uint32_t below = 0;
-	for (int32_t i = (int32_t)n - 1; i >= 0; i--) {
-		struct cframe *cf = &w->chain[i];
-		if (same && j >= 0 && tc->frames[j].addr == cf->addr &&
-		    tc->frames[j].frame_id == cf->frame_id) {
-			cf->stack_id = tc->frames[j].stack_id;
+	if (tc->have_chain && w->o.cache) {
+		while (i >= 0 && j >= 0 && tc->frames[j].addr == w->chain[i].addr &&
+		       tc->frames[j].frame_id == w->chain[i].frame_id) {
+			w->chain[i].stack_id = tc->frames[j].stack_id;
+			below = w->chain[i].stack_id;
+			i--;
 			j--;
-		} else {
-			same = false;
-			if (cf->frame_id) {
-				cf->stack_id = intern_stack(&w->in, below, cf->frame_id);
-				if (cf->stack_id == 0)
-					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct stacks");
-			} else {
-				cf->stack_id = below;
-			}
 		}
-		below = cf->stack_id;
 	}
+	if ((st = intern_upward(w, w->chain, i, below, err)) != TT_OK)
+		return st;
 
 	count_walk(w, matched_total, n);
 
@@ -817,9 +806,9 @@ read_thread_state(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	const struct py_layout *l = w->l;
 	const uint8_t *ts = tc->tsbuf;
 	tc->sticky &= ~(uint32_t)(TT_THREAD_GIL_WAIT | TT_THREAD_EXCEPTION);
-	if (l->has_tstate_gil && i32at(ts, l->ts_gil_requested) && !i32at(ts, l->ts_holds_gil))
+	if (l->has_tstate_gil && load_i32(ts, l->ts_gil_requested) && !load_i32(ts, l->ts_holds_gil))
 		tc->sticky |= TT_THREAD_GIL_WAIT;
-	if (l->has_exception_state && u64at(ts, l->ts_current_exception))
+	if (l->has_exception_state && load_u64(ts, l->ts_current_exception))
 		tc->sticky |= TT_THREAD_EXCEPTION;
 	note_stack(w, tc);
 	(void)now;
@@ -831,8 +820,8 @@ note_stack(struct stackwalk *w, struct tcache *tc)
 {
 	const struct py_layout *l = w->l;
 	const uint8_t *ts = tc->tsbuf;
-	uint64_t chunk = u64at(ts, l->ts_datastack_chunk);
-	tc->stack_top = u64at(ts, l->ts_datastack_top);
+	uint64_t chunk = load_u64(ts, l->ts_datastack_chunk);
+	tc->stack_top = load_u64(ts, l->ts_datastack_top);
 	if (chunk != tc->chunk) {
 		/* A new data stack chunk: learn its size once. */
 		tc->chunk = chunk;
@@ -1090,7 +1079,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 						return st;
 					tc->tsbuf = buf;
 				}
-				if (u64at(tc->tsbuf, l->ts_interp) != iv->addr)
+				if (load_u64(tc->tsbuf, l->ts_interp) != iv->addr)
 					return tt_fail(err, TT_EBADMEM, 0, "thread state changed while read");
 				read_thread_state(w, tc, now);
 				bool full = needs_full(w, iv, tc, now);

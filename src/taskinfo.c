@@ -66,3 +66,21 @@ taskinfo_comm(pid_t pid, long tid, char *buf, size_t len)
 	}
 	buf[strcspn(buf, "\n")] = '\0';
 }
+
+void
+taskinfo_cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	ssize_t n = read_small_file(path, buf, len);
+	if (n <= 0) {
+		buf[0] = '\0';
+		return;
+	}
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	while (n > 0 && buf[n - 1] == ' ')
+		n--;
+	buf[n] = '\0';
+}

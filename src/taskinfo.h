@@ -21,4 +21,8 @@ enum task_cpu taskinfo_cpu_state(pid_t pid, long tid);
 /* Thread name from /proc/PID/task/TID/comm, without the newline; "" if gone. */
 void taskinfo_comm(pid_t pid, long tid, char *buf, size_t len);
 
+/* The process's command line, arguments joined by spaces ("" if gone).
+ * Raw bytes from the target: sanitize before display. */
+void taskinfo_cmdline(pid_t pid, char *buf, size_t len);
+
 #endif

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytes.h"
 #include "taskinfo.h"
 #include "unwinder.h"
 
@@ -34,22 +35,6 @@ tt_sample_free(struct tt_sample *s)
 	free(s->threads);
 	free(s->frames);
 	memset(s, 0, sizeof *s);
-}
-
-static uint64_t
-load_u64(const uint8_t *buf, uint64_t off)
-{
-	uint64_t v;
-	memcpy(&v, buf + off, 8);
-	return v;
-}
-
-static int32_t
-load_i32(const uint8_t *buf, uint64_t off)
-{
-	int32_t v;
-	memcpy(&v, buf + off, 4);
-	return v;
 }
 
 static tt_status
