@@ -1,7 +1,9 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 static ssize_t
 pid_readv(void *ctx, const struct remote_seg *segs, size_t nsegs)
 {
-	pid_t pid = (pid_t)(intptr_t)ctx;
+	pid_t pid = ((const struct remote *)ctx)->read_pid;
 	struct iovec local[REMOTE_MAX_SEGS], remote[REMOTE_MAX_SEGS];
 	if (nsegs > REMOTE_MAX_SEGS)
 		nsegs = REMOTE_MAX_SEGS;
@@ -81,8 +83,9 @@ remote_open_pid(struct remote *r, pid_t pid, struct tt_error *err)
 {
 	memset(r, 0, sizeof *r);
 	r->pid = pid;
+	r->read_pid = pid;
 	r->backend.readv = pid_readv;
-	r->backend.ctx = (void *)(intptr_t)pid;
+	r->backend.ctx = r;
 	if (pid <= 0)
 		return tt_fail(err, TT_EUSAGE, 0, "invalid pid %d", (int)pid);
 	if (!remote_pid_alive(pid))
@@ -95,6 +98,48 @@ remote_open_backend(struct remote *r, struct remote_backend backend)
 {
 	memset(r, 0, sizeof *r);
 	r->backend = backend;
+}
+
+/* When a process's main thread exits (pthread_exit) while others run, its
+ * pid names a zombie without memory: process_vm_readv says ESRCH although
+ * the process lives. Any live thread shares the memory: read through it. */
+static bool
+retarget(struct remote *r)
+{
+	if (r->pid <= 0 || r->backend.readv != pid_readv)
+		return false;
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)r->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return false;
+	pid_t found = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && !found) {
+		char *end;
+		long tid = strtol(e->d_name, &end, 10);
+		if (*end || tid <= 0 || tid == r->read_pid)
+			continue;
+		/* Is it a live task (not a zombie)? Its stat says. */
+		char stat[128], buf[512];
+		snprintf(stat, sizeof stat, "/proc/%d/task/%ld/stat", (int)r->pid, tid);
+		int fd = open(stat, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		ssize_t n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		char *paren = strrchr(buf, ')');
+		if (paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X')
+			found = (pid_t)tid;
+	}
+	closedir(d);
+	if (!found)
+		return false;
+	r->read_pid = found;
+	return true;
 }
 
 tt_status
@@ -112,6 +157,10 @@ remote_readv(struct remote *r, struct remote_seg *segs, size_t nsegs, size_t *nc
 			want += segs[done + i].len;
 		r->counters.reads++;
 		ssize_t got = r->backend.readv(r->backend.ctx, segs + done, batch);
+		if (got < 0 && errno == ESRCH && retarget(r)) {
+			r->counters.reads++;
+			got = r->backend.readv(r->backend.ctx, segs + done, batch);
+		}
 		if (got < 0) {
 			int e = errno;
 			r->counters.failures++;

@@ -36,6 +36,8 @@ struct remote_counters {
 
 struct remote {
 	pid_t pid;                       /* 0 for a fake backend */
+	pid_t read_pid;                  /* task whose mm we read: pid, or another of its
+					    threads once the main thread has exited */
 	struct remote_backend backend;
 	struct remote_counters counters;
 };

@@ -200,8 +200,11 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 		case TERMKEY_SYM_DOWN: move_selection(u, u->selected + 1); return;
 		case TERMKEY_SYM_PAGEUP: move_selection(u, u->selected - page); return;
 		case TERMKEY_SYM_PAGEDOWN: move_selection(u, u->selected + page); return;
-		case TERMKEY_SYM_HOME: move_selection(u, 0); return;
-		case TERMKEY_SYM_END: move_selection(u, (int32_t)u->table.nrows - 1); return;
+		/* Some terminals send Home/End as the vt220 Find/Select keys. */
+		case TERMKEY_SYM_HOME:
+		case TERMKEY_SYM_FIND: move_selection(u, 0); return;
+		case TERMKEY_SYM_END:
+		case TERMKEY_SYM_SELECT: move_selection(u, (int32_t)u->table.nrows - 1); return;
 		default: return;
 		}
 	} else if (k->type == TERMKEY_TYPE_FUNCTION) {

@@ -146,8 +146,9 @@ check_finished(struct ui *u)
 	if (how == SAMPLER_RUNNING && !u->s->child_exited)
 		return;
 	if (u->s->child && !u->s->child_exited && how == SAMPLER_TARGET_EXITED) {
-		/* The sampler saw it go; give waitpid a moment for the status. */
-		for (int i = 0; i < 25 && !u->s->child_exited; i++) {
+		/* The sampler saw it go; give waitpid a moment for the status
+		 * (the loop keeps polling for it afterwards). */
+		for (int i = 0; i < 50 && !u->s->child_exited; i++) {
 			struct timespec ts = {0, 4000000L};
 			nanosleep(&ts, NULL);
 			session_poll_child(u->s);
@@ -172,9 +173,12 @@ check_finished(struct ui *u)
 	}
 	sampler_stop(&u->s->sampler);
 	drain(u);
-	/* Nothing more arrives: the whole session is what there is to see. */
+	/* Nothing more arrives: the whole session is what there is to see,
+	 * from its hottest row. */
 	agg_roll_window(&u->agg, clock_now_ns());
 	u->scope = AGG_SESSION;
+	u->selected = u->top = 0;
+	u->selected_func = UINT32_MAX;
 	views_refresh_table(u);
 	u->dirty = true;
 }
@@ -351,6 +355,17 @@ tui_run(const struct live_options *o)
 				}
 			}
 			check_finished(&u);
+		}
+		/* A started command's exit status may come after the sampler
+		 * noticed it was gone. */
+		if (u.finished && s.child && !s.child_exited) {
+			session_poll_child(&s);
+			if (s.child_exited) {
+				char how_s[96];
+				session_describe_exit(&s, how_s, sizeof how_s);
+				snprintf(u.finished_text, sizeof u.finished_text, "process %s", how_s);
+				u.dirty = true;
+			}
 		}
 		if (u.message[0] && now > u.message_until_ns) {
 			u.message[0] = '\0';

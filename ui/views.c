@@ -406,6 +406,10 @@ seconds_per_sample(struct ui *u)
 static int
 draw_table(struct ui *u, int y, int height)
 {
+	/* After the screen grew, rows scrolled away can fit again. */
+	int32_t max_top = (int32_t)u->table.nrows - height;
+	if (u->top > max_top)
+		u->top = max_top > 0 ? max_top : 0;
 	bool wide = COLS >= 110, medium = COLS >= 80;
 	char title[256];
 	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s ",
