@@ -102,6 +102,8 @@ struct stackwalk {
 	struct walk_thread *out;
 	uint32_t nout, out_cap;
 	int open_fds;
+	char **retired_names;         /* replaced thread names, freed with the walker */
+	uint32_t nretired;
 	double switch_rate;          /* how often the GIL changed hands recently */
 	struct walk_counters c;
 };
@@ -178,6 +180,9 @@ stackwalk_free(struct stackwalk *w)
 		}
 		appendlog_free(w->slots);
 	}
+	for (uint32_t i = 0; i < w->nretired; i++)
+		free(w->retired_names[i]);
+	free(w->retired_names);
 	codecache_free(&w->codes);
 	intern_free(&w->in);
 	free(w->arena);
@@ -229,10 +234,18 @@ refresh_name(struct stackwalk *w, struct tcache *tc)
 	char *copy = strdup(name);
 	if (!copy)
 		return;
-	/* The old string may be in use by a reader: it is freed with the
-	 * sampler. Renames are rare (a thread names itself once). */
+	if (old) {
+		/* A reader may be using the old string: keep it until the
+		 * walker goes. Renames are rare (a thread names itself once). */
+		char **r = realloc(w->retired_names, (w->nretired + 1) * sizeof *r);
+		if (!r) {
+			free(copy);
+			return;
+		}
+		w->retired_names = r;
+		r[w->nretired++] = old;
+	}
 	atomic_store_explicit(&s->name, copy, memory_order_release);
-	(void)old;
 }
 
 static void
