@@ -5,17 +5,9 @@
 #include <strings.h>
 
 #include "aggregate.h"
+#include "hash.h"
 #include "profile.h"
 #include "unwinder.h"
-
-static uint32_t
-mix32(uint64_t k)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdull;
-	k ^= k >> 33;
-	return (uint32_t)k;
-}
 
 static uint8_t
 class_of(uint8_t state)
@@ -89,7 +81,7 @@ grow_entries(struct aggregate *a)
 		const struct agg_entry *o = &a->entries[i];
 		if (!o->used)
 			continue;
-		uint32_t h = mix32(((uint64_t)o->slot << 40) | ((uint64_t)o->cls << 32) | o->stack_id) &
+		uint32_t h = hash_mix64(((uint64_t)o->slot << 40) | ((uint64_t)o->cls << 32) | o->stack_id) &
 			     (n - 1);
 		while (e[h].used)
 			h = (h + 1) & (n - 1);
@@ -128,7 +120,7 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 	if (!t)
 		return false;
 	uint64_t key = ((uint64_t)rec->thread_slot << 40) | ((uint64_t)cls << 32) | rec->stack_id;
-	uint32_t h = mix32(key) & (a->nslots - 1);
+	uint32_t h = hash_mix64(key) & (a->nslots - 1);
 	struct agg_entry *e;
 	for (;; h = (h + 1) & (a->nslots - 1)) {
 		e = &a->entries[h];
@@ -218,7 +210,7 @@ str_hash(const char *a, const char *b)
 	h = (h ^ 0xff) * 1099511628211ull;
 	for (const char *p = b; *p; p++)
 		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	return mix32(h);
+	return hash_mix64(h);
 }
 
 static uint32_t
@@ -315,7 +307,7 @@ row_for(struct agg_table *t, uint32_t func, int32_t line)
 		if (!idx)
 			return NULL;
 		for (uint32_t i = 0; i < t->nrows; i++) {
-			uint32_t h = mix32(((uint64_t)t->rows[i].func << 32) | (uint32_t)t->rows[i].line) &
+			uint32_t h = hash_mix64(((uint64_t)t->rows[i].func << 32) | (uint32_t)t->rows[i].line) &
 				     (n - 1);
 			while (idx[h])
 				h = (h + 1) & (n - 1);
@@ -325,7 +317,7 @@ row_for(struct agg_table *t, uint32_t func, int32_t line)
 		t->index = idx;
 		t->nindex = n;
 	}
-	uint32_t h = mix32(((uint64_t)func << 32) | (uint32_t)line) & (t->nindex - 1);
+	uint32_t h = hash_mix64(((uint64_t)func << 32) | (uint32_t)line) & (t->nindex - 1);
 	for (; t->index[h]; h = (h + 1) & (t->nindex - 1)) {
 		struct agg_row *r = &t->rows[t->index[h] - 1];
 		if (r->func == func && r->line == line)

@@ -3,16 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "intern.h"
-
-static uint32_t
-mix(uint64_t key)
-{
-	key ^= key >> 33;
-	key *= 0xff51afd7ed558ccdull;
-	key ^= key >> 33;
-	return (uint32_t)key;
-}
 
 int
 intern_init(struct intern *in)
@@ -69,7 +61,7 @@ ensure_room(const struct intern *in, struct intern_table *t, uint32_t count, key
 	if (!slots)
 		return -1;
 	for (uint32_t id = 1; id < count; id++) {
-		uint32_t h = mix(key_of(in, id)) & (n - 1);
+		uint32_t h = hash_mix64(key_of(in, id)) & (n - 1);
 		while (slots[h])
 			h = (h + 1) & (n - 1);
 		slots[h] = id;
@@ -88,7 +80,7 @@ intern_frame(struct intern *in, uint32_t code_id, int32_t line)
 	if (ensure_room(in, &in->frame_index, count, frame_key) != 0)
 		return 0;
 	struct intern_table *t = &in->frame_index;
-	uint32_t h = mix(key) & (t->nslots - 1);
+	uint32_t h = hash_mix64(key) & (t->nslots - 1);
 	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
 		if (frame_key(in, t->slots[h]) == key)
 			return t->slots[h];
@@ -110,7 +102,7 @@ intern_stack(struct intern *in, uint32_t parent, uint32_t frame)
 	if (frame == 0 || ensure_room(in, &in->stack_index, count, stack_key) != 0)
 		return 0;
 	struct intern_table *t = &in->stack_index;
-	uint32_t h = mix(key) & (t->nslots - 1);
+	uint32_t h = hash_mix64(key) & (t->nslots - 1);
 	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
 		if (stack_key(in, t->slots[h]) == key)
 			return t->slots[h];
