@@ -157,9 +157,13 @@ remote_readv(struct remote *r, struct remote_seg *segs, size_t nsegs, size_t *nc
 			want += segs[done + i].len;
 		r->counters.reads++;
 		ssize_t got = r->backend.readv(r->backend.ctx, segs + done, batch);
-		if (got < 0 && errno == ESRCH && retarget(r)) {
-			r->counters.reads++;
-			got = r->backend.readv(r->backend.ctx, segs + done, batch);
+		if (got < 0 && errno == ESRCH) {
+			if (retarget(r)) {
+				r->counters.reads++;
+				got = r->backend.readv(r->backend.ctx, segs + done, batch);
+			} else {
+				errno = ESRCH; /* retarget's own calls may have changed it */
+			}
 		}
 		if (got < 0) {
 			int e = errno;

@@ -13,7 +13,7 @@ PY_PKGS="python3.13 python3.14 python3.15 python3.13-dbg python3.14-dbg python3.
 python3.13-nopie python3.14-nopie python3.15-nopie
 libpython3.13-dev libpython3.14-dev libpython3.15-dev"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
-HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap clang python3"
+HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3"
 
 log() { printf 'provision: %s\n' "$*" >&2; }
 
