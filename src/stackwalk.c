@@ -59,6 +59,10 @@ struct tcache {
 	bool planned_full;           /* its spans cover the whole stack */
 	uint32_t span_lo, span_hi;   /* this thread's spans in w->spans */
 	bool was_running;            /* held the GIL at the last read */
+	/* stack_is_small's answer, for this chain, chunk and stack top */
+	uint32_t chain_gen, small_gen;
+	uint64_t small_chunk, small_top;
+	bool small;
 };
 
 struct interp {
@@ -491,6 +495,25 @@ cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Frame addresses come innermost first, so in descending order within a
+ * data-stack chunk: reversed, a check of the top frames is already sorted
+ * and needs no qsort (which dominated a sample's own work). */
+static void
+sort_addrs(uint64_t *a, uint32_t n)
+{
+	for (uint32_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+		uint64_t t = a[i];
+		a[i] = a[j];
+		a[j] = t;
+	}
+	for (uint32_t i = 1; i < n; i++) {
+		if (a[i - 1] > a[i]) {
+			qsort(a, n, sizeof *a, cmp_u64);
+			return;
+		}
+	}
+}
+
 /* Queue one span [lo, hi) for reading in this sample. */
 static bool
 add_span(struct stackwalk *w, uint64_t lo, uint64_t hi)
@@ -542,7 +565,7 @@ plan_spans(struct stackwalk *w, struct tcache *tc, uint32_t depth)
 				if (!(a >= snap_lo && a + l->fr_read_size <= snap_hi))
 					addrs[m++] = a;
 			}
-			qsort(addrs, m, sizeof *addrs, cmp_u64);
+			sort_addrs(addrs, m);
 			uint64_t top = tc->frames[0].addr;
 			for (uint32_t i = 0; i < m;) {
 				uint64_t lo = addrs[i], hi = addrs[i] + l->fr_read_size;
@@ -680,6 +703,7 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 			return st;
 		memcpy(tc->frames, w->chain, n * sizeof *tc->frames);
 		tc->nframes = n + rest;
+		tc->chain_gen++;
 	}
 	count_walk(w, reused, tc->nframes);
 	tc->stack_id = tc->nframes ? tc->frames[0].stack_id : 0;
@@ -804,6 +828,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	w->chain = tmp;
 	w->chain_cap = tmpcap;
 	tc->nframes = n;
+	tc->chain_gen++;
 	tc->have_chain = true;
 	tc->stack_id = n ? tc->frames[0].stack_id : 0;
 	tc->code_epoch = w->codes.epoch;
@@ -854,17 +879,24 @@ note_stack(struct stackwalk *w, struct tcache *tc)
 /* Is the used part of the thread's data stack small enough to copy whole
  * every time? Then its walk is exact, with no trust in the cache. */
 static bool
-stack_is_small(const struct stackwalk *w, const struct tcache *tc)
+stack_is_small(const struct stackwalk *w, struct tcache *tc)
 {
 	if (!tc->chunk || tc->stack_top <= tc->chunk ||
 	    tc->stack_top - tc->chunk > w->o.full_read_max || !tc->have_chain)
 		return false;
+	if (tc->small_gen == tc->chain_gen && tc->small_chunk == tc->chunk &&
+	    tc->small_top == tc->stack_top)
+		return tc->small;
 	/* ...and the whole stack is in that chunk, bar a few generator frames. */
 	unsigned outside = 0;
 	for (uint32_t i = 0; i < tc->nframes && outside <= 8; i++)
 		if (tc->frames[i].addr < tc->chunk || tc->frames[i].addr >= tc->stack_top)
 			outside++;
-	return outside <= 8;
+	tc->small_gen = tc->chain_gen;
+	tc->small_chunk = tc->chunk;
+	tc->small_top = tc->stack_top;
+	tc->small = outside <= 8;
+	return tc->small;
 }
 
 /* Could the thread's stack have changed since we last read it? */
@@ -877,7 +909,7 @@ must_read(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
 
 /* Must it be read whole, rather than checked at the top against the cache? */
 static bool
-needs_full(const struct stackwalk *w, const struct interp *iv, const struct tcache *tc, uint64_t now)
+needs_full(const struct stackwalk *w, const struct interp *iv, struct tcache *tc, uint64_t now)
 {
 	return must_read(w, tc, now) || (iv->locked && iv->holder == tc->tstate) ||
 	       stack_is_small(w, tc);
