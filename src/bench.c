@@ -17,6 +17,7 @@ static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
+	      "                         [--floor]\n"
 	      "Sample process PID as fast as possible (or at RATE) and report the engine's figures.\n"
 	      "\n"
 	      "  -p, --pid PID        process to sample (read-only; it is never stopped)\n"
@@ -25,6 +26,8 @@ print_usage(FILE *f)
 	      "  -j, --json           print one JSON object\n"
 	      "      --no-cache       re-read every thread and frame every sample (for comparison)\n"
 	      "      --verify         check each sample against an independent plain walk\n"
+	      "      --floor          first measure the cheapest possible read of this process\n"
+	      "                       (one 8-byte read): no sampler can beat that per sample\n"
 	      "  -h, --help           show this help\n", f);
 }
 
@@ -50,12 +53,13 @@ bench_main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"no-cache", no_argument, NULL, 'C'},
 		{"verify", no_argument, NULL, 'V'},
+		{"floor", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
 	double seconds = 5, hz = 0;
-	bool json = false;
+	bool json = false, want_floor = false;
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
 	int c;
@@ -78,6 +82,7 @@ bench_main(int argc, char **argv)
 		case 'j': json = true; break;
 		case 'C': cfg.walk.cache = false; break;
 		case 'V': cfg.verify = true; break;
+		case 'F': want_floor = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
@@ -94,6 +99,9 @@ bench_main(int argc, char **argv)
 	struct tt_error err = {0};
 	struct target t;
 	if (target_attach(&t, pid, &err) != TT_OK)
+		return cli_report(&err);
+	struct remote_floor floor = {0};
+	if (want_floor && remote_measure_floor(&t.mem, t.runtime_addr, 0.6, &floor, &err) != TT_OK)
 		return cli_report(&err);
 	struct sampler s;
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK)
@@ -163,6 +171,10 @@ bench_main(int argc, char **argv)
 		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, \"peak_rss_kb\": %ld,\n",
 		       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
 		       ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		if (want_floor)
+			printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
+			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
+			       floor.syscall_us, floor.readv_us, floor.readv2_us, floor.proc_mem_us);
 		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s}\n",
 		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
 		       how == SAMPLER_TARGET_EXITED ? "true" : "false");
@@ -188,6 +200,11 @@ bench_main(int argc, char **argv)
 		       ring_capacity(&s.ring), (unsigned long long)ring_dropped(&s.ring));
 		printf("sampler       %.0f%% CPU, peak RSS %ld KB\n",
 		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		if (want_floor)
+			printf("read floor    %.3f us per 8-byte process_vm_readv (%.3f us for 8 bytes "
+			       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
+			       "%.3f us per bare syscall\n",
+			       floor.readv_us, floor.readv2_us, floor.proc_mem_us, floor.syscall_us);
 		if (errors) {
 			printf("errors       ");
 			for (int k = 0; k < TT_STATUS_COUNT; k++)

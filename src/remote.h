@@ -73,6 +73,21 @@ tt_status remote_errno_error(const struct remote *r, int e, uint64_t addr,
 /* The permission-denied error, naming the ways to get permission. */
 tt_status remote_permission_error(pid_t pid, int e, struct tt_error *err);
 
+/* What the cheapest possible remote read costs here, in microseconds:
+ * a sampler that reads the target at all cannot take less per sample. */
+struct remote_floor {
+	double syscall_us;   /* a bare syscall (getppid), for scale */
+	double readv_us;     /* one process_vm_readv of 8 bytes */
+	double readv2_us;    /* one process_vm_readv of 8 bytes from each of two pages: the
+				least a sample needs (a thread state and a frame) */
+	double proc_mem_us;  /* one pread of 8 bytes from /proc/PID/mem; 0 if unavailable */
+};
+
+/* Measure the floor for about `seconds`, reading 8 bytes at addr (and at
+ * addr + 4096 for readv2_us; 0 when that is unmapped). */
+tt_status remote_measure_floor(struct remote *r, uint64_t addr, double seconds,
+			       struct remote_floor *out, struct tt_error *err);
+
 /* Does the process still exist? (kill(pid, 0) semantics; EPERM counts as yes) */
 bool remote_pid_alive(pid_t pid);
 

@@ -179,6 +179,22 @@ def test_deep_parked_reads(ctx):
            "1000-frame stack" % doc["reads_per_sample"], *run.details())
 
 
+def test_read_floor(ctx):
+    """bench --floor measures the cheapest possible read; a real sample,
+    which makes at least one read, cannot come out cheaper than it."""
+    doc, run = bench_json(ctx.target.pid, "-d", "1", "--floor")
+    expect("floor" in doc, "bench --floor --json has no floor", *run.details())
+    f = doc["floor"]
+    expect(f["syscall_us"] > 0 and f["readv_us"] > 0 and f["readv2_us"] > 0,
+           "floor figures must be positive: %r" % f, *run.details())
+    expect(f["readv2_us"] >= 0.9 * f["readv_us"],
+           "a two-segment read cannot be cheaper than a one-segment one: %r" % f, *run.details())
+    expect(doc["us_per_sample"] >= 0.8 * f["readv_us"],
+           "%.3f us per sample is below the %.3f us read floor" % (doc["us_per_sample"],
+                                                                  f["readv_us"]),
+           *run.details())
+
+
 def test_exit_during_record(ctx):
     """The target exits 1 s into a 30 s record: record ends promptly, keeps
     what it collected."""
@@ -230,7 +246,8 @@ PER_INTERPRETER = [
         ("threads churning while bench runs: no crash, < 2% errors",
          test_churn_under_bench)]),
     rig.Group("recursion.py", rig.PARK_MAIN, [
-        ("parked 1000-frame stack: <= 1.2 remote reads per sample", test_deep_parked_reads)]),
+        ("parked 1000-frame stack: <= 1.2 remote reads per sample", test_deep_parked_reads),
+        ("bench --floor: a sample costs no less than the cheapest read", test_read_floor)]),
     rig.Group(None, None, [
         ("target exiting during record: stops promptly and writes the file",
          test_exit_during_record)]),

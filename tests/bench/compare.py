@@ -7,7 +7,11 @@ samples it unthrottled and `_remote_debugging.RemoteUnwinder(pid,
 cache_frames=True, all_threads=True).get_stack_trace()` runs in a tight loop
 on the same target. Prints samples (calls) per second of each, their ratio
 (medians over the rounds), and tachyon-top's remote reads and bytes per
-sample. With --soak SECONDS it also samples the mixed workload at max rate
+sample. It also measures the read floor on each target: the cost of the
+cheapest possible remote read (one 8-byte process_vm_readv, or pread of
+/proc/PID/mem), which any sampler that looks at the target at all pays at
+least once per sample; CPython's time per call divided by that floor is the
+highest ratio any sampler could reach here ("cap"). With --soak SECONDS it also samples the mixed workload at max rate
 for that long and prints tachyon-top's peak RSS.
 
 usage: tests/bench/compare.py [--tt ./tachyon-top] [--seconds 2] [--rounds 3]
@@ -38,8 +42,9 @@ def start_target(root_dir, kind):
     return proc
 
 
-def run_ours(tt, pid, seconds):
-    out = subprocess.run([tt, "bench", "-p", str(pid), "-d", str(seconds), "--json"],
+def run_ours(tt, pid, seconds, floor=False):
+    out = subprocess.run([tt, "bench", "-p", str(pid), "-d", str(seconds), "--json"]
+                         + (["--floor"] if floor else []),
                          capture_output=True, check=True, timeout=seconds + 30).stdout
     return json.loads(out)
 
@@ -69,13 +74,18 @@ def main():
     print("%-8s %14s %14s %7s %11s %11s %8s %8s" % (
         "workload", "tachyon-top/s", "cpython/s", "ratio", "reads/smp", "bytes/smp",
         "err%", "cpy err%"))
+    caps = []
     try:
         for kind in args.workloads.split(","):
             proc = start_target(root_dir, kind)
             ours, theirs = [], []
             try:
+                floors, floors2 = [], []
                 for _ in range(args.rounds):
-                    ours.append(run_ours(tt, proc.pid, args.seconds))
+                    ours.append(run_ours(tt, proc.pid, args.seconds, floor=True))
+                    f = ours[-1]["floor"]
+                    floors.append(min(f["readv_us"], f["proc_mem_us"] or f["readv_us"]))
+                    floors2.append(f["readv2_us"] or f["readv_us"])
                     theirs.append(run_theirs(root_dir, proc.pid, args.seconds))
             finally:
                 os.killpg(proc.pid, 9)
@@ -88,6 +98,18 @@ def main():
             terr = 100 * sum(r["errors"] for r in theirs) / max(1, sum(r["calls"] for r in theirs))
             print("%-8s %14.0f %14.0f %7.2f %11.3f %11.0f %8.2f %8.2f" % (
                 kind, o, t, o / t, reads, nbytes, err, terr), flush=True)
+            caps.append((kind, 1e6 / t, 1e6 / o, statistics.median(floors),
+                         statistics.median(floors2)))
+        # The floor: no sampler can spend less per sample than one remote
+        # read; one that reads a thread state and a frame (two places)
+        # spends at least one two-segment read.
+        print("\n%-8s %10s %10s %11s %9s %11s %9s" % (
+            "workload", "cpython us", "ours us", "1-read us", "cap", "2-seg us", "cap"))
+        for kind, tus, ous, f1, f2 in caps:
+            print("%-8s %10.3f %10.3f %11.3f %9.2f %11.3f %9.2f" % (
+                kind, tus, ous, f1, tus / f1, f2, tus / f2))
+        print("cap = cpython us / floor us: the highest ratio a sampler doing only that "
+              "read per sample could reach on this machine.", flush=True)
         if args.soak:
             proc = start_target(root_dir, "mixed")
             try:
