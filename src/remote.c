@@ -219,10 +219,9 @@ remote_read_u64(struct remote *r, uint64_t addr, uint64_t *out, struct tt_error 
 	return remote_read(r, addr, out, sizeof *out, err);
 }
 
-/* Time `calls` rounds of one kind of call; the best of several batches,
- * so that a preempted batch on a busy machine does not count. */
 enum floor_kind { FLOOR_SYSCALL, FLOOR_READV, FLOOR_READV2, FLOOR_PROC_MEM };
 
+/* Microseconds per call over `calls` calls of one kind. */
 static double
 floor_batch(enum floor_kind kind, pid_t pid, int fd, uint64_t addr, unsigned calls, bool *ok)
 {
@@ -237,7 +236,9 @@ floor_batch(enum floor_kind kind, pid_t pid, int fd, uint64_t addr, unsigned cal
 		switch (kind) {
 		case FLOOR_SYSCALL: n = syscall(SYS_getppid); break;
 		case FLOOR_READV: n = process_vm_readv(pid, &l, 1, &rm, 1, 0); break;
-		case FLOOR_READV2: n = process_vm_readv(pid, &l2, 1, rm2, 2, 0) == sizeof v ? 8 : -1; break;
+		case FLOOR_READV2:
+			n = process_vm_readv(pid, &l2, 1, rm2, 2, 0) == sizeof v ? (ssize_t)sizeof v[0] : -1;
+			break;
 		default: n = pread(fd, v, sizeof v[0], (off_t)addr); break;
 		}
 		if (n < 0 || (kind != FLOOR_SYSCALL && n != (ssize_t)sizeof v[0])) {
@@ -248,22 +249,9 @@ floor_batch(enum floor_kind kind, pid_t pid, int fd, uint64_t addr, unsigned cal
 	return (double)(clock_now_ns() - t0) / 1e3 / calls;
 }
 
-static double
-floor_best(enum floor_kind kind, pid_t pid, int fd, uint64_t addr, double seconds, bool *ok)
-{
-	double best = 0;
-	uint64_t end = clock_now_ns() + (uint64_t)(seconds * 1e9);
-	*ok = true;
-	do {
-		double us = floor_batch(kind, pid, fd, addr, 2000, ok);
-		if (!*ok)
-			return 0;
-		if (best == 0 || us < best)
-			best = us;
-	} while (clock_now_ns() < end);
-	return best;
-}
-
+/* The kinds take turns, batch by batch, and each keeps its best batch: a
+ * noisy spell on this shared machine then hits all of them alike, and a
+ * preempted batch does not count. */
 tt_status
 remote_measure_floor(struct remote *r, uint64_t addr, double seconds, struct remote_floor *out,
 		     struct tt_error *err)
@@ -271,22 +259,35 @@ remote_measure_floor(struct remote *r, uint64_t addr, double seconds, struct rem
 	memset(out, 0, sizeof *out);
 	if (r->pid <= 0 || r->backend.readv != pid_readv)
 		return tt_fail(err, TT_EUSAGE, 0, "the read floor needs a live process");
-	bool ok;
-	out->syscall_us = floor_best(FLOOR_SYSCALL, r->read_pid, -1, addr, seconds / 4, &ok);
-	out->readv_us = floor_best(FLOOR_READV, r->read_pid, -1, addr, seconds / 4, &ok);
-	if (!ok)
-		return remote_errno_error(r, errno, addr, err);
-	out->readv2_us = floor_best(FLOOR_READV2, r->read_pid, -1, addr, seconds / 4, &ok);
-	if (!ok)
-		out->readv2_us = 0;
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/mem", (int)r->read_pid);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		out->proc_mem_us = floor_best(FLOOR_PROC_MEM, r->read_pid, fd, addr, seconds / 4, &ok);
-		if (!ok)
-			out->proc_mem_us = 0;
+	double *best[] = {&out->syscall_us, &out->readv_us, &out->readv2_us, &out->proc_mem_us};
+	bool usable[] = {true, true, true, fd >= 0};
+	uint64_t end = clock_now_ns() + (uint64_t)(seconds * 1e9);
+	do {
+		for (int k = FLOOR_SYSCALL; k <= FLOOR_PROC_MEM; k++) {
+			if (!usable[k])
+				continue;
+			bool ok = true;
+			errno = 0;
+			double us = floor_batch((enum floor_kind)k, r->read_pid, fd, addr, 1000, &ok);
+			if (!ok) {
+				if (k == FLOOR_READV) {
+					int e = errno;
+					if (fd >= 0)
+						close(fd);
+					return remote_errno_error(r, e, addr, err);
+				}
+				usable[k] = false; /* addr + 4096 unmapped, or no /proc */
+				*best[k] = 0;
+				continue;
+			}
+			if (*best[k] == 0 || us < *best[k])
+				*best[k] = us;
+		}
+	} while (clock_now_ns() < end);
+	if (fd >= 0)
 		close(fd);
-	}
 	return TT_OK;
 }

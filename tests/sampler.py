@@ -187,9 +187,13 @@ def test_read_floor(ctx):
     f = doc["floor"]
     expect(f["syscall_us"] > 0 and f["readv_us"] > 0 and f["readv2_us"] > 0,
            "floor figures must be positive: %r" % f, *run.details())
-    expect(f["readv2_us"] >= 0.9 * f["readv_us"],
+    # Loose bounds: the machine is shared and noisy; a floor measured wrong
+    # (units, no syscall made) is off by far more.
+    expect(f["readv2_us"] >= 0.6 * f["readv_us"],
            "a two-segment read cannot be cheaper than a one-segment one: %r" % f, *run.details())
-    expect(doc["us_per_sample"] >= 0.8 * f["readv_us"],
+    expect(f["readv_us"] >= 0.6 * f["syscall_us"],
+           "a read cannot be cheaper than a bare syscall: %r" % f, *run.details())
+    expect(doc["us_per_sample"] >= 0.6 * f["readv_us"],
            "%.3f us per sample is below the %.3f us read floor" % (doc["us_per_sample"],
                                                                   f["readv_us"]),
            *run.details())
