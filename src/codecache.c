@@ -227,7 +227,7 @@ codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr)
 	if (e->last_instr_ptr == instr_ptr && instr_ptr != 0)
 		return e->last_line;
 	/* Code units are 2 bytes; instr_ptr points at the current instruction. */
-	int64_t addrq = ((int64_t)instr_ptr - (int64_t)e->bytecode_addr) / 2;
+	int64_t addrq = (int64_t)(instr_ptr - e->bytecode_addr) / 2; /* wraps, never overflows */
 	int line = linetable_addr2line(e->linetable, e->linetable_len, e->firstlineno, addrq);
 	e->last_instr_ptr = instr_ptr;
 	e->last_line = line;

@@ -376,10 +376,12 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 		 !fits(l->co_linetable, 8, co_size) || !fits(l->co_firstlineno, 4, co_size) ||
 		 l->co_code_adaptive > co_size || l->co_code_adaptive == 0)
 		bad = "code_object";
-	else if (str_size > MAX_SMALL_STRUCT || !fits(l->str_state, 4, str_size) ||
-		 !fits(l->str_length, 8, str_size) || l->str_ascii_size == 0 ||
-		 l->str_ascii_size > 256 || l->str_compact_size < l->str_ascii_size ||
-		 l->str_compact_size > 256)
+	/* state and length are read from the header alone (str_ascii_size
+	 * bytes), so they must lie within it. */
+	else if (str_size > MAX_SMALL_STRUCT || l->str_ascii_size == 0 ||
+		 l->str_ascii_size > 256 || !fits(l->str_state, 4, l->str_ascii_size) ||
+		 !fits(l->str_length, 8, l->str_ascii_size) ||
+		 l->str_compact_size < l->str_ascii_size || l->str_compact_size > 256)
 		bad = "unicode_object";
 	else if (bytes_obj_size > MAX_SMALL_STRUCT || !fits(l->bytes_size, 8, bytes_obj_size) ||
 		 l->bytes_sval == 0 || l->bytes_sval > 256)

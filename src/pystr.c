@@ -14,7 +14,7 @@ tt_status
 pystr_parse_header(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
 		   struct pystr_shape *shape, struct tt_error *err)
 {
-	if (hdrlen < l->str_ascii_size)
+	if (hdrlen < l->str_ascii_size || l->str_state + 4 > hdrlen || l->str_length + 8 > hdrlen)
 		return tt_fail(err, TT_EBADMEM, 0, "short str header");
 	uint32_t state;
 	int64_t length;

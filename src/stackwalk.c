@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "cycle.h"
 #include "stackwalk.h"
 #include "taskinfo.h"
 #include "unwinder.h"
@@ -298,18 +299,19 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 static void
 parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block)
 {
-	const uint8_t *b = block - l->is_block_start; /* index by interpreter offsets */
-	iv->id = (int64_t)load_u64(b, l->is_id);
-	iv->next = load_u64(b, l->is_next);
-	iv->head = load_u64(b, l->is_threads_head);
-	iv->main = l->has_threads_main ? load_u64(b, l->is_threads_main) : 0;
-	iv->unique_id = load_u64(b, l->is_threads_unique_id);
-	iv->count = load_u64(b, l->is_threads_count);
-	iv->holder = load_u64(b, l->is_gil_holder);
-	iv->switch_no = load_u64(b, l->is_gil_switch);
-	iv->code_gen = l->has_code_generation ? load_u64(b, l->is_code_generation) : 0;
-	iv->locked = load_i32(b, l->is_gil_locked);
-	iv->gc = load_i32(b, l->is_gc_collecting);
+	/* The block starts at is_block_start; fields are at interpreter offsets. */
+	uint64_t o = l->is_block_start;
+	iv->id = (int64_t)load_u64(block, l->is_id - o);
+	iv->next = load_u64(block, l->is_next - o);
+	iv->head = load_u64(block, l->is_threads_head - o);
+	iv->main = l->has_threads_main ? load_u64(block, l->is_threads_main - o) : 0;
+	iv->unique_id = load_u64(block, l->is_threads_unique_id - o);
+	iv->count = load_u64(block, l->is_threads_count - o);
+	iv->holder = load_u64(block, l->is_gil_holder - o);
+	iv->switch_no = load_u64(block, l->is_gil_switch - o);
+	iv->code_gen = l->has_code_generation ? load_u64(block, l->is_code_generation - o) : 0;
+	iv->locked = load_i32(block, l->is_gil_locked - o);
+	iv->gc = load_i32(block, l->is_gc_collecting - o);
 	iv->have = true;
 }
 
@@ -343,14 +345,18 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	uint32_t n = 0, cap = 0;
 	tt_status st = TT_OK;
 	w->c.list_rebuilds++;
-	for (uint64_t ts = iv->head; ts != 0;) {
-		if (n >= UNWIND_MAX_THREADS || (ts & 7)) {
+	struct cycle_guard guard;
+	cycle_guard_init(&guard);
+	/* Every node counts towards the cap, started OS thread or not. */
+	for (uint64_t ts = iv->head, visited = 0; ts != 0; visited++) {
+		if (visited >= UNWIND_MAX_THREADS || (ts & 7) || cycle_guard_seen(&guard, ts)) {
 			st = tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
 			break;
 		}
 		uint8_t *buf = arena_take(w, l->ts_read_size);
 		if (!buf) {
-			st = tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+			/* Room for UNWIND_MAX_THREADS states: only a bad list gets here. */
+			st = tt_fail(err, TT_EBADMEM, 0, "thread list too long for the sample buffer");
 			break;
 		}
 		w->c.single_reads++;
@@ -386,8 +392,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 				tc->tstate = ts;
 				tc->native_tid = tid;
 				tc->stat_fd = -1;
-				if ((st = new_slot(w, tc, iv->id, now, err)) != TT_OK)
-					break;
+				tc->slot = UINT32_MAX; /* given once the whole list has been read */
 			}
 			tc->tsbuf = buf;
 			tc->ts_seg = UINT32_MAX;
@@ -396,6 +401,11 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		}
 		ts = next;
 	}
+	/* Slots are for good: only threads of a list read whole get one, or a
+	 * list torn into a loop would use them up sample after sample. */
+	for (uint32_t k = 0; k < n && st == TT_OK; k++)
+		if (fresh[k].slot == UINT32_MAX)
+			st = new_slot(w, &fresh[k], iv->id, now, err);
 	if (st != TT_OK) {
 		/* Keep the old list; the caller retries next sample. Caches moved
 		 * into `fresh` go back to their owners by being released here and
@@ -602,9 +612,11 @@ plan_spans(struct stackwalk *w, struct tcache *tc, uint32_t depth)
 static const uint8_t *
 span_lookup(const struct stackwalk *w, const struct tcache *tc, uint64_t addr, size_t len)
 {
+	/* In differences, not sums: a garbage address near 2^64 must not
+	 * wrap around into a span. */
 	for (uint32_t i = tc->span_lo; i < tc->span_hi; i++) {
 		const struct span *s = &w->spans[i];
-		if (s->ok && addr >= s->addr && addr + len <= s->addr + s->len)
+		if (s->ok && addr >= s->addr && len <= s->len && addr - s->addr <= s->len - len)
 			return s->buf + (addr - s->addr);
 	}
 	return NULL;
@@ -684,6 +696,10 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 	uint32_t rest = tc->nframes - align - 1;
 	uint32_t reused = matched + rest;
 	bool identical = n == align + 1 && matched == n;
+	/* Prefixes spliced onto a cached chain, sample after sample, must not
+	 * grow it past what one walk may read. */
+	if ((uint64_t)n + rest > UNWIND_MAX_FRAMES * 2)
+		return tt_fail(err, TT_EBADMEM, 0, "frame chain too long (a cycle?)");
 	if (!identical) {
 		if (n + rest > tc->cap) {
 			uint32_t cap = tc->cap ? tc->cap : 64;

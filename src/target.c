@@ -166,6 +166,9 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	 * mapped file, for interpreters embedded in differently named programs. */
 	struct tt_error first = {0};
 	char old_version[16] = "";
+	/* Each file once: compared with the files tried so far, not with every
+	 * earlier mapping, which is quadratic in a map of 65k entries. */
+	size_t tried_at[MAX_CANDIDATE_FILES];
 	size_t tried = 0;
 	st = TT_ENOTPY;
 	for (int pass = 0; pass < 2 && st != TT_OK; pass++) {
@@ -174,11 +177,11 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 			if (m->path[0] != '/' || (pass == 0) != is_python_named(m->path))
 				continue;
 			bool seen = false;
-			for (size_t j = 0; j < i && !seen; j++)
-				seen = strcmp(maps.entries[j].path, m->path) == 0;
+			for (size_t j = tried; j > 0 && !seen; j--)
+				seen = strcmp(maps.entries[tried_at[j - 1]].path, m->path) == 0;
 			if (seen)
 				continue;
-			tried++;
+			tried_at[tried++] = i;
 			if (pass == 0 && !old_version[0])
 				version_from_name(m->path, old_version, sizeof old_version);
 			struct tt_error e = {0};

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "bytes.h"
+#include "cycle.h"
 #include "taskinfo.h"
 #include "unwinder.h"
 
@@ -243,10 +244,14 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 		struct interp_view iv;
 		if ((st = read_interp(u, interp, &iv, err)) != TT_OK)
 			return st;
+		struct cycle_guard guard;
+		cycle_guard_init(&guard);
 		for (uint64_t ts = iv.threads_head; ts != 0; nthreads++) {
 			if (nthreads >= UNWIND_MAX_THREADS)
 				return tt_fail(err, TT_EBADMEM, 0, "more than %d threads (a cycle?)",
 					       UNWIND_MAX_THREADS);
+			if (cycle_guard_seen(&guard, ts))
+				return tt_fail(err, TT_EBADMEM, 0, "thread list loops back on itself");
 			uint64_t next;
 			if ((st = sample_thread(u, s, ts, interp, &iv, &next, err)) != TT_OK)
 				return st;

@@ -1,6 +1,8 @@
-/* Feed the unwinder corrupted memory images of a synthetic interpreter and
- * check it never crashes, hangs or returns nonsense. Run under the
- * sanitizers in CI. TT_FUZZ_SECONDS bounds the time (default 3 per version),
+/* Feed both unwinders (the plain one and the sampler's batched, caching
+ * walker) corrupted memory images of a synthetic interpreter and check they
+ * never crash, hang or return nonsense. The walker keeps its caches across
+ * images, as it does across samples of a live target whose memory changes
+ * under it. Run under the sanitizers in CI. TT_FUZZ_SECONDS bounds the time (default 3 per version),
  * TT_FUZZ_SEED reproduces a run. */
 #include "config.h"
 
@@ -10,6 +12,7 @@
 
 #include "fakemem.h"
 #include "pylayout.h"
+#include "stackwalk.h"
 #include "tap.h"
 #include "target.h"
 #include "unwinder.h"
@@ -23,6 +26,8 @@ enum {
 #define STRUCT_SIZE 512
 #define RUNTIME_FIELDS 1024
 #define NFRAMES 6
+/* The frames live in a data-stack chunk whose header is at A_FRAMES. */
+#define FRAME0 (A_FRAMES + 64)
 
 static uint64_t rng_state;
 
@@ -142,20 +147,24 @@ build_image(struct image *img, unsigned minor)
 	put64(ts, OFF("thread_state.interp"), A_INTERP);
 	put64(ts, OFF("thread_state.next"), A_TSTATE2);
 	put64(ts, OFF("thread_state.native_thread_id"), 4242);
-	put64(ts, OFF("thread_state.current_frame"), A_FRAMES);
+	put64(ts, OFF("thread_state.current_frame"), FRAME0);
 	put64(ts2, OFF("thread_state.interp"), A_INTERP);
 	put64(ts2, OFF("thread_state.native_thread_id"), 4243);
-	uint64_t base_frame = A_FRAMES + 256 * (NFRAMES + 1);
+	/* _PyStackChunk: previous, size, top, then the frames */
+	put64(fr, 8, 4096);
+	put64(ts, OFF("thread_state.datastack_chunk"), A_FRAMES);
+	put64(ts, OFF("thread_state.datastack_chunk") + 8, FRAME0 + 256 * (NFRAMES + 3));
+	uint64_t base_frame = FRAME0 + 256 * (NFRAMES + 1);
 	if (minor >= 15) {
 		put64(ts, OFF("thread_state.base_frame"), base_frame);
-		put64(ts2, OFF("thread_state.base_frame"), A_FRAMES + 256 * (NFRAMES + 2));
-		put64(ts2, OFF("thread_state.current_frame"), A_FRAMES + 256 * (NFRAMES + 2));
+		put64(ts2, OFF("thread_state.base_frame"), FRAME0 + 256 * (NFRAMES + 2));
+		put64(ts2, OFF("thread_state.current_frame"), FRAME0 + 256 * (NFRAMES + 2));
 		put32(ts, OFF("thread_state.holds_gil"), 1);
 		put32(ts2, OFF("thread_state.gil_requested"), 1);
 	}
 	for (int i = 0; i <= NFRAMES; i++) {
-		uint8_t *f = fr + 256 * i;
-		uint64_t next = i < NFRAMES ? A_FRAMES + 256 * (i + 1) : 0;
+		uint8_t *f = fr + 64 + 256 * i;
+		uint64_t next = i < NFRAMES ? FRAME0 + 256 * (i + 1) : 0;
 		if (minor >= 15 && i == NFRAMES - 1)
 			next = base_frame;
 		put64(f, OFF("interpreter_frame.previous"), next);
@@ -230,18 +239,325 @@ mutate(struct fakemem *m)
 	int edits = 1 + (int)(rng() % 4);
 	for (int e = 0; e < edits; e++) {
 		size_t off = (rng() % len) & ~(size_t)7;
+		/* Half the time, hit a field the image fills in (pointers,
+		 * sizes, counters): blind edits would mostly land in padding. */
+		if (rng() % 2)
+			for (int tries = 0; tries < 64; tries++) {
+				size_t o = (rng() % len) & ~(size_t)7;
+				uint64_t cur;
+				memcpy(&cur, data + o, 8);
+				if (cur) {
+					off = o;
+					break;
+				}
+			}
 		uint64_t v;
-		switch (rng() % 6) {
+		const struct fakemem *rm = m;
+		size_t other = rng() % rm->nregions;
+		switch (rng() % 9) {
 		case 0: data[rng() % len] ^= (uint8_t)(1u << (rng() % 8)); continue;
 		case 1: v = rng(); break;                                       /* garbage */
-		case 2: v = m->regions[rng() % m->nregions].addr + (rng() % 4096); break;
+		case 2: v = rm->regions[other].addr + (rng() % 4096); break;    /* into a region */
 		case 3: v = rng() % 64; break;                                  /* small int */
 		case 4: v = (uint64_t)-(int64_t)(rng() % 16); break;            /* negative */
+		case 5: v = (uint64_t)-(int64_t)(8 * (1 + rng() % 64)); break;  /* aligned, wraps */
+		case 6: /* aligned, at or just past a region's end */
+			v = rm->regions[other].addr + rm->regions[other].len - 64 + 8 * (rng() % 16);
+			break;
+		case 7: v = 0x7ffffffff000ull + 8 * (rng() % 1024); break;     /* top of user space */
 		default: v = 0; break;
 		}
 		if (off + 8 <= len)
 			memcpy(data + off, &v, 8);
 	}
+}
+
+/* A walker's sample must only name slots, stacks, frames and code objects
+ * that exist, with stack depths that add up. */
+static void
+check_walk_sane(const struct stackwalk *w, const struct walk_thread *th, uint32_t n, int *bad)
+{
+	const struct intern *in = stackwalk_intern(w);
+	const struct code_cache *codes = stackwalk_codes(w);
+	uint32_t nstacks = appendlog_count(in->stacks), nframes = appendlog_count(in->frames);
+	for (uint32_t t = 0; t < n; t++) {
+		if (th[t].slot >= appendlog_count(stackwalk_slots(w)) || th[t].stack_id >= nstacks) {
+			(*bad)++;
+			continue;
+		}
+		uint32_t id = th[t].stack_id, depth = id ? intern_stack_at(in, id)->depth : 0;
+		for (uint32_t hops = 0; id != 0; hops++) {
+			const struct interned_stack *sk = intern_stack_at(in, id);
+			if (hops > UNWIND_MAX_FRAMES || sk->depth != depth - hops || sk->frame == 0 ||
+			    sk->frame >= nframes || sk->parent >= nstacks) {
+				(*bad)++;
+				break;
+			}
+			const struct interned_frame *f = intern_frame_at(in, sk->frame);
+			if (f->code_id >= appendlog_count(codes->entries) ||
+			    !codecache_get(codes, f->code_id)->qualname) {
+				(*bad)++;
+				break;
+			}
+			id = sk->parent;
+		}
+	}
+}
+
+/* The sampler's walker on the same kind of images: one long-lived walker
+ * whose memory is corrupted between samples, and fresh ones. */
+static void
+fuzz_walker(const struct image *img, unsigned minor, double seconds)
+{
+	struct fakemem work = {0};
+	for (size_t i = 0; i < img->mem.nregions; i++)
+		memcpy(fakemem_add(&work, img->mem.regions[i].addr, img->mem.regions[i].len),
+		       img->mem.regions[i].data, img->mem.regions[i].len);
+	struct tt_error err = {0};
+	struct target t;
+	tt_status st = target_attach_memory(&t, fakemem_backend(&work), A_RUNTIME, &err);
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	o.cpu_period_ns = 0; /* no /proc: the threads are made up */
+	struct stackwalk *lived = NULL;
+	if (st == TT_OK)
+		st = stackwalk_new(&t, &o, &lived, &err);
+	tap_ok(st == TT_OK, "3.%u walker starts on the synthetic image (%s)", minor, err.msg);
+	if (st != TT_OK) {
+		fakemem_free(&work);
+		return;
+	}
+	const struct walk_thread *th;
+	uint32_t n = 0;
+	uint64_t now = 1000000000ull;
+	st = stackwalk_sample(lived, now, &th, &n, &err);
+	bool pristine = st == TT_OK && n == 2;
+	uint32_t depth = 0;
+	if (pristine)
+		for (uint32_t k = 0; k < n; k++)
+			if (th[k].stack_id)
+				depth = intern_stack_at(stackwalk_intern(lived), th[k].stack_id)->depth;
+	tap_ok(pristine && depth == NFRAMES - 1, "3.%u walker: pristine image gives 2 threads, "
+	       "%u frames deep (%s)", minor, depth, err.msg);
+
+	unsigned long iterations = 0, ok = 0, failed = 0;
+	int bad = 0, bad_status = 0;
+	struct timespec start, cur;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		/* Mostly small drifts from the last image, sometimes a fresh
+		 * copy: the cache sees both gradual and sudden change. */
+		if (rng() % 4 == 0)
+			for (size_t i = 0; i < work.nregions; i++)
+				memcpy(work.regions[i].data, img->mem.regions[i].data, work.regions[i].len);
+		mutate(&work);
+		now += rng() % 50000000ull;
+		struct stackwalk *fresh = NULL, *w = lived;
+		if (iterations % 3 == 0) {
+			st = stackwalk_new(&t, &o, &fresh, &err);
+			if (st != TT_OK) {
+				bad_status++;
+				break;
+			}
+			w = fresh;
+		}
+		int samples = 1 + (int)(rng() % 3);
+		for (int k = 0; k < samples; k++) {
+			st = stackwalk_sample(w, now + (uint64_t)k * 1000, &th, &n, &err);
+			if (st == TT_OK) {
+				check_walk_sane(w, th, n, &bad);
+				ok++;
+			} else {
+				failed++;
+				if (st != TT_EBADMEM && st != TT_EFAULT && st != TT_ENOTPY &&
+				    !bad_status++)
+					tap_diag("walker: unexpected status %s: %s", tt_status_name(st),
+						 err.msg);
+			}
+		}
+		stackwalk_free(fresh);
+		iterations++;
+		clock_gettime(CLOCK_MONOTONIC, &cur);
+	} while ((cur.tv_sec - start.tv_sec) + (cur.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	stackwalk_free(lived);
+	tap_diag("3.%u walker: %lu corrupted images, %lu samples taken, %lu refused", minor,
+		 iterations, ok, failed);
+	tap_ok(iterations > 100, "3.%u walker fuzzing ran (%lu iterations)", minor, iterations);
+	tap_ok(bad == 0, "3.%u walker: every sample names existing stacks and code (%d bad)", minor,
+	       bad);
+	tap_ok(bad_status == 0, "3.%u walker: failures are memory errors only (%d others)", minor,
+	       bad_status);
+	tap_ok(ok > 0 && failed > 0, "3.%u walker: corruption both survived and detected", minor);
+	fakemem_free(&work);
+}
+
+static uint8_t *
+region_at(struct fakemem *m, uint64_t addr)
+{
+	for (size_t i = 0; i < m->nregions; i++)
+		if (m->regions[i].addr == addr)
+			return m->regions[i].data;
+	abort();
+}
+
+/* Images built to make a walker loop, hoard or grow: each must end in a
+ * prompt memory error, with bounded work and memory. */
+static void
+hostile_images(unsigned minor)
+{
+#define OFF(name) table_value(minor, name)
+	struct tt_error err = {0};
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	o.cpu_period_ns = 0;
+	const struct walk_thread *th;
+	uint32_t n;
+	tt_status st;
+
+	/* A thread list that loops through a state whose OS thread has not
+	 * started (native id 0), then one that loops through a live one:
+	 * refused as corrupt, sample after sample, without using up slots. */
+	for (int live = 0; live <= 1; live++) {
+		struct image img;
+		build_image(&img, minor);
+		struct target t;
+		struct stackwalk *w = NULL;
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		if (st == TT_OK)
+			st = stackwalk_new(&t, &o, &w, &err);
+		if (st == TT_OK)
+			st = stackwalk_sample(w, 1000000000ull, &th, &n, &err);
+		uint8_t *ts2 = region_at(&img.mem, A_TSTATE2), *in = region_at(&img.mem, A_INTERP);
+		if (!live)
+			put64(ts2, OFF("thread_state.native_thread_id"), 0);
+		put64(ts2, OFF("thread_state.next"), A_TSTATE2);
+		int bad = 0;
+		for (int k = 0; k < 200 && st != TT_ENOMEM; k++) {
+			put64(in, t.layout.is_threads_count, 100 + (uint64_t)k); /* the list changed */
+			st = stackwalk_sample(w, 2000000000ull + (uint64_t)k * 1000000ull, &th, &n, &err);
+			bad += st == TT_EBADMEM;
+		}
+		uint32_t slots = w ? appendlog_count(stackwalk_slots(w)) : 0;
+		tap_ok(bad == 200 && slots <= 2, "3.%u walker: thread list looping through a %s thread: "
+		       "200 refusals (%d), %u slots (%s)", minor, live ? "live" : "not yet started",
+		       bad, slots, err.msg);
+		stackwalk_free(w);
+		fakemem_free(&img.mem);
+	}
+
+	/* The plain unwinder on a thread list looping through a thread with
+	 * an 8000-frame stack: found out after a few laps, not 8192. */
+	{
+		struct image img;
+		build_image(&img, minor);
+		enum { DEEP = 8000, A_DEEP = 0x10000000 };
+		uint8_t *d = fakemem_add(&img.mem, A_DEEP, (size_t)256 * DEEP);
+		for (int i = 0; i < DEEP; i++) {
+			uint8_t *f = d + 256 * (size_t)i;
+			put64(f, OFF("interpreter_frame.previous"),
+			      i + 1 < DEEP ? A_DEEP + 256 * (uint64_t)(i + 1) : 0);
+			put64(f, OFF("interpreter_frame.executable"), A_CODE | (minor >= 14 ? 1 : 0));
+			put64(f, OFF("interpreter_frame.instr_ptr"),
+			      A_CODE + OFF("code_object.co_code_adaptive"));
+		}
+		uint8_t *ts = region_at(&img.mem, A_TSTATE);
+		put64(ts, OFF("thread_state.current_frame"), A_DEEP);
+		if (minor >= 15)
+			put64(ts, OFF("thread_state.base_frame"), 0);
+		put64(ts, OFF("thread_state.next"), A_TSTATE);
+		struct target t;
+		struct unwinder u;
+		struct tt_sample s = {0};
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		if (st == TT_OK) {
+			unwinder_init(&u, &t, 0, &err);
+			st = unwinder_sample(&u, &s, &err);
+			unwinder_free(&u);
+		}
+		uint64_t reads = img.mem.reads;
+		tap_ok(st == TT_EBADMEM && reads < 5 * DEEP, "3.%u unwinder: looping thread list with "
+		       "a deep stack refused after %llu reads (%s)", minor, (unsigned long long)reads,
+		       err.msg);
+		tt_sample_free(&s);
+		fakemem_free(&img.mem);
+	}
+
+	/* An idle thread whose memory gains, sample after sample, a long new
+	 * prefix that ends in its cached top frame: the spliced chain must
+	 * stay within what one walk may read. */
+	{
+		struct image img;
+		build_image(&img, minor);
+		struct target t;
+		struct stackwalk *w = NULL;
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		if (st == TT_OK)
+			st = stackwalk_new(&t, &o, &w, &err);
+		uint64_t now = 1000000000ull;
+		if (st == TT_OK)
+			st = stackwalk_sample(w, now, &th, &n, &err);
+		uint8_t *ts = region_at(&img.mem, A_TSTATE), *in = region_at(&img.mem, A_INTERP);
+		put64(ts, OFF("thread_state.datastack_chunk"), 0); /* never copied whole */
+		put64(in, OFF("interpreter_state.gil_runtime_state_holder"), A_TSTATE2);
+		if (minor >= 15)
+			put32(ts, OFF("thread_state.holds_gil"), 0);
+		enum { K = 6000, STRIDE = 128 };
+		uint64_t top = FRAME0;
+		uint32_t deepest = 0;
+		int refused = 0;
+		for (int k = 0; k < 12 && st == TT_OK; k++) {
+			uint64_t base = 0x20000000ull + (uint64_t)k * 0x1000000ull;
+			uint8_t *d = fakemem_add(&img.mem, base, (size_t)STRIDE * K);
+			for (int i = 0; i < K; i++) {
+				uint8_t *f = d + (size_t)STRIDE * i;
+				put64(f, OFF("interpreter_frame.previous"),
+				      i + 1 < K ? base + STRIDE * (uint64_t)(i + 1) : top);
+				put64(f, OFF("interpreter_frame.executable"), A_CODE | (minor >= 14 ? 1 : 0));
+				put64(f, OFF("interpreter_frame.instr_ptr"),
+				      A_CODE + OFF("code_object.co_code_adaptive") + 2 * (uint64_t)(i % 8));
+			}
+			top = base;
+			put64(ts, OFF("thread_state.current_frame"), top);
+			put64(in, t.layout.is_gil_switch, 1000 + (uint64_t)k); /* someone ran */
+			now += 100000;
+			st = stackwalk_sample(w, now, &th, &n, &err);
+			if (st == TT_EBADMEM) {
+				refused++;
+				st = TT_OK;
+			}
+			for (uint32_t i = 0; st == TT_OK && i < n; i++)
+				if (th[i].stack_id) {
+					uint32_t dd = intern_stack_at(stackwalk_intern(w), th[i].stack_id)->depth;
+					deepest = dd > deepest ? dd : deepest;
+				}
+		}
+		tap_ok(st == TT_OK && deepest <= 2 * UNWIND_MAX_FRAMES && refused > 0,
+		       "3.%u walker: prefixes spliced onto a cached chain stop at %u frames "
+		       "(deepest %u, %d refused; %s)", minor, 2 * UNWIND_MAX_FRAMES, deepest, refused,
+		       err.msg);
+		stackwalk_free(w);
+		fakemem_free(&img.mem);
+	}
+
+	/* An instruction pointer far below its code object: no signed
+	 * overflow (UBSan watches), just no line. */
+	{
+		struct image img;
+		build_image(&img, minor);
+		struct target t;
+		struct code_cache c;
+		codecache_init(&c);
+		uint32_t id = 0;
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		if (st == TT_OK)
+			st = codecache_lookup(&c, &t.mem, &t.layout, A_CODE, &id, &err);
+		int line = st == TT_OK ? codecache_line(&c, id, 0x8000000000000000ull) : 0;
+		tap_ok(st == TT_OK && line < 0, "3.%u instruction pointer 2^63 away: no line (%d)",
+		       minor, line);
+		codecache_free(&c);
+		fakemem_free(&img.mem);
+	}
+#undef OFF
 }
 
 static void
@@ -338,6 +654,8 @@ fuzz_version(unsigned minor, double seconds)
 	tap_ok(ok > 0 && failed > 0, "3.%u corruption both survived and detected", minor);
 	tt_sample_free(&s);
 	fakemem_free(&work);
+	fuzz_walker(&img, minor, seconds);
+	hostile_images(minor);
 	fakemem_free(&img.mem);
 }
 

@@ -32,6 +32,10 @@ make_table(uint8_t *buf, uint64_t hex, uint64_t free_threaded)
 			v = 8;
 		else if (strcmp(names[i], "unicode_object.asciiobject_size") == 0)
 			v = 40;
+		else if (strcmp(names[i], "unicode_object.length") == 0)
+			v = 16;
+		else if (strcmp(names[i], "unicode_object.state") == 0)
+			v = 32;
 		else if (strcmp(names[i], "unicode_object.compactunicodeobject_size") == 0)
 			v = 56;
 		else if (strcmp(names[i], "bytes_object.ob_sval") == 0)
@@ -101,6 +105,18 @@ main(void)
 	}
 	tap_ok(pylayout_from_table(buf, len, &l, &err) == TT_EBADMEM && strstr(err.msg, "thread_state"),
 	       "offset outside its struct refused: %s", err.msg);
+	/* A str's state is read from its header only: inside the struct but
+	 * past the header is refused too (it would index past the buffer). */
+	len = make_table(buf, 0x030f02f0, 0);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(names[i], "unicode_object.state") == 0) {
+			uint64_t past = 2048;
+			memcpy(buf + PY_DEBUG_HEADER_SIZE + 8 * i, &past, 8);
+		}
+	}
+	tap_ok(pylayout_from_table(buf, len, &l, &err) == TT_EBADMEM &&
+		       strstr(err.msg, "unicode_object"),
+	       "str state past the str header refused: %s", err.msg);
 	char v[32];
 	pylayout_version_string(0x030f00c2, v, sizeof v);
 	tap_ok(strcmp(v, "3.15.0rc2") == 0, "version string for rc: %s", v);
