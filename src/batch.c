@@ -124,7 +124,12 @@ batch_run(const struct live_options *o)
 	print_table(o, &s, &agg, &table, AGG_SESSION, (double)(clock_now_ns() - start) / 1e9,
 		    "session (final)");
 	int rc = 0;
-	session_poll_child(&s);
+	/* The sampler may notice the end before the child is reapable: give
+	 * it a moment, so the exit status is reported rather than guessed. */
+	if (how == SAMPLER_TARGET_EXITED)
+		session_wait_child(&s, 1000000000ull);
+	else
+		session_poll_child(&s);
 	if (s.child && s.child_exited) {
 		char how_s[96];
 		session_describe_exit(&s, how_s, sizeof how_s);

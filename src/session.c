@@ -138,6 +138,18 @@ session_poll_child(struct session *s)
 }
 
 void
+session_wait_child(struct session *s, uint64_t timeout_ns)
+{
+	uint64_t deadline = clock_now_ns() + timeout_ns;
+	session_poll_child(s);
+	while (s->child && !s->child_exited && clock_now_ns() < deadline) {
+		struct timespec ts = {0, 5000000L};
+		nanosleep(&ts, NULL);
+		session_poll_child(s);
+	}
+}
+
+void
 session_describe_exit(const struct session *s, char *buf, size_t len)
 {
 	if (!s->child_exited)

@@ -33,6 +33,8 @@ tt_status session_start(struct session *s, const struct session_options *o, stru
 
 /* Reap the started command if it exited (non-blocking). */
 void session_poll_child(struct session *s);
+/* Reap a started command that is ending, waiting at most timeout_ns. */
+void session_wait_child(struct session *s, uint64_t timeout_ns);
 
 /* "exited with status 3" / "killed by signal 9" */
 void session_describe_exit(const struct session *s, char *buf, size_t len);

@@ -12,12 +12,16 @@ TT_INTERPS, TT_SEED, TT_KEEP). Checks:
   - threads created and destroyed fast while bench runs: no crash, < 2% errors;
   - the target exiting during record: record stops promptly, writes the file;
   - record's collapsed and speedscope outputs are well-formed;
-  - a parked deep stack costs at most 1.2 remote reads per sample.
+  - a parked deep stack costs at most 1.2 remote reads per sample;
+  - attaching at full rate while the interpreter starts up, again and again
+    (`--batch -r max -- COMMAND`): its half-built thread states are garbage
+    to the walker, which must refuse them, never crash.
 """
 
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -237,6 +241,32 @@ def test_record_interrupted(ctx):
     expect(collapsed_lines(path), "record wrote an empty profile after SIGINT")
 
 
+STARTUP_RUNS = 10
+
+
+def test_attach_at_startup(ctx):
+    """tachyon-top starts the target itself and samples at full rate from its
+    first instructions on: memory the interpreter has not set up yet is read
+    as it is being written. Ten short lives; every run ends cleanly and
+    reports the exit status."""
+    root_dir = ctx.suite.new_dir("startup")
+    os.makedirs(rig.in_root(root_dir), exist_ok=True)
+    for name in ("exiting.py", rig.TARGET_LIB):
+        shutil.copy(os.path.join(rig.TARGETS_DIR, name), rig.in_root(root_dir))
+    for i in range(STARTUP_RUNS):
+        ready = os.path.join(root_dir, "ready-%d.json" % i)
+        command = ([rig.CHROOT, rig.ROOT] + rig.interpreter_argv(ctx.suite, ctx.interp)
+                   + ["-E", "-s", "-B", os.path.join(root_dir, "exiting.py"), ready, "0.2",
+                      "return"])
+        run = run_tt("--batch", "-r", "max", "--delay", "0.3", "--", *command)
+        run.expect_success()
+        expect(re.search(rb"^process \d+ exited with status 0$", run.out, re.M),
+               "run %d of %d: no 'process N exited with status 0' line" % (i + 1, STARTUP_RUNS),
+               *run.details())
+        expect(b"tachyon-top session (final)" in run.out,
+               "run %d of %d: no final table" % (i + 1, STARTUP_RUNS), *run.details())
+
+
 PER_INTERPRETER = [
     rig.Group("hopper.py", rig.PARK_NONE, [
         ("cached stacks equal a plain walk on a hopping stack (bench --verify)",
@@ -254,7 +284,9 @@ PER_INTERPRETER = [
         ("bench --floor: a sample costs no less than the cheapest read", test_read_floor)]),
     rig.Group(None, None, [
         ("target exiting during record: stops promptly and writes the file",
-         test_exit_during_record)]),
+         test_exit_during_record),
+        ("attach at full rate during start-up, %d times: no crash, exit status reported"
+         % STARTUP_RUNS, test_attach_at_startup)]),
 ]
 
 
