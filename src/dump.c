@@ -125,9 +125,15 @@ print_json(const struct unwinder *u, const struct tt_sample *s)
 		printf("%s\n  {\"tid\": %llu, \"name\": ", i ? "," : "",
 		       (unsigned long long)th->native_tid);
 		json_put_string(stdout, comm);
-		printf(", \"gil\": %s, \"on_cpu\": %s,\n   \"frames\": [",
+		/* One OS thread running a subinterpreter has a thread state in
+		 * each interpreter: (tid, interpreter) names an entry. */
+		printf(", \"interpreter\": %lld, \"main\": %s, \"gil\": %s, \"gil_wait\": %s,"
+		       " \"on_cpu\": %s, \"truncated\": %s,\n   \"frames\": [",
+		       (long long)th->interp_id, (th->status & TT_THREAD_MAIN) ? "true" : "false",
 		       (th->status & TT_THREAD_GIL) ? "true" : "false",
-		       (th->status & TT_THREAD_ON_CPU) ? "true" : "false");
+		       (th->status & TT_THREAD_GIL_WAIT) ? "true" : "false",
+		       (th->status & TT_THREAD_ON_CPU) ? "true" : "false",
+		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
 		for (uint32_t f = 0; f < th->nframes; f++) {
 			const struct tt_frame *fr = &s->frames[th->first_frame + f];
 			const struct code_entry *c = codecache_get(&u->codes, fr->code_id);

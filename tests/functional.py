@@ -277,16 +277,20 @@ def validate_dump(doc, pid, may_have_no_threads=False):
         expect(t["tid"] > 0, "tid %d is not a native thread id (thread %s)"
                % (t["tid"], show(t, 400)))
         typed(t.get("name"), str, "name of thread %s" % t["tid"])
-        typed(t.get("gil"), bool, "gil of thread %s" % t["tid"])
-        typed(t.get("on_cpu"), bool, "on_cpu of thread %s" % t["tid"])
+        typed(t.get("interpreter"), int, "interpreter of thread %s" % t["tid"])
+        for flag in ("main", "gil", "gil_wait", "on_cpu", "truncated"):
+            typed(t.get(flag), bool, "%s of thread %s" % (flag, t["tid"]))
         typed(t.get("frames"), list, "frames of thread %s" % t["tid"])
         for f in t["frames"]:
             typed(f, dict, "a frame of thread %s" % t["tid"])
             typed(f.get("func"), str, "func in thread %s" % t["tid"])
             typed(f.get("file"), str, "file in thread %s" % t["tid"])
             typed(f.get("line"), int, "line in thread %s" % t["tid"])
-    tids = [t["tid"] for t in doc["threads"]]
-    expect(len(tids) == len(set(tids)), "duplicate tids: %s" % show(sorted(tids)))
+    # An OS thread has one thread state per interpreter it entered.
+    keys = [(t["tid"], t["interpreter"]) for t in doc["threads"]]
+    expect(len(keys) == len(set(keys)), "duplicate (tid, interpreter): %s" % show(sorted(keys)))
+    mains = [t["tid"] for t in doc["threads"] if t["main"] and t["interpreter"] == 0]
+    expect(len(mains) <= 1, "more than one main thread in interpreter 0: %s" % mains)
 
 
 def expect_at_most_one_gil_holder(doc):
@@ -545,6 +549,36 @@ def test_deep_recursion(ctx):
            "expected just the main thread %d, got tids %s"
            % (info["main_tid"], [t["tid"] for t in doc["threads"]]))
     compare_stacks("main thread", info["frames"], doc["threads"][0]["frames"])
+
+
+def test_subinterpreters(ctx):
+    """A thread parked inside a subinterpreter: its tid appears in both
+    interpreters, with the subinterpreter's frames in the subinterpreter's
+    entry; the sampler's walker sees them too (record)."""
+    info = ctx.target.info
+    doc = dump_target(ctx)
+    entries = {t["interpreter"]: t for t in doc["threads"] if t["tid"] == info["sub_tid"]}
+    expect(sorted(entries) == [0, info["sub_interp"]],
+           "thread %d should appear in interpreters 0 and %d, got %s"
+           % (info["sub_tid"], info["sub_interp"], sorted(entries)), "dump: " + show(doc, 1500))
+    funcs = [f["func"] for f in entries[info["sub_interp"]]["frames"]]
+    expect(funcs == ["sub_parked", "<module>"],
+           "subinterpreter frames are %s, expected sub_parked, <module>" % funcs)
+    outer = [f["func"] for f in entries[0]["frames"]]
+    expect(outer[:1] == ["runner"],
+           "the thread's frames in the main interpreter start %s, expected runner" % outer[:3])
+    main = [t for t in doc["threads"] if t["tid"] == info["main_tid"]]
+    expect(len(main) == 1 and main[0]["interpreter"] == 0 and main[0]["main"],
+           "main thread entry: %s" % show(main, 600))
+    compare_stacks("main thread", info["main_frames"], main[0]["frames"])
+    path = in_root(os.path.join(ctx.target.dir, "sub.collapsed"))
+    tachyon("record", "-p", ctx.target.pid, "-d", "1", "-r", "500", "-o", path).expect_success()
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    expect(any("sub_parked (" in line for line in lines),
+           "record's profile has no sub_parked stack", *["collapsed: " + show(l) for l in lines[:8]])
+    expect(any(re.search(r"(^|;)main \(", line) for line in lines),
+           "record's profile lacks the main thread", *["collapsed: " + show(l) for l in lines[:8]])
 
 
 def test_threads(ctx):
@@ -810,6 +844,9 @@ PER_INTERPRETER = [
     Group("churn.py", PARK_MAIN, [
         ("threads exiting while being read: 20 dumps, >= 80% clean, none crash",
          test_thread_churn)]),
+    Group("subinterp.py", PARK_ALL, [
+        ("a thread parked in a subinterpreter: listed in both interpreters, frames "
+         "in each; record sees it", test_subinterpreters)]),
     Group(None, None, [
         ("target exiting or killed during dumps: no crash, hang or multi-line error",
          test_target_exits)]),
