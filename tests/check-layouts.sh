@@ -1,6 +1,6 @@
 #!/bin/sh
 # Compare the _Py_DebugOffsets field lists compiled into tachyon-top
-# (src/pylayout.c) with the struct declared by each real interpreter's
+# (src/target/pylayout.c) with the struct declared by each real interpreter's
 # headers in the provisioned root. A new micro release that reorders the
 # table would otherwise silently misread every target. Emits TAP.
 set -u
