@@ -3,6 +3,10 @@
 #  - host build dependencies (autotools, ncursesw, termkey, tmux, debootstrap)
 #  - a Debian unstable root holding real CPython 3.13, 3.14, 3.15 and 3.15-dbg,
 #    cached at $TT_ROOT (default /var/cache/tachyon-top/sid-root), /proc mounted.
+#  - real servers for the root's default python3 (gunicorn, uvicorn, aiohttp)
+#  - on the host: Debian 12's python3.11 with its debug build and headers, and
+#    the real viewers exported profiles are checked with (go tool pprof,
+#    chromium)
 # Safe to run repeatedly; a finished root is marked with a stamp file.
 set -eu
 
@@ -11,9 +15,11 @@ TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
 # the PIE one as python3.X-pie, so both kinds of binary get tested.
 PY_PKGS="python3.13 python3.14 python3.15 python3.13-dbg python3.14-dbg python3.15-dbg
 python3.13-nopie python3.14-nopie python3.15-nopie
-libpython3.13-dev libpython3.14-dev libpython3.15-dev"
+libpython3.13-dev libpython3.14-dev libpython3.15-dev
+gunicorn python3-gunicorn python3-uvicorn python3-aiohttp"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
-HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3"
+HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3
+python3.11 python3.11-dbg libpython3.11-dev golang-go chromium"
 
 log() { printf 'provision: %s\n' "$*" >&2; }
 
