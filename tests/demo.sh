@@ -1,7 +1,9 @@
 #!/bin/sh
 # Build tachyon-top and point it at the bundled demo workload running under
-# CPython 3.15 in the provisioned target root: the live view on a terminal;
-# otherwise a dump of every thread, batch-mode tables and engine figures.
+# CPython 3.15 in the provisioned target root (a request loop, worker
+# processes, stuck asyncio tasks, a thread blocked on a socket): the live view
+# on a terminal; otherwise a dump of every thread, batch-mode tables and
+# engine figures. Exits 0 when everything ran.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
@@ -19,7 +21,16 @@ workdir=$(mktemp -d "$TT_ROOT/tmp/tt-demo.XXXXXX")
 cp "$here/tests/demo_app.py" "$workdir/app.py"
 chroot "$TT_ROOT" "$PY" "/tmp/$(basename "$workdir")/app.py" 60 &
 pid=$!
-trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null; rm -rf "$workdir"' EXIT INT TERM
+# Stopping the workload must not become the script's exit status (waiting
+# for a process killed by SIGTERM yields 143): keep the status we had.
+cleanup() {
+	kill "$pid" 2>/dev/null || :
+	wait "$pid" 2>/dev/null || :
+	rm -rf "$workdir"
+}
+trap 'rc=$?; cleanup; exit $rc' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 sleep 1
 echo "demo workload: $PY, pid $pid"
 if [ -t 0 ] && [ -t 1 ] && [ -z "${TT_DEMO_TEXT:-}" ]; then

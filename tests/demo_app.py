@@ -1,10 +1,19 @@
-"""A small server-like workload for trying tachyon-top: a request loop that
-parses, computes and renders, a worker pool, a thread waiting on a queue and
-one blocked on a lock, so every panel has something to show."""
+"""A small server-like workload for trying tachyon-top, shaped like the
+programs it is for: a request loop that parses, computes and renders; two
+worker processes rendering reports (a process tree); an asyncio event loop
+whose connection tasks are stuck awaiting an upstream that never answers; a
+thread blocked on a socket reply that never comes; a worker pool, a thread
+waiting on a queue and one blocked on a lock. Every panel has something to
+show. Exits by itself after the number of seconds given (default: never)."""
+import asyncio
+import ctypes
 import hashlib
 import json
+import multiprocessing
 import queue
 import re
+import signal
+import socket
 import sys
 import threading
 import time
@@ -62,6 +71,74 @@ def lock_waiter(lock):
         pass
 
 
+# --- a process tree: report workers -------------------------------------
+
+def die_with_parent():
+    """Linux: end this worker when the process that started it dies, even by
+    SIGKILL, so a killed demo leaves nothing behind."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def render_report(n):
+    rows = [{"row": i, "sum": fib(10 + i % 8)} for i in range(n)]
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def report_worker(seconds):
+    die_with_parent()
+    deadline = time.monotonic() + seconds if seconds else None
+    n = 0
+    while deadline is None or time.monotonic() < deadline:
+        render_report(20 + n % 30)
+        n += 1
+
+
+# --- asyncio: connections stuck on an upstream ---------------------------
+
+async def fetch_upstream(upstream, conn):
+    await upstream.wait()          # never set: the upstream does not answer
+    return conn
+
+
+async def handle_conn(upstream, conn):
+    return await fetch_upstream(upstream, conn)
+
+
+async def ticker():
+    while True:
+        render_report(5)
+        await asyncio.sleep(0.05)
+
+
+async def serve_async():
+    upstream = asyncio.Event()
+    tasks = [asyncio.create_task(handle_conn(upstream, i), name=f"conn-{i}")
+             for i in range(6)]
+    tasks.append(asyncio.create_task(ticker(), name="ticker"))
+    await asyncio.gather(*tasks)
+
+
+def event_loop_thread():
+    asyncio.run(serve_async())
+
+
+# --- a thread blocked on a socket ----------------------------------------
+
+def db_server(listener):
+    conn, _ = listener.accept()    # accept, read the query, never answer
+    conn.recv(4096)
+    threading.Event().wait()
+
+
+def db_client(port):
+    with socket.create_connection(("127.0.0.1", port)) as conn:
+        conn.sendall(b"SELECT 1;\n")
+        conn.recv(4096)            # blocks: the server never replies
+
+
 def serve_forever(seconds):
     handler = Handler()
     deadline = time.monotonic() + seconds if seconds else None
@@ -73,16 +150,27 @@ def serve_forever(seconds):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 0
+    # SIGTERM ends the demo through normal exit, so its workers are stopped too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     stop = threading.Event()
     q = queue.Queue()
     held = threading.Lock()
     held.acquire()
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    workers = [multiprocessing.Process(target=report_worker, args=(seconds,),
+                                       name=f"report-{i}", daemon=True) for i in range(2)]
+    for w in workers:
+        w.start()
     threads = [threading.Thread(target=hash_worker, args=(stop,), name=f"hasher-{i}",
                                 daemon=True) for i in range(2)]
-    threads.append(threading.Thread(target=queue_waiter, args=(q,), name="queue-waiter",
-                                    daemon=True))
-    threads.append(threading.Thread(target=lock_waiter, args=(held,), name="lock-waiter",
-                                    daemon=True))
+    threads += [
+        threading.Thread(target=queue_waiter, args=(q,), name="queue-waiter", daemon=True),
+        threading.Thread(target=lock_waiter, args=(held,), name="lock-waiter", daemon=True),
+        threading.Thread(target=event_loop_thread, name="event-loop", daemon=True),
+        threading.Thread(target=db_server, args=(listener,), name="db-server", daemon=True),
+        threading.Thread(target=db_client, args=(port,), name="db-client", daemon=True),
+    ]
     for t in threads:
         t.start()
     serve_forever(seconds)
