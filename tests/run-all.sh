@@ -1,10 +1,13 @@
 #!/bin/sh
 # Build and run every test from a clean tree: provision the target
-# interpreters, then a -Werror build with `make check`, an ASan+UBSan build
-# with `make check`, and `make distcheck`. Prints one summary line.
+# interpreters, then a -Werror build with `make check` over the whole
+# interpreter matrix, an ASan+UBSan build with `make check` over one
+# interpreter of each kind, `make distcheck`, and the README's main command.
+# Prints one summary line.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
+start=$(date +%s)
 sh tests/provision.sh
 
 autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
@@ -13,13 +16,18 @@ passed=0
 failed=0
 status=0
 
+stage_time() {
+	echo "== $1: $(($(date +%s) - start)) s since start"
+}
+
 # Run `make TARGET` in build dir $1 configured with the remaining flags.
+# $suite_interps, if set, is the tests' interpreter matrix (TT_INTERPS).
 run_suite() {
 	dir=$1 target=$2
 	shift 2
 	rm -rf "$dir"
 	mkdir -p "$dir"
-	echo "== $dir: configure $* && make $target"
+	echo "== $dir: configure $* && make $target${suite_interps:+ (interpreters: $suite_interps)}"
 	if ! (cd "$dir" && "$here/configure" --enable-werror "$@" >configure.out 2>&1); then
 		cat "$dir/configure.out"
 		status=1
@@ -33,7 +41,14 @@ run_suite() {
 	# Tests run one at a time: several of them measure CPU-time splits of
 	# live targets, which two suites spinning targets at once on a small
 	# machine would distort.
-	(cd "$dir" && make "$target" VERBOSE=1) || status=1
+	(
+		cd "$dir"
+		if [ -n "${suite_interps:-}" ]; then
+			TT_INTERPS=$suite_interps
+			export TT_INTERPS
+		fi
+		make "$target" VERBOSE=1
+	) || status=1
 	log=$(find "$dir" -name test-suite.log | head -n 1)
 	if [ -n "$log" ]; then
 		p=$(sed -n 's/^# PASS: *//p' "$log" | head -n 1)
@@ -42,17 +57,39 @@ run_suite() {
 		passed=$((passed + ${p:-0}))
 		failed=$((failed + ${f:-0} + ${e:-0}))
 	fi
+	stage_time "$dir"
 }
 
+suite_interps=${TT_INTERPS:-}
 run_suite _build/release check
+# The sanitizer pass looks for memory errors in tachyon-top itself: the C
+# unit and fuzz tests in full, and the real-interpreter suites on one
+# interpreter per layout family (a release and a debug build, an executable
+# and an embedded libpython). Running the whole matrix again under ASan
+# finds nothing the release pass and these do not, and costs CI time.
+suite_interps=${TT_SAN_INTERPS:-python3.13 python3.14d python3.15 libpython3.15}
 run_suite _build/sanitize check --enable-sanitizers --enable-debug
+suite_interps=
 # distcheck proves the tarball builds and passes its tests; the full
-# interpreter matrix already ran twice above, so one interpreter is enough.
+# interpreter matrix already ran above, so one interpreter is enough.
 (cd _build/release && TT_INTERPS="python3.15 libpython3.15" make distcheck >distcheck.out 2>&1) || {
 	tail -n 60 _build/release/distcheck.out
 	echo "distcheck failed"
 	status=1
 }
+stage_time distcheck
+# The README's main command, as a new user runs it without a terminal: it
+# must run the workload, print its views and exit 0.
+if TT_DEMO_TEXT=1 sh tests/demo.sh >_build/demo.out 2>&1; then
+	echo "ok: tests/demo.sh exits 0"
+	passed=$((passed + 1))
+else
+	rc=$?
+	tail -n 40 _build/demo.out
+	echo "not ok: tests/demo.sh exited $rc"
+	failed=$((failed + 1))
+fi
+stage_time demo
 [ "$status" = 0 ] && [ "$failed" -gt 0 ] && status=1
 echo "tests: $passed passed, $failed failed"
 exit "$status"
