@@ -121,6 +121,10 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 		return st;
 	}
 	s->sampling = true;
+	/* The kernel's view is extra: without it the session goes on. */
+	struct tt_error kerr;
+	if (kwatch_start(&s->kwatch, s->target.pid, &kerr) != TT_OK)
+		s->kwatch = NULL;
 	return TT_OK;
 }
 
@@ -166,6 +170,8 @@ session_describe_exit(const struct session *s, char *buf, size_t len)
 void
 session_end(struct session *s)
 {
+	kwatch_free(s->kwatch);
+	s->kwatch = NULL;
 	if (s->sampling) {
 		sampler_stop(&s->sampler);
 		sampler_free(&s->sampler);

@@ -7,6 +7,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "kwatch.h"
 #include "sampler.h"
 #include "target.h"
 
@@ -27,6 +28,7 @@ struct session {
 	int child_status;          /* wait status once exited */
 	char cmdline[512];         /* the target's command line (raw) */
 	double rate_hz;
+	struct kwatch *kwatch;       /* what threads wait for in the kernel, or NULL */
 };
 
 tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "dump.h"
+#include "kwait.h"
 #include "sanitize.h"
 #include "taskinfo.h"
 #include "target.h"
@@ -59,8 +60,19 @@ take_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 	return st;
 }
 
+/* What thread tid waits for in the kernel, seen once: how long is "since
+ * it last ran" (the scheduler's word), not "since it entered the call". */
+static bool
+thread_blocked(struct kwait_reader *kr, pid_t pid, uint64_t tid, struct kwait_info *ki)
+{
+	if (!kr || !kwait_read_thread(kr, (long)tid, ki))
+		return false;
+	ki->seconds = kwait_since_last_ran(pid, (long)tid);
+	return true;
+}
+
 static void
-print_text(const struct unwinder *u, const struct tt_sample *s)
+print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr)
 {
 	const struct target *t = u->target;
 	char cmd[1024], safe[4096], safe2[4096];
@@ -95,6 +107,14 @@ print_text(const struct unwinder *u, const struct tt_sample *s)
 			printf("%sidle", sep);
 			sep = ", ";
 		}
+		struct kwait_info ki;
+		if (thread_blocked(kr, t->pid, th->native_tid, &ki)) {
+			char raw[2 * KWAIT_OBJECT_MAX];
+			kwait_format(&ki, ki.seconds, raw, sizeof raw);
+			sanitize_for_terminal(raw, safe, sizeof safe);
+			printf("%s%s", sep, safe);
+			sep = ", ";
+		}
 		printf("%s\n", *sep == ',' ? ")" : "");
 		if (th->nframes == 0)
 			printf("    (no Python frames)\n");
@@ -112,7 +132,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s)
 }
 
 static void
-print_json(const struct unwinder *u, const struct tt_sample *s)
+print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
@@ -128,12 +148,33 @@ print_json(const struct unwinder *u, const struct tt_sample *s)
 		/* One OS thread running a subinterpreter has a thread state in
 		 * each interpreter: (tid, interpreter) names an entry. */
 		printf(", \"interpreter\": %lld, \"main\": %s, \"gil\": %s, \"gil_wait\": %s,"
-		       " \"on_cpu\": %s, \"truncated\": %s,\n   \"frames\": [",
+		       " \"on_cpu\": %s, \"truncated\": %s,\n",
 		       (long long)th->interp_id, (th->status & TT_THREAD_MAIN) ? "true" : "false",
 		       (th->status & TT_THREAD_GIL) ? "true" : "false",
 		       (th->status & TT_THREAD_GIL_WAIT) ? "true" : "false",
 		       (th->status & TT_THREAD_ON_CPU) ? "true" : "false",
 		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
+		struct kwait_info ki;
+		printf("   \"blocked\": ");
+		if (thread_blocked(kr, t->pid, th->native_tid, &ki)) {
+			printf("{\"syscall\": ");
+			json_put_string(stdout, ki.name);
+			if (ki.fd >= 0)
+				printf(", \"fd\": %d, \"object\": ", ki.fd);
+			else
+				printf(", \"fd\": null, \"object\": ");
+			if (ki.object[0])
+				json_put_string(stdout, ki.object);
+			else
+				printf("null");
+			if (ki.seconds >= 0)
+				printf(", \"seconds\": %.3f},\n", ki.seconds);
+			else
+				printf(", \"seconds\": null},\n");
+		} else {
+			printf("null,\n");
+		}
+		printf("   \"frames\": [");
 		for (uint32_t f = 0; f < th->nframes; f++) {
 			const struct tt_frame *fr = &s->frames[th->first_frame + f];
 			const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
@@ -195,10 +236,14 @@ dump_main(int argc, char **argv)
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, &err);
 	if (st == TT_OK) {
+		/* Right after the stacks: the kernel's view of the same moment
+		 * (NULL without memory: it is then left out, not an error). */
+		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
 		if (json)
-			print_json(&u, &s);
+			print_json(&u, &s, kr);
 		else
-			print_text(&u, &s);
+			print_text(&u, &s, kr);
+		kwait_reader_free(kr);
 		fflush(stdout);
 	}
 	tt_sample_free(&s);

@@ -1,0 +1,54 @@
+/* The live views' kernel watcher: a low-rate thread of its own that reads,
+ * a few times a second, what each thread of the target waits for in the
+ * kernel (kwait.h) and since when, and publishes a snapshot. It is apart
+ * from the sampler: the hot loop never reads /proc for this.
+ *
+ * Publishing hands a snapshot over whole (an atomic exchange of a pointer):
+ * the consumer takes ownership of what it takes, the watcher frees a
+ * snapshot nobody took. No locks, no shared mutable data. */
+#ifndef TT_KWATCH_H
+#define TT_KWATCH_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "kwait.h"
+
+/* How often the watcher looks. */
+#define KWATCH_INTERVAL_NS 250000000ull
+
+struct kwatch_entry {
+	uint64_t tid;
+	uint64_t since_ns;         /* clock_now_ns() when the thread entered this call
+				      (as far as the watcher can tell) */
+	struct kwait_info info;    /* raw target text: sanitize before display */
+};
+
+/* The blocked threads at one moment, sorted by tid. Threads that run (or
+ * could not be read) are absent. */
+struct kwatch_snapshot {
+	uint64_t taken_ns;
+	uint32_t n;
+	struct kwatch_entry e[];
+};
+
+struct kwatch;
+
+/* Start watching process pid. */
+tt_status kwatch_start(struct kwatch **out, pid_t pid, struct tt_error *err);
+
+/* Stop the thread and free everything (NULL is fine). */
+void kwatch_free(struct kwatch *kw);
+
+/* The newest snapshot published since the last take, or NULL. The caller
+ * owns it (free()). */
+struct kwatch_snapshot *kwatch_take(struct kwatch *kw);
+
+/* The entry of tid, or NULL (running, unknown). snap may be NULL. */
+const struct kwatch_entry *kwatch_find(const struct kwatch_snapshot *snap, uint64_t tid);
+
+/* Seconds the entry's thread has been in its call at now_ns. */
+double kwatch_seconds(const struct kwatch_entry *e, uint64_t now_ns);
+
+#endif

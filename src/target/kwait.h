@@ -1,0 +1,110 @@
+/* What a thread waits for in the kernel: the system call it is blocked in
+ * (/proc/PID/task/TID/syscall), the file descriptor that call waits on and
+ * what that descriptor is (/proc/PID/fd, /proc/PID/fdinfo, and the
+ * target's own /proc/PID/net tables, so a target in another network
+ * namespace resolves too), and how long it has not run (/proc/.../sched).
+ *
+ * Everything here is read from /proc about the target and may be chosen by
+ * it (file and unix socket paths): callers sanitize the text before it
+ * reaches a terminal or a JSON document. Nothing stops or writes the target.
+ *
+ * The parsers take fixed text and are unit-tested (tests/test_kwait.c). */
+#ifndef TT_KWAIT_H
+#define TT_KWAIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "remote.h"
+
+#define KWAIT_OBJECT_MAX 512
+
+/* ------------------------------------------------------------------
+ * Parsers of /proc text (pure functions)
+ * ---------------------------------------------------------------- */
+
+enum kwait_state {
+	KWAIT_UNKNOWN = 0,   /* unreadable or malformed */
+	KWAIT_RUNNING,       /* "running": on a CPU */
+	KWAIT_USER,          /* "-1 sp pc": off CPU, not in a system call */
+	KWAIT_SYSCALL,       /* "nr a0..a5 sp pc": in system call nr */
+};
+
+struct kwait_call {
+	enum kwait_state state;
+	long nr;
+	uint64_t args[6];
+};
+
+/* /proc/PID/task/TID/syscall. */
+bool kwait_parse_syscall(const char *text, struct kwait_call *out);
+
+/* The x86-64 name of system call nr, or NULL when not in the table. */
+const char *kwait_syscall_name(long nr);
+
+/* se.exec_start (the scheduler's clock when the thread last ran, or last
+ * stopped running) from /proc/.../sched, in ns. False without it (kernels
+ * built without CONFIG_SCHED_DEBUG do not have the file). */
+bool kwait_parse_sched_exec_start(const char *text, uint64_t *ns);
+
+/* One line of /proc/net/{tcp,tcp6,udp,udp6}: when its inode is `inode`,
+ * write "tcp 127.0.0.1:5000 -> 127.0.0.1:5432 ESTABLISHED" (proto is the
+ * table's name: "tcp", "tcp6", "udp", "udp6") and return true. */
+bool kwait_parse_inet_line(const char *line, const char *proto, unsigned long inode,
+			   char *out, size_t len);
+
+/* The whole text of /proc/net/unix: find the socket with `inode` and write
+ * "unix /run/app.sock" (LISTEN when listening; "unix (unnamed)" without a
+ * path; an abstract name starts with '@'). A path may hold newlines: a line
+ * that does not start a new entry continues the previous entry's path. */
+bool kwait_find_unix(const char *text, unsigned long inode, char *out, size_t len);
+
+/* The target fds of an epoll set from /proc/PID/fdinfo/EPFD ("tfd: N ...").
+ * Returns how many there are; stores at most max of them. */
+size_t kwait_parse_epoll_fdinfo(const char *text, int *fds, size_t max);
+
+/* ------------------------------------------------------------------
+ * Reading a live target
+ * ---------------------------------------------------------------- */
+
+struct kwait_info {
+	bool blocked;                 /* in a system call, off CPU */
+	long nr;                      /* system call number */
+	char name[32];                /* its name, or "syscall N" */
+	int fd;                       /* the one fd it waits on, or -1 */
+	char object[KWAIT_OBJECT_MAX]; /* what it waits on (raw target text), or "" */
+	bool object_is_fd;            /* "in NAME on OBJECT" rather than "in NAME (OBJECT)" */
+	double seconds;               /* how long; < 0 when not known */
+};
+
+/* A reader for one target. It caches the network tables for one pass over
+ * the threads (kwait_reader_pass starts a new pass). `mem` reads fd sets
+ * of poll/select from the target; NULL leaves them out. Not thread-safe:
+ * one reader per thread, with its own `mem`. */
+struct kwait_reader;
+
+struct kwait_reader *kwait_reader_new(pid_t pid, struct remote *mem);
+void kwait_reader_free(struct kwait_reader *r);
+void kwait_reader_pass(struct kwait_reader *r);
+
+/* What thread tid does in the kernel. Returns false (and info->blocked
+ * false) for a running thread or one that cannot be read; never fails the
+ * caller. info->seconds is left at -1: callers that want it ask
+ * kwait_since_last_ran (two more reads). */
+bool kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info);
+
+/* Seconds since thread tid of pid last ran, from its se.exec_start against
+ * the calling thread's own (the same scheduler clock). < 0 when unknown. */
+double kwait_since_last_ran(pid_t pid, long tid);
+
+/* "blocked 12.3 s in recvfrom on tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED"
+ * (raw: sanitize before display). seconds < 0: no duration. */
+void kwait_format(const struct kwait_info *info, double seconds, char *buf, size_t len);
+
+/* "recvfrom tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED 12s": the short
+ * form for a table column (raw). */
+void kwait_format_short(const struct kwait_info *info, double seconds, char *buf, size_t len);
+
+#endif
