@@ -19,7 +19,7 @@ libpython3.13-dev libpython3.14-dev libpython3.15-dev
 gunicorn python3-gunicorn python3-uvicorn python3-aiohttp"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
 HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3
-python3.11 python3.11-dbg libpython3.11-dev golang-go chromium"
+python3.11 python3.11-dbg libpython3.11-dev golang-go chromium iproute2 util-linux"
 
 log() { printf 'provision: %s\n' "$*" >&2; }
 
