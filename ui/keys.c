@@ -160,6 +160,11 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 			u->selected_func = UINT32_MAX;
 			break;
 		case 't': case 'T': u->show_threads = !u->show_threads; break;
+		case 'b': case 'B':
+			u->sort_blocked = !u->sort_blocked;
+			ui_message(u, false, u->sort_blocked ? "threads: blocked longest first (b: back)"
+							     : "threads: in order of appearance");
+			break;
 		case 'c': case 'C': u->show_stats = !u->show_stats; break;
 		case 'm': u->mode = (enum agg_mode)((u->mode + 1) % AGG_MODE_COUNT); break;
 		case 'M': u->mode = (enum agg_mode)((u->mode + AGG_MODE_COUNT - 1) % AGG_MODE_COUNT); break;

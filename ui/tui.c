@@ -173,6 +173,10 @@ check_finished(struct ui *u)
 	}
 	sampler_stop(&u->s->sampler);
 	drain(u);
+	/* A process that is gone waits for nothing. */
+	free(kwatch_take(u->s->kwatch));
+	free(u->kw);
+	u->kw = NULL;
 	/* Nothing more arrives: the whole session is what there is to see,
 	 * from its hottest row. */
 	agg_roll_window(&u->agg, clock_now_ns());
@@ -354,6 +358,14 @@ tui_run(const struct live_options *o)
 					u.dirty = true;
 				}
 			}
+			/* The kernel watcher's newest look, a few times a second. */
+			struct kwatch_snapshot *kw = kwatch_take(s.kwatch);
+			if (kw) {
+				free(u.kw);
+				u.kw = kw;
+				if (!u.paused)
+					u.dirty = true;
+			}
 			check_finished(&u);
 		}
 		/* A started command's exit status may come after the sampler
@@ -418,6 +430,7 @@ tui_run(const struct live_options *o)
 	char final_text[sizeof u.finished_text] = "";
 	if (u.finished)
 		snprintf(final_text, sizeof final_text, "%s", u.finished_text);
+	free(u.kw);
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);

@@ -8,6 +8,7 @@
 #include <termkey.h>
 
 #include "aggregate.h"
+#include "kwatch.h"
 #include "live.h"
 #include "session.h"
 
@@ -52,6 +53,10 @@ struct ui {
 	char message[320];
 	uint64_t message_until_ns;
 	bool message_is_error;
+
+	/* the kernel's view of the threads (owned; NULL until the first) */
+	struct kwatch_snapshot *kw;
+	bool sort_blocked;            /* threads panel: blocked longest first */
 
 	bool quit;
 	bool dirty;                   /* redraw needed */

@@ -5,10 +5,12 @@
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
 #include "clock.h"
+#include "kwatch.h"
 #include "sanitize.h"
 #include "theme.h"
 #include "ui.h"
@@ -252,12 +254,85 @@ threads_panel_height(const struct ui *u)
 	return want < max ? want : (max > 3 ? max : 3);
 }
 
+/* The kernel's view of the thread of slot i, or NULL (running, unknown). */
+static const struct kwatch_entry *
+thread_kwait(const struct ui *u, uint32_t i)
+{
+	const struct thread_slot *ts = appendlog_at(stackwalk_slots(u->s->sampler.walk), i);
+	return kwatch_find(u->kw, ts->native_tid);
+}
+
+static uint64_t
+view_now(const struct ui *u)
+{
+	return u->finished ? u->finished_ns : clock_now_ns();
+}
+
+struct thread_rank {
+	uint32_t slot;
+	double blocked;    /* seconds, -1 when not blocked */
+};
+
+static int
+cmp_blocked_longest(const void *a, const void *b)
+{
+	const struct thread_rank *x = a, *y = b;
+	if (x->blocked != y->blocked)
+		return x->blocked < y->blocked ? 1 : -1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
+/* The seen threads in panel order (slot order, or blocked longest first
+ * with `b`). Returns how many; *out is malloc'ed (NULL when none). */
+static uint32_t
+thread_order(const struct ui *u, uint32_t **out)
+{
+	*out = NULL;
+	struct thread_rank *r = malloc((u->agg.nthreads ? u->agg.nthreads : 1) * sizeof *r);
+	uint32_t *order = malloc((u->agg.nthreads ? u->agg.nthreads : 1) * sizeof *order);
+	if (!r || !order) {
+		free(r);
+		free(order);
+		return 0;
+	}
+	uint64_t now = view_now(u);
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
+		if (!u->agg.threads[i].seen)
+			continue;
+		const struct kwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
+		r[n].slot = i;
+		r[n].blocked = e ? kwatch_seconds(e, now) : -1;
+		n++;
+	}
+	if (u->sort_blocked)
+		qsort(r, n, sizeof *r, cmp_blocked_longest);
+	for (uint32_t k = 0; k < n; k++)
+		order[k] = r[k].slot;
+	free(r);
+	*out = order;
+	return n;
+}
+
 static int
 draw_threads(struct ui *u, int y, int height)
 {
+	uint64_t now = view_now(u);
 	bar(y, theme_attr(ROLE_BORDER));
-	draw_text(y, 0, COLS, " Threads  (←/→ or Tab: show one thread's functions) ",
-		  theme_attr(ROLE_BORDER));
+	/* One thread shown: the full text of what it waits for. */
+	const struct kwatch_entry *sel_kw = u->slot >= 0 ? thread_kwait(u, (uint32_t)u->slot) : NULL;
+	if (sel_kw) {
+		char full[2 * KWAIT_OBJECT_MAX], title[2 * KWAIT_OBJECT_MAX + 64];
+		kwait_format(&sel_kw->info, kwatch_seconds(sel_kw, now), full, sizeof full);
+		snprintf(title, sizeof title, " Threads  %llu: %s ",
+			 (unsigned long long)sel_kw->tid, full);
+		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
+	} else {
+		draw_text(y, 0, COLS, u->sort_blocked
+			  ? " Threads  blocked longest first (b: in order)  (←/→ or Tab: one thread) "
+			  : " Threads  (←/→ or Tab: show one thread's functions) ",
+			  theme_attr(ROLE_BORDER));
+	}
 	y++;
 	move(y, 0);
 	clrtoeol();
@@ -267,22 +342,21 @@ draw_threads(struct ui *u, int y, int height)
 	y++;
 	int rows = height - 2, shown = 0;
 	const struct appendlog *slots = stackwalk_slots(u->s->sampler.walk);
+	uint32_t *order;
+	uint32_t norder = thread_order(u, &order);
 	/* Keep the selected thread visible. */
-	int first = 0, index = 0;
+	int first = 0;
 	if (u->slot >= 0) {
-		for (uint32_t i = 0; i < u->agg.nthreads && (int32_t)i < u->slot; i++)
-			index += u->agg.threads[i].seen;
+		int index = 0;
+		while ((uint32_t)index < norder && order[index] != (uint32_t)u->slot)
+			index++;
 		if (index >= rows)
 			first = index - rows + 1;
 	}
-	int k = 0;
 	int sc = u->scope;
-	for (uint32_t i = 0; i < u->agg.nthreads && shown < rows; i++) {
+	for (uint32_t k = (uint32_t)first; k < norder && shown < rows; k++) {
+		uint32_t i = order[k];
 		struct agg_thread *t = &u->agg.threads[i];
-		if (!t->seen)
-			continue;
-		if (k++ < first)
-			continue;
 		const struct thread_slot *ts = appendlog_at(slots, i);
 		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
 		bool sel = u->slot == (int32_t)i;
@@ -314,25 +388,39 @@ draw_threads(struct ui *u, int y, int height)
 		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_ON_CPU));
 		snprintf(buf, sizeof buf, "%6.1f  ", idle);
 		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_IDLE));
-		/* Where the thread is now: its innermost function and state. */
+		/* Where the thread is now: its innermost function and state, and
+		 * for a thread blocked in the kernel, the call and its object
+		 * (cut to fit; the whole text is in the title when selected). */
+		const struct kwatch_entry *kw = thread_kwait(u, i);
+		char kbuf[2 * KWAIT_OBJECT_MAX] = "";
+		if (kw)
+			kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
+		int py_w = kw ? (COLS - x) / 3 : COLS - x;
 		int32_t line = -1;
 		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+		int used = 0;
 		if (f != UINT32_MAX) {
 			const struct agg_func *fn = &u->agg.funcs[f];
 			snprintf(buf, sizeof buf, "%s:%d", fn->qualname, line);
-			const char *state = (t->last_state & TT_THREAD_GIL) ? " [GIL]"
-					    : (t->last_state & TT_THREAD_ON_CPU) ? " [CPU]"
-					    : (t->last_state & TT_THREAD_GIL_WAIT) ? " [waiting for GIL]"
+			const char *state = kw ? "" /* blocked says it */
+					 : (t->last_state & TT_THREAD_GIL) ? " [GIL]"
+					 : (t->last_state & TT_THREAD_ON_CPU) ? " [CPU]"
+					 : (t->last_state & TT_THREAD_GIL_WAIT) ? " [waiting for GIL]"
 										 : " [idle]";
-			int used = draw_text(y, x, COLS - x - (int)strlen(state), buf,
-					     sel ? base : theme_attr(ROLE_FUNCTION));
-			draw_text(y, x + used, COLS - x - used, state, sel ? base : theme_attr(ROLE_DIM));
+			used = draw_text(y, x, py_w - (int)strlen(state), buf,
+					 sel ? base : theme_attr(ROLE_FUNCTION));
+			used += draw_text(y, x + used, COLS - x - used, state, sel ? base : theme_attr(ROLE_DIM));
 		} else {
-			draw_text(y, x, COLS - x, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));
+			used = draw_text(y, x, py_w, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));
+		}
+		if (kw) {
+			used += 2;
+			draw_text(y, x + used, COLS - x - used, kbuf, sel ? base : theme_attr(ROLE_FILE));
 		}
 		y++;
 		shown++;
 	}
+	free(order);
 	return y;
 }
 
@@ -571,6 +659,7 @@ draw_help(void)
 		"  l             by line/function   w           last refresh / whole session",
 		"  /             filter             Esc         clear filter, leave detail",
 		"  t             threads panel      c           engine statistics",
+		"  b             threads: blocked longest first (kernel wait shown in NOW)",
 		"  Tab BTab <->  one thread / all   Enter       callers and callees",
 		"  Up Down PgUp PgDn Home End       move in the table",
 		"  + -           refresh faster or slower      e   export profile to files",

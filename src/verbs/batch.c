@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <poll.h>
+#include <stdlib.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "batch.h"
 #include "cli.h"
 #include "clock.h"
+#include "kwatch.h"
 #include "sanitize.h"
 
 static volatile sig_atomic_t stop_requested;
@@ -84,6 +86,40 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	fflush(stdout);
 }
 
+/* Each thread and what it waits for in the kernel (the watcher's newest
+ * look; kept in *kw, which this owns). */
+static void
+print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot **kw)
+{
+	struct kwatch_snapshot *fresh = kwatch_take(s->kwatch);
+	if (fresh) {
+		free(*kw);
+		*kw = fresh;
+	}
+	if (!s->kwatch)
+		return;
+	const struct appendlog *slots = stackwalk_slots(s->sampler.walk);
+	uint64_t now = clock_now_ns();
+	printf("%10s  %-16s %s\n", "TID", "THREAD", "KERNEL");
+	for (uint32_t i = 0; i < agg->nthreads; i++) {
+		if (!agg->threads[i].seen)
+			continue;
+		const struct thread_slot *ts = appendlog_at(slots, i);
+		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
+		char safe_name[128], raw[2 * KWAIT_OBJECT_MAX], safe[4 * KWAIT_OBJECT_MAX];
+		sanitize_for_terminal(name ? name : "?", safe_name, sizeof safe_name);
+		const struct kwatch_entry *e = kwatch_find(*kw, ts->native_tid);
+		if (e)
+			kwait_format(&e->info, kwatch_seconds(e, now), raw, sizeof raw);
+		else
+			snprintf(raw, sizeof raw, "-");
+		sanitize_for_terminal(raw, safe, sizeof safe);
+		printf("%10llu  %-16s %s\n", (unsigned long long)ts->native_tid, safe_name, safe);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
 int
 batch_run(const struct live_options *o)
 {
@@ -101,6 +137,7 @@ batch_run(const struct live_options *o)
 	struct agg_table table = {0};
 	uint64_t delay = (uint64_t)(o->delay_s * 1e9), next = start + delay;
 	long printed = 0;
+	struct kwatch_snapshot *kw = NULL;
 	while (!stop_requested && sampler_end_state(&s.sampler) == SAMPLER_RUNNING) {
 		struct pollfd pfd = {.fd = s.sampler.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
@@ -110,6 +147,7 @@ batch_run(const struct live_options *o)
 		if (now >= next) {
 			agg_roll_window(&agg, now);
 			print_table(o, &s, &agg, &table, AGG_WINDOW, (double)agg.window_ns / 1e9, "window");
+			print_threads(&s, &agg, &kw);
 			next += delay;
 			if (next < now)
 				next = now + delay;
@@ -123,6 +161,9 @@ batch_run(const struct live_options *o)
 	agg_roll_window(&agg, clock_now_ns());
 	print_table(o, &s, &agg, &table, AGG_SESSION, (double)(clock_now_ns() - start) / 1e9,
 		    "session (final)");
+	if (how == SAMPLER_RUNNING || how == SAMPLER_STOPPED || how == SAMPLER_DURATION)
+		print_threads(&s, &agg, &kw);
+	free(kw);
 	int rc = 0;
 	/* The sampler may notice the end before the child is reapable: give
 	 * it a moment, so the exit status is reported rather than guessed. */
