@@ -281,6 +281,7 @@ def validate_dump(doc, pid, may_have_no_threads=False):
         for flag in ("main", "gil", "gil_wait", "on_cpu", "truncated"):
             typed(t.get(flag), bool, "%s of thread %s" % (flag, t["tid"]))
         typed(t.get("frames"), list, "frames of thread %s" % t["tid"])
+        validate_blocked(t)
         for f in t["frames"]:
             typed(f, dict, "a frame of thread %s" % t["tid"])
             typed(f.get("func"), str, "func in thread %s" % t["tid"])
@@ -291,6 +292,27 @@ def validate_dump(doc, pid, may_have_no_threads=False):
     expect(len(keys) == len(set(keys)), "duplicate (tid, interpreter): %s" % show(sorted(keys)))
     mains = [t["tid"] for t in doc["threads"] if t["main"] and t["interpreter"] == 0]
     expect(len(mains) <= 1, "more than one main thread in interpreter 0: %s" % mains)
+
+
+def validate_blocked(t):
+    """"blocked": null, or what the thread waits for in the kernel."""
+    expect("blocked" in t, "thread %s has no blocked field" % t["tid"])
+    b = t["blocked"]
+    if b is None:
+        return
+    expect(isinstance(b, dict) and set(b) == {"syscall", "fd", "object", "seconds"},
+           "blocked of thread %s is malformed: %s" % (t["tid"], show(b)))
+    expect(isinstance(b["syscall"], str) and b["syscall"],
+           "blocked.syscall of thread %s: %s" % (t["tid"], show(b)))
+    expect(b["fd"] is None or (isinstance(b["fd"], int) and not isinstance(b["fd"], bool)
+                               and b["fd"] >= 0),
+           "blocked.fd of thread %s: %s" % (t["tid"], show(b)))
+    expect(b["object"] is None or isinstance(b["object"], str),
+           "blocked.object of thread %s: %s" % (t["tid"], show(b)))
+    expect(b["seconds"] is None or (isinstance(b["seconds"], (int, float))
+                                    and not isinstance(b["seconds"], bool)
+                                    and b["seconds"] >= 0),
+           "blocked.seconds of thread %s: %s" % (t["tid"], show(b)))
 
 
 def expect_at_most_one_gil_holder(doc):
@@ -414,8 +436,10 @@ class Target:
     the process group and reap.
     """
 
-    def __init__(self, suite, interp, script, args=(), park=PARK_MAIN, subdir=None):
+    def __init__(self, suite, interp, script, args=(), park=PARK_MAIN, subdir=None,
+                 wrapper=()):
         self.suite = suite
+        self.wrapper = list(wrapper)  # argv prefix, e.g. to enter a namespace
         self.interp, self.script, self.args, self.park = interp, script, args, park
         self.dir = suite.new_dir("%s-%s" % (script[:-3], interp))  # root path
         if subdir:
@@ -434,7 +458,7 @@ class Target:
         os.makedirs(host_dir, exist_ok=True)
         for name in (self.script, TARGET_LIB):
             shutil.copy(os.path.join(TARGETS_DIR, name), host_dir)
-        argv = [CHROOT, ROOT] + interpreter_argv(self.suite, self.interp) + [
+        argv = self.wrapper + [CHROOT, ROOT] + interpreter_argv(self.suite, self.interp) + [
                 "-E", "-s", "-B", "-X", "utf8",
                 os.path.join(self.dir, self.script), self.ready_file]
         argv += [str(a) for a in self.args]
