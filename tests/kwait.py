@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""Tests of the kernel's view of each thread (TAP): what a thread is blocked
+in, on which file descriptor, what that is, and for how long.
+
+Per interpreter, tests/targets/kwait.py parks threads in recv on a connected
+TCP socket, accept on a listening one, select on a pipe, Lock.acquire of a
+held lock, time.sleep, read of a FIFO, subprocess.wait and accept on a unix
+socket whose path holds escape sequences, beside one thread that never
+blocks.  Checked: `dump --json` and text name each call and its object
+exactly; the durations grow between two dumps; --batch prints them; the
+live screen (tmux) shows the recv thread's peer address in the threads
+panel; and the same target inside a private network namespace (unshare -n,
+loopback up) still has its sockets resolved.  127.0.0.1 only.
+
+Same environment as functional.py (TT_ROOT, TT_BIN, TT_INTERPS, TT_KEEP,
+CI).  Needs root, chroot(8), unshare(1), ip(8) and tmux(1).
+"""
+
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as rig  # noqa: E402
+import tui  # noqa: E402  (tmux panes)
+from functional import Fail, expect, show  # noqa: E402
+
+SCRIPT = "kwait.py"
+# A unix socket name with a colour escape, a bell and a newline in it.
+UNIX_NAME = "ev\x1b[31mil\x07\nX.sock"
+PARK_TIMEOUT = 15    # s: for every thread to reach its call
+GAP = 1.0            # s: between the two dumps whose durations are compared
+
+# The calls each role parks in (x86-64), as /proc/PID/task/TID/syscall has them.
+CALLS = {"recv": {45: "recvfrom"}, "accept": {43: "accept", 288: "accept4"},
+         "select": {23: "select", 270: "pselect6"}, "lock": {202: "futex"},
+         "sleep": {230: "clock_nanosleep", 35: "nanosleep"}, "fifo": {0: "read"},
+         "wait": {61: "wait4", 247: "waitid"}, "unix": {43: "accept", 288: "accept4"},
+         "main": {230: "clock_nanosleep", 35: "nanosleep"}}
+
+
+def syscall_nr(pid, tid):
+    try:
+        with open("/proc/%d/task/%d/syscall" % (pid, tid)) as f:
+            first = f.read().split()[0]
+        return int(first) if first.lstrip("-").isdigit() else None
+    except (OSError, IndexError):
+        return None
+
+
+def roles(target):
+    r = dict(target.info["roles"])
+    r["main"] = target.info["main_tid"]
+    return r
+
+
+def wait_parked(target):
+    deadline = time.monotonic() + PARK_TIMEOUT
+    while True:
+        waiting = {name: syscall_nr(target.pid, tid) for name, tid in roles(target).items()
+                   if name in CALLS and syscall_nr(target.pid, tid) not in CALLS[name]}
+        if not waiting:
+            return
+        if rig.process_exited(target.pid) or time.monotonic() > deadline:
+            raise Fail("threads not parked in their calls within %d s: %s"
+                       % (PARK_TIMEOUT, waiting), *target.status())
+        time.sleep(0.02)
+
+
+def expected_objects(target):
+    """role -> (syscall names, fd expected?, exact object or a predicate)."""
+    info = target.info
+    fifo_host = rig.in_root(info["fifo"])
+    return {
+        "recv": "tcp %s -> %s ESTABLISHED" % (info["recv_local"], info["recv_peer"]),
+        "accept": "tcp %s LISTEN" % info["accept_local"],
+        "select": "pipe",
+        "lock": "lock or condition wait",
+        "sleep": "sleep",
+        # tachyon-top runs outside the target's chroot: the host's path
+        "fifo": "fifo " + fifo_host,
+        "wait": "child %d" % info["child"],
+        "unix": "unix %s LISTEN" % info["unix_path"],
+        "main": "sleep",
+    }
+
+
+FD_ROLES = {"recv", "accept", "select", "fifo", "unix"}
+
+
+def check_blocked(target, doc):
+    got = rig.threads_by_tid(doc)
+    objects = expected_objects(target)
+    for name, tid in roles(target).items():
+        expect(tid in got, "thread %s (%d) missing from the dump" % (name, tid))
+        b = got[tid]["blocked"]
+        if name == "busy":
+            expect(b is None, "the running thread has blocked = %s, expected null" % show(b))
+            continue
+        expect(b is not None, "thread %s (%d) has blocked = null" % (name, tid))
+        expect(b["syscall"] in CALLS[name].values(), "thread %s is blocked in %s, expected %s"
+               % (name, b["syscall"], sorted(CALLS[name].values())))
+        expect(b["object"] == objects[name], "thread %s: object %s, expected %s"
+               % (name, show(b["object"]), show(objects[name])))
+        expect((b["fd"] is not None) == (name in FD_ROLES),
+               "thread %s: fd %s" % (name, show(b["fd"])))
+        expect(isinstance(b["seconds"], (int, float)),
+               "thread %s: seconds %s (does this kernel lack /proc/PID/task/TID/sched?)"
+               % (name, show(b["seconds"])))
+
+
+def dump(target):
+    try:
+        return rig.dump_json(target.pid)
+    except Fail as failure:
+        failure.lines += target.status()
+        raise
+
+
+def test_json(ctx):
+    check_blocked(ctx.target, dump(ctx.target))
+
+
+def test_text(ctx):
+    run = rig.tachyon("dump", "-p", ctx.target.pid)
+    run.expect_success()
+    rig.expect_no_control_bytes(run.out, "stdout of " + run.cmd, allowed=b"\n")
+    text = run.out.decode("utf-8", "replace")
+    r, info = roles(ctx.target), ctx.target.info
+    recv = re.search(r'^Thread %d "[^"\n]*" \(idle, blocked \d+\.\d s in recvfrom on '
+                     r'tcp %s -> %s ESTABLISHED\)$'
+                     % (r["recv"], re.escape(info["recv_local"]), re.escape(info["recv_peer"])),
+                     text, re.M)
+    expect(recv, "no header line 'Thread %d \"...\" (idle, blocked N s in recvfrom on tcp "
+           "%s -> %s ESTABLISHED)'" % (r["recv"], info["recv_local"], info["recv_peer"]),
+           *run.details())
+    escaped = info["unix_path"].replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace(
+        "\n", "\\x0a")
+    expect(re.search(r'^Thread %d "[^"\n]*" \(idle, blocked \d+\.\d s in accept4? on unix %s '
+                     r'LISTEN\)$' % (r["unix"], re.escape(escaped)), text, re.M),
+           "the unix socket's path is not shown escaped as %s" % show(escaped), *run.details())
+    busy = re.search(r'^Thread %d .*$' % r["busy"], text, re.M)
+    expect(busy and "blocked" not in busy.group(0),
+           "the running thread's header says blocked: %s" % show(busy and busy.group(0)))
+
+
+def test_durations_grow(ctx):
+    t0 = time.monotonic()
+    first = rig.threads_by_tid(dump(ctx.target))
+    time.sleep(GAP)
+    second = rig.threads_by_tid(dump(ctx.target))
+    elapsed = time.monotonic() - t0
+    problems = []
+    for name, tid in roles(ctx.target).items():
+        if name == "busy":
+            continue
+        a, b = first[tid]["blocked"], second[tid]["blocked"]
+        if not a or not b or a["seconds"] is None or b["seconds"] is None:
+            problems.append("%s: %s then %s" % (name, show(a), show(b)))
+            continue
+        grew = b["seconds"] - a["seconds"]
+        # GAP at least; at most the time between the two dumps' starts and ends
+        if not GAP - 0.05 <= grew <= elapsed + 0.5:
+            problems.append("%s: %.3f s then %.3f s (grew %.3f s; %.3f s apart, %.3f s "
+                            "from first start to second end)"
+                            % (name, a["seconds"], b["seconds"], grew, GAP, elapsed))
+    expect(not problems, "durations did not grow by the time between the dumps", *problems)
+
+
+def test_batch(ctx):
+    argv = [rig.BIN, "-p", str(ctx.target.pid), "--batch", "-d", "1.2", "--delay", "1",
+            "--limit", "3"]
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    run.expect_success()
+    rig.expect_no_control_bytes(run.out, "batch output")
+    info, r = ctx.target.info, roles(ctx.target)
+    text = run.out.decode("utf-8", "replace")
+    expect(re.search(r"^\s*%d\s+\S+\s+blocked \d+\.\d s in recvfrom on tcp %s -> %s "
+                     r"ESTABLISHED$" % (r["recv"], re.escape(info["recv_local"]),
+                                        re.escape(info["recv_peer"])), text, re.M),
+           "--batch has no line for the recv thread's call and peer", *run.details())
+    expect(re.search(r"^\s*%d\s+\S+\s+-$" % r["busy"], text, re.M),
+           "--batch: the running thread is not shown as '-'", *run.details())
+
+
+def test_tui(ctx):
+    info, r = ctx.target.info, roles(ctx.target)
+    workdir = tempfile.mkdtemp(prefix="tt-kwait-tui-")
+    try:
+        with tui.Tmux("kwait-" + ctx.interp) as tmux:
+            pane = tui.Pane(tmux, "kwait", ["--delay", "0.5", "-r", "2000", "-p",
+                                            ctx.target.pid], workdir, size=(160, 48))
+
+            def recv_row(screen):
+                row = next((l for l in screen.lines if re.match(r"[ >] %d " % r["recv"], l)),
+                           None)
+                return (row and "recvfrom tcp %s -> %s" % (info["recv_local"], info["recv_peer"])
+                        in row and "recv_worker:" in row)
+            pane.wait(recv_row, "the recv thread's row with recvfrom and its peer %s"
+                      % info["recv_peer"], timeout=tui.SCREEN_TIMEOUT)
+            # b: blocked longest first; the running thread goes last.
+            pane.keys("b")
+
+            def busy_last(screen):
+                tids = [int(m.group(1)) for m in (re.match(r"[ >] (\d+) ", l)
+                                                   for l in screen.lines) if m]
+                return "blocked longest first" in screen.text and tids and \
+                    tids[-1] == r["busy"] and len(tids) == len(r)
+            pane.wait(busy_last, "b: the running thread last, under 'blocked longest first'")
+            status, _, screen = pane.quit()
+            expect(status == 0, "tachyon-top exited %s" % status, *pane.details(screen))
+    finally:
+        if not os.environ.get("TT_KEEP"):
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_netns(ctx):
+    """The same target in a private network namespace: /proc/PID/net of the
+    target, not ours, resolves its sockets."""
+    wrapper = ["unshare", "-n", "sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+    with rig.Target(ctx.suite, ctx.interp, SCRIPT, args=(UNIX_NAME,), park=rig.PARK_NONE,
+                    wrapper=wrapper) as target:
+        wait_parked(target)
+        ours = os.readlink("/proc/self/ns/net")
+        theirs = os.readlink("/proc/%d/ns/net" % target.pid)
+        expect(ours != theirs, "the target is not in a network namespace of its own (%s)" % ours)
+        check_blocked(target, dump(target))
+
+
+class Ctx:
+    def __init__(self, suite, interp, target):
+        self.suite, self.interp, self.target = suite, interp, target
+
+
+SHARED = [
+    ("dump --json: each parked thread's call, fd and object; the running thread null",
+     test_json),
+    ("dump text: the recv thread's header names both ports; the unix path is escaped",
+     test_text),
+    ("the durations grow by the time between two dumps", test_durations_grow),
+    ("--batch prints each thread's call and object", test_batch),
+    ("live screen: the recv thread's peer address in the threads panel; b sorts", test_tui),
+]
+OWN = [
+    ("unshare -n: sockets of a target in a private network namespace still resolve",
+     test_netns),
+]
+
+
+def run_interp(tap, suite, interp):
+    names = ["%s: %s" % (interp, d) for d, _ in SHARED + OWN]
+    if not suite.has(interp):
+        for name in names:
+            tap.skip(name, "%s not in the root" % interp)
+        return
+    pending = list(zip(names, SHARED))
+    try:
+        with rig.Target(suite, interp, SCRIPT, args=(UNIX_NAME,),
+                        park=rig.PARK_NONE) as target:
+            wait_parked(target)
+            ctx = Ctx(suite, interp, target)
+            while pending:
+                name, (_, fn) = pending.pop(0)
+                tap.run(name, fn, ctx)
+    except Fail as failure:
+        for name, _ in pending:
+            tap.not_ok(name, failure.lines)
+    for name, (_, fn) in zip(names[len(SHARED):], OWN):
+        tap.run(name, fn, Ctx(suite, interp, None))
+
+
+def main():
+    if not os.path.isdir(rig.ROOT):
+        return rig.root_missing()
+    rig.BIN = os.path.abspath(rig.BIN) if os.sep in rig.BIN else (shutil.which(rig.BIN)
+                                                                   or rig.BIN)
+    if not (os.path.isfile(rig.BIN) and os.access(rig.BIN, os.X_OK)):
+        print("Bail out! binary under test not found: %s (set TT_BIN)" % rig.BIN)
+        return 1
+    if os.geteuid() != 0 or rig.CHROOT is None:
+        print("Bail out! must run as root with chroot(8) available")
+        return 1
+    for tool in ("tmux", "unshare", "ip"):
+        if shutil.which(tool) is None and shutil.which(tool, path="/usr/sbin:/sbin") is None:
+            print("Bail out! %s not found (tests/provision.sh installs it)" % tool)
+            return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    interps = os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    started = time.monotonic()
+    tap = rig.Tap(len(interps) * (len(SHARED) + len(OWN)))
+    tap.comment("binary: %s; root: %s" % (rig.BIN, rig.ROOT))
+    suite = rig.Suite(interps, rig.random.Random(0))
+    try:
+        for interp in interps:
+            t0 = time.monotonic()
+            run_interp(tap, suite, interp)
+            if suite.has(interp):
+                tap.comment("%s: %.1f s" % (interp, time.monotonic() - t0))
+    finally:
+        suite.cleanup()
+    tap.comment("%d of %d failed; runtime %.1f s"
+                % (tap.failures, tap.planned, time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
