@@ -425,11 +425,14 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 				t->rows[k++] = t->rows[i];
 		t->nrows = k;
 		/* the index no longer matches the rows: rebuilt next time */
-		memset(t->index, 0, t->nindex * sizeof *t->index);
+		if (t->index)
+			memset(t->index, 0, t->nindex * sizeof *t->index);
 	}
 	sort_agg = a;
 	sort_q = q;
-	qsort(t->rows, t->nrows, sizeof *t->rows, cmp_rows);
+	/* An empty table may have no rows array yet: qsort(NULL) is undefined. */
+	if (t->nrows > 1)
+		qsort(t->rows, t->nrows, sizeof *t->rows, cmp_rows);
 	return true;
 }
 
@@ -497,8 +500,10 @@ agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 			above = f;
 		}
 	}
-	qsort(out->callers, out->ncallers, sizeof *out->callers, cmp_links);
-	qsort(out->callees, out->ncallees, sizeof *out->callees, cmp_links);
+	if (out->ncallers > 1)
+		qsort(out->callers, out->ncallers, sizeof *out->callers, cmp_links);
+	if (out->ncallees > 1)
+		qsort(out->callees, out->ncallees, sizeof *out->callees, cmp_links);
 	return true;
 }
 
