@@ -1,0 +1,88 @@
+/* The kernel watcher on a real process (this one): a thread blocked in
+ * read() on a pipe is seen as such, its duration grows between looks, and
+ * snapshots handed to a consumer thread are whole (also run under
+ * ThreadSanitizer as test_kwatch_tsan). */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "kwatch.h"
+#include "tap.h"
+
+static int pipe_fds[2];
+static _Atomic long reader_tid;
+
+static void *
+reader(void *arg)
+{
+	(void)arg;
+	atomic_store(&reader_tid, (long)syscall(SYS_gettid));
+	char c;
+	if (read(pipe_fds[0], &c, 1) < 0)
+		perror("read");
+	return NULL;
+}
+
+int
+main(void)
+{
+	if (pipe(pipe_fds) != 0)
+		return 1;
+	pthread_t th;
+	pthread_create(&th, NULL, reader, NULL);
+	while (!atomic_load(&reader_tid))
+		usleep(1000);
+	struct tt_error err;
+	struct kwatch *kw;
+	if (kwatch_start(&kw, getpid(), &err) != TT_OK) {
+		/* Reading our own /proc needs nothing special: this is a bug. */
+		tap_ok(0, "kwatch_start on ourselves: %s", err.msg);
+		return tap_done();
+	}
+	struct kwatch_snapshot *snap = NULL;
+	double first = -1, last = -1;
+	int snapshots = 0, seen = 0;
+	bool named = true;
+	uint64_t end = clock_now_ns() + 1500000000ull;
+	while (clock_now_ns() < end) {
+		struct kwatch_snapshot *s = kwatch_take(kw);
+		if (s) {
+			free(snap);
+			snap = s;
+			snapshots++;
+			const struct kwatch_entry *e = kwatch_find(snap, (uint64_t)atomic_load(&reader_tid));
+			if (e) {
+				seen++;
+				double secs = kwatch_seconds(e, clock_now_ns());
+				if (first < 0)
+					first = secs;
+				last = secs;
+				if (strcmp(e->info.name, "read") != 0 || strcmp(e->info.object, "pipe") != 0 ||
+				    e->info.fd != pipe_fds[0]) {
+					named = false;
+					tap_diag("seen as %s fd %d on %s", e->info.name, e->info.fd, e->info.object);
+				}
+			}
+		}
+		usleep(20000);
+	}
+	tap_ok(snapshots >= 3, "the watcher published %d snapshots in 1.5 s (4 a second)", snapshots);
+	tap_ok(seen >= 3 && named, "the reader thread seen %d times, blocked in read on fd %d, a pipe",
+	       seen, pipe_fds[0]);
+	tap_ok(last - first >= 0.5, "its duration grew from %.2f s to %.2f s", first, last);
+	kwatch_free(kw);
+	free(snap);
+	if (write(pipe_fds[1], "x", 1) != 1)
+		return 1;
+	pthread_join(th, NULL);
+	return tap_done();
+}
