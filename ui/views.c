@@ -395,13 +395,20 @@ draw_threads(struct ui *u, int y, int height)
 		char kbuf[2 * KWAIT_OBJECT_MAX] = "";
 		if (kw)
 			kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
-		int py_w = kw ? (COLS - x) / 3 : COLS - x;
 		int32_t line = -1;
 		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+		if (f != UINT32_MAX)
+			snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
+		else
+			snprintf(buf, sizeof buf, "(no Python frames)");
+		/* Blocked: the Python line takes at most half, the call the rest. */
+		int py_w = COLS - x;
+		if (kw && (int)strlen(buf) < py_w / 2)
+			py_w = (int)strlen(buf);
+		else if (kw)
+			py_w /= 2;
 		int used = 0;
 		if (f != UINT32_MAX) {
-			const struct agg_func *fn = &u->agg.funcs[f];
-			snprintf(buf, sizeof buf, "%s:%d", fn->qualname, line);
 			const char *state = kw ? "" /* blocked says it */
 					 : (t->last_state & TT_THREAD_GIL) ? " [GIL]"
 					 : (t->last_state & TT_THREAD_ON_CPU) ? " [CPU]"
@@ -411,7 +418,7 @@ draw_threads(struct ui *u, int y, int height)
 					 sel ? base : theme_attr(ROLE_FUNCTION));
 			used += draw_text(y, x + used, COLS - x - used, state, sel ? base : theme_attr(ROLE_DIM));
 		} else {
-			used = draw_text(y, x, py_w, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));
+			used = draw_text(y, x, py_w, buf, sel ? base : theme_attr(ROLE_DIM));
 		}
 		if (kw) {
 			used += 2;
