@@ -347,6 +347,36 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 	return TT_OK;
 }
 
+/* 3.11 gives a thread state made for a new thread its creator's thread ids
+ * until the new thread runs (3.12+ leave them 0): such a state shares its
+ * native id with a live thread and sits at its root cframe with no frame.
+ * It is not a thread yet; the new thread bumps threads.count when it starts,
+ * which makes us read the list again. */
+static bool
+unstarted(const struct py_layout *l, const struct tcache *tc)
+{
+	uint64_t cf = load_u64(tc->tsbuf, l->ts_cframe);
+	return cf == 0 || (cf == tc->tstate + l->ts_root_cframe &&
+			   load_u64(tc->tsbuf, l->ts_root_cframe + l->cf_current_frame) == 0);
+}
+
+static uint32_t
+drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
+{
+	uint32_t kept = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		bool drop = false;
+		for (uint32_t j = 0; j < n && !drop; j++)
+			drop = j != k && fresh[j].native_tid == fresh[k].native_tid &&
+			       unstarted(w->l, &fresh[k]);
+		if (drop && fresh[k].slot == UINT32_MAX)
+			tcache_release(w, &fresh[k]);
+		else
+			fresh[kept++] = fresh[k];
+	}
+	return kept;
+}
+
 /* Re-read an interpreter's thread list, keeping caches of threads that are
  * still there. Thread states are read one by one: the list changed, there
  * are no predictions to batch. */
@@ -417,6 +447,8 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		}
 		ts = next;
 	}
+	if (st == TT_OK && l->has_cframe)
+		n = drop_unstarted(w, fresh, n);
 	/* Slots are for good: only threads of a list read whole get one, or a
 	 * list torn into a loop would use them up sample after sample. */
 	for (uint32_t k = 0; k < n && st == TT_OK; k++)

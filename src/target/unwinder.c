@@ -263,6 +263,24 @@ sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t
 	return walk_frames(u, s, th, frame, base, err);
 }
 
+/* 3.11 gives a thread state made for a new thread its creator's thread ids
+ * until the new thread runs: a frameless thread sharing its native id with
+ * another one of the interpreter is such a state, not a thread yet. Its
+ * entry holds no frames, so dropping it moves no frame. */
+static void
+drop_unstarted(struct tt_sample *s, uint32_t from)
+{
+	uint32_t kept = from;
+	for (uint32_t k = from; k < s->nthreads; k++) {
+		bool drop = false;
+		for (uint32_t j = from; j < s->nthreads && !drop && s->threads[k].nframes == 0; j++)
+			drop = j != k && s->threads[j].native_tid == s->threads[k].native_tid;
+		if (!drop)
+			s->threads[kept++] = s->threads[k];
+	}
+	s->nthreads = kept;
+}
+
 tt_status
 unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 {
@@ -286,6 +304,7 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 			return st;
 		struct cycle_guard guard;
 		cycle_guard_init(&guard);
+		uint32_t first_thread = s->nthreads;
 		for (uint64_t ts = iv.threads_head; ts != 0; nthreads++) {
 			if (nthreads >= UNWIND_MAX_THREADS)
 				return tt_fail(err, TT_EBADMEM, 0, "more than %d threads (a cycle?)",
@@ -297,6 +316,8 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 				return st;
 			ts = next;
 		}
+		if (l->has_cframe)
+			drop_unstarted(s, first_thread);
 		interp = iv.next;
 	}
 	return TT_OK;
