@@ -288,8 +288,15 @@ def validate_dump(doc, pid, may_have_no_threads=False):
                % (t["tid"], show(t, 400)))
         typed(t.get("name"), str, "name of thread %s" % t["tid"])
         typed(t.get("interpreter"), int, "interpreter of thread %s" % t["tid"])
-        for flag in ("main", "gil", "gil_wait", "on_cpu", "truncated"):
+        for flag in ("main", "gil", "on_cpu", "truncated"):
             typed(t.get(flag), bool, "%s of thread %s" % (flag, t["tid"]))
+        # Only 3.15+ say which threads wait for the GIL; before, it is null.
+        if tuple(int(x) for x in re.findall(r"\d+", doc["python"])[:2]) >= (3, 15):
+            typed(t.get("gil_wait"), bool, "gil_wait of thread %s" % t["tid"])
+        else:
+            expect("gil_wait" in t and t["gil_wait"] is None,
+                   "gil_wait of thread %s should be null before 3.15, got %r"
+                   % (t["tid"], t.get("gil_wait")))
         typed(t.get("frames"), list, "frames of thread %s" % t["tid"])
         for f in t["frames"]:
             typed(f, dict, "a frame of thread %s" % t["tid"])
