@@ -52,6 +52,16 @@ target_attach_memory(struct target *t, struct remote_backend backend, uint64_t r
 	return read_layout(t, err);
 }
 
+tt_status
+target_attach_memory_compiled(struct target *t, struct remote_backend backend,
+			      uint64_t runtime_addr, uint64_t version_hex, struct tt_error *err)
+{
+	memset(t, 0, sizeof *t);
+	remote_open_backend(&t->mem, backend);
+	t->runtime_addr = runtime_addr;
+	return pylayout_compiled_in(version_hex, 0, &t->layout, err);
+}
+
 /* Open a file the target has mapped, as the target sees it: through its root
  * (the target may live in a container), falling back to map_files and then
  * the path itself. */
