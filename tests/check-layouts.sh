@@ -1,7 +1,8 @@
 #!/bin/sh
 # Compare the _Py_DebugOffsets field lists compiled into tachyon-top
 # (src/target/pylayout.c) with the struct declared by each real interpreter's
-# headers in the provisioned root. A new micro release that reorders the
+# headers in the provisioned root, and the layouts compiled in for 3.11 and
+# 3.12 with offsetof() against the headers of the host's and pyenv's builds. A new micro release that reorders the
 # table would otherwise silently misread every target. Emits TAP.
 set -u
 TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
@@ -118,6 +119,118 @@ for build in 3.13 3.13d 3.14 3.14d 3.15 3.15d; do
 	grep -F -f "$work/want" "$work/info" | sort >"$work/have" || true
 	if [ -s "$work/want" ] && cmp -s "$work/want" "$work/have"; then
 		echo "ok $n - $desc"
+	else
+		echo "not ok $n - $desc"
+		sed 's/^/# info: /' "$work/info.err"
+		diff -u "$work/want" "$work/have" | sed 's/^/# /'
+		fail=1
+	fi
+done
+
+# 3.11 and 3.12 carry no table: every offset tachyon-top reads is compiled
+# in. Compare each with offsetof() against the headers of each build we
+# test with, and with what `tachyon-top info` uses for a live target of it.
+cat >"$work/compiled.c" <<'CEOF'
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_runtime.h>
+#include <internal/pycore_interp.h>
+#include <internal/pycore_frame.h>
+#include <internal/pycore_gil.h>
+#include <stddef.h>
+#include <stdio.h>
+#define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
+int main(void) {
+	P("runtime.interpreters_head", offsetof(_PyRuntimeState, interpreters.head));
+#if PY_MINOR_VERSION == 11
+	P("runtime.gil", offsetof(_PyRuntimeState, ceval.gil));
+#else
+	P("interp.ceval_gil", offsetof(PyInterpreterState, ceval.gil));
+#endif
+	P("gil.last_holder", offsetof(struct _gil_runtime_state, last_holder));
+	P("gil.locked", offsetof(struct _gil_runtime_state, locked));
+	P("gil.switch_number", offsetof(struct _gil_runtime_state, switch_number));
+	P("interp.id", offsetof(PyInterpreterState, id));
+	P("interp.next", offsetof(PyInterpreterState, next));
+	P("interp.threads_head", offsetof(PyInterpreterState, threads.head));
+	P("interp.threads_next_unique_id", offsetof(PyInterpreterState, threads.next_unique_id));
+	P("interp.threads_count", offsetof(PyInterpreterState, threads.count));
+	P("interp.gc_collecting", offsetof(PyInterpreterState, gc.collecting));
+	P("tstate.next", offsetof(PyThreadState, next));
+	P("tstate.interp", offsetof(PyThreadState, interp));
+	P("tstate.cframe", offsetof(PyThreadState, cframe));
+	P("tstate.root_cframe", offsetof(PyThreadState, root_cframe));
+	P("cframe.current_frame", offsetof(_PyCFrame, current_frame));
+	P("tstate.thread_id", offsetof(PyThreadState, thread_id));
+	P("tstate.native_thread_id", offsetof(PyThreadState, native_thread_id));
+	P("tstate.datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+	P("tstate.datastack_top", offsetof(PyThreadState, datastack_top));
+	P("frame.previous", offsetof(_PyInterpreterFrame, previous));
+	P("frame.executable", offsetof(_PyInterpreterFrame, f_code));
+	P("frame.prev_instr", offsetof(_PyInterpreterFrame, prev_instr));
+	P("frame.owner", offsetof(_PyInterpreterFrame, owner));
+	P("code.name", offsetof(PyCodeObject, co_name));
+	P("code.qualname", offsetof(PyCodeObject, co_qualname));
+	P("code.filename", offsetof(PyCodeObject, co_filename));
+	P("code.linetable", offsetof(PyCodeObject, co_linetable));
+	P("code.firstlineno", offsetof(PyCodeObject, co_firstlineno));
+	P("code.co_code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
+	P("object.ob_type", offsetof(PyObject, ob_type));
+	P("type.tp_name", offsetof(PyTypeObject, tp_name));
+	P("str.state", offsetof(PyASCIIObject, state));
+	P("str.length", offsetof(PyASCIIObject, length));
+	P("str.ascii_size", sizeof(PyASCIIObject));
+	P("str.compact_size", sizeof(PyCompactUnicodeObject));
+	P("bytes.ob_size", offsetof(PyBytesObject, ob_base.ob_size));
+	P("bytes.ob_sval", offsetof(PyBytesObject, ob_sval));
+	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
+	P("stackchunk.size", offsetof(_PyStackChunk, size));
+#ifdef Py_DEBUG
+	printf("layout=compiled-in (debug build)\n");
+#else
+	printf("layout=compiled-in (release build)\n");
+#endif
+	return 0;
+}
+CEOF
+PYENV_ROOT=${PYENV_ROOT:-/root/.pyenv}
+pyenv_build() { # newest pyenv 3.MINOR: "INCLUDE_DIR PYTHON", or nothing
+	d=$(ls -d "$PYENV_ROOT"/versions/3."$1".* 2>/dev/null | grep -E "/3\.$1\.[0-9]+$" |
+		sort -t. -k3 -n | tail -n 1)
+	[ -n "$d" ] && echo "$d/include/python3.$1 $d/bin/python3.$1"
+}
+for build in host-3.11 host-3.11d pyenv-3.11 pyenv-3.12; do
+	n=$((n + 1))
+	case $build in
+	host-*) v=${build#host-}; spec="/usr/include/python$v /usr/bin/python$v" ;;
+	pyenv-*) v=${build#pyenv-}; spec=$(pyenv_build "${v#3.}") ;;
+	esac
+	desc="$build: compiled-in offsets match offsetof() in its headers and info on a live target"
+	inc=${spec% *}
+	py=${spec#* }
+	if [ -z "$spec" ] || [ ! -x "$py" ] || [ ! -f "$inc/internal/pycore_frame.h" ]; then
+		echo "ok $n - $desc # SKIP no ${spec:-pyenv 3.${v#3.} build} with internal headers here"
+		continue
+	fi
+	if ! "$CC" -w -I"$inc" -o "$work/c$build" "$work/compiled.c" >"$work/cc.log" 2>&1; then
+		echo "not ok $n - $desc"
+		sed 's/^/# /' "$work/cc.log" | head -n 20
+		fail=1
+		continue
+	fi
+	"$work/c$build" | sort >"$work/want"
+	"$py" -c 'import time; time.sleep(30)' &
+	pid=$!
+	i=0
+	until "$BIN" info -p "$pid" >"$work/info" 2>"$work/info.err" || [ $i -ge 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	grep -F -x -f "$work/want" "$work/info" | sort >"$work/have" || true
+	if [ -s "$work/want" ] && cmp -s "$work/want" "$work/have"; then
+		echo "ok $n - $desc ($(wc -l <"$work/want") values)"
 	else
 		echo "not ok $n - $desc"
 		sed 's/^/# info: /' "$work/info.err"

@@ -12,7 +12,9 @@ Environment:
     TT_ROOT     the Debian root (default /var/cache/tachyon-top/sid-root)
     TT_BIN      the binary under test (default ./tachyon-top)
     TT_INTERPS  space-separated interpreters to test (default: all of
-                DEFAULT_INTERPS that exist in the root)
+                DEFAULT_INTERPS; see tests/interps.py for the names: the
+                root's, the host's 3.11 and pyenv's 3.11/3.12, which run on
+                the host; those missing are skipped, saying why)
     TT_SEED     seed for the randomised exit timings (default: random)
     TT_KEEP     if set, keep the scratch directory under $TT_ROOT/tmp
     CI          if "true", a missing root is a failure instead of a skip
@@ -22,6 +24,7 @@ Must run as root (chroot, and reading other processes' memory).
 
 import collections
 import contextlib
+import glob
 import itertools
 import json
 import os
@@ -37,19 +40,20 @@ import threading
 import time
 import traceback
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import interps as matrix  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS_DIR = os.path.join(HERE, "targets")
 TARGET_LIB = "_ttlib.py"  # copied next to every target script
 
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
 BIN = os.environ.get("TT_BIN", "./tachyon-top")
-DEFAULT_INTERPS = ("python3.13 python3.14 python3.15 python3.15-pie "
-                   "python3.15d python3.14d python3.13d libpython3.15 libpython3.13")
+DEFAULT_INTERPS = matrix.DEFAULT
 # "libpython3.X" runs targets in tests/embedhost, a program (not named python)
 # that dlopen()s the shared libpython: the runtime then lives in a
 # position-independent object mapped at a random address.
-EMBED_HOST = os.path.join(os.environ.get("TT_BUILDDIR", "."), "tests", "embedhost")
-LIBDIR = "/usr/lib/x86_64-linux-gnu"
+EMBED_HOST = matrix.EMBED_HOST
 
 DUMP_TIMEOUT = 20     # s: a dump taking longer is a hang
 READY_TIMEOUT = 15    # s: for a target to write its ready file
@@ -97,6 +101,10 @@ class Fail(Exception):
     def __init__(self, summary, *details):
         super().__init__(summary)
         self.lines = [summary] + [d for d in details if d]
+
+
+class Skip(Exception):
+    """The test cannot run here; the reason is its message."""
 
 
 def expect(condition, summary, *details):
@@ -150,6 +158,8 @@ class Tap:
         """Run one test function; Fail or any exception makes it "not ok"."""
         try:
             fn(*args)
+        except Skip as skip:
+            self.skip(name, str(skip))
         except Fail as failure:
             self.not_ok(name, failure.lines)
         except Exception:
@@ -278,8 +288,15 @@ def validate_dump(doc, pid, may_have_no_threads=False):
                % (t["tid"], show(t, 400)))
         typed(t.get("name"), str, "name of thread %s" % t["tid"])
         typed(t.get("interpreter"), int, "interpreter of thread %s" % t["tid"])
-        for flag in ("main", "gil", "gil_wait", "on_cpu", "truncated"):
+        for flag in ("main", "gil", "on_cpu", "truncated"):
             typed(t.get(flag), bool, "%s of thread %s" % (flag, t["tid"]))
+        # Only 3.15+ say which threads wait for the GIL; before, it is null.
+        if tuple(int(x) for x in re.findall(r"\d+", doc["python"])[:2]) >= (3, 15):
+            typed(t.get("gil_wait"), bool, "gil_wait of thread %s" % t["tid"])
+        else:
+            expect("gil_wait" in t and t["gil_wait"] is None,
+                   "gil_wait of thread %s should be null before 3.15, got %r"
+                   % (t["tid"], t.get("gil_wait")))
         typed(t.get("frames"), list, "frames of thread %s" % t["tid"])
         validate_blocked(t)
         for f in t["frames"]:
@@ -352,37 +369,21 @@ def compare_stacks(what, expected, got):
 PARK_NONE, PARK_MAIN, PARK_ALL = "none", "main", "all"
 
 
-def in_root(path):
-    """Host path of a path inside the root."""
-    return os.path.join(ROOT, path.lstrip("/"))
-
-
-def resolve_in_root(path, hops=20):
-    """Host path of a root path, following symlinks relative to the root."""
-    for _ in range(hops):
-        host = in_root(path)
-        if not os.path.islink(host):
-            return host
-        link = os.readlink(host)
-        path = link if link.startswith("/") else os.path.join(os.path.dirname(path), link)
-    return in_root(path)
-
-
-def is_embedded(interp):
-    return interp.startswith("libpython")
+in_root = matrix.in_root
+resolve_in_root = matrix.resolve_in_root
 
 
 def interpreter_path(interp):
-    if is_embedded(interp):
-        return resolve_in_root("%s/%s.so.1.0" % (LIBDIR, interp))
-    return resolve_in_root("/usr/bin/" + interp)
+    """Host path of the interpreter's executable or library."""
+    return matrix.get(interp).host_path
 
 
-def interpreter_argv(suite, interp):
-    """The command, inside the root, that runs Python as *interp*."""
-    if is_embedded(interp):
-        return [suite.embed_host(), "%s/%s.so.1.0" % (LIBDIR, interp)]
-    return [interp]
+def command(suite, interp, args):
+    """The argv that runs Python as *interp* with *args* (root paths in them
+    are given as the target sees them: chrooted, or on the host)."""
+    it = matrix.get(interp)
+    return matrix.command(it, suite.root_scratch, suite.embed_host() if it.embedded else None,
+                           args, chroot=CHROOT)
 
 
 def elf_type(path):
@@ -458,10 +459,9 @@ class Target:
         os.makedirs(host_dir, exist_ok=True)
         for name in (self.script, TARGET_LIB):
             shutil.copy(os.path.join(TARGETS_DIR, name), host_dir)
-        argv = self.wrapper + [CHROOT, ROOT] + interpreter_argv(self.suite, self.interp) + [
+        argv = self.wrapper + command(self.suite, self.interp, [
                 "-E", "-s", "-B", "-X", "utf8",
-                os.path.join(self.dir, self.script), self.ready_file]
-        argv += [str(a) for a in self.args]
+                os.path.join(self.dir, self.script), self.ready_file] + [str(a) for a in self.args])
         with open(self.stderr_file, "wb") as err:
             self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                          stdout=subprocess.DEVNULL, stderr=err,
@@ -780,21 +780,36 @@ def test_not_python(suite):
         proc.wait()
 
 
-def test_old_python(suite):
-    """A Python older than 3.13 (the host's own) is refused, naming its version."""
+def older_python():
+    """An interpreter older than 3.11 on this machine: pyenv's, or the host's."""
+    found = sorted(glob.glob(os.path.join(matrix.PYENV_ROOT, "versions", "3.*", "bin",
+                                          "python3.*")))
     host = shutil.which("python3")
-    expect(host, "no python3 on the host to test with")
-    proc = subprocess.Popen([host, "-c", "import time; time.sleep(60)"],
+    for path in found + ([host] if host else []):
+        m = re.search(r"python3\.(\d+)$", path)
+        if m and int(m.group(1)) < 11 and os.access(path, os.X_OK):
+            return path, "3." + m.group(1)
+        if path == host:
+            out = subprocess.run([host, "-c", "import sys; print(sys.version_info[1])"],
+                                 capture_output=True, text=True).stdout.strip()
+            if out.isdigit() and int(out) < 11:
+                return host, "3." + out
+    return None, None
+
+
+def test_old_python(suite):
+    """A Python older than 3.11 is refused, naming its version and the range."""
+    path, version = older_python()
+    if not path:
+        raise Skip("no Python older than 3.11 here (pyenv or host)")
+    proc = subprocess.Popen([path, "-c", "import time; time.sleep(60)"],
                             stdin=subprocess.DEVNULL)
     try:
         time.sleep(0.3)
-        version = subprocess.run([host, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
-                                 capture_output=True, text=True).stdout.strip()
         run = tachyon("dump", "-p", proc.pid)
-        if version in ("3.13", "3.14", "3.15"):
-            run.expect_success()  # a host new enough is simply supported
-        else:
-            run.expect_one_line_error(contains="unsupported Python version " + version)
+        run.expect_one_line_error(contains="unsupported Python version " + version)
+        expect(b"3.11 to 3.15" in run.err, "the refusal does not name the supported range",
+               *run.details())
     finally:
         proc.kill()
         proc.wait()
@@ -879,7 +894,7 @@ PER_INTERPRETER = [
 ONCE = [
     ("non-Python pid: one-line 'not a Python process' error", test_not_python),
     ("missing pid: one-line 'no such process' error", test_missing_pid),
-    ("host's older Python: one-line 'unsupported Python version X.Y' error", test_old_python),
+    ("Python older than 3.11: one-line 'unsupported Python version X.Y' error", test_old_python),
     ("bad arguments: non-zero exit and a message", test_bad_arguments),
 ]
 
@@ -898,9 +913,10 @@ class Suite:
         return "%s/%02d-%s" % (self.root_scratch, next(self.counter), label)
 
     def has(self, interp):
-        if is_embedded(interp):
-            return os.path.isfile(interpreter_path(interp)) and os.access(EMBED_HOST, os.X_OK)
-        return os.access(interpreter_path(interp), os.X_OK)
+        return matrix.get(interp).missing is None
+
+    def missing(self, interp):
+        return matrix.get(interp).missing
 
     def embed_host(self):
         """Root path of a copy of tests/embedhost inside the root."""
@@ -918,7 +934,7 @@ def run_group(tap, suite, interp, group):
     names = ["%s: %s" % (interp, desc) for desc, _ in group.tests]
     if not suite.has(interp):
         for name in names:
-            tap.skip(name, "%s not in the root" % interp)
+            tap.skip(name, suite.missing(interp))
         return
     pending = list(zip(names, group.tests))
     try:
@@ -985,7 +1001,11 @@ def main():
                 kind = elf_type(interpreter_path(interp))
                 note = " (named -pie but NOT position-independent)" if (
                     interp.endswith("-pie") and kind == "EXEC") else ""
-                tap.comment("%s: ELF %s%s" % (interp, kind, note))
+                tap.comment("%s: ELF %s%s, %s (%s)" % (interp, kind, note,
+                                                     interpreter_path(interp),
+                                                     matrix.get(interp).where()))
+            else:
+                tap.comment("%s: SKIP, %s" % (interp, suite.missing(interp)))
         for desc, fn in ONCE:
             tap.run(desc, fn, suite)
         for interp in interps:

@@ -21,7 +21,7 @@
 enum {
 	A_RUNTIME = 0x100000, A_INTERP = 0x200000, A_TSTATE = 0x300000,
 	A_FRAMES = 0x400000, A_CODE = 0x500000, A_STRINGS = 0x600000,
-	A_TYPE = 0x700000, A_TSTATE2 = 0x800000,
+	A_TYPE = 0x700000, A_TSTATE2 = 0x800000, A_CFRAME = 0x900000,
 };
 #define STRUCT_SIZE 512
 #define RUNTIME_FIELDS 1024
@@ -69,7 +69,17 @@ struct image {
 	struct fakemem mem;
 	struct py_layout l;       /* what the table should decode to */
 	unsigned minor;
+	uint64_t compiled_version; /* 3.11/3.12: no table, this Py_Version; else 0 */
 };
+
+static tt_status
+attach_image(struct target *t, struct fakemem *m, const struct image *img, struct tt_error *err)
+{
+	if (img->compiled_version)
+		return target_attach_memory_compiled(t, fakemem_backend(m), A_RUNTIME,
+						     img->compiled_version, err);
+	return target_attach_memory(t, fakemem_backend(m), A_RUNTIME, err);
+}
 
 static uint64_t
 table_value(unsigned minor, const char *want)
@@ -315,7 +325,7 @@ fuzz_walker(const struct image *img, unsigned minor, double seconds)
 		       img->mem.regions[i].data, img->mem.regions[i].len);
 	struct tt_error err = {0};
 	struct target t;
-	tt_status st = target_attach_memory(&t, fakemem_backend(&work), A_RUNTIME, &err);
+	tt_status st = attach_image(&t, &work, img, &err);
 	struct stackwalk_options o;
 	stackwalk_default_options(&o);
 	o.cpu_period_ns = 0; /* no /proc: the threads are made up */
@@ -337,7 +347,9 @@ fuzz_walker(const struct image *img, unsigned minor, double seconds)
 		for (uint32_t k = 0; k < n; k++)
 			if (th[k].stack_id)
 				depth = intern_stack_at(stackwalk_intern(lived), th[k].stack_id)->depth;
-	tap_ok(pristine && depth == NFRAMES - 1, "3.%u walker: pristine image gives 2 threads, "
+	uint32_t want_depth = img->compiled_version && t.layout.owner_cstack < 0 ? NFRAMES + 1
+										  : NFRAMES - 1;
+	tap_ok(pristine && depth == want_depth, "3.%u walker: pristine image gives 2 threads, "
 	       "%u frames deep (%s)", minor, depth, err.msg);
 
 	unsigned long iterations = 0, ok = 0, failed = 0;
@@ -659,6 +671,165 @@ fuzz_version(unsigned minor, double seconds)
 	fakemem_free(&img.mem);
 }
 
+/* A 3.11/3.12 image with the compiled-in offsets: the current frame behind
+ * tstate->cframe (one thread's cframe on "its C stack", the other's its
+ * root_cframe with no frame), the GIL in the runtime (3.11) or behind
+ * interp->ceval.gil (3.12), entry shims only where the version has them. */
+static void
+build_compiled_image(struct image *img, unsigned minor)
+{
+	memset(img, 0, sizeof *img);
+	img->minor = minor;
+	img->compiled_version = 0x030000f0ull | (3ull << 24) | ((uint64_t)minor << 16) | (4u << 8);
+	struct tt_error err = {0};
+	struct py_layout L;
+	if (pylayout_compiled_in(img->compiled_version, 0, &L, &err) != TT_OK)
+		abort();
+	uint8_t *rt = fakemem_add(&img->mem, A_RUNTIME, 4096);
+	uint8_t *in = fakemem_add(&img->mem, A_INTERP, 4096);
+	put64(rt, L.rt_interpreters_head, A_INTERP);
+	uint8_t *gil = L.gil_place == PY_GIL_IN_RUNTIME ? rt + L.rt_gil : in + 2048;
+	if (L.gil_place == PY_GIL_BEHIND_POINTER)
+		put64(in, L.is_gil_ptr, A_INTERP + 2048);
+	put32(gil, L.gil_locked, 1);
+	put64(gil, L.gil_holder, A_TSTATE);
+	put64(in, L.is_threads_head, A_TSTATE);
+
+	uint8_t *ts = fakemem_add(&img->mem, A_TSTATE, 4096);
+	uint8_t *ts2 = fakemem_add(&img->mem, A_TSTATE2, 4096);
+	uint8_t *cf = fakemem_add(&img->mem, A_CFRAME, 4096);
+	uint8_t *fr = fakemem_add(&img->mem, A_FRAMES, 4096);
+	put64(ts, L.ts_interp, A_INTERP);
+	put64(ts, L.ts_next, A_TSTATE2);
+	put64(ts, L.ts_native_thread_id, 4242);
+	put64(ts, L.ts_cframe, A_CFRAME + 64);
+	put64(cf, 64 + L.cf_current_frame, FRAME0);
+	put64(ts2, L.ts_interp, A_INTERP);
+	put64(ts2, L.ts_native_thread_id, 4243);
+	put64(ts2, L.ts_cframe, A_TSTATE2 + L.ts_root_cframe);
+	put64(fr, 8, 4096);
+	put64(ts, L.ts_datastack_chunk, A_FRAMES);
+	put64(ts, L.ts_datastack_top, FRAME0 + 256 * (NFRAMES + 3));
+	for (int i = 0; i <= NFRAMES; i++) {
+		uint8_t *f = fr + 64 + 256 * i;
+		put64(f, L.fr_previous, i < NFRAMES ? FRAME0 + 256 * (i + 1) : 0);
+		bool shim = L.owner_cstack >= 0 && (i == NFRAMES || i == 2);
+		f[L.fr_owner] = (uint8_t)(shim ? L.owner_cstack : (i == 1 ? 1 : 0));
+		uint64_t code = A_CODE + 512 * (uint64_t)(i % 3);
+		put64(f, L.fr_executable, code);
+		put64(f, L.fr_instr_ptr, code + L.co_code_adaptive + 2 * (uint64_t)i);
+	}
+	uint8_t *co = fakemem_add(&img->mem, A_CODE, 4096);
+	uint8_t *st = fakemem_add(&img->mem, A_STRINGS, 4096);
+	static const char *const quals[] = {"alpha", "Beta.gamma", "delta.<locals>.eps"};
+	for (int i = 0; i < 4; i++) {
+		uint64_t addr = i < 3 ? A_STRINGS + 256 * (uint64_t)i : A_STRINGS + 1024;
+		uint8_t *o = st + (addr - A_STRINGS);
+		const char *text = i < 3 ? quals[i] : "/app/fuzz.py";
+		put64(o, L.ob_type, A_TYPE);
+		put64(o, L.str_length, strlen(text));
+		put32(o, L.str_state, (1u << 2) | (1u << 5) | (1u << 6));
+		memcpy(o + L.str_ascii_size, text, strlen(text) + 1);
+	}
+	for (int i = 0; i < 3; i++) {
+		uint8_t *c = co + 512 * i;
+		uint64_t table = A_STRINGS + 2048 + 256 * (uint64_t)i;
+		put64(c, L.ob_type, A_TYPE);
+		put64(c, L.co_qualname, A_STRINGS + 256 * (uint64_t)i);
+		put64(c, L.co_name, A_STRINGS + 256 * (uint64_t)i);
+		put64(c, L.co_filename, A_STRINGS + 1024);
+		put64(c, L.co_linetable, table);
+		put32(c, L.co_firstlineno, 10 * (uint32_t)(i + 1));
+		uint8_t *b = st + (table - A_STRINGS);
+		put64(b, L.ob_type, A_TYPE);
+		put64(b, L.bytes_size, 16);
+		for (int k = 0; k < 8; k++) {
+			b[L.bytes_sval + 2 * k] = 0x80 | (13 << 3);
+			b[L.bytes_sval + 2 * k + 1] = 2;
+		}
+	}
+	uint8_t *ty = fakemem_add(&img->mem, A_TYPE, 1024);
+	put64(ty, L.tp_name, A_TYPE + 512);
+	memcpy(ty + 512, "code", 5);
+	img->l = L;
+}
+
+static void
+fuzz_compiled(unsigned minor, double seconds)
+{
+	struct image img;
+	build_compiled_image(&img, minor);
+	struct target t;
+	struct tt_error err = {0};
+	tt_status st = attach_image(&t, &img.mem, &img, &err);
+	struct unwinder u;
+	unwinder_init(&u, &t, 0, &err);
+	struct tt_sample s = {0};
+	if (st == TT_OK)
+		st = unwinder_sample(&u, &s, &err);
+	uint32_t want = t.layout.owner_cstack < 0 ? NFRAMES + 1 : NFRAMES - 1;
+	tap_ok(st == TT_OK && s.nthreads == 2 && s.threads[0].nframes == want &&
+		       s.threads[1].nframes == 0 && (s.threads[0].status & TT_THREAD_GIL) &&
+		       !(s.threads[1].status & TT_THREAD_GIL),
+	       "3.%u compiled-in layout: pristine image gives 2 threads, %u frames through the "
+	       "cframe, GIL holder known (%s)", minor, want, err.msg);
+	if (st == TT_OK && s.nthreads == 2 && s.nframes > 1) {
+		const struct tt_frame *f0 = &s.frames[0], *f1 = &s.frames[1];
+		tap_ok(strcmp(codecache_get(&u.codes, f0->code_id)->qualname, "alpha") == 0 &&
+			       f0->line == 11 && f1->line == 22,
+		       "3.%u frames decoded with prev_instr lines (got %d, %d)", minor, f0->line,
+		       f1->line);
+	} else {
+		tap_ok(false, "3.%u frames decoded", minor);
+	}
+	unwinder_free(&u);
+
+	struct fakemem work = {0};
+	for (size_t i = 0; i < img.mem.nregions; i++)
+		fakemem_add(&work, img.mem.regions[i].addr, img.mem.regions[i].len);
+	unsigned long iterations = 0, ok = 0, failed = 0;
+	int bad = 0, bad_status = 0;
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	struct target ft;
+	attach_image(&ft, &work, &img, &err);
+	struct unwinder shared;
+	unwinder_init(&shared, &ft, 0, &err);
+	do {
+		for (size_t i = 0; i < work.nregions; i++)
+			memcpy(work.regions[i].data, img.mem.regions[i].data, work.regions[i].len);
+		int rounds = 1 + (int)(rng() % 3);
+		for (int k = 0; k < rounds; k++)
+			mutate(&work);
+		struct unwinder fresh, *uw = &shared;
+		if (!(iterations & 1)) {
+			unwinder_init(&fresh, &ft, 0, &err);
+			uw = &fresh;
+		}
+		st = unwinder_sample(uw, &s, &err);
+		if (st == TT_OK)
+			check_sample_sane(uw, &s, &bad), ok++;
+		else
+			failed++;
+		if (uw == &fresh)
+			unwinder_free(&fresh);
+		if (st != TT_OK && st != TT_EBADMEM && st != TT_EFAULT && !bad_status++)
+			tap_diag("unexpected status %s: %s", tt_status_name(st), err.msg);
+		iterations++;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+	} while ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	unwinder_free(&shared);
+	tap_diag("3.%u: %lu corrupted images, %lu sampled, %lu refused", minor, iterations, ok, failed);
+	tap_ok(iterations > 100, "3.%u fuzzing ran (%lu iterations)", minor, iterations);
+	tap_ok(bad == 0, "3.%u every accepted sample is internally consistent (%d bad)", minor, bad);
+	tap_ok(bad_status == 0, "3.%u failures are memory errors only (%d others)", minor, bad_status);
+	tap_ok(ok > 0 && failed > 0, "3.%u corruption both survived and detected", minor);
+	tt_sample_free(&s);
+	fakemem_free(&work);
+	fuzz_walker(&img, minor, seconds);
+	fakemem_free(&img.mem);
+}
+
 int
 main(void)
 {
@@ -669,6 +840,8 @@ main(void)
 		rng_state = 1;
 	double seconds = secs_env ? atof(secs_env) : 3.0;
 	tap_diag("seed %llu (set TT_FUZZ_SEED to reproduce)", (unsigned long long)rng_state);
+	for (unsigned minor = 11; minor <= 12; minor++)
+		fuzz_compiled(minor, seconds);
 	for (unsigned minor = 13; minor <= 15; minor++)
 		fuzz_version(minor, seconds);
 	return tap_done();

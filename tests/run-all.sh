@@ -65,9 +65,10 @@ run_suite _build/release check
 # The sanitizer pass looks for memory errors in tachyon-top itself: the C
 # unit and fuzz tests in full, and the real-interpreter suites on one
 # interpreter per layout family (a release and a debug build, an executable
-# and an embedded libpython). Running the whole matrix again under ASan
-# finds nothing the release pass and these do not, and costs CI time.
-suite_interps=${TT_SAN_INTERPS:-python3.13 python3.14d python3.15 libpython3.15}
+# and an embedded libpython, and a compiled-in 3.11 layout). Running the
+# whole matrix again under ASan finds nothing the release pass and these do
+# not, and costs CI time.
+suite_interps=${TT_SAN_INTERPS:-python3.13 python3.14d python3.15 libpython3.15 host-python3.11}
 run_suite _build/sanitize check --enable-sanitizers --enable-debug
 suite_interps=
 # distcheck proves the tarball builds and passes its tests; the full

@@ -255,9 +255,9 @@ def test_attach_at_startup(ctx):
         shutil.copy(os.path.join(rig.TARGETS_DIR, name), rig.in_root(root_dir))
     for i in range(STARTUP_RUNS):
         ready = os.path.join(root_dir, "ready-%d.json" % i)
-        command = ([rig.CHROOT, rig.ROOT] + rig.interpreter_argv(ctx.suite, ctx.interp)
-                   + ["-E", "-s", "-B", os.path.join(root_dir, "exiting.py"), ready, "0.2",
-                      "return"])
+        command = rig.command(ctx.suite, ctx.interp,
+                              ["-E", "-s", "-B", os.path.join(root_dir, "exiting.py"), ready,
+                               "0.2", "return"])
         run = run_tt("--batch", "-r", "max", "--delay", "0.3", "--", *command)
         run.expect_success()
         expect(re.search(rb"^process \d+ exited with status 0$", run.out, re.M),

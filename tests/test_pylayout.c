@@ -1,5 +1,6 @@
-/* Version checks of the _Py_DebugOffsets decoder: supported finals pass,
- * everything else is refused with a message naming the version. */
+/* Version checks of the _Py_DebugOffsets decoder and the compiled-in
+ * 3.11/3.12 layouts: supported finals pass, everything else is refused with
+ * a message naming the version. */
 #include "config.h"
 
 #include <string.h>
@@ -117,6 +118,31 @@ main(void)
 	tap_ok(pylayout_from_table(buf, len, &l, &err) == TT_EBADMEM &&
 		       strstr(err.msg, "unicode_object"),
 	       "str state past the str header refused: %s", err.msg);
+	/* Compiled-in layouts (3.11, 3.12): no table, the version decides. */
+	tap_ok(pylayout_compiled_in(0x030b02f0, 0, &l, &err) == TT_OK && l.compiled_in &&
+		       l.has_cframe && l.gil_place == PY_GIL_IN_RUNTIME && l.instr_is_prev &&
+		       l.owner_cstack == -1 && l.str_ascii_size == 48 && !l.has_tstate_gil &&
+		       !l.has_code_generation && strcmp(l.version_str, "3.11.2") == 0,
+	       "3.11.2 compiled in: cframe hop, GIL in the runtime, no C-stack owner, 48-byte str");
+	tap_ok(pylayout_compiled_in(0x030b02f0, PY_BUILD_DEBUG, &l, &err) == TT_OK && l.debug_build,
+	       "3.11 debug build accepted with the same layout");
+	tap_ok(pylayout_compiled_in(0x030c01f0, 0, &l, &err) == TT_OK &&
+		       l.gil_place == PY_GIL_BEHIND_POINTER && l.owner_cstack == 3 &&
+		       l.str_ascii_size == 40 && l.fr_executable == 0 && l.cf_current_frame == 0,
+	       "3.12.1 compiled in: GIL behind interp->ceval.gil, C-stack owner 3, 40-byte str");
+	tap_ok(l.ts_read_size >= l.ts_root_cframe + l.cf_current_frame + 8 &&
+		       l.is_block_size <= 4096,
+	       "3.12 thread state read covers root_cframe; hot block %llu bytes",
+	       (unsigned long long)l.is_block_size);
+	tap_ok(pylayout_compiled_in(0x030c01f0, PY_BUILD_TRACE_REFS, &l, &err) == TT_EVERSION &&
+		       strstr(err.msg, "Py_TRACE_REFS"),
+	       "Py_TRACE_REFS build refused: %s", err.msg);
+	tap_ok(pylayout_compiled_in(0x030c00b1, 0, &l, &err) == TT_EVERSION &&
+		       strstr(err.msg, "pre-release 3.12.0b1"),
+	       "3.12 pre-release refused: %s", err.msg);
+	tap_ok(pylayout_compiled_in(0x030a0df0, 0, &l, &err) == TT_EVERSION &&
+		       strstr(err.msg, "3.10.13") && strstr(err.msg, "3.11 to 3.15"),
+	       "3.10 refused naming the supported range: %s", err.msg);
 	char v[32];
 	pylayout_version_string(0x030f00c2, v, sizeof v);
 	tap_ok(strcmp(v, "3.15.0rc2") == 0, "version string for rc: %s", v);

@@ -443,9 +443,9 @@ def start_exiting_pane(ctx):
     for name in ("exiting.py", rig.TARGET_LIB):
         shutil.copy(os.path.join(rig.TARGETS_DIR, name), rig.in_root(root_dir))
     ctx.exit_ready = os.path.join(root_dir, "ready.json")
-    command = ([rig.CHROOT, rig.ROOT] + rig.interpreter_argv(ctx.suite, ctx.interp)
-               + ["-E", "-s", "-B", "-X", "utf8", os.path.join(root_dir, "exiting.py"),
-                  ctx.exit_ready, str(EXITING_DELAY), "return"])
+    command = rig.command(ctx.suite, ctx.interp,
+                          ["-E", "-s", "-B", "-X", "utf8", os.path.join(root_dir, "exiting.py"),
+                           ctx.exit_ready, str(EXITING_DELAY), "return"])
     ctx.exit_ui = Pane(ctx.tmux, "exiting", ["-r", "2000", "--delay", DELAY, "--"] + command,
                        ctx.workdir)
 
@@ -880,7 +880,7 @@ def run_interp(tap, suite, interp, base):
     names = ["%s: %s" % (interp, desc) for desc, _ in PER_INTERPRETER_TESTS]
     if not suite.has(interp):
         for name in names:
-            tap.skip(name, "%s not in the root" % interp)
+            tap.skip(name, suite.missing(interp))
         return
     pending = [("%s: %s" % (interp, desc) if desc else None, fn) for desc, fn in PER_INTERPRETER]
     ctx = Ctx(suite, interp, new_workdir(base, interp))

@@ -1,4 +1,4 @@
-/* Just enough ELF reading to find a named section in a mapped file. */
+/* Just enough ELF reading to find a named section or symbol in a mapped file. */
 #ifndef TT_ELFFILE_H
 #define TT_ELFFILE_H
 
@@ -19,5 +19,20 @@ struct elf_section_hit {
  * is not a 64-bit little-endian ELF, TT_EIO/TT_ENOMEM otherwise. */
 tt_status elf_find_section(int fd, const char *name, struct elf_section_hit *hit,
 			   struct tt_error *err);
+
+#define ELF_MAX_LOOKUP 8
+
+struct elf_symbols {
+	uint64_t value[ELF_MAX_LOOKUP];  /* st_value: link-time address */
+	bool found[ELF_MAX_LOOKUP];
+	uint64_t load_vaddr;             /* as in elf_section_hit */
+	bool is_pie;
+};
+
+/* Look up defined symbols by name in .dynsym, then (unless dynsym_only) in
+ * .symtab for those not found. A missing symbol is not an error: see
+ * out->found. TT_ENOTPY when the file is not a usable ELF file. */
+tt_status elf_find_symbols(int fd, const char *const *names, size_t n, bool dynsym_only,
+			   struct elf_symbols *out, struct tt_error *err);
 
 #endif

@@ -208,6 +208,55 @@ fits(uint64_t off, uint64_t width, uint64_t size)
 	return size > 0 && off < size && width <= size - off;
 }
 
+/* What every layout computes from its offsets: the interpreter's hot
+ * block and the bytes to read of each struct. */
+static tt_status
+finish_layout(struct py_layout *l, uint64_t is_size, struct tt_error *err)
+{
+	bool gil_here = l->gil_place == PY_GIL_IN_INTERP;
+	uint64_t hot[] = {
+		l->is_id, l->is_next, l->is_threads_unique_id, l->is_threads_head,
+		l->is_threads_count, l->is_gc_collecting,
+		gil_here ? l->is_gil_locked : l->is_id, gil_here ? l->is_gil_holder : l->is_id,
+		gil_here ? l->is_gil_switch : l->is_id,
+		l->has_code_generation ? l->is_code_generation : l->is_id,
+		l->has_threads_main ? l->is_threads_main : l->is_id,
+	};
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < COUNT(hot); i++) {
+		lo = hot[i] < lo ? hot[i] : lo;
+		hi = hot[i] + 8 > hi ? hot[i] + 8 : hi;
+	}
+	l->is_block_start = lo;
+	l->is_block_size = hi - lo;
+	if (l->is_threads_head < 8 || hi > is_size || l->is_block_size > 4096 ||
+	    !fits(l->ts_datastack_top, 8, l->ts_size))
+		return tt_fail(err, TT_EBADMEM, 0,
+			       "Python %s: interpreter fields are not where this version keeps them",
+			       l->version_str);
+
+	l->ts_read_size = 0;
+	uint64_t ts_fields[] = {
+		l->ts_next, l->ts_interp, l->has_cframe ? l->ts_cframe : l->ts_current_frame,
+		l->ts_thread_id, l->ts_native_thread_id, l->ts_datastack_chunk, l->ts_datastack_top,
+		l->has_base_frame ? l->ts_base_frame : 0,
+		l->has_tstate_gil ? l->ts_holds_gil : 0,
+		l->has_tstate_gil ? l->ts_gil_requested : 0,
+		l->has_exception_state ? l->ts_current_exception : 0,
+		l->has_cframe ? l->ts_root_cframe + l->cf_current_frame : 0,
+	};
+	for (size_t i = 0; i < COUNT(ts_fields); i++)
+		l->ts_read_size = max_u64(l->ts_read_size, ts_fields[i] + 8);
+	l->ts_read_size = l->ts_read_size < l->ts_size ? l->ts_read_size : l->ts_size;
+
+	l->fr_read_size = max_u64(max_u64(l->fr_previous, l->fr_executable) + 8,
+				  max_u64(l->fr_instr_ptr + 8, l->fr_owner + 1));
+	l->co_read_size = max_u64(max_u64(l->co_filename, l->co_qualname),
+				  max_u64(l->co_linetable, l->co_name)) + 8;
+	l->co_read_size = max_u64(l->co_read_size, l->co_firstlineno + 4);
+	return TT_OK;
+}
+
 tt_status
 pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct tt_error *err)
 {
@@ -224,15 +273,15 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	l->micro = (l->version_hex >> 8) & 0xff;
 	pylayout_version_string(l->version_hex, l->version_str, sizeof l->version_str);
 
-	if (l->major != 3 || l->minor < 13 || l->minor > 15)
+	if (l->major != 3 || l->minor < 13 || l->minor > PY_MAX_MINOR)
 		return tt_fail(err, TT_EVERSION, 0,
-			       "unsupported Python version %s (tachyon-top supports 3.13, 3.14 and 3.15)",
+			       "unsupported Python version %s (tachyon-top supports " PY_SUPPORTED_RANGE ")",
 			       l->version_str);
 	/* Layouts change between pre-releases; only finals are ABI-frozen. */
 	if (((l->version_hex >> 4) & 0xf) != 0xf)
 		return tt_fail(err, TT_EVERSION, 0,
-			       "unsupported Python pre-release %s (only final 3.13, 3.14 and 3.15 "
-			       "releases have a stable layout)", l->version_str);
+			       "unsupported Python pre-release %s (only final releases of "
+			       PY_SUPPORTED_RANGE " have a stable layout)", l->version_str);
 	if (l->free_threaded)
 		return tt_fail(err, TT_EVERSION, 0,
 			       "unsupported Python build %s free-threaded (only GIL builds are "
@@ -262,6 +311,7 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	l->has_gc_frame = table_has(&t, "gc.frame");
 	uint64_t gc_frame = l->has_gc_frame ? table_get(&t, "gc.frame") : 0;
 	l->is_gc_frame = gc_state + gc_frame;
+	l->gil_place = PY_GIL_IN_INTERP;
 	l->is_gil_locked = table_get(&t, "interpreter_state.gil_runtime_state_locked");
 	l->is_gil_holder = table_get(&t, "interpreter_state.gil_runtime_state_holder");
 	l->has_code_generation = table_has(&t, "interpreter_state.code_object_generation");
@@ -399,44 +449,169 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	l->is_threads_count = l->has_threads_main ? l->is_threads_main + 8 : l->is_threads_head + 16;
 	l->is_gil_switch = l->is_gil_locked + 8;
 	l->ts_datastack_top = l->ts_datastack_chunk + 8;
-	uint64_t hot[] = {
-		l->is_id, l->is_next, l->is_threads_unique_id, l->is_threads_head,
-		l->is_threads_count, l->is_gc_collecting, l->is_gil_locked, l->is_gil_holder,
-		l->is_gil_switch, l->has_code_generation ? l->is_code_generation : l->is_id,
-		l->has_threads_main ? l->is_threads_main : l->is_id,
-	};
-	uint64_t lo = UINT64_MAX, hi = 0;
-	for (size_t i = 0; i < COUNT(hot); i++) {
-		lo = hot[i] < lo ? hot[i] : lo;
-		hi = hot[i] + 8 > hi ? hot[i] + 8 : hi;
-	}
-	l->is_block_start = lo;
-	l->is_block_size = hi - lo;
-	if (l->is_threads_head < 8 || hi > is_size || l->is_block_size > 4096 ||
-	    !fits(l->ts_datastack_top, 8, l->ts_size))
-		return tt_fail(err, TT_EBADMEM, 0,
-			       "Python %s: interpreter fields are not where this version keeps them",
+	return finish_layout(l, is_size, err);
+}
+
+/* The compiled-in layouts of 3.11 and 3.12, which carry no _Py_DebugOffsets
+ * table: offsetof() values from each version's headers (Include/internal
+ * pycore_runtime.h, pycore_interp.h, pycore_gil.h, pycore_frame.h,
+ * cpython/pystate.h, cpython/code.h, cpython/unicodeobject.h) on x86-64.
+ * Debian's 3.11.2 and python3.11-dbg (Py_DEBUG without Py_TRACE_REFS) and
+ * pyenv's 3.11.7 and 3.12.1 give the same values for every field below;
+ * tests/check-layouts.sh compares them with offsetof against each build's
+ * headers and a live target of that build. */
+struct compiled_layout {
+	unsigned minor;
+	uint64_t rt_interpreters_head, rt_gil, is_gil_ptr;
+	uint64_t gil_holder, gil_locked, gil_switch;
+	uint64_t is_size, is_id, is_next, is_threads_unique_id, is_threads_head, is_threads_count;
+	uint64_t is_gc_collecting;
+	uint64_t ts_size, ts_next, ts_interp, ts_cframe, ts_thread_id, ts_native_thread_id;
+	uint64_t ts_datastack_chunk, ts_datastack_top, ts_root_cframe, cf_current_frame;
+	uint64_t fr_previous, fr_code, fr_prev_instr, fr_owner;
+	uint64_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno, co_code_adaptive;
+	uint64_t ob_type, tp_name;
+	uint64_t str_state, str_length, str_ascii_size, str_compact_size;
+	uint64_t bytes_size, bytes_sval;
+	int owner_cstack;
+};
+
+static const struct compiled_layout compiled[] = {
+	{
+		.minor = 11,
+		/* 3.11: one GIL for the process, in _PyRuntime.ceval.gil */
+		.rt_interpreters_head = 40, .rt_gil = 360,
+		.gil_holder = 8, .gil_locked = 16, .gil_switch = 24,
+		.is_size = 107752, .is_id = 48, .is_next = 0, .is_threads_unique_id = 8,
+		.is_threads_head = 16, .is_threads_count = 24, .is_gc_collecting = 848,
+		.ts_size = 360, .ts_next = 8, .ts_interp = 16, .ts_cframe = 56,
+		.ts_thread_id = 152, .ts_native_thread_id = 160, .ts_datastack_chunk = 296,
+		.ts_datastack_top = 304, .ts_root_cframe = 336,
+		.cf_current_frame = 8, /* after uint8_t use_tracing */
+		/* f_func, f_globals, f_builtins, f_locals, f_code, frame_obj,
+		 * previous, prev_instr, stacktop, is_entry, owner */
+		.fr_previous = 48, .fr_code = 32, .fr_prev_instr = 56, .fr_owner = 69,
+		.co_filename = 112, .co_name = 120, .co_qualname = 128, .co_linetable = 136,
+		.co_firstlineno = 72, .co_code_adaptive = 184,
+		.ob_type = 8, .tp_name = 24,
+		/* PyASCIIObject still has wstr in 3.11; compact adds utf8_length,
+		 * utf8 and wstr_length */
+		.str_state = 32, .str_length = 16, .str_ascii_size = 48, .str_compact_size = 72,
+		.bytes_size = 16, .bytes_sval = 32,
+		/* 3.11 entry frames are ordinary Python frames marked is_entry:
+		 * reported like any other, no shim to skip */
+		.owner_cstack = -1,
+	},
+	{
+		.minor = 12,
+		/* 3.12: per-interpreter GIL, reached through interp->ceval.gil */
+		.rt_interpreters_head = 40, .is_gil_ptr = 384,
+		.gil_holder = 8, .gil_locked = 16, .gil_switch = 24,
+		.is_size = 383552, .is_id = 8, .is_next = 0, .is_threads_unique_id = 64,
+		.is_threads_head = 72, .is_threads_count = 80, .is_gc_collecting = 312,
+		.ts_size = 288, .ts_next = 8, .ts_interp = 16, .ts_cframe = 56,
+		.ts_thread_id = 136, .ts_native_thread_id = 144, .ts_datastack_chunk = 232,
+		.ts_datastack_top = 240, .ts_root_cframe = 272,
+		.cf_current_frame = 0,
+		/* f_code, previous, f_funcobj, f_globals, f_builtins, f_locals,
+		 * frame_obj, prev_instr, stacktop, return_offset, owner */
+		.fr_previous = 8, .fr_code = 0, .fr_prev_instr = 56, .fr_owner = 70,
+		.co_filename = 112, .co_name = 120, .co_qualname = 128, .co_linetable = 136,
+		.co_firstlineno = 68, .co_code_adaptive = 192,
+		.ob_type = 8, .tp_name = 24,
+		.str_state = 32, .str_length = 16, .str_ascii_size = 40, .str_compact_size = 56,
+		.bytes_size = 16, .bytes_sval = 32,
+		/* FRAME_OWNED_BY_CSTACK: the entry shim _PyEval_EvalFrameDefault pushes */
+		.owner_cstack = 3,
+	},
+};
+
+tt_status
+pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layout *l,
+		     struct tt_error *err)
+{
+	memset(l, 0, sizeof *l);
+	l->version_hex = version_hex;
+	l->major = (version_hex >> 24) & 0xff;
+	l->minor = (version_hex >> 16) & 0xff;
+	l->micro = (version_hex >> 8) & 0xff;
+	pylayout_version_string(version_hex, l->version_str, sizeof l->version_str);
+	const struct compiled_layout *c = NULL;
+	for (size_t i = 0; i < COUNT(compiled); i++)
+		if (l->major == 3 && compiled[i].minor == l->minor)
+			c = &compiled[i];
+	if (!c)
+		return tt_fail(err, TT_EVERSION, 0,
+			       "unsupported Python version %s (tachyon-top supports " PY_SUPPORTED_RANGE ")",
 			       l->version_str);
-
-	l->ts_read_size = 0;
-	uint64_t ts_fields[] = {
-		l->ts_next, l->ts_interp, l->ts_current_frame, l->ts_thread_id,
-		l->ts_native_thread_id, l->ts_datastack_chunk, l->ts_datastack_top,
-		l->has_base_frame ? l->ts_base_frame : 0,
-		l->has_tstate_gil ? l->ts_holds_gil : 0,
-		l->has_tstate_gil ? l->ts_gil_requested : 0,
-		l->has_exception_state ? l->ts_current_exception : 0,
-	};
-	for (size_t i = 0; i < COUNT(ts_fields); i++)
-		l->ts_read_size = max_u64(l->ts_read_size, ts_fields[i] + 8);
-	l->ts_read_size = l->ts_read_size < l->ts_size ? l->ts_read_size : l->ts_size;
-
-	l->fr_read_size = max_u64(max_u64(l->fr_previous, l->fr_executable) + 8,
-				  max_u64(l->fr_instr_ptr + 8, l->fr_owner + 1));
-	l->co_read_size = max_u64(max_u64(l->co_filename, l->co_qualname),
-				  max_u64(l->co_linetable, l->co_name)) + 8;
-	l->co_read_size = max_u64(l->co_read_size, l->co_firstlineno + 4);
-	return TT_OK;
+	if (((version_hex >> 4) & 0xf) != 0xf)
+		return tt_fail(err, TT_EVERSION, 0,
+			       "unsupported Python pre-release %s (only final releases of "
+			       PY_SUPPORTED_RANGE " have a stable layout)", l->version_str);
+	/* Py_TRACE_REFS puts two list pointers before ob_refcnt, moving every
+	 * object field by 16 bytes; no distribution ships such a build and we
+	 * have none to test with, so we say so rather than guess. */
+	if (build_flags & PY_BUILD_TRACE_REFS)
+		return tt_fail(err, TT_EVERSION, 0,
+			       "unsupported Python build %s with Py_TRACE_REFS (its objects have "
+			       "another layout)", l->version_str);
+	l->compiled_in = true;
+	l->debug_build = (build_flags & PY_BUILD_DEBUG) != 0;
+	l->rt_interpreters_head = c->rt_interpreters_head;
+	l->is_id = c->is_id;
+	l->is_next = c->is_next;
+	l->is_threads_head = c->is_threads_head;
+	l->is_threads_unique_id = c->is_threads_unique_id;
+	l->is_threads_count = c->is_threads_count;
+	l->is_gc_collecting = c->is_gc_collecting;
+	l->gil_place = c->minor == 11 ? PY_GIL_IN_RUNTIME : PY_GIL_BEHIND_POINTER;
+	l->rt_gil = c->rt_gil;
+	l->is_gil_ptr = c->is_gil_ptr;
+	l->gil_holder = c->gil_holder;
+	l->gil_locked = c->gil_locked;
+	l->gil_switch = c->gil_switch;
+	l->gil_read_size = c->gil_switch + 8;
+	l->ts_size = c->ts_size;
+	l->ts_next = c->ts_next;
+	l->ts_interp = c->ts_interp;
+	l->has_cframe = true;
+	l->ts_cframe = c->ts_cframe;
+	l->ts_root_cframe = c->ts_root_cframe;
+	l->cf_current_frame = c->cf_current_frame;
+	l->ts_current_frame = c->ts_cframe; /* unused with has_cframe; kept in bounds */
+	l->ts_thread_id = c->ts_thread_id;
+	l->ts_native_thread_id = c->ts_native_thread_id;
+	l->ts_datastack_chunk = c->ts_datastack_chunk;
+	l->ts_datastack_top = c->ts_datastack_top;
+	l->fr_previous = c->fr_previous;
+	l->fr_executable = c->fr_code;
+	l->fr_instr_ptr = c->fr_prev_instr;
+	l->instr_is_prev = true;
+	l->fr_owner = c->fr_owner;
+	l->co_filename = c->co_filename;
+	l->co_name = c->co_name;
+	l->co_qualname = c->co_qualname;
+	l->co_linetable = c->co_linetable;
+	l->co_firstlineno = c->co_firstlineno;
+	l->co_code_adaptive = c->co_code_adaptive;
+	l->ob_type = c->ob_type;
+	l->tp_name = c->tp_name;
+	l->str_state = c->str_state;
+	l->str_length = c->str_length;
+	l->str_ascii_size = c->str_ascii_size;
+	l->str_compact_size = c->str_compact_size;
+	l->bytes_size = c->bytes_size;
+	l->bytes_sval = c->bytes_sval;
+	l->tag_mask = 0; /* plain PyObject pointers */
+	l->owner_thread = 0;
+	l->owner_generator = 1;
+	l->owner_frame_object = 2;
+	l->owner_cstack = c->owner_cstack;
+	l->owner_interpreter = -1;
+	/* No threads.main, no code-object generation counter (code objects
+	 * are re-checked periodically, as for 3.13), no per-thread GIL flags
+	 * (so no "waiting for the GIL"), no exception state, no base frame. */
+	return finish_layout(l, c->is_size, err);
 }
 
 enum py_frame_kind
@@ -454,17 +629,33 @@ pylayout_frame_kind(const struct py_layout *l, int owner)
 void
 pylayout_print(FILE *f, const struct py_layout *l)
 {
+	bool gil_here = l->gil_place == PY_GIL_IN_INTERP;
+	bool cf = l->has_cframe;
 	struct { const char *name; uint64_t value; bool present; } rows[] = {
+		{"runtime.interpreters_head", l->rt_interpreters_head, true},
+		{"runtime.gil", l->rt_gil, l->gil_place == PY_GIL_IN_RUNTIME},
+		{"interp.id", l->is_id, true},
+		{"interp.next", l->is_next, true},
 		{"interp.threads_head", l->is_threads_head, true},
 		{"interp.threads_main", l->is_threads_main, l->has_threads_main},
 		{"interp.threads_next_unique_id", l->is_threads_unique_id, true},
 		{"interp.threads_count", l->is_threads_count, true},
-		{"interp.gil_locked", l->is_gil_locked, true},
-		{"interp.gil_last_holder", l->is_gil_holder, true},
-		{"interp.gil_switch_number", l->is_gil_switch, true},
+		{"interp.gil_locked", l->is_gil_locked, gil_here},
+		{"interp.gil_last_holder", l->is_gil_holder, gil_here},
+		{"interp.gil_switch_number", l->is_gil_switch, gil_here},
+		{"interp.ceval_gil", l->is_gil_ptr, l->gil_place == PY_GIL_BEHIND_POINTER},
+		{"gil.locked", l->gil_locked, !gil_here},
+		{"gil.last_holder", l->gil_holder, !gil_here},
+		{"gil.switch_number", l->gil_switch, !gil_here},
 		{"interp.gc_collecting", l->is_gc_collecting, true},
 		{"interp.code_object_generation", l->is_code_generation, l->has_code_generation},
-		{"tstate.current_frame", l->ts_current_frame, true},
+		{"tstate.next", l->ts_next, true},
+		{"tstate.interp", l->ts_interp, true},
+		{"tstate.current_frame", l->ts_current_frame, !cf},
+		{"tstate.cframe", l->ts_cframe, cf},
+		{"tstate.root_cframe", l->ts_root_cframe, cf},
+		{"cframe.current_frame", l->cf_current_frame, cf},
+		{"tstate.thread_id", l->ts_thread_id, true},
 		{"tstate.native_thread_id", l->ts_native_thread_id, true},
 		{"tstate.datastack_chunk", l->ts_datastack_chunk, true},
 		{"tstate.datastack_top", l->ts_datastack_top, true},
@@ -474,16 +665,29 @@ pylayout_print(FILE *f, const struct py_layout *l)
 		{"tstate.current_exception", l->ts_current_exception, l->has_exception_state},
 		{"frame.previous", l->fr_previous, true},
 		{"frame.executable", l->fr_executable, true},
-		{"frame.instr_ptr", l->fr_instr_ptr, true},
+		{"frame.instr_ptr", l->fr_instr_ptr, !l->instr_is_prev},
+		{"frame.prev_instr", l->fr_instr_ptr, l->instr_is_prev},
 		{"frame.owner", l->fr_owner, true},
+		{"code.name", l->co_name, true},
 		{"code.qualname", l->co_qualname, true},
 		{"code.filename", l->co_filename, true},
 		{"code.linetable", l->co_linetable, true},
 		{"code.firstlineno", l->co_firstlineno, true},
 		{"code.co_code_adaptive", l->co_code_adaptive, true},
+		{"object.ob_type", l->ob_type, true},
+		{"type.tp_name", l->tp_name, true},
+		{"str.state", l->str_state, true},
+		{"str.length", l->str_length, true},
+		{"str.ascii_size", l->str_ascii_size, true},
+		{"str.compact_size", l->str_compact_size, true},
+		{"bytes.ob_size", l->bytes_size, true},
+		{"bytes.ob_sval", l->bytes_sval, true},
 		{"stackchunk.previous", PY_STACKCHUNK_PREVIOUS, true},
 		{"stackchunk.size", PY_STACKCHUNK_SIZE, true},
 	};
+	fprintf(f, "layout=%s\n", !l->compiled_in ? "_Py_DebugOffsets"
+				  : l->debug_build ? "compiled-in (debug build)"
+						   : "compiled-in (release build)");
 	for (size_t i = 0; i < COUNT(rows); i++)
 		if (rows[i].present)
 			fprintf(f, "%s=%llu\n", rows[i].name, (unsigned long long)rows[i].value);

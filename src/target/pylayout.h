@@ -24,6 +24,24 @@
 #define PY_STACKCHUNK_PREVIOUS 0
 #define PY_STACKCHUNK_SIZE 8
 
+/* The versions tachyon-top reads, for messages and --help. */
+#define PY_SUPPORTED_RANGE "3.11 to 3.15"
+#define PY_MIN_MINOR 11
+#define PY_MAX_MINOR 15
+
+/* Where an interpreter's GIL state (struct _gil_runtime_state) lives. */
+enum py_gil_place {
+	PY_GIL_IN_INTERP,      /* 3.13+: inside PyInterpreterState (is_gil_* offsets) */
+	PY_GIL_IN_RUNTIME,     /* 3.11: _PyRuntime.ceval.gil, one for all interpreters */
+	PY_GIL_BEHIND_POINTER, /* 3.12: interp->ceval.gil points at it */
+};
+
+/* What the binary's symbols say about how it was built (3.11/3.12). */
+enum {
+	PY_BUILD_DEBUG = 1u << 0,      /* Py_DEBUG: same offsets as release for what we read */
+	PY_BUILD_TRACE_REFS = 1u << 1, /* Py_TRACE_REFS: PyObject is 16 bytes longer */
+};
+
 /* How the unwinder treats a frame, decided by its owner byte. */
 enum py_frame_kind {
 	PY_FRAME_PYTHON,   /* a Python function's frame: report it */
@@ -37,7 +55,9 @@ struct py_layout {
 	unsigned major, minor, micro;
 	char version_str[32];          /* "3.15.2", "3.15.0b3" */
 	bool free_threaded;
-	uint64_t table_size;           /* bytes of _Py_DebugOffsets */
+	uint64_t table_size;           /* bytes of _Py_DebugOffsets; 0 for compiled-in layouts */
+	bool compiled_in;              /* 3.11/3.12: no table, offsets built into tachyon-top */
+	bool debug_build;              /* known for compiled-in layouts only */
 
 	/* _PyRuntimeState */
 	uint64_t rt_interpreters_head;
@@ -47,7 +67,12 @@ struct py_layout {
 	uint64_t is_threads_main;      /* valid when has_threads_main */
 	uint64_t is_gc_collecting;     /* gc + gc.collecting */
 	uint64_t is_gc_frame;          /* valid when has_gc_frame */
-	uint64_t is_gil_locked, is_gil_holder;
+	uint64_t is_gil_locked, is_gil_holder; /* when gil_place == PY_GIL_IN_INTERP */
+	/* GIL elsewhere: the struct's address is runtime + rt_gil (3.11) or the
+	 * pointer at interp + is_gil_ptr (3.12); fields at these offsets in it. */
+	enum py_gil_place gil_place;
+	uint64_t rt_gil, is_gil_ptr;
+	uint64_t gil_locked, gil_holder, gil_switch, gil_read_size;
 	uint64_t is_code_generation;   /* valid when has_code_generation */
 	/* Derived from neighbouring table fields by struct knowledge that
 	 * tests/check-layouts.sh verifies with offsetof against each version's
@@ -61,6 +86,13 @@ struct py_layout {
 	/* PyThreadState */
 	uint64_t ts_size;
 	uint64_t ts_next, ts_interp, ts_current_frame, ts_thread_id, ts_native_thread_id;
+	/* 3.11/3.12: the current frame is one hop further, at
+	 * tstate->cframe->current_frame (ts_current_frame is then unused). The
+	 * cframe usually lives on the C stack of the innermost eval loop, or is
+	 * the thread state's own root_cframe. */
+	bool has_cframe;
+	uint64_t ts_cframe, cf_current_frame;
+	uint64_t ts_root_cframe;       /* read with the thread state, for threads outside any eval loop */
 	uint64_t ts_datastack_chunk;
 	uint64_t ts_datastack_top;     /* derived: datastack_chunk + 8 */
 	uint64_t ts_base_frame;        /* valid when has_base_frame */
@@ -70,6 +102,11 @@ struct py_layout {
 
 	/* _PyInterpreterFrame */
 	uint64_t fr_previous, fr_executable, fr_instr_ptr, fr_owner;
+	/* 3.11/3.12 keep prev_instr (the code unit before the next instruction)
+	 * where 3.13+ keep instr_ptr; CPython computes a frame's line from
+	 * either the same way (pointer - co_code_adaptive in code units), so we
+	 * do too. Only the name in `info` differs. */
+	bool instr_is_prev;
 	uint64_t fr_read_size;
 
 	/* PyCodeObject */
@@ -103,6 +140,12 @@ struct py_layout {
  * struct, each with a message naming the problem. */
 tt_status pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *out,
 			      struct tt_error *err);
+
+/* Fill a compiled-in layout (3.11, 3.12) for a version read from the
+ * binary's Py_Version, with PY_BUILD_* flags from its symbols. Refuses other
+ * versions, pre-releases and Py_TRACE_REFS builds with a message. */
+tt_status pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layout *out,
+			       struct tt_error *err);
 
 /* Bytes of the table for a version hex, or 0 if the minor version is unknown. */
 size_t pylayout_table_size(uint64_t version_hex);

@@ -57,6 +57,13 @@ struct tcache {
 	/* this sample */
 	const uint8_t *tsbuf;
 	uint32_t ts_seg;             /* its segment in the current batch, UINT32_MAX if none */
+	/* 3.11/3.12: tstate->cframe->current_frame, read in the same batch at
+	 * the cframe address seen last time (it moves only when an eval loop
+	 * is entered or left through C) */
+	uint64_t cframe;
+	const uint8_t *cfbuf;        /* 8 bytes read at cf_addr with tsbuf, or NULL */
+	uint64_t cf_addr;
+	uint32_t cf_seg;
 	bool planned_full;           /* its spans cover the whole stack */
 	uint32_t span_lo, span_hi;   /* this thread's spans in w->spans */
 	bool was_running;            /* held the GIL at the last read */
@@ -73,6 +80,8 @@ struct interp {
 	int32_t locked, gc;
 	bool have;
 	const uint8_t *block;        /* this sample's read of the hot block */
+	uint64_t gil_addr;           /* GIL state outside the interpreter (3.11/3.12); 0: unknown */
+	const uint8_t *gilbuf;       /* this sample's read of it */
 	struct tcache *threads;
 	uint32_t nthreads, cap;
 };
@@ -307,10 +316,16 @@ parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block)
 	iv->main = l->has_threads_main ? load_u64(block, l->is_threads_main - o) : 0;
 	iv->unique_id = load_u64(block, l->is_threads_unique_id - o);
 	iv->count = load_u64(block, l->is_threads_count - o);
-	iv->holder = load_u64(block, l->is_gil_holder - o);
-	iv->switch_no = load_u64(block, l->is_gil_switch - o);
+	if (l->gil_place == PY_GIL_IN_INTERP) {
+		iv->holder = load_u64(block, l->is_gil_holder - o);
+		iv->switch_no = load_u64(block, l->is_gil_switch - o);
+		iv->locked = load_i32(block, l->is_gil_locked - o);
+	} else if (iv->gilbuf) {
+		iv->holder = load_u64(iv->gilbuf, l->gil_holder);
+		iv->switch_no = load_u64(iv->gilbuf, l->gil_switch);
+		iv->locked = load_i32(iv->gilbuf, l->gil_locked);
+	}
 	iv->code_gen = l->has_code_generation ? load_u64(block, l->is_code_generation - o) : 0;
-	iv->locked = load_i32(block, l->is_gil_locked - o);
 	iv->gc = load_i32(block, l->is_gc_collecting - o);
 	iv->have = true;
 }
@@ -330,6 +345,36 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 	tc->name_reads = 1;
 	refresh_name(w, tc);
 	return TT_OK;
+}
+
+/* 3.11 gives a thread state made for a new thread its creator's thread ids
+ * until the new thread runs (3.12+ leave them 0): such a state shares its
+ * native id with a live thread and sits at its root cframe with no frame.
+ * It is not a thread yet; the new thread bumps threads.count when it starts,
+ * which makes us read the list again. */
+static bool
+unstarted(const struct py_layout *l, const struct tcache *tc)
+{
+	uint64_t cf = load_u64(tc->tsbuf, l->ts_cframe);
+	return cf == 0 || (cf == tc->tstate + l->ts_root_cframe &&
+			   load_u64(tc->tsbuf, l->ts_root_cframe + l->cf_current_frame) == 0);
+}
+
+static uint32_t
+drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
+{
+	uint32_t kept = 0;
+	for (uint32_t k = 0; k < n; k++) {
+		bool drop = false;
+		for (uint32_t j = 0; j < n && !drop; j++)
+			drop = j != k && fresh[j].native_tid == fresh[k].native_tid &&
+			       unstarted(w->l, &fresh[k]);
+		if (drop && fresh[k].slot == UINT32_MAX)
+			tcache_release(w, &fresh[k]);
+		else
+			fresh[kept++] = fresh[k];
+	}
+	return kept;
 }
 
 /* Re-read an interpreter's thread list, keeping caches of threads that are
@@ -396,11 +441,14 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 			}
 			tc->tsbuf = buf;
 			tc->ts_seg = UINT32_MAX;
+			tc->cfbuf = NULL;
 			tc->span_lo = tc->span_hi = 0;
 			tc->planned_full = false;
 		}
 		ts = next;
 	}
+	if (st == TT_OK && l->has_cframe)
+		n = drop_unstarted(w, fresh, n);
 	/* Slots are for good: only threads of a list read whole get one, or a
 	 * list torn into a loop would use them up sample after sample. */
 	for (uint32_t k = 0; k < n && st == TT_OK; k++)
@@ -727,18 +775,77 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 	return TT_OK;
 }
 
+/* The thread's innermost frame: in the thread state (3.13+), or one hop
+ * further at tstate->cframe->current_frame (3.11/3.12), which the batch
+ * fetched at last sample's cframe address; only a cframe that moved costs a
+ * read of its own. */
+static tt_status
+current_frame(struct stackwalk *w, struct tcache *tc, uint64_t *out, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	const uint8_t *ts = tc->tsbuf;
+	if (!l->has_cframe) {
+		*out = load_u64(ts, l->ts_current_frame);
+		return TT_OK;
+	}
+	uint64_t cf = load_u64(ts, l->ts_cframe);
+	tc->cframe = cf;
+	if (cf == 0) {
+		*out = 0;
+		return TT_OK;
+	}
+	if (cf & 7)
+		return tt_fail(err, TT_EBADMEM, 0, "misaligned cframe pointer");
+	uint64_t at = cf + l->cf_current_frame;
+	if (at >= tc->tstate && at - tc->tstate <= l->ts_read_size - 8) {
+		*out = load_u64(ts, at - tc->tstate); /* the thread state's root_cframe */
+		return TT_OK;
+	}
+	if (tc->cfbuf && tc->cf_addr == at) {
+		*out = load_u64(tc->cfbuf, 0);
+		return TT_OK;
+	}
+	w->c.single_reads++;
+	return remote_read_u64(&w->t->mem, at, out, err);
+}
+
+/* Queue the read of a predicted cframe->current_frame for a thread whose
+ * state is in this batch. Queued after the frame spans: a read that fails
+ * (the thread went away) ends the vectored read, and only what follows it
+ * is lost. */
+static void
+plan_cframe(struct stackwalk *w, struct tcache *tc)
+{
+	const struct py_layout *l = w->l;
+	tc->cfbuf = NULL;
+	tc->cf_seg = UINT32_MAX;
+	if (!l->has_cframe || tc->cframe == 0 || (tc->cframe & 7))
+		return;
+	uint64_t at = tc->cframe + l->cf_current_frame;
+	if (at >= tc->tstate && at - tc->tstate <= l->ts_read_size - 8)
+		return; /* comes with the thread state */
+	uint8_t *buf = arena_take(w, 8);
+	if (!buf || !add_seg(w, at, buf, 8))
+		return;
+	tc->cfbuf = buf;
+	tc->cf_addr = at;
+	tc->cf_seg = w->nsegs - 1;
+}
+
 static tt_status
 walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *err)
 {
 	const struct py_layout *l = w->l;
 	const uint8_t *ts = tc->tsbuf;
-	uint64_t cur = load_u64(ts, l->ts_current_frame);
+	uint64_t cur;
+	tt_status st = current_frame(w, tc, &cur, err);
+	if (st != TT_OK)
+		return st;
 	uint64_t base = l->has_base_frame ? load_u64(ts, l->ts_base_frame) : 0;
 	bool reuse_code = tc->have_chain && tc->code_epoch == w->codes.epoch && w->o.cache;
 	uint32_t n = 0, matched_total = 0, run = 0;
 	int32_t align = -1;
 	bool spliced = false, popped_top = false;
-	tt_status st;
 	uint8_t local[512];
 	for (unsigned walked = 0; cur != 0 && !(l->has_base_frame && cur == base); walked++) {
 		if (walked >= UNWIND_MAX_FRAMES * 2)
@@ -959,6 +1066,28 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 
 static tt_status sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err);
 
+/* Where an interpreter's GIL state is when it is not inside the interpreter:
+ * _PyRuntime's (3.11), or what interp->ceval.gil points at (3.12; set when
+ * the interpreter is created, so read once). */
+static tt_status
+locate_gil(struct stackwalk *w, struct interp *iv, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	if (l->gil_place == PY_GIL_IN_RUNTIME) {
+		iv->gil_addr = w->t->runtime_addr + l->rt_gil;
+		return TT_OK;
+	}
+	uint64_t p;
+	w->c.single_reads++;
+	tt_status st = remote_read_u64(&w->t->mem, iv->addr + l->is_gil_ptr, &p, err);
+	if (st != TT_OK)
+		return st;
+	if (p == 0 || (p & 7))
+		return tt_fail(err, TT_EBADMEM, 0, "interpreter has no GIL yet (starting?)");
+	iv->gil_addr = p;
+	return TT_OK;
+}
+
 tt_status
 stackwalk_sample(struct stackwalk *w, uint64_t now, const struct walk_thread **threads,
 		 uint32_t *nthreads, struct tt_error *err)
@@ -1009,10 +1138,20 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			  w->interps[0].nthreads == 1 && now - w->block_read_ns < SINGLE_THREAD_BLOCK_NS;
 	for (uint32_t i = 0; i < w->ninterps && !skip_block; i++) {
 		struct interp *iv = &w->interps[i];
+		if (l->gil_place != PY_GIL_IN_INTERP && iv->gil_addr == 0 &&
+		    (st = locate_gil(w, iv, err)) != TT_OK)
+			return st;
 		uint8_t *block = arena_take(w, l->is_block_size);
 		if (!block || !add_seg(w, iv->addr + l->is_block_start, block, l->is_block_size))
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
 		iv->block = block;
+		iv->gilbuf = NULL;
+		if (l->gil_place != PY_GIL_IN_INTERP) {
+			uint8_t *g = arena_take(w, l->gil_read_size);
+			if (!g || !add_seg(w, iv->gil_addr, g, l->gil_read_size))
+				return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+			iv->gilbuf = g;
+		}
 	}
 	if (!skip_block)
 		w->block_read_ns = now;
@@ -1033,6 +1172,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				break;
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
+			tc->cfbuf = NULL;
 			bool due = now - tc->validated_ns >= w->o.revalidate_ns;
 			tc->planned_full = tc->was_running || due || !tc->have_chain ||
 					   stack_is_small(w, tc);
@@ -1043,6 +1183,10 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	for (uint32_t s = 0; s < w->nspans; s++)
 		if (!add_seg(w, w->spans[s].addr, w->spans[s].buf, w->spans[s].len))
 			break;
+	for (uint32_t i = 0; i < w->ninterps && l->has_cframe; i++)
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+			if (w->interps[i].threads[k].ts_seg != UINT32_MAX)
+				plan_cframe(w, &w->interps[i].threads[k]);
 	size_t done;
 	w->c.batch_attempts++;
 	if ((st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err)) != TT_OK)
@@ -1058,10 +1202,15 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		return tt_fail(err, TT_EFAULT, EFAULT, "interpreter state unreadable");
 	}
 	/* Thread states that did not arrive are read again below. */
-	for (uint32_t i = 0; i < w->ninterps; i++)
-		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
-			if (w->interps[i].threads[k].ts_seg >= done)
-				w->interps[i].threads[k].tsbuf = NULL;
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++) {
+			struct tcache *tc = &w->interps[i].threads[k];
+			if (tc->ts_seg >= done)
+				tc->tsbuf = NULL;
+			if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
+				tc->cfbuf = NULL;
+		}
+	}
 
 	bool any_switch = false;
 	for (uint32_t i = 0; i < w->ninterps; i++) {
@@ -1106,6 +1255,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
+			tc->cfbuf = NULL;
 			tc->planned_full = full;
 			plan_spans(w, tc, full ? 0 : w->o.check_depth + 1);
 		}
@@ -1114,6 +1264,9 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			for (uint32_t s = span_mark; s < w->nspans; s++)
 				if (!add_seg(w, w->spans[s].addr, w->spans[s].buf, w->spans[s].len))
 					break;
+			for (uint32_t k = 0; k < iv->nthreads && l->has_cframe; k++)
+				if (iv->threads[k].ts_seg != UINT32_MAX && iv->threads[k].ts_seg < nts)
+					plan_cframe(w, &iv->threads[k]);
 			w->c.batch_attempts++;
 			if ((st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err)) != TT_OK)
 				return st;
@@ -1121,9 +1274,13 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				w->c.batch_successes++;
 			for (uint32_t s = span_mark; s < w->nspans; s++)
 				w->spans[s].ok = nts + (s - span_mark) < done;
-			for (uint32_t k = 0; k < iv->nthreads; k++)
-				if (iv->threads[k].ts_seg != UINT32_MAX && iv->threads[k].ts_seg >= done)
-					iv->threads[k].tsbuf = NULL;
+			for (uint32_t k = 0; k < iv->nthreads; k++) {
+				struct tcache *tc = &iv->threads[k];
+				if (tc->ts_seg != UINT32_MAX && tc->ts_seg >= done)
+					tc->tsbuf = NULL;
+				if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
+					tc->cfbuf = NULL;
+			}
 		}
 
 		for (uint32_t k = 0; k < iv->nthreads; k++) {
@@ -1139,6 +1296,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 					if ((st = remote_read(&w->t->mem, tc->tstate, buf, l->ts_read_size, err)) != TT_OK)
 						return st;
 					tc->tsbuf = buf;
+					tc->cfbuf = NULL;
 				}
 				if (load_u64(tc->tsbuf, l->ts_interp) != iv->addr)
 					return tt_fail(err, TT_EBADMEM, 0, "thread state changed while read");

@@ -33,7 +33,7 @@ read_layout(struct target *t, struct tt_error *err)
 		char v[32];
 		pylayout_version_string(version, v, sizeof v);
 		return tt_fail(err, TT_EVERSION, 0,
-			       "unsupported Python version %s (tachyon-top supports 3.13, 3.14 and 3.15)",
+			       "unsupported Python version %s (tachyon-top supports " PY_SUPPORTED_RANGE ")",
 			       v);
 	}
 	st = remote_read(&t->mem, t->runtime_addr, raw, size, err);
@@ -50,6 +50,16 @@ target_attach_memory(struct target *t, struct remote_backend backend, uint64_t r
 	remote_open_backend(&t->mem, backend);
 	t->runtime_addr = runtime_addr;
 	return read_layout(t, err);
+}
+
+tt_status
+target_attach_memory_compiled(struct target *t, struct remote_backend backend,
+			      uint64_t runtime_addr, uint64_t version_hex, struct tt_error *err)
+{
+	memset(t, 0, sizeof *t);
+	remote_open_backend(&t->mem, backend);
+	t->runtime_addr = runtime_addr;
+	return pylayout_compiled_in(version_hex, 0, &t->layout, err);
 }
 
 /* Open a file the target has mapped, as the target sees it: through its root
@@ -81,8 +91,8 @@ is_python_named(const char *path)
 	return strstr(procmaps_basename(path), "python") != NULL;
 }
 
-/* "python3.11" or "libpython3.11.so.1.0" -> "3.11" when older than 3.13, for a clear refusal of
- * interpreters older than 3.13 (they carry no .PyRuntime debug table). */
+/* "python3.10" or "libpython3.10.so.1.0" -> "3.10" when older than 3.11, for a clear refusal of
+ * interpreters older than we support (they carry no Py_Version either). */
 static bool
 version_from_name(const char *path, char *out, size_t len)
 {
@@ -100,10 +110,78 @@ version_from_name(const char *path, char *out, size_t len)
 	memcpy(out, p, n);
 	out[n] = '\0';
 	int major = out[0] - '0', minor = atoi(out + 2);
-	return major < 3 || (major == 3 && minor < 13);
+	return major < 3 || (major == 3 && minor < PY_MIN_MINOR);
 }
 
-/* Try one mapped file: does it carry .PyRuntime, and is a valid table there? */
+/* Where is the file's offset-0 segment mapped? */
+static bool
+file_base(const struct proc_maps *maps, const char *path, uint64_t *base)
+{
+	bool found = false;
+	for (size_t i = 0; i < maps->count; i++) {
+		const struct map_entry *o = &maps->entries[i];
+		if (o->offset == 0 && strcmp(o->path, path) == 0 && (!found || o->start < *base)) {
+			*base = o->start;
+			found = true;
+		}
+	}
+	return found;
+}
+
+static uint64_t
+runtime_address(bool is_pie, uint64_t base, uint64_t load_vaddr, uint64_t link_addr)
+{
+	return is_pie ? base - load_vaddr + link_addr : link_addr;
+}
+
+/* 3.11 and 3.12 carry no _Py_DebugOffsets: find _PyRuntime and the exported
+ * Py_Version by symbol, and use the layout compiled in for that version.
+ * Debug and Py_TRACE_REFS builds are told apart by symbols only they export. */
+enum { SYM_RUNTIME, SYM_VERSION, SYM_REF_DEBUG, SYM_TRACE_REFS, SYM_COUNT };
+static const char *const symbol_names[SYM_COUNT] = {
+	[SYM_RUNTIME] = "_PyRuntime",
+	[SYM_VERSION] = "Py_Version",
+	[SYM_REF_DEBUG] = "_Py_NegativeRefcount",   /* Py_REF_DEBUG, implied by Py_DEBUG */
+	[SYM_TRACE_REFS] = "_Py_PrintReferences",   /* Py_TRACE_REFS only */
+};
+
+static tt_status
+attach_by_symbols(struct target *t, int fd, uint64_t base, const char *path, bool have_section,
+		  struct tt_error *err)
+{
+	struct elf_symbols syms;
+	/* Without a .PyRuntime section this is most likely some other
+	 * library: look at its exported symbols only, which is quick. */
+	tt_status st = elf_find_symbols(fd, symbol_names, SYM_COUNT, !have_section, &syms, err);
+	if (st != TT_OK)
+		return st;
+	if (!syms.found[SYM_RUNTIME] || !syms.found[SYM_VERSION])
+		return tt_fail(err, TT_ENOTPY, 0, "%s: no _Py_DebugOffsets and no Py_Version", path);
+	uint64_t version;
+	st = remote_read_u64(&t->mem, runtime_address(syms.is_pie, base, syms.load_vaddr,
+						      syms.value[SYM_VERSION]), &version, err);
+	if (st != TT_OK)
+		return st;
+	version &= 0xffffffffu; /* an unsigned long holding PY_VERSION_HEX */
+	unsigned flags = (syms.found[SYM_REF_DEBUG] ? PY_BUILD_DEBUG : 0) |
+			 (syms.found[SYM_TRACE_REFS] ? PY_BUILD_TRACE_REFS : 0);
+	unsigned minor = (version >> 16) & 0xff;
+	if ((version >> 24) == 3 && minor >= 13)
+		/* 3.13+ always carry the table: the runtime section is torn or
+		 * this binary was built oddly. */
+		return tt_fail(err, TT_ENOTPY, 0,
+			       "%s: Python %u.%u without a _Py_DebugOffsets table", path,
+			       (unsigned)(version >> 24), minor);
+	st = pylayout_compiled_in(version, flags, &t->layout, err);
+	if (st != TT_OK)
+		return st;
+	t->runtime_addr = runtime_address(syms.is_pie, base, syms.load_vaddr, syms.value[SYM_RUNTIME]);
+	snprintf(t->binary, sizeof t->binary, "%s", path);
+	return TT_OK;
+}
+
+/* Try one mapped file: does it carry .PyRuntime, and is a valid table there?
+ * If not, is it a 3.11/3.12 runtime we know by its symbols? */
 static tt_status
 try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
 	      struct tt_error *err)
@@ -116,25 +194,34 @@ try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
 		return tt_fail(err, TT_ENOTPY, errno, "cannot open %s", m->path);
 	}
 	struct elf_section_hit hit;
-	tt_status st = elf_find_section(fd, ".PyRuntime", &hit, err);
-	close(fd);
-	if (st != TT_OK)
-		return st;
-	/* Where is the file's offset-0 segment mapped? */
+	struct tt_error section_err = {0};
+	tt_status st = elf_find_section(fd, ".PyRuntime", &hit, &section_err);
 	uint64_t base = 0;
-	bool found = false;
-	for (size_t i = 0; i < maps->count; i++) {
-		const struct map_entry *o = &maps->entries[i];
-		if (o->offset == 0 && strcmp(o->path, m->path) == 0 && (!found || o->start < base)) {
-			base = o->start;
-			found = true;
-		}
-	}
-	if (!found)
+	if (!file_base(maps, m->path, &base)) {
+		close(fd);
 		return tt_fail(err, TT_ENOTPY, 0, "%s: no mapping at file offset 0", m->path);
-	t->runtime_addr = hit.is_pie ? base - hit.load_vaddr + hit.sh_addr : hit.sh_addr;
-	snprintf(t->binary, sizeof t->binary, "%s", m->path);
-	return read_layout(t, err);
+	}
+	if (st == TT_OK) {
+		t->runtime_addr = runtime_address(hit.is_pie, base, hit.load_vaddr, hit.sh_addr);
+		uint8_t cookie[8];
+		st = remote_read(&t->mem, t->runtime_addr, cookie, sizeof cookie, err);
+		if (st == TT_OK && memcmp(cookie, PY_DEBUG_COOKIE, 8) == 0) {
+			close(fd);
+			snprintf(t->binary, sizeof t->binary, "%s", m->path);
+			return read_layout(t, err);
+		}
+		if (st != TT_OK && st != TT_EFAULT) {
+			close(fd);
+			return st;
+		}
+		st = attach_by_symbols(t, fd, base, m->path, true, err);
+	} else if (section_err.status == TT_ENOTPY) {
+		st = attach_by_symbols(t, fd, base, m->path, false, err);
+	} else {
+		*err = section_err;
+	}
+	close(fd);
+	return st;
 }
 
 /* Which failure explains best why no candidate worked. */
@@ -208,7 +295,7 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	if (old_version[0])
 		return tt_fail(err, TT_EVERSION, 0,
 			       "unsupported Python version %s in process %d (tachyon-top supports "
-			       "3.13, 3.14 and 3.15)", old_version, (int)pid);
+			       PY_SUPPORTED_RANGE ")", old_version, (int)pid);
 	return tt_fail(err, TT_ENOTPY, 0,
 		       "process %d is not a Python process (no CPython runtime in its mappings)",
 		       (int)pid);

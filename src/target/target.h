@@ -25,4 +25,9 @@ tt_status target_attach(struct target *t, pid_t pid, struct tt_error *err);
 tt_status target_attach_memory(struct target *t, struct remote_backend backend,
 			       uint64_t runtime_addr, struct tt_error *err);
 
+/* The same for a 3.11/3.12 runtime, whose version the caller knows (tests). */
+tt_status target_attach_memory_compiled(struct target *t, struct remote_backend backend,
+					uint64_t runtime_addr, uint64_t version_hex,
+					struct tt_error *err);
+
 #endif

@@ -83,22 +83,47 @@ read_interp(struct unwinder *u, uint64_t addr, struct interp_view *v, struct tt_
 {
 	const struct py_layout *l = &u->target->layout;
 	memset(v, 0, sizeof *v);
+	/* The GIL's state: in the interpreter (3.13+), in _PyRuntime (3.11),
+	 * or behind interp->ceval.gil (3.12, one more read). */
+	uint64_t gil = 0, gil_ptr = 0;
+	uint64_t locked_at = addr + l->is_gil_locked, holder_at = addr + l->is_gil_holder;
+	if (l->gil_place == PY_GIL_IN_RUNTIME)
+		gil = u->target->runtime_addr + l->rt_gil;
 	struct remote_seg segs[7] = {
 		{addr + l->is_id, &v->id, 8},
 		{addr + l->is_next, &v->next, 8},
 		{addr + l->is_threads_head, &v->threads_head, 8},
-		{addr + l->is_gil_locked, &v->gil_locked, 4},
-		{addr + l->is_gil_holder, &v->gil_holder, 8},
 		{addr + l->is_gc_collecting, &v->gc_collecting, 4},
-		{addr + l->is_threads_main, &v->threads_main, 8},
 	};
-	size_t n = l->has_threads_main ? 7 : 6;
+	size_t n = 4;
+	if (l->has_threads_main)
+		segs[n++] = (struct remote_seg){addr + l->is_threads_main, &v->threads_main, 8};
+	if (l->gil_place == PY_GIL_BEHIND_POINTER)
+		segs[n++] = (struct remote_seg){addr + l->is_gil_ptr, &gil_ptr, 8};
 	size_t done;
 	tt_status st = remote_readv(&u->target->mem, segs, n, &done, err);
 	if (st != TT_OK)
 		return st;
 	if (done != n)
 		return tt_fail(err, TT_EFAULT, EFAULT, "cannot read interpreter state at 0x%llx",
+			       (unsigned long long)addr);
+	if (l->gil_place == PY_GIL_BEHIND_POINTER) {
+		if (gil_ptr == 0 || (gil_ptr & 7))
+			return tt_fail(err, TT_EBADMEM, 0, "interpreter has no GIL yet (starting?)");
+		gil = gil_ptr;
+	}
+	if (l->gil_place != PY_GIL_IN_INTERP) {
+		locked_at = gil + l->gil_locked;
+		holder_at = gil + l->gil_holder;
+	}
+	struct remote_seg gsegs[2] = {
+		{locked_at, &v->gil_locked, 4},
+		{holder_at, &v->gil_holder, 8},
+	};
+	if ((st = remote_readv(&u->target->mem, gsegs, 2, &done, err)) != TT_OK)
+		return st;
+	if (done != 2)
+		return tt_fail(err, TT_EFAULT, EFAULT, "cannot read the GIL's state of interpreter 0x%llx",
 			       (unsigned long long)addr);
 	return TT_OK;
 }
@@ -220,7 +245,40 @@ sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t
 		}
 	}
 	uint64_t base = l->has_base_frame ? load_u64(buf, l->ts_base_frame) : 0;
-	return walk_frames(u, s, th, load_u64(buf, l->ts_current_frame), base, err);
+	uint64_t frame;
+	if (l->has_cframe) {
+		/* 3.11/3.12: tstate->cframe->current_frame */
+		uint64_t cf = load_u64(buf, l->ts_cframe), at = cf + l->cf_current_frame;
+		if (cf == 0)
+			frame = 0;
+		else if (cf & 7)
+			return tt_fail(err, TT_EBADMEM, 0, "misaligned cframe pointer");
+		else if (at >= tstate && at - tstate <= l->ts_read_size - 8)
+			frame = load_u64(buf, at - tstate);
+		else if ((st = remote_read_u64(&u->target->mem, at, &frame, err)) != TT_OK)
+			return st;
+	} else {
+		frame = load_u64(buf, l->ts_current_frame);
+	}
+	return walk_frames(u, s, th, frame, base, err);
+}
+
+/* 3.11 gives a thread state made for a new thread its creator's thread ids
+ * until the new thread runs: a frameless thread sharing its native id with
+ * another one of the interpreter is such a state, not a thread yet. Its
+ * entry holds no frames, so dropping it moves no frame. */
+static void
+drop_unstarted(struct tt_sample *s, uint32_t from)
+{
+	uint32_t kept = from;
+	for (uint32_t k = from; k < s->nthreads; k++) {
+		bool drop = false;
+		for (uint32_t j = from; j < s->nthreads && !drop && s->threads[k].nframes == 0; j++)
+			drop = j != k && s->threads[j].native_tid == s->threads[k].native_tid;
+		if (!drop)
+			s->threads[kept++] = s->threads[k];
+	}
+	s->nthreads = kept;
 }
 
 tt_status
@@ -246,6 +304,7 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 			return st;
 		struct cycle_guard guard;
 		cycle_guard_init(&guard);
+		uint32_t first_thread = s->nthreads;
 		for (uint64_t ts = iv.threads_head; ts != 0; nthreads++) {
 			if (nthreads >= UNWIND_MAX_THREADS)
 				return tt_fail(err, TT_EBADMEM, 0, "more than %d threads (a cycle?)",
@@ -257,6 +316,8 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 				return st;
 			ts = next;
 		}
+		if (l->has_cframe)
+			drop_unstarted(s, first_thread);
 		interp = iv.next;
 	}
 	return TT_OK;

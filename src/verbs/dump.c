@@ -151,7 +151,9 @@ print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 		       " \"on_cpu\": %s, \"truncated\": %s,\n",
 		       (long long)th->interp_id, (th->status & TT_THREAD_MAIN) ? "true" : "false",
 		       (th->status & TT_THREAD_GIL) ? "true" : "false",
-		       (th->status & TT_THREAD_GIL_WAIT) ? "true" : "false",
+		       /* null: this version does not say who waits (before 3.15) */
+		       !t->layout.has_tstate_gil ? "null"
+		       : (th->status & TT_THREAD_GIL_WAIT) ? "true" : "false",
 		       (th->status & TT_THREAD_ON_CPU) ? "true" : "false",
 		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
 		struct kwait_info ki;

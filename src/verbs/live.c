@@ -14,7 +14,7 @@ live_print_help(void)
 	printf("Usage: tachyon-top [OPTION]... -p PID\n"
 	       "  or:  tachyon-top [OPTION]... -- COMMAND [ARG]...\n"
 	       "  or:  tachyon-top VERB [OPTION]...\n"
-	       "Show, live, where a running CPython 3.13-3.15 process spends its time: per\n"
+	       "Show, live, where a running CPython 3.11-3.15 process spends its time: per\n"
 	       "function, line and thread, with GIL and CPU state. The process is read from\n"
 	       "the outside; it is never stopped or written to.\n"
 	       "\n"
