@@ -16,8 +16,10 @@ filtered to 3.14+.
 
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -191,6 +193,125 @@ def compare_with_oracle(interp, pid, threads=None):
     return doc
 
 
+class Tmux:
+    """tachyon-top's live view in a tmux pane of a private tmux server."""
+
+    def __init__(self, *args, size=(140, 40)):
+        self.sock = "tt-tasks-%d" % os.getpid()
+        self.name = "tasks"
+        command = " ".join([ft.BIN] + [str(a) for a in args]) + "; exec sleep 600"
+        self.run("new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]),
+                 "env", "TERM=xterm-256color", "sh", "-c", command)
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-L", self.sock] + list(args), capture_output=True,
+                              text=True, timeout=20).stdout
+
+    def screen(self):
+        return self.run("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys):
+        self.run("send-keys", "-t", self.name, *keys)
+
+    def wait(self, predicate, what, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if predicate(text):
+                return text
+            if time.monotonic() > deadline:
+                raise Fail("no %s on the screen within %d s" % (what, timeout),
+                           *["screen: " + line for line in text.splitlines()])
+            time.sleep(0.1)
+
+    def close(self):
+        self.run("kill-server")
+
+
+def load_server(port, stuck, fast):
+    """*stuck* requests to /slow left hanging, then *fast* to /fast."""
+    socks = []
+    for _ in range(stuck):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        socks.append(s)
+    for _ in range(fast):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"GET /fast HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            expect(b"200 OK" in s.recv(4096), "the server did not answer /fast")
+    return socks
+
+
+STUCK_REQUESTS = 40
+
+
+def test_aiohttp():
+    """Debian's aiohttp, a handler stuck on its upstream, under client load."""
+    with Target("python3", "tasks_aiohttp.py") as t:
+        socks = load_server(t.info["port"], STUCK_REQUESTS, 100)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                doc = tasks_json(t.pid)
+                stuck = [x for x in doc["tasks"]
+                         if [f["func"] for f in x["frames"]][3:5] == ["fetch_upstream",
+                                                                      "slow_handler"]]
+                if len(stuck) == STUCK_REQUESTS or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            expect(len(stuck) == STUCK_REQUESTS, "expected %d handler tasks stuck in "
+                   "fetch_upstream, found %d" % (STUCK_REQUESTS, len(stuck)))
+            ids = {x["id"]: x for x in doc["tasks"]}
+            for x in stuck:
+                expect(x["frames"][0]["func"] == "StreamReader._wait_for_data",
+                       "handler task's innermost frame", show(x["frames"]))
+                expect(len(x["awaited_by"]) == 1 and ids[x["awaited_by"][0]]["frames"][0]["func"]
+                       == "RequestHandler.start", "handler task not awaited by its connection")
+            tui = Tmux("-p", t.pid)
+            try:
+                tui.wait(lambda s: "Functions" in s or "Threads" in s, "live view")
+                tui.keys("T")
+                pattern = re.compile(r"^\S\s+%d\s+0\s+\S+( s| min| h)?\s+StreamReader\."
+                                     r"_wait_for_data \u2190 fetch_upstream \(tasks_aiohttp\.py:\d+\)"
+                                     % STUCK_REQUESTS, re.M)
+                screen = tui.wait(lambda s: pattern.search(s), "the stuck handlers' row")
+                # Stuck time grows while the requests hang; sorting by count works.
+                tui.wait(lambda s: re.search(r"^\S\s+%d\s+0\s+[2-9] s\s+StreamReader"
+                                             % STUCK_REQUESTS, s, re.M), "stuck >= 2 s")
+                tui.keys("s")
+                tui.wait(lambda s: "sorted by count" in s, "sort by count")
+                # Enter opens the group, Enter on a task shows its chain and awaiter.
+                rows = [line for line in screen.splitlines() if line[:1] in "\u25b8\u25be"]
+                index = next(i for i, line in enumerate(rows) if "fetch_upstream" in line)
+                for _ in range(index):
+                    tui.keys("Down")
+                tui.keys("Enter")
+                tui.wait(lambda s: re.search(r"^\s+\u25b8 Task-\d+ \[0x", s, re.M), "task rows")
+                tui.keys("Down", "Enter")
+                tui.wait(lambda s: "slow_handler (/" in s and "awaited by Task-" in s
+                         and "RequestHandler.start (" in s, "a task's chain and its awaiter")
+            finally:
+                tui.close()
+        finally:
+            for s in socks:
+                s.close()
+
+
+def test_live_late_import():
+    """The live view sees tasks appear after the target imports asyncio."""
+    with Target("python3.14", "tasks_late.py") as t:
+        tui = Tmux("-p", t.pid)
+        try:
+            tui.wait(lambda s: "Functions" in s, "live view")
+            tui.keys("T")
+            tui.wait(lambda s: "asyncio is not imported" in s, "the no-asyncio line")
+            os.kill(t.pid, signal.SIGUSR1)
+            tui.wait(lambda s: re.search(r"^\S\s+3\s+0\s+.*late_worker.*late-", s, re.M),
+                     "the three late tasks", timeout=20)
+        finally:
+            tui.close()
+
+
 # ----------------------------------------------------------------------
 
 def test_oracle(interp):
@@ -331,8 +452,11 @@ def main():
                            and not i.endswith("-pie")) or DEFAULT
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 1)
+    tap = Tap(len(interps) * len(PER_INTERP) + 3)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
+    tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
+            test_aiohttp)
+    tap.run("tasks view: tasks appear after import asyncio", test_live_late_import)
     for interp in interps:
         for desc, fn in PER_INTERP:
             tap.run("%s: %s" % (interp, desc), fn, interp)
