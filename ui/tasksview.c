@@ -394,9 +394,10 @@ tasksview_draw(struct ui *u, int y, int h)
 		snprintf(title, sizeof title, " asyncio tasks ");
 	} else {
 		snprintf(title, sizeof title,
-			 " asyncio tasks  %u tasks at %u points, sorted by %s (s)  read %.1f ms, "
-			 "%d/s%s ", s->tasks.n, s->ngroups, t->by_count ? "count" : "stuck time",
-			 s->read_ms, (int)(1e9 / TASKS_INTERVAL_NS),
+			 " asyncio tasks  %u tasks at %u points, sorted by %s (s)  read %.1f ms%s%s ",
+			 s->tasks.n, s->ngroups, t->by_count ? "count" : "stuck time", s->read_ms,
+			 s->read_ms * 1e6 < (double)TASKS_INTERVAL_NS ? ", 4 times a second"
+								       : ", one after another",
 			 s->tasks.lost ? "  (some changed while read)" : "");
 	}
 	views_bar(y, theme_attr(ROLE_BORDER));
