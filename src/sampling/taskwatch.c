@@ -89,19 +89,40 @@ update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 	return true;
 }
 
+/* Code of the standard library or an installed package, as opposed to the
+ * application's own. */
+static bool
+is_library_file(const char *path)
+{
+	return strstr(path, "/lib/python3") || strstr(path, "-packages/") ||
+	       strncmp(path, "<frozen", 7) == 0;
+}
+
+/* A suspension point: the innermost frame and the first application frame
+ * awaiting it ("Queue.get <- worker (app.py:33)"); the direct caller when the
+ * whole chain is library code. */
 static void
-group_key(const struct tt_tasks *ts, const struct tt_task *t, struct task_group *g)
+group_key(const struct code_cache *codes, const struct tt_tasks *ts, const struct tt_task *t,
+	  struct task_group *g)
 {
 	g->frame0 = g->frame1 = UINT32_MAX;
 	g->line0 = g->line1 = -1;
-	if (t->nframes > 0) {
-		g->frame0 = ts->frames[t->first_frame].code_id;
-		g->line0 = ts->frames[t->first_frame].line;
+	if (t->nframes == 0)
+		return;
+	const struct tt_frame *f = ts->frames + t->first_frame;
+	g->frame0 = f[0].code_id;
+	g->line0 = f[0].line;
+	if (t->nframes == 1)
+		return;
+	uint32_t caller = 1;
+	for (uint32_t i = 1; i < t->nframes; i++) {
+		if (!is_library_file(codecache_get(codes, f[i].code_id)->filename)) {
+			caller = i;
+			break;
+		}
 	}
-	if (t->nframes > 1) {
-		g->frame1 = ts->frames[t->first_frame + 1].code_id;
-		g->line1 = ts->frames[t->first_frame + 1].line;
-	}
+	g->frame1 = f[caller].code_id;
+	g->line1 = f[caller].line;
 }
 
 static bool
@@ -141,7 +162,7 @@ build_groups(struct task_snapshot *s)
 	memset(slots, 0xff, cap * sizeof *slots);
 	for (uint32_t i = 0; i < n; i++) {
 		struct task_group key = {0};
-		group_key(&s->tasks, &s->tasks.tasks[i], &key);
+		group_key(s->codes, &s->tasks, &s->tasks.tasks[i], &key);
 		uint64_t h = hash_mix64(((uint64_t)key.frame0 << 32 | key.frame1) ^
 					((uint64_t)(uint32_t)key.line0 << 32 | (uint32_t)key.line1) *
 						0x9E3779B97F4A7C15ull);

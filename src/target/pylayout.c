@@ -479,18 +479,21 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	else if (!fits(l->ob_type, 8, 64) || type_size > MAX_SMALL_STRUCT ||
 		 !fits(l->tp_name, 8, type_size))
 		bad = "type_object";
-	else if (l->has_async &&
-		 (gen_size > MAX_SMALL_STRUCT || !fits(l->gen_frame_state, 1, gen_size) ||
-		  l->gen_iframe >= gen_size || !fits(l->fr_stackpointer, 8, fr_size) ||
-		  set_size > MAX_SMALL_STRUCT || !fits(l->set_used, 8, set_size) ||
-		  !fits(l->set_table, 8, set_size) || !fits(l->set_mask, 8, set_size) ||
-		  l->llist_next > 64 || !fits(l->tp_flags, 8, type_size) ||
-		  l->long_lv_tag > 64 || l->long_digit > 64))
-		bad = "gen_object";
 	if (bad)
 		return tt_fail(err, TT_EBADMEM, 0,
 			       "Python %s: implausible _Py_DebugOffsets entry for %s (corrupt table?)",
 			       l->version_str, bad);
+
+	/* The fields only asyncio tasks use: implausible ones cost the tasks
+	 * (has_async off), not the attach. */
+	if (l->has_async &&
+	    (gen_size > MAX_SMALL_STRUCT || !fits(l->gen_frame_state, 1, gen_size) ||
+	     l->gen_iframe >= gen_size || l->gen_iframe > 512 ||
+	     !fits(l->fr_stackpointer, 8, fr_size) || set_size > MAX_SMALL_STRUCT ||
+	     !fits(l->set_used, 8, set_size) || !fits(l->set_table, 8, set_size) ||
+	     !fits(l->set_mask, 8, set_size) || l->llist_next > 64 ||
+	     !fits(l->tp_flags, 8, type_size) || l->long_lv_tag > 64 || l->long_digit > 64))
+		l->has_async = false;
 
 	/* Derived offsets (see pylayout.h). */
 	l->is_threads_unique_id = l->is_threads_head - 8;
