@@ -742,4 +742,12 @@ pylayout_print(FILE *f, const struct py_layout *l)
 	for (size_t i = 0; i < COUNT(rows); i++)
 		if (rows[i].present)
 			fprintf(f, "%s=%llu\n", rows[i].name, (unsigned long long)rows[i].value);
+	if (l->has_async) {
+		/* asyncio semantics not in the table (tests/check-layouts.sh) */
+		fprintf(f, "gen.state_suspended_yield_from=%d\n", l->gen_state_yield_from);
+		if (l->gen_state_yield_from_locked != -128)
+			fprintf(f, "gen.state_suspended_yield_from_locked=%d\n",
+				l->gen_state_yield_from_locked);
+		fprintf(f, "gen.state_cleared=%d\n", l->gen_state_cleared);
+	}
 }
