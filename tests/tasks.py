@@ -11,7 +11,7 @@ imports it, and Python 3.13 (a one-line note). Output is TAP.
 
 Environment as for tests/functional.py (TT_ROOT, TT_BIN, CI); TT_TASK_INTERPS
 (default "python3.14 python3.15 python3.14d python3.15d"), else TT_INTERPS
-filtered to 3.14+.
+filtered to python3.14/3.15 builds (none: only the once-only scenarios run).
 """
 
 import json
@@ -448,8 +448,7 @@ def main():
     interps = os.environ.get("TT_TASK_INTERPS")
     if interps is None:
         interps = " ".join(i for i in os.environ.get("TT_INTERPS", DEFAULT).split()
-                           if i.startswith("python3.1") and i[9:11] in ("14", "15")
-                           and not i.endswith("-pie")) or DEFAULT
+                           if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
     tap = Tap(len(interps) * len(PER_INTERP) + 3)
