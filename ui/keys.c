@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "tasksview.h"
 #include "ui.h"
 
 static const double refresh_steps[] = {0.1, 0.2, 0.5, 1, 2, 5, 10};
@@ -120,6 +121,8 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 							  k->code.codepoint == 'Q')))
 			return;
 	}
+	if (tasksview_key(u, k))
+		return;
 	bool ctrl = k->modifiers & TERMKEY_KEYMOD_CTRL;
 	bool shift = k->modifiers & TERMKEY_KEYMOD_SHIFT;
 	int32_t page = views_table_height(u);

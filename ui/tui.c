@@ -22,6 +22,7 @@
 #include "profile.h"
 #include "theme.h"
 #include "tui.h"
+#include "tasksview.h"
 #include "ui.h"
 
 #ifndef THEMEDIR
@@ -308,6 +309,7 @@ tui_run(const struct live_options *o)
 	u.delay_ns = (uint64_t)(o->delay_s * 1e9);
 	u.next_roll_ns = u.start_ns + u.delay_ns;
 	u.selected_func = UINT32_MAX;
+	u.tasks = tasksview_new();
 	agg_init(&u.agg, s.sampler.walk, u.start_ns);
 
 	/* termkey before initscr (it would otherwise set up terminfo again);
@@ -379,6 +381,7 @@ tui_run(const struct live_options *o)
 				u.dirty = true;
 			}
 		}
+		tasksview_poll(&u);
 		if (u.message[0] && now > u.message_until_ns) {
 			u.message[0] = '\0';
 			u.dirty = true;
@@ -434,6 +437,7 @@ tui_run(const struct live_options *o)
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);
+	tasksview_free(u.tasks);
 	session_end(&s);
 	if (final_text[0])
 		fprintf(stderr, "tachyon-top: %s\n", final_text);

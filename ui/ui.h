@@ -57,6 +57,7 @@ struct ui {
 	/* the kernel's view of the threads (owned; NULL until the first) */
 	struct kwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
+	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
 
 	bool quit;
 	bool dirty;                   /* redraw needed */
@@ -69,6 +70,10 @@ void views_draw(struct ui *u);
 void views_refresh_table(struct ui *u);
 /* Rows of the function table visible with the current layout. */
 int views_table_height(const struct ui *u);
+
+/* For the other views: sanitized text cut to width, and a filled line. */
+int views_text(int y, int x, int width, const char *text, int attr);
+void views_bar(int y, int attr);
 
 /* keys.c: one key press; updates state and sets u->dirty / u->quit. */
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);

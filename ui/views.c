@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "kwatch.h"
 #include "sanitize.h"
+#include "tasksview.h"
 #include "theme.h"
 #include "ui.h"
 #include "unwinder.h"
@@ -79,6 +80,18 @@ bar(int y, int attr)
 	for (int i = 0; i < COLS; i++)
 		addch(' ');
 	attrset(theme_attr(ROLE_DEFAULT));
+}
+
+int
+views_text(int y, int x, int width, const char *text, int attr)
+{
+	return draw_text(y, x, width, text, attr);
+}
+
+void
+views_bar(int y, int attr)
+{
+	bar(y, attr);
 }
 
 static int
@@ -670,6 +683,7 @@ draw_help(void)
 		"  Tab BTab <->  one thread / all   Enter       callers and callees",
 		"  Up Down PgUp PgDn Home End       move in the table",
 		"  + -           refresh faster or slower      e   export profile to files",
+		"  T             asyncio tasks: where each waits, how long (Enter opens, s sort)",
 		"",
 		"OWN: samples where the function itself runs. TOTAL: samples where it is",
 		"anywhere on the stack, recursion counted once. Percentages are of the",
@@ -741,7 +755,9 @@ views_draw(struct ui *u)
 	if (th)
 		y = draw_threads(u, y, th);
 	int h = views_table_height(u);
-	if (u->detail)
+	if (tasksview_shown(u))
+		tasksview_draw(u, y, h);
+	else if (u->detail)
 		draw_detail(u, y, h);
 	else
 		draw_table(u, y, h);

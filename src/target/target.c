@@ -224,6 +224,43 @@ try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
 	return st;
 }
 
+tt_status
+target_find_section(const struct target *t, const char *name_part, const char *section,
+		    uint64_t *addr, uint64_t *size, struct tt_error *err)
+{
+	struct proc_maps maps;
+	tt_status st = procmaps_read(t->pid, &maps, err);
+	if (st != TT_OK)
+		return st;
+	st = tt_fail(err, TT_ENOTPY, 0, "no mapped file carries %s", section);
+	const char *last = "";
+	for (size_t i = 0; i < maps.count; i++) {
+		const struct map_entry *m = &maps.entries[i];
+		if (m->path[0] != '/' || strcmp(m->path, last) == 0 ||
+		    !strstr(procmaps_basename(m->path), name_part))
+			continue;
+		last = m->path;
+		int fd = open_mapped_file(t->pid, m);
+		if (fd < 0)
+			continue;
+		struct elf_section_hit hit;
+		struct tt_error e = {0};
+		tt_status found = elf_find_section(fd, section, &hit, &e);
+		close(fd);
+		if (found != TT_OK)
+			continue;
+		uint64_t base = 0;
+		if (file_base(&maps, m->path, &base)) {
+			*addr = runtime_address(hit.is_pie, base, hit.load_vaddr, hit.sh_addr);
+			*size = hit.sh_size;
+			st = TT_OK;
+			break;
+		}
+	}
+	procmaps_free(&maps);
+	return st;
+}
+
 /* Which failure explains best why no candidate worked. */
 static int
 error_rank(tt_status st)

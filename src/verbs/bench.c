@@ -9,6 +9,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "benchtasks.h"
 #include "cli.h"
 #include "clock.h"
 #include "sampler.h"
@@ -17,7 +18,7 @@ static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
-	      "                         [--floor]\n"
+	      "                         [--floor] [--tasks]\n"
 	      "Sample process PID as fast as possible (or at RATE) and report the engine's figures.\n"
 	      "\n"
 	      "  -p, --pid PID        process to sample (read-only; it is never stopped)\n"
@@ -28,6 +29,7 @@ print_usage(FILE *f)
 	      "      --verify         check each sample against an independent plain walk\n"
 	      "      --floor          first measure the cheapest possible read of this process\n"
 	      "                       (one 8-byte read): no sampler can beat that per sample\n"
+	      "      --tasks          measure reading every asyncio task instead (Python 3.14+)\n"
 	      "  -h, --help           show this help\n", f);
 }
 
@@ -54,12 +56,13 @@ bench_main(int argc, char **argv)
 		{"no-cache", no_argument, NULL, 'C'},
 		{"verify", no_argument, NULL, 'V'},
 		{"floor", no_argument, NULL, 'F'},
+		{"tasks", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
 	double seconds = 5, hz = 0;
-	bool json = false, want_floor = false;
+	bool json = false, want_floor = false, want_tasks = false;
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
 	int c;
@@ -83,6 +86,7 @@ bench_main(int argc, char **argv)
 		case 'C': cfg.walk.cache = false; break;
 		case 'V': cfg.verify = true; break;
 		case 'F': want_floor = true; break;
+		case 'T': want_tasks = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
@@ -93,6 +97,8 @@ bench_main(int argc, char **argv)
 		return cli_usage_error("bench ", "unexpected argument '%s'", argv[optind]);
 	if (pid == 0)
 		return cli_usage_error("bench ", "missing -p PID");
+	if (want_tasks)
+		return benchtasks_run(pid, seconds, json);
 	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
 	cfg.duration_ns = (uint64_t)(seconds * 1e9);
 

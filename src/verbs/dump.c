@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "dump.h"
+#include "dumptasks.h"
 #include "kwait.h"
 #include "sanitize.h"
 #include "taskinfo.h"
@@ -22,11 +23,13 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID   process to inspect (read-only; it is never stopped)\n"
 	      "  -j, --json      print one JSON object instead of text\n"
+	      "  -t, --tasks     also every asyncio task: what it awaits, who awaits it\n"
+	      "                  (Python 3.14+)\n"
 	      "  -h, --help      show this help\n", f);
 }
 
@@ -132,7 +135,8 @@ print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 }
 
 static void
-print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr)
+print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr,
+	   const struct tt_tasks *tasks)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
@@ -188,7 +192,12 @@ print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 		}
 		printf("]}");
 	}
-	printf("]}\n");
+	printf("]");
+	if (tasks) {
+		printf(",\n ");
+		dumptasks_json(stdout, tasks, &u->codes);
+	}
+	printf("}\n");
 }
 
 int
@@ -197,15 +206,16 @@ dump_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},
+		{"tasks", no_argument, NULL, 't'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	bool json = false;
+	bool json = false, want_tasks = false;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:jh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jth", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
@@ -213,6 +223,9 @@ dump_main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 't':
+			want_tasks = true;
 			break;
 		case 'h':
 			print_usage(stdout);
@@ -237,17 +250,27 @@ dump_main(int argc, char **argv)
 		return cli_report(&err);
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, &err);
+	struct task_reader tr = {0};
+	struct tt_tasks tasks = {0};
+	if (st == TT_OK && want_tasks &&
+	    (st = task_reader_init(&tr, &t, &u.codes, 0, &err)) == TT_OK)
+		st = dumptasks_read(&tr, &tasks, &err);
 	if (st == TT_OK) {
 		/* Right after the stacks: the kernel's view of the same moment
 		 * (NULL without memory: it is then left out, not an error). */
 		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
-		if (json)
-			print_json(&u, &s, kr);
-		else
+		if (json) {
+			print_json(&u, &s, kr, want_tasks ? &tasks : NULL);
+		} else {
 			print_text(&u, &s, kr);
+			if (want_tasks)
+				dumptasks_text(stdout, &tasks, &u.codes);
+		}
 		kwait_reader_free(kr);
 		fflush(stdout);
 	}
+	tt_tasks_free(&tasks);
+	task_reader_free(&tr);
 	tt_sample_free(&s);
 	unwinder_free(&u);
 	return st == TT_OK ? 0 : cli_report(&err);
