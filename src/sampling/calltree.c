@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,19 +28,23 @@ slot_hash(uint32_t parent, uint32_t func, int32_t line)
 	return hash_mix64(((uint64_t)parent << 32 | func) ^ ((uint64_t)(uint32_t)line * 0x9e3779b97f4a7c15ull));
 }
 
+/* Index entries: the hash's upper bits as a tag beside node + 1, so a probe
+ * rarely has to look at a node that is not the one sought. */
+#define TAG_OF(h) ((uint64_t)((h) | 1u) << 32)
+
 static bool
 grow_index(struct calltree *t)
 {
 	uint32_t n = t->nindex ? t->nindex * 2 : 4096;
-	uint32_t *idx = calloc(n, sizeof *idx);
+	uint64_t *idx = calloc(n, sizeof *idx);
 	if (!idx)
 		return false;
 	for (uint32_t i = 1; i < t->n; i++) {
 		const struct ct_node *c = &t->nodes[i];
-		uint32_t h = slot_hash(c->parent, c->func, c->line) & (n - 1);
+		uint32_t hv = slot_hash(c->parent, c->func, c->line), h = hv & (n - 1);
 		while (idx[h])
 			h = (h + 1) & (n - 1);
-		idx[h] = i + 1;
+		idx[h] = TAG_OF(hv) | (i + 1);
 	}
 	free(t->index);
 	t->index = idx;
@@ -68,11 +73,14 @@ child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
 {
 	if ((t->n + 1) * 2 > t->nindex && !grow_index(t))
 		return UINT32_MAX;
-	uint32_t h = slot_hash(parent, func, line) & (t->nindex - 1);
+	uint32_t hv = slot_hash(parent, func, line), h = hv & (t->nindex - 1);
 	for (; t->index[h]; h = (h + 1) & (t->nindex - 1)) {
-		const struct ct_node *c = &t->nodes[t->index[h] - 1];
+		if ((t->index[h] & ~0xffffffffull) != TAG_OF(hv))
+			continue;
+		uint32_t i = (uint32_t)t->index[h] - 1;
+		const struct ct_node *c = &t->nodes[i];
 		if (c->parent == parent && c->func == func && c->line == line)
-			return t->index[h] - 1;
+			return i;
 	}
 	uint32_t i = new_node(t);
 	if (i == UINT32_MAX)
@@ -83,7 +91,7 @@ child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
 	c->parent = parent;
 	c->depth = t->nodes[parent].depth + 1;
 	c->key = path_key(t->nodes[parent].key, func, line);
-	t->index[h] = i + 1;
+	t->index[h] = TAG_OF(hv) | (i + 1);
 	return i;
 }
 
@@ -203,24 +211,22 @@ cmp_kids(const void *pa, const void *pb)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-bool
-calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_cap,
-	       struct calltree *t)
+/* Forget the shape: the next build starts from the root again. */
+static bool
+reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
 {
-	const struct intern *in = stackwalk_intern(a->walk);
-	t->depth_cap = depth_cap ? depth_cap : CALLTREE_DEFAULT_DEPTH;
 	t->n = 0;
-	t->cut = 0;
-	t->deepest = 0;
+	t->nkids_built = 0;
 	if (t->index)
 		memset(t->index, 0, t->nindex * sizeof *t->index);
-	if (!grow_memo(t, appendlog_count(in->stacks)))
-		return false;
 	if (++t->gen >= 0x7fffffffu) {
 		t->gen = 1;
 		memset(t->memo_gen, 0, t->nmemo * sizeof *t->memo_gen);
 		memset(t->memo_match, 0, t->nmemo * sizeof *t->memo_match);
 	}
+	t->depth_cap = depth_cap;
+	t->by_line = q->by_line;
+	snprintf(t->filter, sizeof t->filter, "%s", q->filter ? q->filter : "");
 	uint32_t root = new_node(t);
 	if (root == UINT32_MAX)
 		return false;
@@ -228,7 +234,33 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 	t->nodes[root].line = -1;
 	t->nodes[root].parent = UINT32_MAX;
 	t->nodes[root].key = ROOT_KEY;
-	bool filtered = q->filter && *q->filter;
+	return true;
+}
+
+bool
+calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_cap,
+	       struct calltree *t)
+{
+	const struct intern *in = stackwalk_intern(a->walk);
+	if (!depth_cap)
+		depth_cap = CALLTREE_DEFAULT_DEPTH;
+	/* The shape (which stack ends in which node) depends only on these;
+	 * counts are redone every build, the shape only when they change. */
+	const char *filter = q->filter ? q->filter : "";
+	if (!t->n || t->depth_cap != depth_cap || t->by_line != q->by_line ||
+	    strcmp(t->filter, filter) != 0) {
+		if (!reset_shape(t, q, depth_cap))
+			return false;
+	}
+	if (!grow_memo(t, appendlog_count(in->stacks)))
+		return false;
+	t->build++;
+	t->cut = 0;
+	t->deepest = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		t->nodes[i].own = t->nodes[i].cut = 0;
+	}
+	bool filtered = *t->filter != '\0';
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
@@ -238,7 +270,7 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 		 * were given a count for; the next build sees them. */
 		if (e->stack_id >= t->nmemo)
 			continue;
-		if (filtered && !stack_matches(a, t, in, e->stack_id, q->filter))
+		if (filtered && !stack_matches(a, t, in, e->stack_id, t->filter))
 			continue;
 		uint32_t node = node_of_stack(a, t, in, q->by_line, e->stack_id);
 		if (node == UINT32_MAX)
@@ -259,28 +291,56 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 	for (uint32_t i = t->n - 1; i > 0; i--) {
 		struct ct_node *c = &t->nodes[i];
 		t->nodes[c->parent].total += c->total;
-		t->nodes[c->parent].nkids++;
 	}
-	/* Children grouped by parent, heaviest first. */
-	uint32_t *kids = realloc(t->kids, (t->n ? t->n : 1) * sizeof *kids);
-	if (!kids)
-		return false;
-	t->kids = kids;
-	uint32_t at = 0;
-	for (uint32_t i = 0; i < t->n; i++) {
-		t->nodes[i].kids = at;
-		at += t->nodes[i].nkids;
-		t->nodes[i].nkids = 0;
+	/* Children grouped by parent, when nodes were added. */
+	if (t->nkids_built != t->n) {
+		uint32_t *kids = realloc(t->kids, (t->n ? t->n : 1) * sizeof *kids);
+		if (!kids)
+			return false;
+		t->kids = kids;
+		for (uint32_t i = 0; i < t->n; i++)
+			t->nodes[i].nkids = 0;
+		for (uint32_t i = 1; i < t->n; i++)
+			t->nodes[t->nodes[i].parent].nkids++;
+		uint32_t at = 0;
+		for (uint32_t i = 0; i < t->n; i++) {
+			t->nodes[i].kids = at;
+			at += t->nodes[i].nkids;
+			t->nodes[i].nkids = 0;
+		}
+		for (uint32_t i = 1; i < t->n; i++) {
+			struct ct_node *p = &t->nodes[t->nodes[i].parent];
+			kids[p->kids + p->nkids++] = i;
+		}
+		t->nkids_built = t->n;
 	}
-	for (uint32_t i = 1; i < t->n; i++) {
-		struct ct_node *p = &t->nodes[t->nodes[i].parent];
-		kids[p->kids + p->nkids++] = i;
-	}
-	sort_nodes = t->nodes;
-	for (uint32_t i = 0; i < t->n; i++)
-		if (t->nodes[i].nkids > 1)
-			qsort(kids + t->nodes[i].kids, t->nodes[i].nkids, sizeof *kids, cmp_kids);
 	return true;
+}
+
+const uint32_t *
+calltree_kids(struct calltree *t, uint32_t node)
+{
+	struct ct_node *p = &t->nodes[node];
+	/* Sorted when first asked for in this build: a view visits few nodes. */
+	if (p->sorted != t->build) {
+		p->sorted = t->build;
+		if (p->nkids > 1) {
+			sort_nodes = t->nodes;
+			qsort(t->kids + p->kids, p->nkids, sizeof *t->kids, cmp_kids);
+		}
+	}
+	return t->kids + p->kids;
+}
+
+uint32_t
+calltree_nkids(struct calltree *t, uint32_t node)
+{
+	/* Children that no longer have samples are not shown (they sort last). */
+	const uint32_t *kids = calltree_kids(t, node);
+	uint32_t n = t->nodes[node].nkids;
+	while (n && t->nodes[kids[n - 1]].total == 0)
+		n--;
+	return n;
 }
 
 void
@@ -308,17 +368,22 @@ calltree_find(const struct calltree *t, uint64_t key)
 }
 
 uint32_t
-calltree_shown_kids(const struct calltree *t, uint32_t node, uint64_t min_samples, uint64_t *folded)
+calltree_shown_kids(struct calltree *t, uint32_t node, uint64_t min_samples, uint32_t *nfolded,
+		    uint64_t *folded)
 {
-	const struct ct_node *p = &t->nodes[node];
-	uint32_t k = 0;
-	while (k < p->nkids && t->nodes[t->kids[p->kids + k]].total >= min_samples)
+	const uint32_t *kids = calltree_kids(t, node);
+	uint32_t n = calltree_nkids(t, node), k = 0;
+	if (min_samples == 0)
+		min_samples = 1;
+	while (k < n && t->nodes[kids[k]].total >= min_samples)
 		k++;
 	uint64_t rest = 0;
-	for (uint32_t i = k; i < p->nkids; i++)
-		rest += t->nodes[t->kids[p->kids + i]].total;
+	for (uint32_t i = k; i < n; i++)
+		rest += t->nodes[kids[i]].total;
 	if (folded)
 		*folded = rest;
+	if (nfolded)
+		*nfolded = n - k;
 	return k;
 }
 
