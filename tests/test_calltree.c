@@ -277,9 +277,9 @@ bench_shape(bool server, bool quiet, uint32_t *nodes_out)
 	double best = 1e9, sum = 0;
 	const int runs = 10;
 	for (int i = 0; i < runs; i++) {
-		double t0 = now_ms();
+		double s0 = now_ms();
 		calltree_build(&agg, &q, 0, &t);
-		double dt = now_ms() - t0;
+		double dt = now_ms() - s0;
 		sum += dt;
 		if (dt < best)
 			best = dt;

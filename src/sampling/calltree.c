@@ -25,7 +25,14 @@ path_key(uint64_t parent_key, uint32_t func, int32_t line)
 static uint32_t
 slot_hash(uint32_t parent, uint32_t func, int32_t line)
 {
-	return hash_mix64(((uint64_t)parent << 32 | func) ^ ((uint64_t)(uint32_t)line * 0x9e3779b97f4a7c15ull));
+	/* murmur3's whole finalizer: parent and func both reach the low bits */
+	uint64_t k = ((uint64_t)parent << 32 | func) ^ ((uint64_t)(uint32_t)line * 0x9e3779b97f4a7c15ull);
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return (uint32_t)k;
 }
 
 /* Index entries: the hash's upper bits as a tag beside node + 1, so a probe
