@@ -418,6 +418,7 @@ tui_run(const struct live_options *o)
 	char final_text[sizeof u.finished_text] = "";
 	if (u.finished)
 		snprintf(final_text, sizeof final_text, "%s", u.finished_text);
+	treeviews_free(&u);
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);

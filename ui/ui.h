@@ -10,6 +10,7 @@
 #include "aggregate.h"
 #include "live.h"
 #include "session.h"
+#include "treeviews.h"
 
 #define UI_MIN_COLS 60
 #define UI_MIN_ROWS 12
@@ -53,6 +54,10 @@ struct ui {
 	uint64_t message_until_ns;
 	bool message_is_error;
 
+	/* call tree and flame views (treeview.c, flameview.c) */
+	enum ui_view view;
+	struct treeviews *tv;
+
 	bool quit;
 	bool dirty;                   /* redraw needed */
 	int rows, cols;
@@ -64,6 +69,15 @@ void views_draw(struct ui *u);
 void views_refresh_table(struct ui *u);
 /* Rows of the function table visible with the current layout. */
 int views_table_height(const struct ui *u);
+
+/* The query every view derives its figures from: the one place what is
+ * shown is restricted (mode, scope, thread, filter, ...). */
+void views_query(const struct ui *u, struct agg_query *q);
+/* Drawing helpers for the views' own files: sanitized text cut to a width
+ * (returns the columns used), a full-width bar, a percentage's colour. */
+int ui_draw_text(int y, int x, int width, const char *text, int attr);
+void ui_bar(int y, int attr);
+int ui_percent_attr(double pct);
 
 /* keys.c: one key press; updates state and sets u->dirty / u->quit. */
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);
