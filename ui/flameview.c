@@ -29,24 +29,25 @@ push_box(struct treeviews *tv, uint32_t node, int x0, int x1, int level)
 	tv->boxes[tv->nboxes++] = (struct fv_box){.node = node, .x0 = x0, .x1 = x1, .level = level};
 }
 
+/* Columns come from each frame's offset in samples from the left edge, not
+ * from its parent's rounded columns, so rounding never adds up down the
+ * levels: every edge is within a cell of where it belongs. */
 static void
-lay(struct treeviews *tv, uint32_t node, int x0, int x1, int level)
+lay(struct treeviews *tv, uint32_t node, uint64_t off, uint64_t whole, int width, int level)
 {
 	struct calltree *t = &tv->tree;
-	push_box(tv, node, x0, x1, level);
 	uint64_t total = t->nodes[node].total;
-	if (!total)
+	int x0 = (int)((uint64_t)width * off / whole);
+	int x1 = (int)((uint64_t)width * (off + total) / whole);
+	if (x1 <= x0)
 		return;
+	push_box(tv, node, x0, x1, level);
 	const uint32_t *kids = calltree_kids(t, node);
 	uint32_t n = calltree_nkids(t, node);
-	uint64_t cum = 0;
-	uint64_t span = (uint64_t)(x1 - x0);
+	uint64_t cum = off;
 	for (uint32_t k = 0; k < n; k++) {
-		int cx0 = x0 + (int)(span * cum / total);
+		lay(tv, kids[k], cum, whole, width, level + 1);
 		cum += t->nodes[kids[k]].total;
-		int cx1 = x0 + (int)(span * cum / total);
-		if (cx1 > cx0)
-			lay(tv, kids[k], cx0, cx1, level + 1);
 	}
 }
 
@@ -72,7 +73,7 @@ layout(struct ui *u)
 		return -1;
 	/* The zoom may have moved up (its path gone): remember where it is. */
 	tv->zoom_len = tv_path_of(t, zoom, tv->zoom_path);
-	lay(tv, zoom, 0, COLS, 0);
+	lay(tv, zoom, 0, t->nodes[zoom].total, COLS, 0);
 	if (!tv->fsel_len) {
 		/* First look: the widest callee of the top frame. */
 		uint32_t first = calltree_nkids(t, zoom) ? calltree_kids(t, zoom)[0] : zoom;
@@ -285,9 +286,19 @@ flameview_status(struct ui *u, char *buf, size_t len)
 	if (zoom != 0 && zoom != UINT32_MAX && t->nodes[zoom].total)
 		snprintf(zoomed, sizeof zoomed, " (%.1f%% of the zoom)",
 			 100.0 * (double)n->total / (double)t->nodes[zoom].total);
-	if (where[0])
-		snprintf(buf, len, " %s (%s)  %s samples  %.1f%%%s", name, where, cnt, all, zoomed);
-	else
-		snprintf(buf, len, " %s  %s samples  %.1f%%%s   Enter zoom  Esc out  f table", name, cnt,
-			 all, zoomed);
+	/* Figures first, so they stay on a narrow screen; then file:line,
+	 * whose end (the module and line) is kept when it has to be cut. */
+	int used = snprintf(buf, len, " %s  %s samples  %.1f%%%s", name, cnt, all, zoomed);
+	if (used < 0 || (size_t)used >= len)
+		return;
+	if (where[0]) {
+		int room = COLS - used - 4;
+		size_t wl = strlen(where);
+		const char *shown = where;
+		if (room > 8 && (int)wl > room)
+			shown = where + wl - (size_t)(room - 1);
+		snprintf(buf + used, len - (size_t)used, "  (%s%s)", shown == where ? "" : "\xe2\x80\xa6", shown);
+	} else {
+		snprintf(buf + used, len - (size_t)used, "   Enter zoom  Esc out  f table");
+	}
 }

@@ -362,6 +362,7 @@ treeviews_enter(struct ui *u, enum ui_view v)
 	}
 	u->view = v;
 	u->detail = false;
+	u->message[0] = '\0'; /* it was about the view left */
 	/* Every entry opens the hot path of what is shown now (what was open
 	 * stays open). */
 	if (v == VIEW_TREE)
@@ -404,7 +405,7 @@ draw_title(struct ui *u, int y, const char *what)
 	if (tv->tree.cut)
 		snprintf(cap, sizeof cap, ", depth capped at %u (deepest %u)", tv->tree.depth_cap,
 			 tv->tree.deepest);
-	snprintf(title, sizeof title, " %s  %s, %s, %s samples, fold < %g%%%s%s%s  [%.1f ms] ", what,
+	snprintf(title, sizeof title, " %s  %s, %s, %s samples, fold < %g%%%s%s%s  [built in %.2f ms] ", what,
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
 		 mode_names[u->mode], cnt, threshold_steps[tv->threshold_step], cap,
 		 u->filter[0] ? ", filter: " : "", u->filter, tv->build_ms);
@@ -430,7 +431,7 @@ draw_tree(struct ui *u, int y, int height)
 	draw_title(u, y++, "Call tree");
 	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	bool wide = COLS >= 100;
-	ui_draw_text(y, 0, COLS, wide ? " TOTAL%   OWN%  SAMPLES  CALL TREE" : " TOTAL%   OWN%  CALL TREE",
+	ui_draw_text(y, 0, COLS, wide ? " TOTAL%   OWN%  SAMPLES CALL TREE" : " TOTAL%   OWN% CALL TREE",
 		     theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	if (height < 1)
