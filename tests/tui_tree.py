@@ -206,9 +206,12 @@ def wait_tree(ui, what, pred=lambda rows: True, timeout=tui.KEY_TIMEOUT):
 def test_hot_path(ctx):
     ui = ctx.ui
     ui.wait_table()
-    rest = SESSION_MIN - (time.monotonic() - ui.started)
-    if rest > 0:
-        time.sleep(rest)
+    # r: counts start again now, when the target's own clock is read, so
+    # the session and the measurement cover the same stretch of time.
+    ui.keys("r")
+    ui.wait(lambda s: "counts reset" in s.status, "counts reset (r)")
+    ctx.ui_split0 = ctx.measured()
+    time.sleep(SESSION_MIN)
     ui.keys("w")
     ui.wait(lambda s: s.showing and s.showing.group(2).startswith("session"), "session scope")
     ui.keys("v")
@@ -415,13 +418,26 @@ def batch_blocks(text):
 
 
 def finish_batch(ctx, mode):
+    """Run one batch --tree; returns (run, rows of its final block, the
+    target's split over the second window block). Each window block is
+    printed when its second ends: the target's clock is read as each block
+    appears, so a window and a measurement cover the same second."""
     start_batch(ctx, mode)
-    argv, proc, out, err, split0 = ctx.batches[-1]
-    try:
-        proc.wait(timeout=BATCH_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        raise Fail("%s did not finish within %d s" % (" ".join(argv), BATCH_TIMEOUT))
-    ctx.batch_split = realized(split0, ctx.measured())
+    argv, proc, out, err, _ = ctx.batches[-1]
+    marks = []       # the target's split when the n-th window block appeared
+    deadline = time.monotonic() + BATCH_TIMEOUT
+    while True:
+        done = proc.poll() is not None
+        with open(out.name, "rb") as f:
+            seen = (b"\n" + f.read()).count(b"\ntachyon-top window")
+        while len(marks) < seen:
+            marks.append(ctx.measured())
+        if done:
+            break
+        if time.monotonic() > deadline:
+            raise Fail("%s did not finish within %d s" % (" ".join(argv), BATCH_TIMEOUT))
+        time.sleep(0.02)
+    ctx.batch_split = realized(marks[0], marks[1]) if len(marks) >= 2 else None
     out.seek(0)
     err.seek(0)
     run = rig.Run(argv, proc.returncode, out.read(), err.read())
@@ -432,13 +448,16 @@ def finish_batch(ctx, mode):
     text = run.out.decode("utf-8", "replace")
     ctx.captures["batch-" + mode] = text
     blocks = batch_blocks(text)
+    windows = [b for b in blocks if b[0].startswith("tachyon-top window")]
     finals = [b for b in blocks if b[0].startswith("tachyon-top session (final)")]
-    expect(finals, "no final block", *run.details())
-    return run, finals[0][1]
+    expect(finals and len(windows) >= 2 and len(marks) >= 2,
+           "expected 2 window blocks and a final block", *run.details())
+    return run, finals[0][1], windows[1][1]
 
 
 def test_batch_cpu(ctx):
-    run, rows = finish_batch(ctx, "cpu")
+    run, final, window = finish_batch(ctx, "cpu")
+    rows = window     # the second window: the stretch the target timed too
     byname = {}
     for total, depth, label in rows:
         name = label.split("  (")[0]
@@ -454,7 +473,7 @@ def test_batch_cpu(ctx):
 
 
 def test_batch_wall(ctx):
-    run, rows = finish_batch(ctx, "wall")
+    run, rows, _ = finish_batch(ctx, "wall")
     cut = [r for r in rows if "deeper frames not shown: depth capped at 64" in r[2]]
     expect(cut and re.search(r"deepest stack 20\d frames", cut[0][2]),
            "no depth-cap line in the wall-mode tree", *run.details())
@@ -495,7 +514,7 @@ STEPS = [
      "zoom, arrows, Esc out, status names the frame" % TOL, test_flame),
     ("resize to 80x24 and 250x60 in both views: drawn, full width; q exits cleanly",
      test_resize),
-    ("--batch --tree -m cpu: b and d at the target's split +- %d, indented under a" % TOL,
+    ("--batch --tree -m cpu: b and d at the target's split over a window +- %d, under a" % TOL,
      test_batch_cpu),
     ("--batch --tree -m wall --threshold 0.5: recurse cut at depth 64, said", test_batch_wall),
 ]
@@ -516,7 +535,6 @@ def run_interp(tap, suite, interp, base):
                 tui.Tmux("tree-" + interp) as tmux:
             ctx.target, ctx.tmux = target, tmux
             try:
-                ctx.ui_split0 = ctx.measured()
                 ctx.ui = tui.Pane(tmux, "tree", ["-m", "cpu", "--delay", DELAY, "-p", target.pid],
                                   workdir, size=(COLS, ROWS))
                 while pending:
