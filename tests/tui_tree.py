@@ -487,8 +487,10 @@ def start_batch(ctx, mode):
     extra = ["--threshold", "0.5"] if mode == "wall" else []
     out = open(os.path.join(ctx.workdir, "batch-%s.out" % mode), "w+b")
     err = open(os.path.join(ctx.workdir, "batch-%s.err" % mode), "w+b")
-    argv = [rig.BIN, "-p", str(ctx.target.pid), "--batch", "--tree", "-m", mode, "-d", "3",
-            "--delay", "1"] + extra
+    # 2 s windows: under CPU contention a sampler's samples come in bursts,
+    # so a second holds fewer independent looks than its count suggests.
+    argv = [rig.BIN, "-p", str(ctx.target.pid), "--batch", "--tree", "-m", mode, "-d", "5",
+            "--delay", "2"] + extra
     split0 = ctx.measured()
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=err)
     ctx.batches.append((argv, proc, out, err, split0))
