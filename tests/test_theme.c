@@ -143,6 +143,40 @@ test_role_keys(void)
 	       "role keys as documented");
 }
 
+/* ---- theme files from before a role existed ----------------------------- */
+
+/* A theme file written before the call tree and flame roles (as shipped up
+ * to then): it loads with no warnings, and the new roles keep the
+ * compiled-in styles. */
+static void
+test_old_theme(void)
+{
+	static const char old[] =
+		"name = old\n"
+		"default      = default;default\ntitle = brightwhite;red;bold\nheader = cyan\n"
+		"header.value = default;default;bold\ntable.header = black;green\n"
+		"table.sorted = black;cyan;bold\nrow.selected = black;cyan\npercent.hot = red;;bold\n"
+		"percent.warm = yellow\npercent.cold = green\nfunction = default\nfile = cyan\n"
+		"gil = magenta;;bold\ngil.wait = yellow\ncpu = green\nidle = default;;dim\n"
+		"warning = yellow;;bold\nerror = red;;bold\nstatus = black;cyan\nhelp = default\n"
+		"border = cyan\nfilter = yellow;;bold\ndim = default;;dim\n";
+	struct theme t, def;
+	char warn[1024];
+	theme_default(&def);
+	int rc = parse(old, &t, warn, sizeof warn);
+	tap_ok(rc == 0 && warn[0] == '\0', "a theme file without the tree and flame roles loads, no warnings (%s)",
+	       oneline(warn));
+	bool kept = true;
+	for (int r = ROLE_TREE_GUIDE; r <= ROLE_FLAME_SELECTED; r++)
+		kept &= !t.styles[r].set && style_val_eq(&t.styles[r], &def.styles[r]);
+	tap_ok(kept && t.styles[ROLE_TITLE].bg == 1, "its own roles apply, the new ones keep the defaults");
+	tap_ok(strcmp(theme_role_key(ROLE_TREE_GUIDE), "tree.guide") == 0 &&
+	       strcmp(theme_role_key(ROLE_TREE_FOLD), "tree.fold") == 0 &&
+	       strcmp(theme_role_key(ROLE_FLAME_HOT), "flame.hot") == 0 &&
+	       strcmp(theme_role_key(ROLE_FLAME_SELECTED), "flame.selected") == 0,
+	       "tree and flame role keys as documented");
+}
+
 /* ---- shipped themes ----------------------------------------------------- */
 
 static void
@@ -735,7 +769,9 @@ mono_fallbacks_ok(const char *what)
 	bool ok = !any_pair() && (A(ROLE_SELECTED) & A_REVERSE) && (A(ROLE_PERCENT_HOT) & A_BOLD) &&
 		  (A(ROLE_WARNING) & A_BOLD) && (A(ROLE_ERROR) & A_BOLD) &&
 		  A(ROLE_TABLE_HEADER) != d && A(ROLE_SORTED_HEADER) != A(ROLE_TABLE_HEADER) &&
-		  A(ROLE_SORTED_HEADER) != d && A(ROLE_STATUS) != d;
+		  A(ROLE_SORTED_HEADER) != d && A(ROLE_STATUS) != d &&
+		  (A(ROLE_FLAME_HOT) & A_REVERSE) && (A(ROLE_FLAME_COLD) & A_REVERSE) &&
+		  A(ROLE_FLAME_SELECTED) != A(ROLE_FLAME_HOT) && A(ROLE_FLAME_SELECTED) != d;
 	if (!ok)
 		tap_diag("%s: selected %#x hot %#x table %#x sorted %#x default %#x", what,
 			 (unsigned)A(ROLE_SELECTED), (unsigned)A(ROLE_PERCENT_HOT),
@@ -955,6 +991,7 @@ main(void)
 	}
 
 	test_role_keys();
+	test_old_theme();
 	test_shipped();
 	test_colours();
 	test_values();

@@ -123,6 +123,13 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 	}
 	if (tasksview_key(u, k))
 		return;
+	/* v, f, F5 and the call tree and flame views' own keys (treeview.c);
+	 * not while the tasks view is on top of them */
+	if (!tasksview_shown(u) && treeviews_key(u, k)) {
+		if (u->view == VIEW_TABLE)
+			views_refresh_table(u);
+		return;
+	}
 	bool ctrl = k->modifiers & TERMKEY_KEYMOD_CTRL;
 	bool shift = k->modifiers & TERMKEY_KEYMOD_SHIFT;
 	int32_t page = views_table_height(u);

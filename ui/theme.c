@@ -51,6 +51,12 @@ static const char *const role_keys[ROLE_COUNT] = {
 	[ROLE_BORDER] = "border",
 	[ROLE_FILTER] = "filter",
 	[ROLE_DIM] = "dim",
+	[ROLE_TREE_GUIDE] = "tree.guide",
+	[ROLE_TREE_FOLD] = "tree.fold",
+	[ROLE_FLAME_HOT] = "flame.hot",
+	[ROLE_FLAME_WARM] = "flame.warm",
+	[ROLE_FLAME_COLD] = "flame.cold",
+	[ROLE_FLAME_SELECTED] = "flame.selected",
 };
 
 const char *
@@ -90,6 +96,12 @@ static const struct theme_style default_styles[ROLE_COUNT] = {
 	[ROLE_BORDER] = ST(C_CYAN, C_DEF, 0),
 	[ROLE_FILTER] = ST(C_YELLOW, C_DEF, A_B),
 	[ROLE_DIM] = ST(C_DEF, C_DEF, A_D),
+	[ROLE_TREE_GUIDE] = ST(C_CYAN, C_DEF, A_D),
+	[ROLE_TREE_FOLD] = ST(C_MAGENTA, C_DEF, 0),
+	[ROLE_FLAME_HOT] = ST(C_BLACK, 203, 0),
+	[ROLE_FLAME_WARM] = ST(C_BLACK, 215, 0),
+	[ROLE_FLAME_COLD] = ST(C_BLACK, 223, 0),
+	[ROLE_FLAME_SELECTED] = ST(C_BRIGHT + C_WHITE, C_BLUE, A_B),
 };
 
 void
@@ -868,7 +880,18 @@ fallback_attrs(int role, bool *always)
 		return A_REVERSE;
 	case ROLE_IDLE:
 	case ROLE_DIM:
+	case ROLE_TREE_GUIDE:
+	case ROLE_TREE_FOLD:
 		return A_DIM;
+	case ROLE_FLAME_HOT:
+	case ROLE_FLAME_WARM:
+	case ROLE_FLAME_COLD:
+		/* without colours, frames are blocks of reverse video */
+		*always = true;
+		return A_REVERSE;
+	case ROLE_FLAME_SELECTED:
+		*always = true;
+		return A_BOLD | A_UNDERLINE;
 	default:
 		return A_NORMAL;
 	}

@@ -434,6 +434,7 @@ tui_run(const struct live_options *o)
 	if (u.finished)
 		snprintf(final_text, sizeof final_text, "%s", u.finished_text);
 	free(u.kw);
+	treeviews_free(&u);
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);

@@ -11,6 +11,7 @@
 #include "kwatch.h"
 #include "live.h"
 #include "session.h"
+#include "treeviews.h"
 
 #define UI_MIN_COLS 60
 #define UI_MIN_ROWS 12
@@ -58,6 +59,9 @@ struct ui {
 	struct kwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
 	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
+	/* call tree and flame views (treeview.c, flameview.c) */
+	enum ui_view view;
+	struct treeviews *tv;
 
 	bool quit;
 	bool dirty;                   /* redraw needed */
@@ -74,6 +78,14 @@ int views_table_height(const struct ui *u);
 /* For the other views: sanitized text cut to width, and a filled line. */
 int views_text(int y, int x, int width, const char *text, int attr);
 void views_bar(int y, int attr);
+/* The query every view derives its figures from: the one place what is
+ * shown is restricted (mode, scope, thread, filter, ...). */
+void views_query(const struct ui *u, struct agg_query *q);
+/* Drawing helpers for the views' own files: sanitized text cut to a width
+ * (returns the columns used), a full-width bar, a percentage's colour. */
+int ui_draw_text(int y, int x, int width, const char *text, int attr);
+void ui_bar(int y, int attr);
+int ui_percent_attr(double pct);
 
 /* keys.c: one key press; updates state and sets u->dirty / u->quit. */
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);

@@ -461,11 +461,18 @@ views_table_height(const struct ui *u)
 }
 
 void
+views_query(const struct ui *u, struct agg_query *q)
+{
+	*q = (struct agg_query){.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
+				.slot = u->slot, .filter = u->filter, .sort = u->sort,
+				.ascending = u->ascending};
+}
+
+void
 views_refresh_table(struct ui *u)
 {
-	struct agg_query q = {.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
-			      .slot = u->slot, .filter = u->filter, .sort = u->sort,
-			      .ascending = u->ascending};
+	struct agg_query q;
+	views_query(u, &q);
 	if (!agg_build_table(&u->agg, &q, &u->table)) {
 		ui_message(u, true, "out of memory building the table");
 		u->table.nrows = 0;
@@ -499,6 +506,8 @@ views_refresh_table(struct ui *u)
 		agg_links_free(&u->links);
 		u->links_valid = agg_build_links(&u->agg, &q, u->detail_func, &u->links);
 	}
+	if (u->view != VIEW_TABLE)
+		treeviews_refresh(u);
 }
 
 /* Seconds a sample stands for, from the achieved sampling rate. */
@@ -681,6 +690,10 @@ draw_help(void)
 		"  t             threads panel      c           engine statistics",
 		"  b             threads: blocked longest first (kernel wait shown in NOW)",
 		"  Tab BTab <->  one thread / all   Enter       callers and callees",
+		"  v F5          call tree          f           flame graph (v f Esc: back)",
+		"    tree: <- -  collapse / parent  -> +        expand / first child",
+		"          *     expand subtree     < >         fold threshold",
+		"    flame: Up Down caller/callee, <- -> siblings, Enter zoom, Esc out",
 		"  Up Down PgUp PgDn Home End       move in the table",
 		"  + -           refresh faster or slower      e   export profile to files",
 		"  T             asyncio tasks: where each waits, how long (Enter opens, s sort)",
@@ -726,9 +739,15 @@ draw_status(struct ui *u)
 			  theme_attr(u->message_is_error ? ROLE_ERROR : ROLE_STATUS));
 		return;
 	}
+	if (u->view != VIEW_TABLE && !u->detail) {
+		char buf[1400];
+		treeviews_status(u, buf, sizeof buf);
+		draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
+		return;
+	}
 	draw_text(y, x, COLS - x,
 		  " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
-		  "Enter detail  e export  p pause",
+		  "Enter detail  v tree  f flame  e export  p pause",
 		  theme_attr(ROLE_STATUS));
 }
 
@@ -759,10 +778,31 @@ views_draw(struct ui *u)
 		tasksview_draw(u, y, h);
 	else if (u->detail)
 		draw_detail(u, y, h);
+	else if (u->view != VIEW_TABLE)
+		treeviews_draw(u, y, h);
 	else
 		draw_table(u, y, h);
 	draw_status(u);
 	if (u->show_help)
 		draw_help();
 	refresh();
+}
+
+/* For the views in their own files (treeview.c, flameview.c). */
+int
+ui_draw_text(int y, int x, int width, const char *text, int attr)
+{
+	return draw_text(y, x, width, text, attr);
+}
+
+void
+ui_bar(int y, int attr)
+{
+	bar(y, attr);
+}
+
+int
+ui_percent_attr(double p)
+{
+	return percent_attr(p);
 }

@@ -345,6 +345,18 @@ matches_filter(const struct agg_func *f, const char *filter)
 	return strcasestr(f->qualname, filter) || strcasestr(f->filename, filter);
 }
 
+bool
+agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
+{
+	return entry_counts(q, e, w);
+}
+
+bool
+agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter)
+{
+	return func < a->nfuncs && matches_filter(&a->funcs[func], filter);
+}
+
 /* qsort has no context argument: the table being sorted, for comparators. */
 static const struct aggregate *sort_agg;
 static const struct agg_query *sort_q;

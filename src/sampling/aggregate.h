@@ -141,6 +141,16 @@ bool agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 		     struct agg_links *out);
 void agg_links_free(struct agg_links *l);
 
+/* Does an entry count under the query (thread, mode, scope, and whatever
+ * else the query restricts)? Its weight goes to *w. The one place the
+ * query's restrictions on entries are decided: tables, links and the call
+ * tree all ask here. */
+bool agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint64_t *w);
+
+/* Does function `func` match a filter (case-insensitive substring of its
+ * name or file; NULL or "" matches everything)? */
+bool agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter);
+
 /* The function of a stack's innermost frame, or UINT32_MAX for none. */
 uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
 

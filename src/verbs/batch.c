@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "batchtree.h"
 #include "cli.h"
 #include "clock.h"
 #include "kwatch.h"
@@ -60,6 +61,12 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       mode_names[o->mode], o->by_line ? "line" : "function");
 	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1,
 			      .sort = o->sort};
+	if (o->tree) {
+		batch_print_tree(o, agg, &q, stdout);
+		printf("\n");
+		fflush(stdout);
+		return;
+	}
 	if (!agg_build_table(agg, &q, t)) {
 		printf("(out of memory building the table)\n\n");
 		return;
@@ -181,6 +188,7 @@ batch_run(const struct live_options *o)
 		rc = cli_report(&s.sampler.error);
 	}
 	agg_table_free(&table);
+	batch_tree_free();
 	agg_free(&agg);
 	session_end(&s);
 	return rc;

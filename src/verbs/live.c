@@ -32,6 +32,8 @@ live_print_help(void)
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
 	       "      --limit N            batch: rows per table (default 25)\n"
+	       "      --tree               batch: print the call tree (indented) instead of the table\n"
+	       "      --threshold PCT      batch --tree: fold children below PCT%% (default 1)\n"
 	       "  -h, --help               show this help and exit\n"
 	       "  -V, --version            show the version and exit\n"
 	       "\n"
@@ -50,7 +52,7 @@ live_print_help(void)
 int
 live_parse(int argc, char **argv, struct live_options *o)
 {
-	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT };
+	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"rate", required_argument, NULL, 'r'},
@@ -65,6 +67,8 @@ live_parse(int argc, char **argv, struct live_options *o)
 		{"batch", no_argument, NULL, 'b'},
 		{"iterations", required_argument, NULL, 'n'},
 		{"limit", required_argument, NULL, OPT_LIMIT},
+		{"tree", no_argument, NULL, OPT_TREE},
+		{"threshold", required_argument, NULL, OPT_THRESHOLD},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -73,6 +77,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 	o->session.rate_hz = 10000;
 	o->delay_s = 1.0;
 	o->limit = 25;
+	o->tree_threshold = 1.0;
 	o->theme = "default";
 	int c;
 	optind = 1;
@@ -142,6 +147,15 @@ live_parse(int argc, char **argv, struct live_options *o)
 			o->limit = (int)v;
 			break;
 		}
+		case OPT_TREE: o->tree = true; break;
+		case OPT_THRESHOLD: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v >= 0 && v <= 100))
+				return cli_usage_error(NULL, "invalid threshold '%s' (0 to 100)", optarg);
+			o->tree_threshold = v;
+			break;
+		}
 		case 'h': live_print_help(); return -1;
 		case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
 		default:
@@ -156,6 +170,8 @@ live_parse(int argc, char **argv, struct live_options *o)
 		return cli_usage_error(NULL, "give either -p PID or a command, not both");
 	if (!o->session.command && !o->session.pid)
 		return cli_usage_error(NULL, "missing -p PID or -- COMMAND");
+	if (o->tree && !o->batch)
+		return cli_usage_error(NULL, "--tree is for --batch (the live screen's call tree is the v key)");
 	return 0;
 }
 
