@@ -5,6 +5,7 @@
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
 
@@ -252,12 +253,53 @@ threads_panel_height(const struct ui *u)
 	return want < max ? want : (max > 3 ? max : 3);
 }
 
+/* Which threads the panel shows when not all fit in `rows`: the selected
+ * one, then the busiest (fewest idle samples), listed in slot order; one row
+ * is kept for the "+N more" marker. Returns how many are hidden. */
+static uint32_t
+pick_threads(const struct ui *u, int rows, bool *shown)
+{
+	int sc = u->scope;
+	uint32_t seen = 0;
+	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
+		shown[i] = false;
+		seen += u->agg.threads[i].seen;
+	}
+	int room = (int)seen <= rows ? rows : rows - 1;
+	if (room < 1)
+		room = 1;
+	int taken = 0;
+	if (u->slot >= 0 && (uint32_t)u->slot < u->agg.nthreads && u->agg.threads[u->slot].seen) {
+		shown[u->slot] = true;
+		taken++;
+	}
+	while (taken < room && (uint32_t)taken < seen) {
+		uint32_t best = UINT32_MAX;
+		uint64_t best_busy = 0;
+		for (uint32_t i = 0; i < u->agg.nthreads; i++) {
+			const struct agg_thread *t = &u->agg.threads[i];
+			uint64_t busy = t->samples[sc] - t->idle[sc];
+			if (t->seen && !shown[i] && (best == UINT32_MAX || busy > best_busy))
+				best = i, best_busy = busy;
+		}
+		shown[best] = true;
+		taken++;
+	}
+	return seen - (uint32_t)taken;
+}
+
 static int
 draw_threads(struct ui *u, int y, int height)
 {
+	int rows = height - 2, shown = 0;
+	bool *visible = calloc(u->agg.nthreads ? u->agg.nthreads : 1, sizeof *visible);
+	uint32_t hidden = visible ? pick_threads(u, rows, visible) : 0;
+	char title[160], more[32] = "";
+	if (hidden && rows < 2)
+		snprintf(more, sizeof more, "  +%u more", hidden);
+	snprintf(title, sizeof title, " Threads%s  (←/→ or Tab: show one thread's functions) ", more);
 	bar(y, theme_attr(ROLE_BORDER));
-	draw_text(y, 0, COLS, " Threads  (←/→ or Tab: show one thread's functions) ",
-		  theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	y++;
 	move(y, 0);
 	clrtoeol();
@@ -265,23 +307,11 @@ draw_threads(struct ui *u, int y, int height)
 	draw_text(y, 0, COLS, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
 		  theme_attr(ROLE_TABLE_HEADER));
 	y++;
-	int rows = height - 2, shown = 0;
 	const struct appendlog *slots = stackwalk_slots(u->s->sampler.walk);
-	/* Keep the selected thread visible. */
-	int first = 0, index = 0;
-	if (u->slot >= 0) {
-		for (uint32_t i = 0; i < u->agg.nthreads && (int32_t)i < u->slot; i++)
-			index += u->agg.threads[i].seen;
-		if (index >= rows)
-			first = index - rows + 1;
-	}
-	int k = 0;
 	int sc = u->scope;
 	for (uint32_t i = 0; i < u->agg.nthreads && shown < rows; i++) {
 		struct agg_thread *t = &u->agg.threads[i];
-		if (!t->seen)
-			continue;
-		if (k++ < first)
+		if (!t->seen || (visible && !visible[i]))
 			continue;
 		const struct thread_slot *ts = appendlog_at(slots, i);
 		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
@@ -333,8 +363,18 @@ draw_threads(struct ui *u, int y, int height)
 		y++;
 		shown++;
 	}
+	if (hidden && shown < rows) {
+		char line[96];
+		snprintf(line, sizeof line, "  +%u more thread%s (busiest shown; Tab: one at a time)",
+			 hidden, hidden == 1 ? "" : "s");
+		move(y, 0);
+		clrtoeol();
+		draw_text(y++, 0, COLS, line, theme_attr(ROLE_DIM));
+	}
+	free(visible);
 	return y;
 }
+
 
 /* ---------------------------------------------------------------------
  * Function table
@@ -558,39 +598,174 @@ draw_detail(struct ui *u, int y, int height)
  * Help, status line, whole screen
  * ------------------------------------------------------------------- */
 
+/* Text of the help overlay: keys and what they do, then paragraphs. It is
+ * laid out for the width at hand, wrapped at spaces, never cut. */
+static const char *const help_keys[][2] = {
+	{"q", "quit"},
+	{"h ?", "this help"},
+	{"p", "pause the display (sampling goes on)"},
+	{"r", "reset all counts"},
+	{"m M", "mode: wall, cpu, gil, exception"},
+	{"s S F6", "sort column"},
+	{"a", "reverse the sort"},
+	{"l", "by line / by function"},
+	{"w", "last refresh / whole session"},
+	{"/", "filter"},
+	{"Esc", "clear filter, leave detail"},
+	{"t", "threads panel"},
+	{"c", "engine statistics"},
+	{"Tab ← →", "one thread / all threads"},
+	{"Enter", "callers and callees"},
+	{"↑ ↓", "move in the table"},
+	{"PgUp PgDn", "a page up or down"},
+	{"Home End", "first or last row"},
+	{"+ -", "refresh faster or slower"},
+	{"e", "export profile to files"},
+};
+static const char *const help_notes[] = {
+	"OWN: samples where the function itself runs. TOTAL: samples where it is anywhere on "
+	"the stack, recursion counted once. Percentages are of the samples shown: the last "
+	"refresh (w: whole session), thread, mode.",
+};
+
+#define HELP_MAX_LINES 160
+#define HELP_KEY_W 11
+
+/* One laid-out line of the help: up to two pieces (one per column), each a
+ * key name and/or `len` bytes of text starting `indent` columns in. */
+struct help_piece {
+	const char *key, *text;
+	int len, indent, width;
+};
+struct help_line {
+	struct help_piece col[2];
+};
+
+/* Display columns of the first `n` bytes of UTF-8 text. */
+static int
+text_width(const char *p, size_t n)
+{
+	int w = 0;
+	for (size_t k = 0; k < n;) {
+		unsigned cp;
+		size_t m = utf8_decode((const unsigned char *)p + k, n - k, &cp);
+		if (m == 0)
+			m = 1;
+		int cw = wcwidth((wchar_t)cp);
+		w += cw > 0 ? cw : 0;
+		k += m;
+	}
+	return w;
+}
+
+/* The next piece of `text` that fits in `width` columns, cut at a space:
+ * returns its byte length and sets *next to where the rest starts. */
+static int
+wrap_piece(const char *text, int width, const char **next)
+{
+	size_t len = strlen(text);
+	if (text_width(text, len) <= width) {
+		*next = text + len;
+		return (int)len;
+	}
+	size_t cut = 0;
+	for (size_t k = 1; k < len && text_width(text, k) <= width; k++)
+		if (text[k] == ' ')
+			cut = k;
+	if (cut == 0) /* one word longer than the line: cut it */
+		for (cut = 1; cut < len && text_width(text, cut + 1) <= width; cut++)
+			;
+	const char *rest = text + cut;
+	while (*rest == ' ')
+		rest++;
+	*next = rest;
+	return (int)cut;
+}
+
+/* Wrap `text` into lines from out[n] on, in column c; returns the next n. */
+static int
+help_wrap(struct help_line *out, int n, int c, const char *text, int indent, int width)
+{
+	while (*text && n < HELP_MAX_LINES) {
+		const char *next;
+		struct help_piece *pc = &out[n++].col[c];
+		pc->len = wrap_piece(text, width - indent, &next);
+		pc->text = text;
+		pc->indent = indent;
+		pc->width = width;
+		text = next;
+	}
+	return n;
+}
+
+/* Lay the help out for an inner width; returns the number of lines and the
+ * column width used. */
+static int
+help_layout(int width, struct help_line *out, int *colw_out)
+{
+	int n = 0;
+	int ncol = width >= 2 * (HELP_KEY_W + 26) + 2 ? 2 : 1;
+	int colw = ncol == 2 ? (width - 2) / 2 : width;
+	bool key_above = colw - HELP_KEY_W < 12; /* too narrow for a key field */
+	int nkeys = (int)(sizeof help_keys / sizeof help_keys[0]);
+	int per_col = (nkeys + ncol - 1) / ncol;
+	memset(out, 0, sizeof *out * HELP_MAX_LINES);
+	n = help_wrap(out, n, 0, "tachyon-top keys", 0, width) + 1;
+	for (int r = 0; r < per_col && n < HELP_MAX_LINES; r++) {
+		int end = n;
+		for (int c = 0; c < ncol; c++) {
+			int k = r + c * per_col, line = n;
+			if (k >= nkeys)
+				continue;
+			out[line].col[c].key = help_keys[k][0];
+			if (key_above)
+				line++;
+			line = help_wrap(out, line, c, help_keys[k][1], key_above ? 2 : HELP_KEY_W, colw);
+			if (line > end)
+				end = line;
+		}
+		n = end;
+	}
+	for (size_t i = 0; i < sizeof help_notes / sizeof help_notes[0]; i++)
+		n = help_wrap(out, n + 1, 0, help_notes[i], 0, width);
+	n = help_wrap(out, n + 1, 0, "press any key to close", 0, width);
+	*colw_out = colw;
+	return n < HELP_MAX_LINES ? n : HELP_MAX_LINES;
+}
+
 static void
 draw_help(void)
 {
-	static const char *const lines[] = {
-		"tachyon-top keys",
-		"",
-		"  q             quit               h ?         this help",
-		"  p             pause the display (sampling goes on)",
-		"  r             reset all counts   m M         mode: wall, cpu, gil, exception",
-		"  s S F6        sort column        a           reverse the sort",
-		"  l             by line/function   w           last refresh / whole session",
-		"  /             filter             Esc         clear filter, leave detail",
-		"  t             threads panel      c           engine statistics",
-		"  Tab BTab <->  one thread / all   Enter       callers and callees",
-		"  Up Down PgUp PgDn Home End       move in the table",
-		"  + -           refresh faster or slower      e   export profile to files",
-		"",
-		"OWN: samples where the function itself runs. TOTAL: samples where it is",
-		"anywhere on the stack, recursion counted once. Percentages are of the",
-		"samples shown: the last refresh (w: whole session), thread, mode.",
-		"",
-		"press any key to close",
-	};
-	int n = (int)(sizeof lines / sizeof lines[0]);
-	int w = 78 < COLS - 2 ? 78 : COLS - 2, h = n + 2 < LINES - 2 ? n + 2 : LINES - 2;
+	static struct help_line lines[HELP_MAX_LINES];
+	int w = COLS - 2 < 100 ? COLS - 2 : 100, inner = w - 2, colw;
+	int n = help_layout(inner, lines, &colw);
+	int h = n + 2 < LINES ? n + 2 : LINES;
+	bool cut = n + 2 > h;
 	int y0 = (LINES - h) / 2, x0 = (COLS - w) / 2;
+	int attr = theme_attr(ROLE_HELP);
 	for (int i = 0; i < h; i++) {
-		attrset(theme_attr(ROLE_HELP));
+		attrset(attr);
 		move(y0 + i, x0);
 		for (int k = 0; k < w; k++)
 			addch(' ');
-		if (i > 0 && i - 1 < n && i < h - 1)
-			draw_text(y0 + i, x0 + 1, w - 2, lines[i - 1], theme_attr(ROLE_HELP));
+		int li = i - 1;
+		if (i == 0 || i == h - 1 || li >= n)
+			continue;
+		if (cut && i == h - 2) {
+			draw_text(y0 + i, x0 + 1, inner, "(more below: make the terminal taller)", attr);
+			continue;
+		}
+		for (int c = 0; c < 2; c++) {
+			const struct help_piece *pc = &lines[li].col[c];
+			int x = x0 + 1 + c * (colw + 2);
+			if (pc->key)
+				draw_text(y0 + i, x, HELP_KEY_W - 1, pc->key, attr | A_BOLD);
+			if (pc->text) {
+				char piece[512];
+				snprintf(piece, sizeof piece, "%.*s", pc->len, pc->text);
+				draw_text(y0 + i, x + pc->indent, pc->width - pc->indent, piece, attr);
+			}
+		}
 	}
 	attrset(A_NORMAL);
 }
@@ -628,9 +803,22 @@ views_draw(struct ui *u)
 	getmaxyx(stdscr, u->rows, u->cols);
 	erase();
 	if (COLS < UI_MIN_COLS || LINES < UI_MIN_ROWS) {
-		char buf[128];
-		snprintf(buf, sizeof buf, "Terminal too small: need %dx%d, have %dx%d", UI_MIN_COLS,
-			 UI_MIN_ROWS, COLS, LINES);
+		/* The longest wording that fits: the numbers are what matters. */
+		char need[24], have[24], forms[5][96];
+		snprintf(need, sizeof need, "%dx%d", UI_MIN_COLS, UI_MIN_ROWS);
+		snprintf(have, sizeof have, "%dx%d", COLS, LINES);
+		snprintf(forms[0], sizeof forms[0], "Terminal too small: need %s, have %s", need, have);
+		snprintf(forms[1], sizeof forms[1], "Too small: need %s, have %s", need, have);
+		snprintf(forms[2], sizeof forms[2], "need %s, have %s", need, have);
+		snprintf(forms[3], sizeof forms[3], "need %s", need);
+		snprintf(forms[4], sizeof forms[4], "%s", need);
+		const char *buf = forms[4];
+		for (int i = 0; i < 5; i++) {
+			if ((int)strlen(forms[i]) <= COLS) {
+				buf = forms[i];
+				break;
+			}
+		}
 		int len = (int)strlen(buf);
 		draw_text(LINES / 2, len < COLS ? (COLS - len) / 2 : 0, COLS, buf, theme_attr(ROLE_WARNING));
 		if (LINES > 2)
