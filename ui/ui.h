@@ -34,6 +34,7 @@ struct ui {
 	bool editing_filter;
 	char edit[128];               /* filter being typed */
 	uint32_t detail_func;         /* function shown in the detail view */
+	int32_t detail_line;          /* its line (by-line view), or -1 */
 
 	/* table position */
 	int32_t selected, top;        /* row index, first visible row */

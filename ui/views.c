@@ -163,7 +163,10 @@ draw_header(struct ui *u, int y)
 	}
 	char scope[48], thread[96];
 	if (u->scope == AGG_WINDOW) {
-		snprintf(scope, sizeof scope, "last %.1fs", (double)u->delay_ns / 1e9);
+		/* The window actually closed, which can run past --delay when
+		 * the loop wakes late: its figures are over this length. */
+		uint64_t w = u->agg.window_ns ? u->agg.window_ns : u->delay_ns;
+		snprintf(scope, sizeof scope, "last %.2fs", (double)w / 1e9);
 	} else {
 		snprintf(scope, sizeof scope, "session %s", up);
 	}
@@ -429,14 +432,25 @@ views_refresh_table(struct ui *u)
 		u->top = 0;
 	if (u->detail) {
 		agg_links_free(&u->links);
-		u->links_valid = agg_build_links(&u->agg, &q, u->detail_func, &u->links);
+		u->links_valid = agg_build_line_links(&u->agg, &q, u->detail_func, u->detail_line,
+						      &u->links);
 	}
 }
 
-/* Seconds a sample stands for, from the achieved sampling rate. */
+/* Seconds a sample stands for, from the achieved sampling rate. In the
+ * window scope: the window's length over its sampling rounds (the samples of
+ * its most-sampled thread), so no thread's time exceeds the window shown. */
 static double
 seconds_per_sample(struct ui *u)
 {
+	if (u->scope == AGG_WINDOW && u->agg.window_ns) {
+		uint64_t rounds = 0;
+		for (uint32_t i = 0; i < u->agg.nthreads; i++)
+			if (u->agg.threads[i].samples[AGG_WINDOW] > rounds)
+				rounds = u->agg.threads[i].samples[AGG_WINDOW];
+		if (rounds)
+			return (double)u->agg.window_ns / 1e9 / (double)rounds;
+	}
 	struct engine_stats *st = &u->s->sampler.stats;
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	uint64_t samples = stat(&st->samples);
@@ -553,8 +567,12 @@ draw_detail(struct ui *u, int y, int height)
 	const struct agg_func *f = u->detail_func < u->agg.nfuncs ? &u->agg.funcs[u->detail_func] : NULL;
 	char buf[1200];
 	bar(y, theme_attr(ROLE_BORDER));
-	snprintf(buf, sizeof buf, " Detail: %s  (%s:%d)  Enter/Esc: back ", f ? f->qualname : "?",
-		 f ? f->filename : "?", f ? f->firstlineno : 0);
+	if (f && u->detail_line >= 0)
+		snprintf(buf, sizeof buf, " Detail: %s line %d  (%s:%d)  Enter/Esc: back ", f->qualname,
+			 u->detail_line, f->filename, u->detail_line);
+	else
+		snprintf(buf, sizeof buf, " Detail: %s  (%s:%d)  Enter/Esc: back ", f ? f->qualname : "?",
+			 f ? f->filename : "?", f ? f->firstlineno : 0);
 	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_BORDER));
 	int end = y + height;
 	for (int i = y; i < end; i++) {
