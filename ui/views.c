@@ -215,10 +215,15 @@ draw_stats(struct ui *u, int y)
 	y++;
 	move(y, 0);
 	clrtoeol();
+	char code[48];
+	if (ch == 0 && cm <= stat(&st->codes)) /* only first sightings: nothing to hit */
+		snprintf(code, sizeof code, "no lookups");
+	else
+		snprintf(code, sizeof code, "%.2f%% hits", pct(ch, ch + cm));
 	snprintf(line, sizeof line,
-		 " frame cache %.1f%% full, %.1f%% partial, %.1f%% miss   code cache %.2f%% hits   "
+		 " frame cache %.1f%% full, %.1f%% partial, %.1f%% miss   code cache %s   "
 		 "batched reads %.1f%% complete",
-		 pct(fh, fh + ph + fm), pct(ph, fh + ph + fm), pct(fm, fh + ph + fm), pct(ch, ch + cm),
+		 pct(fh, fh + ph + fm), pct(ph, fh + ph + fm), pct(fm, fh + ph + fm), code,
 		 pct(bs, ba));
 	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	move(y, 0);
