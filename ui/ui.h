@@ -3,6 +3,7 @@
 #ifndef TT_UI_H
 #define TT_UI_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <termkey.h>
@@ -50,7 +51,7 @@ struct ui {
 	char finished_text[480];
 
 	/* one-line messages (export results, errors) */
-	char message[320];
+	char message[PATH_MAX * 2 + 200];
 	uint64_t message_until_ns;
 	bool message_is_error;
 

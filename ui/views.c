@@ -810,8 +810,33 @@ draw_status(struct ui *u)
 	if (u->paused)
 		x += draw_text(y, x, COLS - x, "[PAUSED] ", theme_attr(ROLE_WARNING));
 	if (u->message[0]) {
-		draw_text(y, x, COLS - x, u->message,
-			  theme_attr(u->message_is_error ? ROLE_ERROR : ROLE_STATUS));
+		/* A long message (full paths) takes up to 3 lines, the status
+		 * line last, rather than losing its end. */
+		int attr = theme_attr(u->message_is_error ? ROLE_ERROR : ROLE_STATUS);
+		char safe[4096];
+		sanitize_for_terminal(u->message, safe, sizeof safe);
+		const char *piece[3];
+		int len[3], n = 0, width = COLS - x - 1;
+		for (const char *p = safe; *p && n < 3; n++) {
+			const char *next;
+			piece[n] = p;
+			if (n < 2) {
+				len[n] = wrap_piece(p, width, &next);
+			} else {
+				len[n] = (int)strlen(p);
+				next = p + len[n];
+			}
+			p = next;
+			width = COLS - 1;
+		}
+		for (int i = 0; i < n; i++) {
+			char line[4096];
+			int row = y - (n - 1) + i;
+			snprintf(line, sizeof line, "%.*s", len[i], piece[i]);
+			if (row != y)
+				bar(row, theme_attr(ROLE_STATUS));
+			draw_text(row, i ? 0 : x, i ? COLS : COLS - x, line, attr);
+		}
 		return;
 	}
 	draw_text(y, x, COLS - x,

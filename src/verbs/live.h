@@ -20,6 +20,7 @@ struct live_options {
 	int limit;             /* batch: rows per table */
 	const char *theme;     /* NAME or PATH */
 	bool monochrome;
+	const char *export_dir; /* where `e` writes (default: the working directory) */
 };
 
 /* Parse; returns -1 when the caller should exit 0 (help, version), 0 to
