@@ -1212,12 +1212,18 @@ def newuser_checks(suite, interp, base):
             line = int(m.group(1))
             at = [ln for ln in s.lines].index(next(ln for ln in s.lines
                                                    if ln.startswith(" Callees")))
-            callees = " ".join(s.lines[at + 1:at + 6])
+            callees = {}
+            for ln in s.lines[at + 1:at + 8]:
+                m2 = re.match(r"\s+(\d+\.\d)%\s+(\S+)", ln)
+                if m2:
+                    callees[m2.group(2)] = float(m2.group(1))
             want, other = (("work_a", "work_b") if line == info["line_a"] else
                            ("work_b", "work_a") if line == info["line_b"] else (None, None))
             expect(want, "Enter opened line %d, not one of loop's call lines %d/%d"
                    % (line, info["line_a"], info["line_b"]), *lines.details(s))
-            expect(want in callees and other not in callees,
+            # A sample caught at a call boundary can show the neighbour
+            # (3.13: ~0.1%); the whole function would show about 50/50.
+            expect(callees.get(want, 0) >= 90 and callees.get(other, 0) < 5,
                    "line %d calls %s only, but its callees are: %s" % (line, want, callees),
                    *lines.details(s))
             # One key at a time: Escape then a key reads as Alt+key.
