@@ -206,6 +206,7 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 			} else if (u->table.nrows) {
 				u->detail = true;
 				u->detail_func = u->table.rows[u->selected].func;
+				u->detail_line = u->by_line ? u->table.rows[u->selected].line : -1;
 			}
 			break;
 		case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); break;

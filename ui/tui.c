@@ -6,6 +6,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -77,7 +78,8 @@ ui_message(struct ui *u, bool error, const char *fmt, ...)
 	u->dirty = true;
 }
 
-/* `e`: write the session's profile in both formats next to us. */
+/* `e`: write the session's profile in both formats into --export-dir, else
+ * the working directory (else /tmp), and name the files by full path. */
 void
 ui_export(struct ui *u)
 {
@@ -89,27 +91,32 @@ ui_export(struct ui *u)
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	char stamp[32], base[96], folded[160], scope[160];
+	char stamp[32], base[96], dir[PATH_MAX], folded[PATH_MAX + 128], scope[PATH_MAX + 128];
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
 	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->target.pid, stamp);
-	snprintf(folded, sizeof folded, "%s.collapsed", base);
-	snprintf(scope, sizeof scope, "%s.speedscope.json", base);
-	FILE *f1 = fopen(folded, "w");
-	FILE *f2 = f1 ? fopen(scope, "w") : NULL;
-	if (!f1 || !f2) {
-		/* The working directory may not be writable: fall back to /tmp. */
-		if (f1)
-			fclose(f1);
-		snprintf(folded, sizeof folded, "/tmp/%s.collapsed", base);
-		snprintf(scope, sizeof scope, "/tmp/%s.speedscope.json", base);
+	const char *want = u->opt->export_dir ? u->opt->export_dir : ".";
+	if (!realpath(want, dir))
+		snprintf(dir, sizeof dir, "%s", want);
+	FILE *f1 = NULL, *f2 = NULL;
+	for (int attempt = 0; attempt < 2 && !f2; attempt++) {
+		if (attempt == 1) {
+			/* The working directory may not be writable: fall back to
+			 * /tmp, unless a directory was asked for. */
+			if (u->opt->export_dir)
+				break;
+			snprintf(dir, sizeof dir, "/tmp");
+		}
+		snprintf(folded, sizeof folded, "%s/%s.collapsed", strcmp(dir, "/") ? dir : "", base);
+		snprintf(scope, sizeof scope, "%s/%s.speedscope.json", strcmp(dir, "/") ? dir : "", base);
 		f1 = fopen(folded, "w");
 		f2 = f1 ? fopen(scope, "w") : NULL;
+		if (f1 && !f2) {
+			fclose(f1);
+			f1 = NULL;
+		}
 	}
 	if (!f1 || !f2) {
-		int e = errno;
-		if (f1)
-			fclose(f1);
-		ui_message(u, true, "export failed: %s: %s", folded, strerror(e));
+		ui_message(u, true, "export failed: %s: %s", folded, strerror(errno));
 		profile_free(&p);
 		return;
 	}

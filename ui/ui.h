@@ -3,6 +3,7 @@
 #ifndef TT_UI_H
 #define TT_UI_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <termkey.h>
@@ -36,6 +37,7 @@ struct ui {
 	bool editing_filter;
 	char edit[128];               /* filter being typed */
 	uint32_t detail_func;         /* function shown in the detail view */
+	int32_t detail_line;          /* its line (by-line view), or -1 */
 
 	/* table position */
 	int32_t selected, top;        /* row index, first visible row */
@@ -51,7 +53,7 @@ struct ui {
 	char finished_text[480];
 
 	/* one-line messages (export results, errors) */
-	char message[320];
+	char message[PATH_MAX * 2 + 200];
 	uint64_t message_until_ns;
 	bool message_is_error;
 

@@ -488,6 +488,13 @@ bool
 agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 		struct agg_links *out)
 {
+	return agg_build_line_links(a, q, func, -1, out);
+}
+
+bool
+agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func, int32_t line,
+		     struct agg_links *out)
+{
 	const struct intern *in = stackwalk_intern(a->walk);
 	memset(out, 0, sizeof *out);
 	for (uint32_t i = 0; i < a->nslots; i++) {
@@ -498,8 +505,9 @@ agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 		/* The innermost occurrence of func decides caller and callee. */
 		uint32_t above = UINT32_MAX;
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
-			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, NULL);
-			if (f == func) {
+			int32_t at = -1;
+			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, line >= 0 ? &at : NULL);
+			if (f == func && (line < 0 || at == line)) {
 				uint32_t parent = intern_stack_at(in, s)->parent;
 				uint32_t below = parent ? frame_func(a, intern_stack_at(in, parent)->frame, NULL)
 							: UINT32_MAX;

@@ -139,6 +139,10 @@ void agg_table_free(struct agg_table *t);
  * scope, heaviest first. */
 bool agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 		     struct agg_links *out);
+/* The same for one line of it (line >= 0): stacks whose frame in func is
+ * at that line; callees are what that line calls. */
+bool agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
+			  int32_t line, struct agg_links *out);
 void agg_links_free(struct agg_links *l);
 
 /* Does an entry count under the query (thread, mode, scope, and whatever

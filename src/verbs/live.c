@@ -2,6 +2,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,7 @@ live_print_help(void)
 	       "      --theme NAME|PATH    colour theme (default, light, mono, high-contrast)\n"
 	       "      --no-color           no colours (also when NO_COLOR is set)\n"
 	       "      --output FILE        where a started COMMAND's output goes (default /dev/null)\n"
+	       "      --export-dir DIR     where the e key writes profiles (default: current directory)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
 	       "      --limit N            batch: rows per table (default 25)\n"
@@ -52,7 +54,8 @@ live_print_help(void)
 int
 live_parse(int argc, char **argv, struct live_options *o)
 {
-	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD };
+	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
+	       OPT_EXPORT_DIR };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"rate", required_argument, NULL, 'r'},
@@ -64,6 +67,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 		{"theme", required_argument, NULL, OPT_THEME},
 		{"no-color", no_argument, NULL, OPT_NOCOLOR},
 		{"output", required_argument, NULL, OPT_OUTPUT},
+		{"export-dir", required_argument, NULL, OPT_EXPORT_DIR},
 		{"batch", no_argument, NULL, 'b'},
 		{"iterations", required_argument, NULL, 'n'},
 		{"limit", required_argument, NULL, OPT_LIMIT},
@@ -131,6 +135,13 @@ live_parse(int argc, char **argv, struct live_options *o)
 		case OPT_THEME: o->theme = optarg; break;
 		case OPT_NOCOLOR: o->monochrome = true; break;
 		case OPT_OUTPUT: o->session.child_output = optarg; break;
+		case OPT_EXPORT_DIR: {
+			struct stat st;
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+				return cli_usage_error(NULL, "--export-dir %s: not a directory", optarg);
+			o->export_dir = optarg;
+			break;
+		}
 		case 'b': o->batch = true; break;
 		case 'n': {
 			char *end;

@@ -22,6 +22,7 @@ struct live_options {
 	double tree_threshold; /* batch --tree: fold children below this % */
 	const char *theme;     /* NAME or PATH */
 	bool monochrome;
+	const char *export_dir; /* where `e` writes (default: the working directory) */
 };
 
 /* Parse; returns -1 when the caller should exit 0 (help, version), 0 to
