@@ -7,11 +7,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "clock.h"
+#include "export.h"
 #include "profile.h"
+#include "progress.h"
 #include "record.h"
 #include "sampler.h"
+#include "taskinfo.h"
 
 static volatile sig_atomic_t interrupted;
 
@@ -30,14 +35,15 @@ print_usage(FILE *f)
 	      "\n"
 	      "  -p, --pid PID          process to sample (read-only; it is never stopped)\n"
 	      "  -o, --output FILE      where to write the profile\n"
-	      "  -f, --format FORMAT    collapsed (folded stacks, for flamegraph.pl, inferno,\n"
-	      "                         speedscope) or speedscope (JSON); default: speedscope\n"
-	      "                         for a .json file, else collapsed\n"
+	      "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
+	      "                         profile.proto), speedscope (JSON) or collapsed (folded\n"
+	      "                         stacks); default by the file's name: .svg flamegraph,\n"
+	      "                         .pb.gz or .pprof pprof, .json speedscope, else collapsed\n"
 	      "  -r, --rate RATE        samples per second: 1000, 10k, max (default 1000)\n"
 	      "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
 	      "                         gil (threads holding the GIL only)\n"
-	      "  -t, --threads          collapsed: start each stack with its thread\n"
+	      "  -t, --threads          collapsed, flamegraph: start each stack with its thread\n"
 	      "  -h, --help             show this help\n", f);
 }
 
@@ -67,7 +73,9 @@ record_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	const char *out = NULL, *format = NULL;
+	const char *out = NULL;
+	enum export_format format = EXPORT_COLLAPSED;
+	bool have_format = false;
 	double hz = 1000, seconds = 0;
 	bool per_thread = false;
 	enum profile_filter filter = PROFILE_WALL;
@@ -82,10 +90,10 @@ record_main(int argc, char **argv)
 			break;
 		case 'o': out = optarg; break;
 		case 'f':
-			if (strcmp(optarg, "collapsed") != 0 && strcmp(optarg, "speedscope") != 0)
-				return cli_usage_error("record ", "unknown format '%s' (collapsed or speedscope)",
-						       optarg);
-			format = optarg;
+			if (!export_parse_format(optarg, &format))
+				return cli_usage_error("record ", "unknown format '%s' (%s)", optarg,
+						       export_format_list());
+			have_format = true;
 			break;
 		case 'r':
 			if (!sampler_parse_rate(optarg, &hz))
@@ -118,10 +126,8 @@ record_main(int argc, char **argv)
 		return cli_usage_error("record ", "missing -p PID");
 	if (!out)
 		return cli_usage_error("record ", "missing -o FILE");
-	if (!format) {
-		size_t len = strlen(out);
-		format = len > 5 && strcmp(out + len - 5, ".json") == 0 ? "speedscope" : "collapsed";
-	}
+	if (!have_format)
+		format = export_format_for_path(out);
 	/* Open the output first: a bad path should fail before any sampling. */
 	FILE *f = fopen(out, "w");
 	if (!f) {
@@ -159,21 +165,38 @@ record_main(int argc, char **argv)
 	struct profile prof;
 	profile_init(&prof);
 	bool oom = false;
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
+	struct progress progress;
+	progress_init(&progress);
 	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
 		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
 		drain(&s, &prof, filter, &oom);
+		progress_update(&progress, clock_now_ns(), atomic_load(&s.stats.elapsed_ns),
+				cfg.duration_ns, atomic_load(&s.stats.samples),
+				atomic_load(&s.stats.errors));
 	}
+	progress_clear(&progress);
 	sampler_stop(&s);
 	drain(&s, &prof, filter, &oom);
 	enum sampler_end how = sampler_end_state(&s);
 
 	int rc = 0;
-	char name[64];
-	snprintf(name, sizeof name, "tachyon-top pid %d", (int)pid);
-	int wrc = strcmp(format, "speedscope") == 0
-			  ? profile_write_speedscope(&prof, s.walk, f, name, hz > 0 ? 1.0 / hz : 1e-6)
-			  : profile_write_collapsed(&prof, s.walk, f, per_thread);
+	char cmdline[512];
+	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
+	uint64_t elapsed_ns = atomic_load(&s.stats.elapsed_ns);
+	uint64_t passes = atomic_load(&s.stats.samples);
+	struct export_meta meta = {
+		.pid = pid, .command = cmdline, .python_version = t.layout.version_str,
+		.mode = filter, .rate_hz = hz, .duration_ns = elapsed_ns,
+		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
+		/* A sample stands for the mean time between passes actually made
+		 * (deadlines missed on a busy machine make it longer than asked). */
+		.period_ns = passes ? elapsed_ns / passes : hz > 0 ? (uint64_t)(1e9 / hz) : 1,
+		.per_thread = per_thread,
+	};
+	int wrc = export_write(format, &prof, s.walk, &meta, f);
 	if (fclose(f) != 0 || wrc != 0) {
 		tt_fail(&err, TT_EIO, errno, "writing %s failed", out);
 		rc = cli_report(&err);
@@ -181,10 +204,11 @@ record_main(int argc, char **argv)
 	uint64_t samples = atomic_load(&s.stats.samples), errors = atomic_load(&s.stats.errors);
 	double secs = (double)atomic_load(&s.stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
-		"%llu distinct stacks%s; wrote %s\n",
+		"%llu thread samples in %llu distinct stacks%s; wrote %s\n",
 		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		samples ? 100.0 * (double)errors / (double)samples : 0.0,
-		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.count,
+		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.total,
+		(unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
 		out);
 	if (oom)
