@@ -31,10 +31,16 @@ struct node {
 	uint64_t total, self;
 };
 
+/* The open-addressing table keeps each key beside its node index so a
+ * probe touches one cache line, not the node array. */
+struct tree_slot {
+	uint32_t parent, frame, node;   /* node index + 1, 0 = empty */
+};
+
 struct tree {
 	struct node *nodes;
 	uint32_t count, cap;
-	uint32_t *slots;       /* (parent, frame) -> node index + 1 */
+	struct tree_slot *slots;
 	uint32_t nslots;
 	uint32_t max_depth;
 };
@@ -42,21 +48,24 @@ struct tree {
 static uint32_t
 slot_hash(uint32_t parent, uint32_t frame)
 {
-	return hash_mix64((uint64_t)parent << 32 | frame);
+	/* both halves small integers: mix the parent in fully, keep high bits */
+	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame;
+	k *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(k >> 32);
 }
 
 static bool
 tree_grow_slots(struct tree *t)
 {
 	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
-	uint32_t *s = calloc(n, sizeof *s);
+	struct tree_slot *s = calloc(n, sizeof *s);
 	if (!s)
 		return false;
 	for (uint32_t i = 1; i < t->count; i++) {
 		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame) & (n - 1);
-		while (s[h])
+		while (s[h].node)
 			h = (h + 1) & (n - 1);
-		s[h] = i + 1;
+		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, i + 1};
 	}
 	free(t->slots);
 	t->slots = s;
@@ -71,10 +80,9 @@ tree_child(struct tree *t, uint32_t parent, uint32_t frame)
 	if ((t->count + 1) * 2 > t->nslots && !tree_grow_slots(t))
 		return UINT32_MAX;
 	uint32_t h = slot_hash(parent, frame) & (t->nslots - 1);
-	while (t->slots[h]) {
-		struct node *n = &t->nodes[t->slots[h] - 1];
-		if (n->parent == parent && n->frame == frame)
-			return t->slots[h] - 1;
+	while (t->slots[h].node) {
+		if (t->slots[h].parent == parent && t->slots[h].frame == frame)
+			return t->slots[h].node - 1;
 		h = (h + 1) & (t->nslots - 1);
 	}
 	if (t->count == t->cap) {
@@ -90,7 +98,7 @@ tree_child(struct tree *t, uint32_t parent, uint32_t frame)
 				    .depth = t->nodes[parent].depth + 1};
 	if (t->nodes[i].depth > t->max_depth)
 		t->max_depth = t->nodes[i].depth;
-	t->slots[h] = i + 1;
+	t->slots[h] = (struct tree_slot){parent, frame, i + 1};
 	return i;
 }
 
@@ -98,7 +106,16 @@ static bool
 build_tree(struct tree *t, const struct profile *p, const struct stackwalk *w, bool per_thread)
 {
 	const struct intern *in = stackwalk_intern(w);
-	t->cap = 1024;
+	/* at most one node per interned stack (and per thread): size it once */
+	t->cap = appendlog_count(in->stacks) + 2;
+	if (per_thread)
+		t->cap += appendlog_count(stackwalk_slots(w)) + (uint32_t)(p->count < t->cap ? p->count : 0);
+	t->nslots = 4096;
+	while (t->nslots < t->cap * 2)
+		t->nslots *= 2;
+	t->slots = calloc(t->nslots, sizeof *t->slots);
+	if (!t->slots)
+		return false;
 	t->nodes = malloc(t->cap * sizeof *t->nodes);
 	if (!t->nodes)
 		return false;

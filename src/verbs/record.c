@@ -20,6 +20,27 @@
 
 static volatile sig_atomic_t interrupted;
 
+/* -o may be given several times: one sampling session, several files. */
+#define MAX_OUTPUTS 8
+
+struct output {
+	const char *path;
+	enum export_format format;
+	FILE *f;
+};
+
+static void
+close_outputs(struct output *o, int n, bool remove_them)
+{
+	for (int i = 0; i < n; i++) {
+		if (o[i].f)
+			fclose(o[i].f);
+		o[i].f = NULL;
+		if (remove_them)
+			remove(o[i].path);
+	}
+}
+
 static void
 on_signal(int sig)
 {
@@ -34,7 +55,8 @@ print_usage(FILE *f)
 	      "exits, or on Ctrl-C.\n"
 	      "\n"
 	      "  -p, --pid PID          process to sample (read-only; it is never stopped)\n"
-	      "  -o, --output FILE      where to write the profile\n"
+	      "  -o, --output FILE      where to write the profile; repeat it to write several\n"
+	      "                         formats from one session (-o p.svg -o p.pb.gz)\n"
 	      "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
 	      "                         profile.proto), speedscope (JSON) or collapsed (folded\n"
 	      "                         stacks); default by the file's name: .svg flamegraph,\n"
@@ -73,7 +95,8 @@ record_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	const char *out = NULL;
+	struct output outs[MAX_OUTPUTS];
+	int nouts = 0;
 	enum export_format format = EXPORT_COLLAPSED;
 	bool have_format = false;
 	double hz = 1000, seconds = 0;
@@ -88,7 +111,11 @@ record_main(int argc, char **argv)
 			if (!cli_parse_pid(optarg, &pid))
 				return cli_usage_error("record ", "invalid pid '%s'", optarg);
 			break;
-		case 'o': out = optarg; break;
+		case 'o':
+			if (nouts == MAX_OUTPUTS)
+				return cli_usage_error("record ", "at most %d -o files", MAX_OUTPUTS);
+			outs[nouts++] = (struct output){.path = optarg};
+			break;
 		case 'f':
 			if (!export_parse_format(optarg, &format))
 				return cli_usage_error("record ", "unknown format '%s' (%s)", optarg,
@@ -124,23 +151,24 @@ record_main(int argc, char **argv)
 		return cli_usage_error("record ", "unexpected argument '%s'", argv[optind]);
 	if (pid == 0)
 		return cli_usage_error("record ", "missing -p PID");
-	if (!out)
+	if (!nouts)
 		return cli_usage_error("record ", "missing -o FILE");
-	if (!have_format)
-		format = export_format_for_path(out);
-	/* Open the output first: a bad path should fail before any sampling. */
-	FILE *f = fopen(out, "w");
-	if (!f) {
-		struct tt_error e;
-		tt_fail(&e, TT_EIO, errno, "cannot write %s: %s", out, strerror(errno));
-		return cli_report(&e);
+	/* Open the outputs first: a bad path should fail before any sampling. */
+	for (int i = 0; i < nouts; i++) {
+		outs[i].format = have_format ? format : export_format_for_path(outs[i].path);
+		outs[i].f = fopen(outs[i].path, "w");
+		if (!outs[i].f) {
+			struct tt_error e;
+			tt_fail(&e, TT_EIO, errno, "cannot write %s: %s", outs[i].path, strerror(errno));
+			close_outputs(outs, i, true);
+			return cli_report(&e);
+		}
 	}
 
 	struct tt_error err = {0};
 	struct target t;
 	if (target_attach(&t, pid, &err) != TT_OK) {
-		fclose(f);
-		remove(out);
+		close_outputs(outs, nouts, true);
 		return cli_report(&err);
 	}
 	struct sampler_config cfg;
@@ -158,8 +186,7 @@ record_main(int argc, char **argv)
 
 	struct sampler s;
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK) {
-		fclose(f);
-		remove(out);
+		close_outputs(outs, nouts, true);
 		return cli_report(&err);
 	}
 	struct profile prof;
@@ -196,10 +223,19 @@ record_main(int argc, char **argv)
 		.period_ns = passes ? elapsed_ns / passes : hz > 0 ? (uint64_t)(1e9 / hz) : 1,
 		.per_thread = per_thread,
 	};
-	int wrc = export_write(format, &prof, s.walk, &meta, f);
-	if (fclose(f) != 0 || wrc != 0) {
-		tt_fail(&err, TT_EIO, errno, "writing %s failed", out);
-		rc = cli_report(&err);
+	char written[1024] = "";
+	for (int i = 0; i < nouts; i++) {
+		int wrc = export_write(outs[i].format, &prof, s.walk, &meta, outs[i].f);
+		int crc = fclose(outs[i].f);
+		outs[i].f = NULL;
+		if (crc != 0 || wrc != 0) {
+			tt_fail(&err, TT_EIO, errno, "writing %s failed", outs[i].path);
+			rc = cli_report(&err);
+		} else {
+			size_t used = strlen(written);
+			snprintf(written + used, sizeof written - used, "%s%s", used ? ", " : "",
+				 outs[i].path);
+		}
 	}
 	uint64_t samples = atomic_load(&s.stats.samples), errors = atomic_load(&s.stats.errors);
 	double secs = (double)atomic_load(&s.stats.elapsed_ns) / 1e9;
@@ -210,7 +246,7 @@ record_main(int argc, char **argv)
 		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.total,
 		(unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
-		out);
+		written[0] ? written : "nothing");
 	if (oom)
 		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
 	if (how == SAMPLER_FAILED && rc == 0)
