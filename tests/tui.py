@@ -67,8 +67,8 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # FUNCTION and FILE:LINE are cut at the columns their headings start at.
 FIGURES_RE = re.compile(r"\s*(\d+\.\d)\s+(\d+\.\d)(?:\s+\S+\s+\S+(?:\s+(\S+)\s+(\S+))?)?\s*")
 SHOWING_RE = re.compile(r" Showing (\S+) mode, ([^,]+), (all threads|thread (\d+) (.*?)), by ")
-EXPORT_RE = re.compile(r"exported (\d+) stacks \((\d+) samples\) to (\S+\.collapsed) and "
-                       r"(\S+\.speedscope\.json)")
+EXPORT_RE = re.compile(r"exported (\d+) stacks \((\d+) samples\) to "
+                       r"(/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz\}")
 SGR_RE = re.compile(r"\x1b\[([0-9;:]*)m")
 
 
@@ -611,22 +611,34 @@ def test_pause(ctx):
 
 
 def test_export(ctx):
-    """7: e writes a collapsed and a speedscope file that parse."""
+    """7: e asks for a format; a writes all four, named with full paths on
+    screen; the collapsed and speedscope files parse, the others start as
+    their formats do (tests/export.py checks them with their viewers)."""
     ui = ctx.ui
     ui.keys("e")
+    ui.wait(lambda s: "export the session as:" in s.status and "pprof" in s.status,
+            "the format prompt after e")
+    ui.keys("a")
     screen = ui.wait(lambda s: EXPORT_RE.search(s.status) or "export failed" in s.status,
-                     "export message after e")
+                     "export message after e a")
     m = EXPORT_RE.search(screen.status)
     expect(m, "export failed: %s" % screen.status.strip(), *ui.details(screen))
     nstacks, nsamples = int(m.group(1)), int(m.group(2))
-    paths = [os.path.join(ctx.workdir, p) for p in (m.group(3), m.group(4))]
+    stem = m.group(3)
+    paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz")]
     try:
+        expect(os.path.dirname(stem) == os.path.realpath(ctx.workdir),
+               "exported to %s, not the working directory %s" % (stem, ctx.workdir))
         for path in paths:
             expect(os.path.isfile(path), "exported file %s does not exist" % path,
                    "message: " + screen.status.strip())
-            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json)"
+            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json|svg|pb\.gz)"
                                 % ctx.split.pid, os.path.basename(path)),
                    "unexpected export file name %s" % path)
+        with open(paths[2], "rb") as f:
+            expect(b"<svg" in f.read(300), "the .svg export is not SVG")
+        with open(paths[3], "rb") as f:
+            expect(f.read(2) == b"\x1f\x8b", "the .pb.gz export is not gzip")
         lines = sampler.collapsed_lines(paths[0])
         expect(len(lines) == nstacks, "%d lines in the collapsed file, the message says %d "
                "stacks" % (len(lines), nstacks))
@@ -859,7 +871,7 @@ PER_INTERPRETER = [
      test_threads),
     ("h and ? open the help, any key closes it", test_help),
     ("p freezes the table for %g s while sampling goes on, p resumes" % PAUSE_GAP, test_pause),
-    ("e exports collapsed and speedscope files that parse", test_export),
+    ("e then a exports all four formats, named with full paths", test_export),
     ("resize to 50x10 and 59x12: 'too small'; 60x12 and back: the screen, still running",
      test_resize),
     ("c shows the engine panel; Enter on spin shows callers and callees", test_stats_and_detail),
