@@ -424,7 +424,7 @@ static const char script[] =
 	" var sum=0,end=-1;\n"
 	" for(var j=0;j<hits.length;j++){var a=ox[hits[j]],b=a+ow[hits[j]];\n"
 	"  if(a>=end){sum+=b-a;end=b;}else if(b>end){sum+=b-end;end=b;}}\n"
-	" matched.textContent='Matched: '+(100*sum/FW).toFixed(2)+'% ('+hits.length+' frames)';}\n"
+	" matched.textContent='Matched: '+(100*sum/FW).toFixed(2)+'% ('+hits.length+(hits.length===1?' frame)':' frames)');}\n"
 	"frames.addEventListener('click',function(ev){var g=ev.target.closest('g');"
 	"if(g&&g._i!==undefined)zoom(g._i);});\n"
 	"frames.addEventListener('mouseover',function(ev){var g=ev.target.closest('g');"
