@@ -304,9 +304,13 @@ cmp_children(const void *a, const void *b)
 	return c;
 }
 
-/* Link children alphabetically (flamegraph.pl's order: stable across runs). */
+/* Link the children that will be drawn (at least min samples), in
+ * alphabetical order (flamegraph.pl's: stable across runs); the ones too
+ * narrow to draw are left out of the lists and their room stays at the
+ * right end of their parent. Sorting only drawn frames keeps big profiles
+ * fast: most nodes of a 50,000-stack profile are never drawn. */
 static bool
-link_children(struct tree *t, const struct stackwalk *w)
+link_children(struct tree *t, const struct stackwalk *w, uint64_t min)
 {
 	uint32_t *nchild = calloc(t->count, sizeof *nchild);
 	uint32_t *start = malloc(((size_t)t->count + 1) * sizeof *start);
@@ -318,12 +322,15 @@ link_children(struct tree *t, const struct stackwalk *w)
 		return false;
 	}
 	for (uint32_t i = 1; i < t->count; i++)
-		nchild[t->nodes[i].parent]++;
+		if (t->nodes[i].total >= min)
+			nchild[t->nodes[i].parent]++;
 	start[0] = 0;
 	for (uint32_t i = 0; i < t->count; i++)
 		start[i + 1] = start[i] + nchild[i];
 	memset(nchild, 0, t->count * sizeof *nchild);
 	for (uint32_t i = 1; i < t->count; i++) {
+		if (t->nodes[i].total < min)
+			continue;
 		uint32_t par = t->nodes[i].parent;
 		order[start[par] + nchild[par]++] = &t->nodes[i];
 	}
@@ -476,14 +483,19 @@ flamegraph_write(const struct profile *p, const struct stackwalk *w,
 		 const struct export_meta *meta, FILE *f)
 {
 	struct tree t = {0};
-	if (!build_tree(&t, p, w, meta->per_thread) || !link_children(&t, w)) {
+	const double fw = IMAGE_WIDTH - 2 * PAD;
+	if (!build_tree(&t, p, w, meta->per_thread)) {
 		free(t.nodes);
 		free(t.slots);
 		return -1;
 	}
-	const double fw = IMAGE_WIDTH - 2 * PAD;
 	uint64_t grand = t.nodes[0].total;
 	uint64_t min = min_samples(&t, fw);
+	if (!link_children(&t, w, min)) {
+		free(t.nodes);
+		free(t.slots);
+		return -1;
+	}
 	/* Drawn depth: the deepest frame heavy enough to draw. */
 	uint32_t depth = 0, hidden = 0;
 	for (uint32_t i = 0; i < t.count; i++) {
@@ -570,23 +582,21 @@ flamegraph_write(const struct profile *p, const struct stackwalk *w,
 		if (fits >= 3)
 			put_xml(f, label, (double)utf8_chars(label) <= fits ? SIZE_MAX : (size_t)fits - 2);
 		fputs("</text></g>\n", f);
-		/* Children follow each other from the parent's x; pushed, then
-		 * reversed, so the leftmost pops first. */
+		/* Drawn children follow each other from the parent's x; pushed,
+		 * then reversed, so the leftmost pops first. */
 		uint64_t cx = it.x;
 		size_t first = sp;
 		for (uint32_t c = n->first_child; c; c = t.nodes[c].next_sibling) {
-			if (t.nodes[c].total >= min) {
-				if (sp == stack_cap) {
-					struct item *g = realloc(stack, stack_cap * 2 * sizeof *g);
-					if (!g) {
-						rc = -1;
-						break;
-					}
-					stack = g;
-					stack_cap *= 2;
+			if (sp == stack_cap) {
+				struct item *g = realloc(stack, stack_cap * 2 * sizeof *g);
+				if (!g) {
+					rc = -1;
+					break;
 				}
-				stack[sp++] = (struct item){c, cx};
+				stack = g;
+				stack_cap *= 2;
 			}
+			stack[sp++] = (struct item){c, cx};
 			cx += t.nodes[c].total;
 		}
 		if (rc)
