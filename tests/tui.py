@@ -67,8 +67,8 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # FUNCTION and FILE:LINE are cut at the columns their headings start at.
 FIGURES_RE = re.compile(r"\s*(\d+\.\d)\s+(\d+\.\d)(?:\s+\S+\s+\S+(?:\s+(\S+)\s+(\S+))?)?\s*")
 SHOWING_RE = re.compile(r" Showing (\S+) mode, ([^,]+), (all threads|thread (\d+) (.*?)), by ")
-EXPORT_RE = re.compile(r"exported (\d+) stacks \((\d+) samples\) to "
-                       r"(/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz\}")
+EXPORT_RE = re.compile(r"wrote (/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz\} "
+                       r"\((\d+) stacks, (\d+) samples\)")
 SGR_RE = re.compile(r"\x1b\[([0-9;:]*)m")
 
 
@@ -623,8 +623,7 @@ def test_export(ctx):
                      "export message after e a")
     m = EXPORT_RE.search(screen.status)
     expect(m, "export failed: %s" % screen.status.strip(), *ui.details(screen))
-    nstacks, nsamples = int(m.group(1)), int(m.group(2))
-    stem = m.group(3)
+    stem, nstacks, nsamples = m.group(1), int(m.group(2)), int(m.group(3))
     paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz")]
     try:
         expect(os.path.dirname(stem) == os.path.realpath(ctx.workdir),

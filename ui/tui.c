@@ -167,8 +167,9 @@ ui_export(struct ui *u, int format)
 		snprintf(written, sizeof written, "%s.{%s}", stem, exts);
 	else
 		snprintf(written, sizeof written, "%s", list);
-	ui_message(u, false, "exported %u stacks (%llu samples) to %s", p.count,
-		   (unsigned long long)p.total, written);
+	/* the paths first: a narrow screen cuts the counts, not the names */
+	ui_message(u, false, "wrote %s (%u stacks, %llu samples)", written, p.count,
+		   (unsigned long long)p.total);
 	profile_free(&p);
 }
 
