@@ -8,7 +8,7 @@
 #    inside it, built in the root (see static_pie_python below)
 #  - on the host: Debian 12's python3.11 with its debug build and headers, and
 #    the real viewers exported profiles are checked with (go tool pprof,
-#    chromium)
+#    chromium, speedscope's schema from npm), and zlib for pprof output
 # Safe to run repeatedly; a finished root is marked with a stamp file.
 set -eu
 
@@ -23,7 +23,7 @@ libpython3.13-dev libpython3.14-dev libpython3.15-dev
 gunicorn python3-gunicorn python3-uvicorn python3-aiohttp gcc libc6-dev"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
 HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3
-python3.11 python3.11-dbg libpython3.11-dev golang-go chromium iproute2 util-linux"
+python3.11 python3.11-dbg libpython3.11-dev golang-go chromium iproute2 util-linux zlib1g-dev"
 
 log() { printf 'provision: %s\n' "$*" >&2; }
 
@@ -122,8 +122,25 @@ static_pie_python() {
 	rm -rf "$work"
 }
 
+# speedscope's file-format schema (and viewer), from the npm registry, for
+# checking speedscope exports; cached under $TT_NPM.
+TT_NPM=${TT_NPM:-/var/cache/tachyon-top/npm}
+SPEEDSCOPE_VERSION=1.25.0
+speedscope() {
+	[ -f "$TT_NPM/node_modules/speedscope/dist/release/file-format-schema.json" ] && return 0
+	if ! command -v npm >/dev/null 2>&1; then
+		log "installing npm"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get install -y -qq --no-install-recommends npm >/dev/null
+	fi
+	log "installing speedscope $SPEEDSCOPE_VERSION into $TT_NPM"
+	mkdir -p "$TT_NPM"
+	npm install --silent --no-audit --no-fund --prefix "$TT_NPM" "speedscope@$SPEEDSCOPE_VERSION" >&2
+}
+
 need_root
 host_packages
+speedscope
 target_root
 static_pie_python
 for v in 3.13 3.14 3.15 3.15-static-pie 3.15d; do

@@ -67,8 +67,8 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # FUNCTION and FILE:LINE are cut at the columns their headings start at.
 FIGURES_RE = re.compile(r"\s*(\d+\.\d)\s+(\d+\.\d)(?:\s+\S+\s+\S+(?:\s+(\S+)\s+(\S+))?)?\s*")
 SHOWING_RE = re.compile(r" Showing (\S+) mode, ([^,]+), (all threads|thread (\d+) (.*?)), by ")
-EXPORT_RE = re.compile(r"exported (\d+) stacks \((\d+) samples\) to (\S+\.collapsed) and "
-                       r"(\S+\.speedscope\.json)")
+EXPORT_RE = re.compile(r"wrote (/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz\} "
+                       r"\((\d+) stacks, (\d+) samples\)")
 SGR_RE = re.compile(r"\x1b\[([0-9;:]*)m")
 
 
@@ -625,27 +625,38 @@ def test_pause(ctx):
 
 
 def test_export(ctx):
-    """7: e writes a collapsed and a speedscope file that parse."""
+    """7: e asks for a format; a writes all four, named with full paths on
+    screen; the collapsed and speedscope files parse, the others start as
+    their formats do (tests/export.py checks them with their viewers)."""
     ui = ctx.ui
     ui.keys("e")
     def message(s):  # a long message wraps over the last lines
         return " ".join(ln.strip() for ln in s.lines[-3:])
+    ui.wait(lambda s: "export the session as:" in message(s) and "pprof" in message(s),
+            "the format prompt after e")
+    ui.keys("a")
     screen = ui.wait(lambda s: EXPORT_RE.search(message(s)) or "export failed" in s.status,
-                     "export message after e")
+                     "export message after e a")
     m = EXPORT_RE.search(message(screen))
     expect(m, "export failed: %s" % screen.status.strip(), *ui.details(screen))
-    nstacks, nsamples = int(m.group(1)), int(m.group(2))
-    paths = [m.group(3), m.group(4)]
+    stem, nstacks, nsamples = m.group(1), int(m.group(2)), int(m.group(3))
+    paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz")]
     try:
+        expect(os.path.dirname(stem) == os.path.realpath(ctx.workdir),
+               "exported to %s, not the working directory %s" % (stem, ctx.workdir))
         for path in paths:
             expect(os.path.dirname(path) == os.path.realpath(ctx.workdir),
                    "export message does not give the full path in the working directory %s: "
                    "%s" % (ctx.workdir, path), "message: " + message(screen))
             expect(os.path.isfile(path), "exported file %s does not exist" % path,
                    "message: " + screen.status.strip())
-            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json)"
+            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json|svg|pb\.gz)"
                                 % ctx.split.pid, os.path.basename(path)),
                    "unexpected export file name %s" % path)
+        with open(paths[2], "rb") as f:
+            expect(b"<svg" in f.read(300), "the .svg export is not SVG")
+        with open(paths[3], "rb") as f:
+            expect(f.read(2) == b"\x1f\x8b", "the .pb.gz export is not gzip")
         lines = sampler.collapsed_lines(paths[0])
         expect(len(lines) == nstacks, "%d lines in the collapsed file, the message says %d "
                "stacks" % (len(lines), nstacks))
@@ -885,7 +896,7 @@ PER_INTERPRETER = [
      test_threads),
     ("h and ? open the help, any key closes it", test_help),
     ("p freezes the table for %g s while sampling goes on, p resumes" % PAUSE_GAP, test_pause),
-    ("e exports collapsed and speedscope files that parse", test_export),
+    ("e then a exports all four formats, named with full paths", test_export),
     ("resize to 50x10 and 59x12: 'too small'; 60x12 and back: the screen, still running",
      test_resize),
     ("c shows the engine panel; Enter on spin shows callers and callees", test_stats_and_detail),
@@ -1236,17 +1247,22 @@ def newuser_checks(suite, interp, base):
         check("by-line view: Enter on a line row shows that line's callees only", line_detail)
 
         def export_dir():
+            def message(s):
+                return " ".join(ln.strip() for ln in s.lines[-3:])
             lines.keys("e")
-            s = lines.wait(lambda s: EXPORT_RE.search(" ".join(ln.strip() for ln in s.lines[-3:]))
-                           or "export failed" in s.status, "export message after e")
-            m = EXPORT_RE.search(" ".join(ln.strip() for ln in s.lines[-3:]))
+            lines.wait(lambda s: "export the session as:" in message(s), "the format prompt after e")
+            lines.keys("a")
+            s = lines.wait(lambda s: EXPORT_RE.search(message(s))
+                           or "export failed" in s.status, "export message after e a")
+            m = EXPORT_RE.search(message(s))
             expect(m, "export failed: %s" % s.status.strip(), *lines.details(s))
-            for path in (m.group(3), m.group(4)):
+            for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz"):
+                path = m.group(1) + ext
                 expect(os.path.isabs(path) and os.path.dirname(path) == exports,
                        "export message names %s, not a full path in --export-dir %s"
                        % (path, exports), *lines.details(s))
                 expect(os.path.isfile(path), "%s does not exist" % path)
-        check("--export-dir: e writes there and names both files by full path", export_dir)
+        check("--export-dir: e writes there and names every file by full path", export_dir)
 
         def window_label():
             # One thread (the busy main one): its rows' OWN add up to the window.

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "export.h"
 #include "tasksview.h"
 #include "ui.h"
 
@@ -104,6 +105,24 @@ edit_filter(struct ui *u, const TermKeyKey *k)
 	u->dirty = true;
 }
 
+/* The key after `e`: a format's letter, a for all of them; anything else cancels. */
+static void
+choose_export(struct ui *u, const TermKeyKey *k)
+{
+	u->choosing_export = false;
+	u->message[0] = '\0';
+	if (k->type != TERMKEY_TYPE_UNICODE || (k->modifiers & TERMKEY_KEYMOD_CTRL))
+		return;
+	switch (k->code.codepoint) {
+	case 'f': case 'F': ui_export(u, EXPORT_FLAMEGRAPH); break;
+	case 'p': case 'P': ui_export(u, EXPORT_PPROF); break;
+	case 's': case 'S': ui_export(u, EXPORT_SPEEDSCOPE); break;
+	case 'c': case 'C': ui_export(u, EXPORT_COLLAPSED); break;
+	case 'a': case 'A': ui_export(u, -1); break;
+	default: break;
+	}
+}
+
 void
 keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 {
@@ -112,6 +131,10 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 	if (u->editing_filter) {
 		edit_filter(u, k);
 		views_refresh_table(u);
+		return;
+	}
+	if (u->choosing_export) {
+		choose_export(u, k);
 		return;
 	}
 	if (u->show_help) {
@@ -181,7 +204,7 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 		case 'w': case 'W':
 			u->scope = u->scope == AGG_WINDOW ? AGG_SESSION : AGG_WINDOW;
 			break;
-		case 'e': case 'E': ui_export(u); return;
+		case 'e': case 'E': ui_export_prompt(u); return;
 		case '+': case '=': change_refresh(u, -1); return;
 		case '-': case '_': change_refresh(u, +1); return;
 		case 'j': move_selection(u, u->selected + 1); return;

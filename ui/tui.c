@@ -20,6 +20,7 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "export.h"
 #include "profile.h"
 #include "theme.h"
 #include "tui.h"
@@ -78,10 +79,35 @@ ui_message(struct ui *u, bool error, const char *fmt, ...)
 	u->dirty = true;
 }
 
-/* `e`: write the session's profile in both formats into --export-dir, else
- * the working directory (else /tmp), and name the files by full path. */
 void
-ui_export(struct ui *u)
+ui_export_prompt(struct ui *u)
+{
+	u->choosing_export = true;
+	ui_message(u, false, "export the session as: f flame graph (.svg)  p pprof (.pb.gz)  "
+		   "s speedscope (.json)  c collapsed  a all four  (any other key cancels)");
+	u->message_until_ns = UINT64_MAX;
+}
+
+/* Open base+extension for writing in --export-dir or else the working
+ * directory, falling back to /tmp when that is not writable (but not when a
+ * directory was asked for); *path receives the full path. */
+static FILE *
+open_export(const struct ui *u, const char *base, const char *ext, char *path, size_t len)
+{
+	const char *want = u->opt->export_dir ? u->opt->export_dir : ".";
+	char dir[PATH_MAX];
+	if (!realpath(want, dir))
+		snprintf(dir, sizeof dir, "%s", want);
+	snprintf(path, len, "%s%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base, ext);
+	FILE *f = fopen(path, "w");
+	if (f || u->opt->export_dir)
+		return f;
+	snprintf(path, len, "/tmp/%s%s", base, ext);
+	return fopen(path, "w");
+}
+
+void
+ui_export(struct ui *u, int format)
 {
 	struct profile p;
 	if (!agg_to_profile(&u->agg, AGG_SESSION, u->mode, &p)) {
@@ -91,46 +117,62 @@ ui_export(struct ui *u)
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	char stamp[32], base[96], dir[PATH_MAX], folded[PATH_MAX + 128], scope[PATH_MAX + 128];
+	char stamp[32], base[96];
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
 	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->target.pid, stamp);
-	const char *want = u->opt->export_dir ? u->opt->export_dir : ".";
-	if (!realpath(want, dir))
-		snprintf(dir, sizeof dir, "%s", want);
-	FILE *f1 = NULL, *f2 = NULL;
-	for (int attempt = 0; attempt < 2 && !f2; attempt++) {
-		if (attempt == 1) {
-			/* The working directory may not be writable: fall back to
-			 * /tmp, unless a directory was asked for. */
-			if (u->opt->export_dir)
-				break;
-			snprintf(dir, sizeof dir, "/tmp");
+	uint64_t elapsed = atomic_load(&u->s->sampler.stats.elapsed_ns);
+	uint64_t passes = atomic_load(&u->s->sampler.stats.samples);
+	static const enum profile_filter filters[AGG_MODE_COUNT] = {
+		[AGG_WALL] = PROFILE_WALL, [AGG_CPU] = PROFILE_CPU, [AGG_GIL] = PROFILE_GIL,
+		[AGG_EXCEPTION] = PROFILE_WALL,
+	};
+	struct export_meta meta = {
+		.pid = u->s->target.pid, .command = u->s->cmdline,
+		.python_version = u->s->target.layout.version_str, .mode = filters[u->mode],
+		.rate_hz = u->s->rate_hz, .duration_ns = elapsed,
+		.start_unix_ns = (uint64_t)(now - (time_t)(elapsed / 1000000000ull)) * 1000000000ull,
+		.period_ns = passes ? elapsed / passes : u->s->rate_hz > 0 ? (uint64_t)(1e9 / u->s->rate_hz) : 1,
+	};
+	/* The message names every file: one path, or for all formats the
+	 * shared stem and each extension, shell-style (stem.{svg,pb.gz}). */
+	char path[PATH_MAX + 128], stem[PATH_MAX + 128] = "", exts[160] = "", list[PATH_MAX + 900] = "";
+	bool same_stem = true;
+	int first = format < 0 ? 0 : format, last = format < 0 ? EXPORT_FORMAT_COUNT - 1 : format;
+	for (int i = first; i <= last; i++) {
+		enum export_format fmt = (enum export_format)i;
+		const char *ext = export_format_extension(fmt);
+		FILE *f = open_export(u, base, ext, path, sizeof path);
+		if (!f) {
+			ui_message(u, true, "export failed: %s: %s", path, strerror(errno));
+			profile_free(&p);
+			return;
 		}
-		snprintf(folded, sizeof folded, "%s/%s.collapsed", strcmp(dir, "/") ? dir : "", base);
-		snprintf(scope, sizeof scope, "%s/%s.speedscope.json", strcmp(dir, "/") ? dir : "", base);
-		f1 = fopen(folded, "w");
-		f2 = f1 ? fopen(scope, "w") : NULL;
-		if (f1 && !f2) {
-			fclose(f1);
-			f1 = NULL;
+		int rc = export_write(fmt, &p, u->s->sampler.walk, &meta, f);
+		if (fclose(f) != 0 || rc != 0) {
+			ui_message(u, true, "export failed: writing %s", path);
+			profile_free(&p);
+			return;
 		}
+		size_t lused = strlen(list);
+		snprintf(list + lused, sizeof list - lused, "%s%s", lused ? " " : "", path);
+		path[strlen(path) - strlen(ext)] = '\0';
+		if (i == first)
+			snprintf(stem, sizeof stem, "%s", path);
+		else if (strcmp(stem, path) != 0)
+			same_stem = false;
+		size_t used = strlen(exts);
+		snprintf(exts + used, sizeof exts - used, "%s%s", used ? "," : "", ext + 1);
 	}
-	if (!f1 || !f2) {
-		ui_message(u, true, "export failed: %s: %s", folded, strerror(errno));
-		profile_free(&p);
-		return;
-	}
-	double interval = u->s->rate_hz > 0 ? 1.0 / u->s->rate_hz : 1e-6;
-	char name[64];
-	snprintf(name, sizeof name, "tachyon-top pid %d", (int)u->s->target.pid);
-	int r1 = profile_write_collapsed(&p, u->s->sampler.walk, f1, false);
-	int r2 = profile_write_speedscope(&p, u->s->sampler.walk, f2, name, interval);
-	bool ok = fclose(f1) == 0 && fclose(f2) == 0 && r1 == 0 && r2 == 0;
-	if (ok)
-		ui_message(u, false, "exported %u stacks (%llu samples) to %s and %s", p.count,
-			   (unsigned long long)p.total, folded, scope);
+	char written[900];
+	if (first == last)
+		snprintf(written, sizeof written, "%s.%s", stem, exts);
+	else if (same_stem)
+		snprintf(written, sizeof written, "%s.{%s}", stem, exts);
 	else
-		ui_message(u, true, "export to %s failed", folded);
+		snprintf(written, sizeof written, "%s", list);
+	/* the paths first: a narrow screen cuts the counts, not the names */
+	ui_message(u, false, "wrote %s (%u stacks, %llu samples)", written, p.count,
+		   (unsigned long long)p.total);
 	profile_free(&p);
 }
 

@@ -52,8 +52,10 @@ struct ui {
 	uint64_t finished_ns;         /* the clock stops here */
 	char finished_text[480];
 
+	bool choosing_export;         /* `e` asked which format */
+
 	/* one-line messages (export results, errors) */
-	char message[PATH_MAX * 2 + 200];
+	char message[PATH_MAX * 2 + 1200];
 	uint64_t message_until_ns;
 	bool message_is_error;
 
@@ -93,7 +95,10 @@ int ui_percent_attr(double pct);
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);
 
 /* tui.c: actions needing the loop. */
-void ui_export(struct ui *u);
+/* `e`: ask for a format; then write the session's profile in it (format
+ * < 0: in every format). */
+void ui_export_prompt(struct ui *u);
+void ui_export(struct ui *u, int format);
 void ui_message(struct ui *u, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
