@@ -259,6 +259,36 @@ handle_signal_byte(struct ui *u, unsigned char sig)
 	}
 }
 
+/* The theme named by --theme: installed, else (run from the build tree)
+ * the source's themes. */
+static tt_status
+load_theme(const struct live_options *o, struct theme *theme, char *warnings, size_t wlen,
+	   struct tt_error *e)
+{
+	char err_text[512] = "";
+	warnings[0] = '\0';
+	int tl = theme_load(o->theme, THEMEDIR, theme, warnings, wlen, err_text, sizeof err_text);
+#ifdef SRC_THEMEDIR
+	if (tl != 0 && !strchr(o->theme, '/')) {
+		warnings[0] = '\0';
+		tl = theme_load(o->theme, SRC_THEMEDIR, theme, warnings, wlen, err_text,
+				sizeof err_text);
+	}
+#endif
+	if (tl != 0)
+		return tt_fail(e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+	return TT_OK;
+}
+
+int
+tui_check_theme(const struct live_options *o)
+{
+	struct theme theme;
+	struct tt_error e;
+	char warnings[2048];
+	return load_theme(o, &theme, warnings, sizeof warnings, &e) == TT_OK ? 0 : cli_report(&e);
+}
+
 int
 tui_run(const struct live_options *o)
 {
@@ -269,24 +299,11 @@ tui_run(const struct live_options *o)
 	}
 	/* Everything that can fail plainly fails before the screen is up. */
 	struct theme theme;
-	char warnings[2048] = "", err_text[512] = "";
-	int tl = theme_load(o->theme, THEMEDIR, &theme, warnings, sizeof warnings, err_text,
-			    sizeof err_text);
-#ifdef SRC_THEMEDIR
-	/* Not installed yet (run from the build tree): the source's themes. */
-	if (tl != 0 && !strchr(o->theme, '/')) {
-		warnings[0] = '\0';
-		tl = theme_load(o->theme, SRC_THEMEDIR, &theme, warnings, sizeof warnings, err_text,
-				sizeof err_text);
-	}
-#endif
-	if (tl != 0) {
-		struct tt_error e;
-		tt_fail(&e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+	struct tt_error e;
+	char warnings[2048];
+	if (load_theme(o, &theme, warnings, sizeof warnings, &e) != TT_OK)
 		return cli_report(&e);
-	}
 	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		struct tt_error e;
 		tt_fail(&e, TT_EIO, errno, "pipe: %s", strerror(errno));
 		return cli_report(&e);
 	}

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "profile.h"
 #include "record.h"
 #include "sampler.h"
@@ -122,19 +123,16 @@ record_main(int argc, char **argv)
 		size_t len = strlen(out);
 		format = len > 5 && strcmp(out + len - 5, ".json") == 0 ? "speedscope" : "collapsed";
 	}
-	/* Open the output first: a bad path should fail before any sampling. */
-	FILE *f = fopen(out, "w");
-	if (!f) {
-		struct tt_error e;
-		tt_fail(&e, TT_EIO, errno, "cannot write %s: %s", out, strerror(errno));
-		return cli_report(&e);
-	}
-
+	/* Check the output first (a bad path fails before any sampling), but
+	 * leave it untouched until the profile is complete: the data goes to a
+	 * temporary file renamed over it at the end. */
 	struct tt_error err = {0};
+	struct outfile of;
+	if (outfile_open(&of, out, &err) != TT_OK)
+		return cli_report(&err);
 	struct target t;
 	if (target_attach(&t, pid, &err) != TT_OK) {
-		fclose(f);
-		remove(out);
+		outfile_abort(&of);
 		return cli_report(&err);
 	}
 	struct sampler_config cfg;
@@ -149,11 +147,13 @@ record_main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A dropped ssh session: write the profile as for Ctrl-C. */
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 
 	struct sampler s;
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK) {
-		fclose(f);
-		remove(out);
+		outfile_abort(&of);
 		return cli_report(&err);
 	}
 	struct profile prof;
@@ -172,21 +172,27 @@ record_main(int argc, char **argv)
 	char name[64];
 	snprintf(name, sizeof name, "tachyon-top pid %d", (int)pid);
 	int wrc = strcmp(format, "speedscope") == 0
-			  ? profile_write_speedscope(&prof, s.walk, f, name, hz > 0 ? 1.0 / hz : 1e-6)
-			  : profile_write_collapsed(&prof, s.walk, f, per_thread);
-	if (fclose(f) != 0 || wrc != 0) {
-		tt_fail(&err, TT_EIO, errno, "writing %s failed", out);
-		rc = cli_report(&err);
+			  ? profile_write_speedscope(&prof, s.walk, of.f, name, hz > 0 ? 1.0 / hz : 1e-6)
+			  : profile_write_collapsed(&prof, s.walk, of.f, per_thread);
+	struct tt_error werr = {0};
+	bool wrote = false;
+	if (wrc != 0 && !ferror(of.f)) {
+		outfile_abort(&of);
+		tt_fail(&werr, TT_ENOMEM, ENOMEM, "writing %s: out of memory", out);
+	} else {
+		wrote = outfile_commit(&of, &werr) == TT_OK;
 	}
 	uint64_t samples = atomic_load(&s.stats.samples), errors = atomic_load(&s.stats.errors);
 	double secs = (double)atomic_load(&s.stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
-		"%llu distinct stacks%s; wrote %s\n",
+		"%llu distinct stacks%s%s%s\n",
 		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		samples ? 100.0 * (double)errors / (double)samples : 0.0,
 		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
-		out);
+		wrote ? "; wrote " : "", wrote ? out : "");
+	if (!wrote)
+		rc = cli_report(&werr);
 	if (oom)
 		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
 	if (how == SAMPLER_FAILED && rc == 0)
