@@ -19,6 +19,7 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "outfile.h"
 #include "profile.h"
 #include "theme.h"
 #include "tui.h"
@@ -94,36 +95,45 @@ ui_export(struct ui *u)
 	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->target.pid, stamp);
 	snprintf(folded, sizeof folded, "%s.collapsed", base);
 	snprintf(scope, sizeof scope, "%s.speedscope.json", base);
-	FILE *f1 = fopen(folded, "w");
-	FILE *f2 = f1 ? fopen(scope, "w") : NULL;
-	if (!f1 || !f2) {
+	struct outfile o1, o2;
+	struct tt_error e = {0};
+	bool open1 = outfile_open(&o1, folded, &e) == TT_OK;
+	bool open2 = open1 && outfile_open(&o2, scope, &e) == TT_OK;
+	if (!open2) {
 		/* The working directory may not be writable: fall back to /tmp. */
-		if (f1)
-			fclose(f1);
+		if (open1)
+			outfile_abort(&o1);
 		snprintf(folded, sizeof folded, "/tmp/%s.collapsed", base);
 		snprintf(scope, sizeof scope, "/tmp/%s.speedscope.json", base);
-		f1 = fopen(folded, "w");
-		f2 = f1 ? fopen(scope, "w") : NULL;
+		open1 = outfile_open(&o1, folded, &e) == TT_OK;
+		open2 = open1 && outfile_open(&o2, scope, &e) == TT_OK;
 	}
-	if (!f1 || !f2) {
-		int e = errno;
-		if (f1)
-			fclose(f1);
-		ui_message(u, true, "export failed: %s: %s", folded, strerror(e));
+	if (!open2) {
+		if (open1)
+			outfile_abort(&o1);
+		ui_message(u, true, "export failed: %s", e.msg);
 		profile_free(&p);
 		return;
 	}
 	double interval = u->s->rate_hz > 0 ? 1.0 / u->s->rate_hz : 1e-6;
 	char name[64];
 	snprintf(name, sizeof name, "tachyon-top pid %d", (int)u->s->target.pid);
-	int r1 = profile_write_collapsed(&p, u->s->sampler.walk, f1, false);
-	int r2 = profile_write_speedscope(&p, u->s->sampler.walk, f2, name, interval);
-	bool ok = fclose(f1) == 0 && fclose(f2) == 0 && r1 == 0 && r2 == 0;
-	if (ok)
+	int r1 = profile_write_collapsed(&p, u->s->sampler.walk, o1.f, false);
+	int r2 = profile_write_speedscope(&p, u->s->sampler.walk, o2.f, name, interval);
+	bool ok = r1 == 0 && r2 == 0;
+	if (!ok) {
+		outfile_abort(&o1);
+		outfile_abort(&o2);
+		ui_message(u, true, "export to %s failed", folded);
+	} else if (outfile_commit(&o1, &e) != TT_OK) {
+		outfile_abort(&o2);
+		ui_message(u, true, "export failed: %s", e.msg);
+	} else if (outfile_commit(&o2, &e) != TT_OK) {
+		ui_message(u, true, "export failed: %s", e.msg);
+	} else {
 		ui_message(u, false, "exported %u stacks (%llu samples) to %s and %s", p.count,
 			   (unsigned long long)p.total, folded, scope);
-	else
-		ui_message(u, true, "export to %s failed", folded);
+	}
 	profile_free(&p);
 }
 
