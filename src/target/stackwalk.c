@@ -29,6 +29,9 @@
  * (thread list, GIL and GC state) is then re-read only this often, which
  * saves an iovec per sample; a new thread shows up within this time. */
 #define SINGLE_THREAD_BLOCK_NS 200000ull
+/* Stacks deeper than this are fully re-walked less often than
+ * revalidate_ns, in proportion to their depth. */
+#define REVALIDATE_DEPTH 1024
 /* 3.13 has no code-object generation counter: re-check code objects this often. */
 #define CODE_RECHECK_NS 200000000ull
 
@@ -47,6 +50,7 @@ struct tcache {
 	struct cframe *frames;       /* innermost first, shims included */
 	uint32_t nframes, cap;
 	bool have_chain;
+	bool truncated;              /* the chain stops short of the root (too deep) */
 	uint32_t stack_id;
 	uint32_t sticky;             /* state bits known from the last read of this thread */
 	uint64_t chunk, chunk_end, stack_top;
@@ -744,10 +748,6 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 	uint32_t rest = tc->nframes - align - 1;
 	uint32_t reused = matched + rest;
 	bool identical = n == align + 1 && matched == n;
-	/* Prefixes spliced onto a cached chain, sample after sample, must not
-	 * grow it past what one walk may read. */
-	if ((uint64_t)n + rest > UNWIND_MAX_FRAMES * 2)
-		return tt_fail(err, TT_EBADMEM, 0, "frame chain too long (a cycle?)");
 	if (!identical) {
 		if (n + rest > tc->cap) {
 			uint32_t cap = tc->cap ? tc->cap : 64;
@@ -832,6 +832,16 @@ plan_cframe(struct stackwalk *w, struct tcache *tc)
 	tc->cf_seg = w->nsegs - 1;
 }
 
+/* Python frames in the cached chain below index `align`. */
+static uint32_t
+rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
+{
+	if (align + 1 >= tc->nframes)
+		return 0;
+	uint32_t id = tc->frames[align + 1].stack_id;
+	return id ? intern_stack_at(&w->in, id)->depth : 0;
+}
+
 static tt_status
 walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *err)
 {
@@ -843,13 +853,21 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		return st;
 	uint64_t base = l->has_base_frame ? load_u64(ts, l->ts_base_frame) : 0;
 	bool reuse_code = tc->have_chain && tc->code_epoch == w->codes.epoch && w->o.cache;
-	uint32_t n = 0, matched_total = 0, run = 0;
+	uint32_t n = 0, matched_total = 0, run = 0, npy = 0;
 	int32_t align = -1;
-	bool spliced = false, popped_top = false;
+	bool spliced = false, popped_top = false, truncated = false;
 	uint8_t local[512];
+	/* A chain that loops (a torn read) is refused within a few laps; one
+	 * that is merely long keeps its innermost UNWIND_MAX_FRAMES frames. */
+	struct cycle_guard guard;
+	cycle_guard_init(&guard);
 	for (unsigned walked = 0; cur != 0 && !(l->has_base_frame && cur == base); walked++) {
-		if (walked >= UNWIND_MAX_FRAMES * 2)
-			return tt_fail(err, TT_EBADMEM, 0, "frame chain too long (a cycle?)");
+		if (cycle_guard_seen(&guard, cur))
+			return tt_fail(err, TT_EBADMEM, 0, "frame chain loops back on itself");
+		if (walked >= UNWIND_MAX_WALK) {
+			truncated = true;
+			break;
+		}
 		if (cur & 7)
 			return tt_fail(err, TT_EBADMEM, 0, "misaligned frame pointer");
 		if ((st = chain_reserve(w, n + 1, err)) != TT_OK)
@@ -884,6 +902,10 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 			cur = cf->previous;
 			continue;
 		}
+		if (kind == PY_FRAME_PYTHON && npy >= UNWIND_MAX_FRAMES) {
+			truncated = true; /* the rest is not read */
+			break;
+		}
 		bool match = false;
 		if (tc->have_chain && w->o.cache) {
 			align = cached_index(tc, cur, align >= 0 ? align + 1 : (int32_t)n);
@@ -914,11 +936,15 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		}
 		if (match)
 			matched_total++;
+		if (kind == PY_FRAME_PYTHON)
+			npy++;
 		n++;
 		cur = cf->previous;
 		/* An idle thread whose top frames are exactly as cached kept the
-		 * rest of its stack too (see the header for the reasoning). */
-		if (!full && match && run >= w->o.check_depth && reuse_code) {
+		 * rest of its stack too (see the header for the reasoning), unless
+		 * the new prefix makes it deeper than we keep: then walk on. */
+		if (!full && match && run >= w->o.check_depth && reuse_code &&
+		    npy + rest_depth(w, tc, (uint32_t)align) <= UNWIND_MAX_FRAMES) {
 			spliced = true;
 			break;
 		}
@@ -929,7 +955,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	 * below is the same. */
 	int32_t j = (int32_t)tc->nframes - 1, i = (int32_t)n - 1;
 	uint32_t below = 0;
-	if (tc->have_chain && w->o.cache) {
+	if (tc->have_chain && w->o.cache && tc->truncated == truncated) {
 		while (i >= 0 && j >= 0 && tc->frames[j].addr == w->chain[i].addr &&
 		       tc->frames[j].frame_id == w->chain[i].frame_id) {
 			w->chain[i].stack_id = tc->frames[j].stack_id;
@@ -953,6 +979,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	tc->nframes = n;
 	tc->chain_gen++;
 	tc->have_chain = true;
+	tc->truncated = truncated;
 	tc->stack_id = n ? tc->frames[0].stack_id : 0;
 	tc->code_epoch = w->codes.epoch;
 	return TT_OK;
@@ -1022,11 +1049,24 @@ stack_is_small(const struct stackwalk *w, struct tcache *tc)
 	return tc->small;
 }
 
+/* Is an idle thread due for a full re-walk? A re-walk costs in proportion
+ * to the depth: deep stacks are re-walked proportionally less often, so
+ * that their cost per second does not grow with depth (a 20,000-frame
+ * recursion samples as fast as a 1,000-frame one). */
+static bool
+revalidate_due(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
+{
+	uint64_t period = w->o.revalidate_ns;
+	if (tc->nframes > REVALIDATE_DEPTH)
+		period = period / REVALIDATE_DEPTH * tc->nframes;
+	return now - tc->validated_ns >= period;
+}
+
 /* Could the thread's stack have changed since we last read it? */
 static bool
 must_read(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
 {
-	return !w->o.cache || !tc->have_chain || now - tc->validated_ns >= w->o.revalidate_ns ||
+	return !w->o.cache || !tc->have_chain || revalidate_due(w, tc, now) ||
 	       tc->code_epoch != w->codes.epoch;
 }
 
@@ -1051,6 +1091,8 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 		w->out_cap = cap;
 	}
 	uint32_t state = tc->sticky;
+	if (tc->truncated)
+		state |= TT_THREAD_TRUNCATED;
 	if (iv->locked && iv->holder == tc->tstate) {
 		state |= TT_THREAD_GIL;
 		state &= ~(uint32_t)TT_THREAD_GIL_WAIT;
@@ -1164,7 +1206,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->ts_seg = UINT32_MAX;
 			tc->span_lo = tc->span_hi = 0;
 			bool predicted = prefetch_all || !iv->have || tc->tstate == iv->holder ||
-					 !tc->have_chain || now - tc->validated_ns >= w->o.revalidate_ns;
+					 !tc->have_chain || revalidate_due(w, tc, now);
 			if (!predicted)
 				continue;
 			uint8_t *buf = arena_take(w, l->ts_read_size);
@@ -1173,7 +1215,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
 			tc->cfbuf = NULL;
-			bool due = now - tc->validated_ns >= w->o.revalidate_ns;
+			bool due = revalidate_due(w, tc, now);
 			tc->planned_full = tc->was_running || due || !tc->have_chain ||
 					   stack_is_small(w, tc);
 			plan_spans(w, tc, tc->planned_full ? 0 : w->o.check_depth + 1);
