@@ -97,6 +97,15 @@ struct span {
 	bool ok;
 };
 
+/* A reader (the UI drawing a screen) holds a name pointer for
+ * milliseconds: a replaced name is freed this long after. */
+#define NAME_GRACE_NS (10ull * 1000000000ull)
+
+struct retired_name {
+	char *name;
+	uint64_t at;
+};
+
 struct stackwalk {
 	struct target *t;
 	const struct py_layout *l;
@@ -120,8 +129,11 @@ struct stackwalk {
 	struct walk_thread *out;
 	uint32_t nout, out_cap;
 	int open_fds;
-	char **retired_names;         /* replaced thread names, freed with the walker */
-	uint32_t nretired;
+	struct retired_name *retired; /* replaced names, freed once no reader can hold them */
+	uint32_t retired_head, nretired, retired_cap;
+	uint32_t *gone;               /* slots of gone threads, oldest first (a ring) */
+	uint32_t gone_head, ngone, gone_cap;
+	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
 	struct walk_counters c;
 };
@@ -161,7 +173,7 @@ stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackw
 		w->o.check_depth = 1;
 	w->first = true;
 	w->arena = malloc(ARENA_SIZE);
-	w->slots = appendlog_new(sizeof(struct thread_slot), 1u << 20);
+	w->slots = appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
 	if (!w->arena || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
@@ -199,8 +211,9 @@ stackwalk_free(struct stackwalk *w)
 		appendlog_free(w->slots);
 	}
 	for (uint32_t i = 0; i < w->nretired; i++)
-		free(w->retired_names[i]);
-	free(w->retired_names);
+		free(w->retired[(w->retired_head + i) % w->retired_cap].name);
+	free(w->retired);
+	free(w->gone);
 	codecache_free(&w->codes);
 	intern_free(&w->in);
 	free(w->arena);
@@ -237,8 +250,35 @@ stackwalk_counters(const struct stackwalk *w)
  * Kernel-side thread facts: on-CPU state and names
  * ------------------------------------------------------------------- */
 
+/* A reader may be using a replaced name: free it only after a grace period
+ * (and free those whose grace has passed). */
+static bool
+retire_name(struct stackwalk *w, char *name, uint64_t now)
+{
+	while (w->nretired && now - w->retired[w->retired_head].at >= NAME_GRACE_NS) {
+		free(w->retired[w->retired_head].name);
+		w->retired_head = (w->retired_head + 1) % w->retired_cap;
+		w->nretired--;
+	}
+	if (w->nretired == w->retired_cap) {
+		uint32_t cap = w->retired_cap ? w->retired_cap * 2 : 64;
+		struct retired_name *r = malloc(cap * sizeof *r);
+		if (!r)
+			return false;
+		for (uint32_t i = 0; i < w->nretired; i++)
+			r[i] = w->retired[(w->retired_head + i) % w->retired_cap];
+		free(w->retired);
+		w->retired = r;
+		w->retired_cap = cap;
+		w->retired_head = 0;
+	}
+	w->retired[(w->retired_head + w->nretired++) % w->retired_cap] =
+		(struct retired_name){.name = name, .at = now};
+	return true;
+}
+
 static void
-refresh_name(struct stackwalk *w, struct tcache *tc)
+refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
 	char name[64];
 	w->c.proc_reads++;
@@ -252,16 +292,9 @@ refresh_name(struct stackwalk *w, struct tcache *tc)
 	char *copy = strdup(name);
 	if (!copy)
 		return;
-	if (old) {
-		/* A reader may be using the old string: keep it until the
-		 * walker goes. Renames are rare (a thread names itself once). */
-		char **r = realloc(w->retired_names, (w->nretired + 1) * sizeof *r);
-		if (!r) {
-			free(copy);
-			return;
-		}
-		w->retired_names = r;
-		r[w->nretired++] = old;
+	if (old && !retire_name(w, old, now)) {
+		free(copy);
+		return;
 	}
 	atomic_store_explicit(&s->name, copy, memory_order_release);
 }
@@ -275,7 +308,7 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	uint64_t age = now - tc->born_ns;
 	if ((tc->name_reads == 1 && age > 20000000ull) || (tc->name_reads == 2 && age > 500000000ull)) {
 		tc->name_reads++;
-		refresh_name(w, tc);
+		refresh_name(w, tc, now);
 	}
 	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
 		return;
@@ -334,20 +367,91 @@ parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block)
 	iv->have = true;
 }
 
+/* A thread left the target: its slot waits, then goes to a new thread. */
+static void
+slot_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	if (tc->slot == UINT32_MAX)
+		return;
+	struct thread_slot *s = appendlog_at(w->slots, tc->slot);
+	atomic_store_explicit(&s->gone_ns, now - w->epoch_ns ? now - w->epoch_ns : 1,
+			      memory_order_release);
+	w->c.threads_gone++;
+	if (w->ngone == w->gone_cap) {
+		uint32_t cap = w->gone_cap ? w->gone_cap * 2 : 256;
+		uint32_t *g = malloc(cap * sizeof *g);
+		if (!g)
+			return; /* the slot is simply not reused */
+		for (uint32_t i = 0; i < w->ngone; i++)
+			g[i] = w->gone[(w->gone_head + i) % w->gone_cap];
+		free(w->gone);
+		w->gone = g;
+		w->gone_cap = cap;
+		w->gone_head = 0;
+	}
+	w->gone[(w->gone_head + w->ngone++) % w->gone_cap] = tc->slot;
+	tc->slot = UINT32_MAX;
+}
+
+static void
+release_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	slot_gone(w, tc, now);
+	tcache_release(w, tc);
+}
+
+/* The oldest gone thread's slot, if it has waited long enough (or too many
+ * wait, or no slot is left). */
+static struct thread_slot *
+reuse_slot(struct stackwalk *w, uint64_t now, uint32_t *idx)
+{
+	if (!w->ngone)
+		return NULL;
+	uint32_t i = w->gone[w->gone_head];
+	struct thread_slot *s = appendlog_at(w->slots, i);
+	uint64_t gone = atomic_load_explicit(&s->gone_ns, memory_order_relaxed);
+	if (w->ngone <= STACKWALK_KEEP_GONE && now - w->epoch_ns - gone < STACKWALK_GONE_NS &&
+	    appendlog_count(w->slots) < STACKWALK_MAX_SLOTS)
+		return NULL;
+	char *name = atomic_load_explicit(&s->name, memory_order_relaxed);
+	if (name && !retire_name(w, name, now))
+		return NULL;
+	w->gone_head = (w->gone_head + 1) % w->gone_cap;
+	w->ngone--;
+	w->c.slots_reused++;
+	*idx = i;
+	return s;
+}
+
 static tt_status
 new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now,
 	 struct tt_error *err)
 {
-	struct thread_slot *s = appendlog_reserve(w->slots);
-	if (!s)
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads seen");
-	s->native_tid = tc->native_tid;
-	s->interp_id = interp_id;
-	atomic_init(&s->name, NULL);
-	tc->slot = appendlog_publish(w->slots);
+	uint32_t idx;
+	struct thread_slot *s = reuse_slot(w, now, &idx);
+	if (s) {
+		atomic_store_explicit(&s->name, NULL, memory_order_relaxed);
+		s->native_tid = tc->native_tid;
+		s->interp_id = interp_id;
+		atomic_store_explicit(&s->gone_ns, 0, memory_order_relaxed);
+		/* Last: a consumer that sees the new birth sees the new thread. */
+		atomic_store_explicit(&s->born_ns, now - w->epoch_ns, memory_order_release);
+		tc->slot = idx;
+	} else {
+		s = appendlog_reserve(w->slots);
+		if (!s)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads alive at once");
+		s->native_tid = tc->native_tid;
+		s->interp_id = interp_id;
+		atomic_init(&s->name, NULL);
+		atomic_init(&s->born_ns, now - w->epoch_ns);
+		atomic_init(&s->gone_ns, 0);
+		tc->slot = appendlog_publish(w->slots);
+	}
+	w->c.threads_seen++;
 	tc->born_ns = now;
 	tc->name_reads = 1;
-	refresh_name(w, tc);
+	refresh_name(w, tc, now);
 	return TT_OK;
 }
 
@@ -379,6 +483,18 @@ drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
 			fresh[kept++] = fresh[k];
 	}
 	return kept;
+}
+
+void
+stackwalk_set_epoch(struct stackwalk *w, uint64_t epoch_ns)
+{
+	w->epoch_ns = epoch_ns;
+}
+
+uint64_t
+stackwalk_epoch(const struct stackwalk *w)
+{
+	return w->epoch_ns;
 }
 
 /* Re-read an interpreter's thread list, keeping caches of threads that are
@@ -479,7 +595,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	}
 	for (uint32_t k = 0; k < nold; k++)
 		if (old[k].tstate != 0)
-			tcache_release(w, &old[k]);
+			release_gone(w, &old[k], now);
 	free(old);
 	iv->threads = fresh;
 	iv->nthreads = n;
@@ -489,7 +605,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 
 /* Find the interpreters (rarely more than one). */
 static tt_status
-refresh_interps(struct stackwalk *w, struct tt_error *err)
+refresh_interps(struct stackwalk *w, uint64_t now, struct tt_error *err)
 {
 	const struct py_layout *l = w->l;
 	uint64_t addrs[MAX_INTERPS];
@@ -528,7 +644,7 @@ refresh_interps(struct stackwalk *w, struct tt_error *err)
 	for (uint32_t k = 0; k < w->ninterps; k++) {
 		if (w->interps[k].addr != 0) {
 			for (uint32_t j = 0; j < w->interps[k].nthreads; j++)
-				tcache_release(w, &w->interps[k].threads[j]);
+				release_gone(w, &w->interps[k].threads[j], now);
 			free(w->interps[k].threads);
 		}
 	}
@@ -1164,7 +1280,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	w->c.samples++;
 
 	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
-		if ((st = refresh_interps(w, err)) != TT_OK)
+		if ((st = refresh_interps(w, now, err)) != TT_OK)
 			return st;
 		w->interps_checked_ns = now;
 	}
