@@ -85,6 +85,7 @@ def test_record_keeps_file(ctx):
     before = listing(d)
     run = run_tt("record", "-p", rig.free_pid(), "-o", path)
     expect(run.rc == 3, "record on a missing pid exited %d, expected 3" % run.rc, *run.details())
+    expect(os.path.exists(path), "a failed record removed the output file", *run.details())
     with open(path, "rb") as f:
         expect(f.read() == content, "a failed record changed or removed the output file",
                *run.details())

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "ring.h"
 
@@ -10,9 +11,13 @@ ring_init(struct ring *r, uint32_t capacity)
 	uint32_t n = 2;
 	while (n < capacity && n < (1u << 30))
 		n <<= 1;
-	r->slots = calloc(n, sizeof *r->slots);
+	/* Touched now, not page by page as the ring first wraps: a slow
+	 * session would otherwise grow its RSS for many minutes (4 MB for the
+	 * live view's ring), which is indistinguishable from a leak. */
+	r->slots = malloc(n * sizeof *r->slots);
 	if (!r->slots)
 		return false;
+	memset(r->slots, 0, n * sizeof *r->slots);
 	r->mask = n - 1;
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);
