@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include "ring.h"
 
@@ -14,10 +13,11 @@ ring_init(struct ring *r, uint32_t capacity)
 	/* Touched now, not page by page as the ring first wraps: a slow
 	 * session would otherwise grow its RSS for many minutes (4 MB for the
 	 * live view's ring), which is indistinguishable from a leak. */
-	r->slots = malloc(n * sizeof *r->slots);
+	r->slots = calloc(n, sizeof *r->slots);
 	if (!r->slots)
 		return false;
-	memset(r->slots, 0, n * sizeof *r->slots);
+	for (size_t off = 0; off < n * sizeof *r->slots; off += 4096)
+		((volatile char *)r->slots)[off] = 0;
 	r->mask = n - 1;
 	atomic_init(&r->head, 0);
 	atomic_init(&r->tail, 0);

@@ -29,6 +29,10 @@
  * (thread list, GIL and GC state) is then re-read only this often, which
  * saves an iovec per sample; a new thread shows up within this time. */
 #define SINGLE_THREAD_BLOCK_NS 200000ull
+/* A walk that meets a second frame outside its planned spans (a deep stack
+ * read for the first time, spread over many data-stack chunks) reads up to
+ * this much below it at once, page by page, downward. */
+#define READ_AHEAD (32u << 10)
 /* Stacks deeper than this are fully re-walked less often than
  * revalidate_ns, in proportion to their depth. */
 #define REVALIDATE_DEPTH 1024
@@ -126,6 +130,9 @@ struct stackwalk {
 	size_t arena_used;
 	struct cframe *chain;
 	uint32_t chain_cap;
+	uint8_t *ra_buf;              /* read-ahead for frames outside every span */
+	uint64_t ra_base;             /* the address at ra_buf[0] */
+	uint64_t ra_lo, ra_hi;        /* what it holds, this sample */
 	struct walk_thread *out;
 	uint32_t nout, out_cap;
 	int open_fds;
@@ -173,8 +180,9 @@ stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackw
 		w->o.check_depth = 1;
 	w->first = true;
 	w->arena = malloc(ARENA_SIZE);
+	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
 	w->slots = appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
-	if (!w->arena || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
+	if (!w->arena || !w->ra_buf || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	}
@@ -217,6 +225,7 @@ stackwalk_free(struct stackwalk *w)
 	codecache_free(&w->codes);
 	intern_free(&w->in);
 	free(w->arena);
+	free(w->ra_buf);
 	free(w->chain);
 	free(w->out);
 	free(w);
@@ -948,6 +957,35 @@ plan_cframe(struct stackwalk *w, struct tcache *tc)
 	tc->cf_seg = w->nsegs - 1;
 }
 
+/* Read the frame at `addr` together with what lies below it in its page and
+ * up to READ_AHEAD / 4096 pages further down (the caller frames of a deep
+ * stack), stopping at the first unmapped page. */
+static const uint8_t *
+read_ahead(struct stackwalk *w, uint64_t addr, size_t len, struct tt_error *err)
+{
+	enum { PAGES = READ_AHEAD / 4096 };
+	uint64_t end = addr + len, page = addr & ~4095ull;
+	if (end - page > 4096 + 512 || page < PAGES * 4096ull)
+		return NULL;
+	uint64_t base = page - PAGES * 4096ull;
+	struct remote_seg segs[PAGES + 1];
+	/* Highest first: the frame's own page, then page after page down. */
+	segs[0] = (struct remote_seg){.addr = page, .buf = w->ra_buf + (page - base),
+				      .len = end - page};
+	for (uint32_t k = 1; k <= PAGES; k++) {
+		uint64_t p = page - 4096ull * k;
+		segs[k] = (struct remote_seg){.addr = p, .buf = w->ra_buf + (p - base), .len = 4096};
+	}
+	size_t done;
+	w->c.single_reads++;
+	if (remote_readv(&w->t->mem, segs, PAGES + 1, &done, err) != TT_OK || done == 0)
+		return NULL;
+	w->ra_base = base;
+	w->ra_lo = segs[done - 1].addr;
+	w->ra_hi = end;
+	return w->ra_buf + (addr - base);
+}
+
 /* Python frames in the cached chain below index `align`. */
 static uint32_t
 rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
@@ -972,6 +1010,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	uint32_t n = 0, matched_total = 0, run = 0, npy = 0;
 	int32_t align = -1;
 	bool spliced = false, popped_top = false, truncated = false;
+	unsigned misses = 0;
 	uint8_t local[512];
 	/* A chain that loops (a torn read) is refused within a few laps; one
 	 * that is merely long keeps its innermost UNWIND_MAX_FRAMES frames. */
@@ -989,6 +1028,10 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		if ((st = chain_reserve(w, n + 1, err)) != TT_OK)
 			return st;
 		const uint8_t *fb = span_lookup(w, tc, cur, l->fr_read_size);
+		if (!fb && cur >= w->ra_lo && cur < w->ra_hi && l->fr_read_size <= w->ra_hi - cur)
+			fb = w->ra_buf + (cur - w->ra_base);
+		if (!fb && misses++ > 0)
+			fb = read_ahead(w, cur, l->fr_read_size, err);
 		if (!fb) {
 			if (l->fr_read_size > sizeof local)
 				return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
@@ -1277,6 +1320,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	w->nsegs = 0;
 	w->nspans = 0;
 	w->arena_used = 0;
+	w->ra_lo = w->ra_hi = 0;
 	w->c.samples++;
 
 	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
