@@ -37,6 +37,19 @@ def vm_rss_kb(pid):
     return 0
 
 
+def last_threads_line(scratch):
+    """The latest "threads N seen, ..." line of batch output, if any."""
+    try:
+        with open(os.path.join(scratch, "out.txt"), "rb") as f:
+            f.seek(0, 2)
+            f.seek(max(0, f.tell() - 65536))
+            lines = [l for l in f.read().decode(errors="replace").splitlines()
+                     if l.startswith("threads ")]
+        return lines[-1] if lines else ""
+    except OSError:
+        return ""
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tt", default=os.environ.get("TT_BIN", "./tachyon-top"))
@@ -69,11 +82,12 @@ def main():
         else:
             argv = [args.tt, "record", "-r", "max", "-p", str(pid), "-o",
                     os.path.join(scratch, "soak.collapsed")]
-        tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                              stderr=subprocess.PIPE)
+        out = open(os.path.join(scratch, "out.txt"), "wb")
+        tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE)
         print("target: %s, pid %d, about %d threads/s at start; tachyon-top: %s"
               % (args.python, pid, info.get("churn_per_s", 0), " ".join(argv[1:])), flush=True)
-        print("%8s %10s %14s" % ("seconds", "VmRSS KB", "target threads"), flush=True)
+        print("%8s %10s %14s  %s" % ("seconds", "VmRSS KB", "target threads",
+                                     "tachyon-top's own count (batch)"), flush=True)
         started = time.monotonic()
         figures = []
         nexts = 0.0
@@ -85,7 +99,8 @@ def main():
                 threads = len(os.listdir("/proc/%d/task" % pid))
                 rss = vm_rss_kb(tt.pid)
                 figures.append((now, rss))
-                print("%8.0f %10d %14d" % (now, rss, threads), flush=True)
+                print("%8.0f %10d %14d  %s" % (now, rss, threads, last_threads_line(scratch)),
+                      flush=True)
                 nexts += args.every
             if now >= args.seconds:
                 break
