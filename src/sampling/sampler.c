@@ -103,6 +103,7 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->codes, appendlog_count(codes->entries));
 	stat_set(&st->threads, c->threads_seen);
 	stat_set(&st->threads_gone, c->threads_gone);
+	stat_set(&st->threads_revived, c->slots_revived);
 	stat_set(&st->thread_slots, appendlog_count(stackwalk_slots(s->walk)));
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }

@@ -414,6 +414,10 @@ release_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
 static struct thread_slot *
 reuse_slot(struct stackwalk *w, uint64_t now, uint32_t *idx)
 {
+	while (w->ngone && w->gone[w->gone_head] == UINT32_MAX) { /* revived */
+		w->gone_head = (w->gone_head + 1) % w->gone_cap;
+		w->ngone--;
+	}
 	if (!w->ngone)
 		return NULL;
 	uint32_t i = w->gone[w->gone_head];
@@ -432,10 +436,39 @@ reuse_slot(struct stackwalk *w, uint64_t now, uint32_t *idx)
 	return s;
 }
 
+/* A thread list read while threads come and go can skip a live thread (a
+ * freed thread state reused by a new thread links past it): the thread
+ * seems gone, and is back at the next read. It gets its slot back, not a
+ * new one, if its slot was among the last ones given up. */
+static bool
+revive_slot(struct stackwalk *w, struct tcache *tc)
+{
+	for (uint32_t k = 0; k < w->ngone && k < 64; k++) {
+		uint32_t *e = &w->gone[(w->gone_head + w->ngone - 1 - k) % w->gone_cap];
+		if (*e == UINT32_MAX)
+			continue;
+		struct thread_slot *s = appendlog_at(w->slots, *e);
+		if (s->native_tid != tc->native_tid)
+			continue;
+		tc->slot = *e;
+		*e = UINT32_MAX;
+		atomic_store_explicit(&s->gone_ns, 0, memory_order_release);
+		w->c.threads_gone--;
+		w->c.slots_revived++;
+		return true;
+	}
+	return false;
+}
+
 static tt_status
 new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now,
 	 struct tt_error *err)
 {
+	if (revive_slot(w, tc)) {
+		tc->born_ns = now;
+		tc->name_reads = 1;
+		return TT_OK;
+	}
 	uint32_t idx;
 	struct thread_slot *s = reuse_slot(w, now, &idx);
 	if (s) {

@@ -71,6 +71,7 @@ struct walk_counters {
 	uint64_t threads_seen;    /* OS threads ever seen */
 	uint64_t threads_gone;    /* ... of which left the target */
 	uint64_t slots_reused;
+	uint64_t slots_revived;   /* threads a torn list read had dropped, back in their slot */
 };
 
 struct stackwalk_options {

@@ -207,8 +207,11 @@ bench_main(int argc, char **argv)
 		printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
 		       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
-		printf("threads       %.2f per sample, %llu seen\n", ratio(tsamples, samples),
-		       (unsigned long long)get(&st->threads));
+		printf("threads       %.2f per sample, %llu seen, %llu exited (%llu back after a "
+		       "torn list read), %llu slots\n", ratio(tsamples, samples),
+		       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
+		       (unsigned long long)get(&st->threads_revived),
+		       (unsigned long long)get(&st->thread_slots));
 		printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
 		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
 		       ratio(get(&st->single_reads), samples));
