@@ -188,7 +188,7 @@ def test_record_dev_full(ctx):
 
 def test_zombie(ctx):
     """A target that exited but is not reaped yet: exit 3, 'exited'."""
-    argv = [rig.CHROOT, rig.ROOT] + rig.interpreter_argv(ctx.suite, ctx.interp) + ["-c", "pass"]
+    argv = rig.command(ctx.suite, ctx.interp, ["-c", "pass"])
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     try:
@@ -227,8 +227,8 @@ def test_command_dies_with_us(ctx):
     """tachyon-top killed with SIGKILL: the program it started goes too."""
     ready = os.path.join(ctx.target.dir, "child-ready")
     code = ("import os, time; open(%r, 'w').write(str(os.getpid())); time.sleep(120)" % ready)
-    argv = [rig.BIN, "--batch", "--delay", "0.5", "--", rig.CHROOT, rig.ROOT] + \
-        rig.interpreter_argv(ctx.suite, ctx.interp) + ["-c", code]
+    argv = [rig.BIN, "--batch", "--delay", "0.5", "--"] + rig.command(ctx.suite, ctx.interp,
+                                                                      ["-c", code])
     tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.DEVNULL)
     child = None
@@ -364,7 +364,7 @@ def main():
     suite = rig.Suite(interps, rig.random.Random(seed))
     try:
         # The scenarios run once, against the first interpreter present.
-        first = next((i for i in interps if suite.has(i) and not rig.is_embedded(i)), None)
+        first = next((i for i in interps if suite.has(i) and not i.startswith("libpython")), None)
         if first is None:
             for desc, _ in ONCE:
                 tap.skip(desc, "no interpreter in the root")
