@@ -425,6 +425,17 @@ test_structure(void)
 	rc = parse("title = re\x1b[2Jd\n", &t, warn, sizeof warn);
 	tap_ok(rc == 0 && !strchr(warn, '\x1b') && strstr(warn, "bad colour 're?[2Jd'"),
 	       "control bytes in messages are replaced (%s)", oneline(warn));
+	/* C1 controls: raw (an 8-bit terminal's CSI) and UTF-8 encoded (U+009B);
+	 * valid UTF-8 text is kept. */
+	rc = parse("title = re\x9b" "2Jd\nk\xc2\x9b" "1m\xc3\xa9 = red\n", &t, warn, sizeof warn);
+	bool c1 = false;
+	for (const char *p = warn; *p; p++)
+		c1 |= (unsigned char)p[0] == 0xc2 && (unsigned char)p[1] >= 0x80 &&
+		      (unsigned char)p[1] <= 0x9f;
+	c1 |= strchr(warn, '\x9b') != NULL;
+	tap_ok(rc == 0 && !c1 && strstr(warn, "bad colour 're?2Jd'") &&
+	       strstr(warn, "unknown key 'k?1m\xc3\xa9'"),
+	       "C1 controls in messages are replaced, UTF-8 kept (%s)", oneline(warn));
 
 	/* Names. */
 	rc = theme_parse("title = red\n", "/some/where/ocean.theme", &t, warn, sizeof warn,

@@ -21,6 +21,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "export.h"
+#include "outfile.h"
 #include "profile.h"
 #include "theme.h"
 #include "tui.h"
@@ -88,22 +89,24 @@ ui_export_prompt(struct ui *u)
 	u->message_until_ns = UINT64_MAX;
 }
 
-/* Open base+extension for writing in --export-dir or else the working
- * directory, falling back to /tmp when that is not writable (but not when a
- * directory was asked for); *path receives the full path. */
-static FILE *
-open_export(const struct ui *u, const char *base, const char *ext, char *path, size_t len)
+/* Prepare base+extension for writing, all or nothing (outfile.h), in
+ * --export-dir or else the working directory, falling back to /tmp when
+ * that is not writable (but not when a directory was asked for); *path
+ * receives the full path. */
+static tt_status
+open_export(const struct ui *u, const char *base, const char *ext, char *path, size_t len,
+	    struct outfile *o, struct tt_error *err)
 {
 	const char *want = u->opt->export_dir ? u->opt->export_dir : ".";
 	char dir[PATH_MAX];
 	if (!realpath(want, dir))
 		snprintf(dir, sizeof dir, "%s", want);
 	snprintf(path, len, "%s%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base, ext);
-	FILE *f = fopen(path, "w");
-	if (f || u->opt->export_dir)
-		return f;
+	tt_status st = outfile_open(o, path, err);
+	if (st == TT_OK || u->opt->export_dir)
+		return st;
 	snprintf(path, len, "/tmp/%s%s", base, ext);
-	return fopen(path, "w");
+	return outfile_open(o, path, err);
 }
 
 void
@@ -141,15 +144,21 @@ ui_export(struct ui *u, int format)
 	for (int i = first; i <= last; i++) {
 		enum export_format fmt = (enum export_format)i;
 		const char *ext = export_format_extension(fmt);
-		FILE *f = open_export(u, base, ext, path, sizeof path);
-		if (!f) {
-			ui_message(u, true, "export failed: %s: %s", path, strerror(errno));
+		struct outfile o;
+		struct tt_error e = {0};
+		if (open_export(u, base, ext, path, sizeof path, &o, &e) != TT_OK) {
+			ui_message(u, true, "export failed: %s", e.msg);
 			profile_free(&p);
 			return;
 		}
-		int rc = export_write(fmt, &p, u->s->sampler.walk, &meta, f);
-		if (fclose(f) != 0 || rc != 0) {
-			ui_message(u, true, "export failed: writing %s", path);
+		if (export_write(fmt, &p, u->s->sampler.walk, &meta, o.f) != 0 && !ferror(o.f)) {
+			outfile_abort(&o);
+			ui_message(u, true, "export failed: writing %s: out of memory", path);
+			profile_free(&p);
+			return;
+		}
+		if (outfile_commit(&o, &e) != TT_OK) {
+			ui_message(u, true, "export failed: %s", e.msg);
 			profile_free(&p);
 			return;
 		}
@@ -308,6 +317,36 @@ handle_signal_byte(struct ui *u, unsigned char sig)
 	}
 }
 
+/* The theme named by --theme: installed, else (run from the build tree)
+ * the source's themes. */
+static tt_status
+load_theme(const struct live_options *o, struct theme *theme, char *warnings, size_t wlen,
+	   struct tt_error *e)
+{
+	char err_text[512] = "";
+	warnings[0] = '\0';
+	int tl = theme_load(o->theme, THEMEDIR, theme, warnings, wlen, err_text, sizeof err_text);
+#ifdef SRC_THEMEDIR
+	if (tl != 0 && !strchr(o->theme, '/')) {
+		warnings[0] = '\0';
+		tl = theme_load(o->theme, SRC_THEMEDIR, theme, warnings, wlen, err_text,
+				sizeof err_text);
+	}
+#endif
+	if (tl != 0)
+		return tt_fail(e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+	return TT_OK;
+}
+
+int
+tui_check_theme(const struct live_options *o)
+{
+	struct theme theme;
+	struct tt_error e;
+	char warnings[2048];
+	return load_theme(o, &theme, warnings, sizeof warnings, &e) == TT_OK ? 0 : cli_report(&e);
+}
+
 int
 tui_run(const struct live_options *o)
 {
@@ -318,24 +357,11 @@ tui_run(const struct live_options *o)
 	}
 	/* Everything that can fail plainly fails before the screen is up. */
 	struct theme theme;
-	char warnings[2048] = "", err_text[512] = "";
-	int tl = theme_load(o->theme, THEMEDIR, &theme, warnings, sizeof warnings, err_text,
-			    sizeof err_text);
-#ifdef SRC_THEMEDIR
-	/* Not installed yet (run from the build tree): the source's themes. */
-	if (tl != 0 && !strchr(o->theme, '/')) {
-		warnings[0] = '\0';
-		tl = theme_load(o->theme, SRC_THEMEDIR, &theme, warnings, sizeof warnings, err_text,
-				sizeof err_text);
-	}
-#endif
-	if (tl != 0) {
-		struct tt_error e;
-		tt_fail(&e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+	struct tt_error e;
+	char warnings[2048];
+	if (load_theme(o, &theme, warnings, sizeof warnings, &e) != TT_OK)
 		return cli_report(&e);
-	}
 	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		struct tt_error e;
 		tt_fail(&e, TT_EIO, errno, "pipe: %s", strerror(errno));
 		return cli_report(&e);
 	}

@@ -167,8 +167,11 @@ draw_header(struct ui *u, int y)
 	const struct agg_thread *t = NULL;
 	uint64_t all = 0, gil = 0, wait = 0, oncpu = 0, gc = 0;
 	int sc = u->scope;
-	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		t = &u->agg.threads[i];
+	for (uint32_t i = 0; i <= u->agg.nthreads; i++) {
+		/* ...and, when all threads are shown, those that exited */
+		if (i == u->agg.nthreads && u->slot >= 0)
+			break;
+		t = i < u->agg.nthreads ? &u->agg.threads[i] : &u->agg.exited;
 		all += t->samples[sc];
 		gil += t->gil[sc];
 		wait += t->gil_wait[sc];
@@ -255,6 +258,21 @@ draw_stats(struct ui *u, int y)
 		 stacks);
 	draw_text(y++, 0, COLS, line,
 		  theme_attr(ring_dropped(r) ? ROLE_WARNING : ROLE_DEFAULT));
+	/* Threads that left are folded into one bucket, so memory follows
+	 * the threads alive: how many, and how much of the session they hold. */
+	move(y, 0);
+	clrtoeol();
+	char seen[32], gone[32], folded[32];
+	live_format_count((double)stat(&st->threads), seen, sizeof seen);
+	live_format_count((double)stat(&st->threads_gone), gone, sizeof gone);
+	live_format_count((double)u->agg.exited_threads, folded, sizeof folded);
+	snprintf(line, sizeof line,
+		 " threads seen %s, exited %s   exited threads bucket %s threads, %.1f%% of session "
+		 "samples   thread slots %llu",
+		 seen, gone, folded,
+		 pct(u->agg.exited.samples[AGG_SESSION], u->agg.samples[AGG_SESSION]),
+		 (unsigned long long)stat(&st->thread_slots));
+	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	return y;
 }
 
@@ -516,7 +534,7 @@ views_table_height(const struct ui *u)
 {
 	int fixed = 3 + 1 + 1; /* header, table heading, status */
 	if (u->show_stats)
-		fixed += 3;
+		fixed += 4;
 	fixed += threads_panel_height(u);
 	fixed += 1; /* table title */
 	int h = LINES - fixed;

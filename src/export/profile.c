@@ -139,6 +139,11 @@ sorted_entries(const struct profile *p)
 static void
 thread_label(const struct stackwalk *w, uint16_t slot, char *buf, size_t len)
 {
+	if (slot >= appendlog_count(stackwalk_slots(w))) {
+		/* The live view's bucket of threads that left the target. */
+		snprintf(buf, len, "exited threads");
+		return;
+	}
 	const struct thread_slot *s = appendlog_at(stackwalk_slots(w), slot);
 	const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name, memory_order_acquire);
 	char safe[256];

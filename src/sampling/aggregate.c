@@ -70,27 +70,139 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	a->window_start_ns = now_ns;
 }
 
-static bool
-grow_entries(struct aggregate *a)
+static uint32_t
+entry_hash(uint16_t slot, uint8_t cls, uint32_t stack_id)
 {
-	uint32_t n = a->nslots ? a->nslots * 2 : 4096;
+	return hash_mix64(((uint64_t)slot << 40) | ((uint64_t)cls << 32) | stack_id);
+}
+
+/* The entry for (slot, cls, stack) in table e of n (a power of two) slots,
+ * claimed if new; the table must have room. */
+static struct agg_entry *
+probe(struct agg_entry *e, uint32_t n, uint16_t slot, uint8_t cls, uint32_t stack_id, bool *fresh)
+{
+	for (uint32_t h = entry_hash(slot, cls, stack_id) & (n - 1);; h = (h + 1) & (n - 1)) {
+		if (!e[h].used) {
+			e[h].used = true;
+			e[h].stack_id = stack_id;
+			e[h].slot = slot;
+			e[h].cls = cls;
+			*fresh = true;
+			return &e[h];
+		}
+		if (e[h].stack_id == stack_id && e[h].slot == slot && e[h].cls == cls) {
+			*fresh = false;
+			return &e[h];
+		}
+	}
+}
+
+/* Copy the entries into a table of n slots, those of threads marked in
+ * `fold` merged under AGG_EXITED_SLOT. */
+static bool
+rehash(struct aggregate *a, uint32_t n, const uint8_t *fold)
+{
 	struct agg_entry *e = calloc(n, sizeof *e);
 	if (!e)
 		return false;
+	uint32_t count = 0;
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *o = &a->entries[i];
 		if (!o->used)
 			continue;
-		uint32_t h = hash_mix64(((uint64_t)o->slot << 40) | ((uint64_t)o->cls << 32) | o->stack_id) &
-			     (n - 1);
-		while (e[h].used)
-			h = (h + 1) & (n - 1);
-		e[h] = *o;
+		uint16_t slot = fold && o->slot < a->nthreads && fold[o->slot] ? AGG_EXITED_SLOT : o->slot;
+		bool fresh;
+		struct agg_entry *d = probe(e, n, slot, o->cls, o->stack_id, &fresh);
+		count += fresh;
+		d->session += o->session;
+		d->window += o->window;
+		d->current += o->current;
 	}
 	free(a->entries);
 	a->entries = e;
 	a->nslots = n;
+	a->count = count;
 	return true;
+}
+
+static bool
+grow_entries(struct aggregate *a)
+{
+	return rehash(a, a->nslots ? a->nslots * 2 : 4096, NULL);
+}
+
+static void
+add_thread(struct agg_thread *to, const struct agg_thread *t)
+{
+	for (int k = 0; k < 2; k++) {
+		to->samples[k] += t->samples[k];
+		to->gil[k] += t->gil[k];
+		to->gil_wait[k] += t->gil_wait[k];
+		to->on_cpu[k] += t->on_cpu[k];
+		to->idle[k] += t->idle[k];
+		to->gc[k] += t->gc[k];
+	}
+	to->cur_samples += t->cur_samples;
+	to->cur_gil += t->cur_gil;
+	to->cur_gil_wait += t->cur_gil_wait;
+	to->cur_on_cpu += t->cur_on_cpu;
+	to->cur_idle += t->cur_idle;
+	to->cur_gc += t->cur_gc;
+	to->seen = to->seen || t->seen;
+}
+
+/* Fold gone threads into the exited bucket: those gone for AGG_FOLD_NS,
+ * all gone ones when many wait (the walker will soon give their slots to
+ * new threads), and slot `force` (already given to a new thread). One pass
+ * over the entries, however many threads are folded. */
+static void
+fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
+{
+	if (!a->walk || !a->nthreads)
+		return;
+	const struct appendlog *slots = stackwalk_slots(a->walk);
+	uint32_t nslots = appendlog_count(slots), gone = 0, due = 0;
+	uint8_t *fold = calloc(a->nthreads, 1);
+	if (!fold)
+		return;
+	for (uint32_t i = 0; i < a->nthreads && i < nslots; i++) {
+		struct agg_thread *t = &a->threads[i];
+		if (!t->seen)
+			continue;
+		struct thread_slot *ts = appendlog_at(slots, i);
+		uint64_t g = atomic_load_explicit(&ts->gone_ns, memory_order_acquire);
+		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
+		if ((int32_t)i == force || born != t->born_ns) {
+			fold[i] = 2;
+			due++;
+		} else if (g) {
+			gone++;
+			fold[i] = now_rel - g >= AGG_FOLD_NS ? 2 : 1;
+			due += fold[i] == 2;
+		}
+	}
+	bool all_gone = gone > STACKWALK_KEEP_GONE / 2;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < a->nthreads; i++) {
+		fold[i] = fold[i] == 2 || (fold[i] == 1 && all_gone);
+		n += fold[i];
+	}
+	if (n) {
+		/* Size the table for what stays, so that it shrinks too. */
+		uint32_t size = 4096;
+		while (size < 4 * a->count && size < a->nslots)
+			size *= 2;
+		if (rehash(a, size, fold)) {
+			for (uint32_t i = 0; i < a->nthreads; i++) {
+				if (!fold[i])
+					continue;
+				add_thread(&a->exited, &a->threads[i]);
+				memset(&a->threads[i], 0, sizeof a->threads[i]);
+			}
+			a->exited_threads += n;
+		}
+	}
+	free(fold);
 }
 
 static struct agg_thread *
@@ -116,25 +228,33 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 	uint8_t cls = class_of(rec->state);
 	if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
 		return false;
-	struct agg_thread *t = thread_at(a, rec->thread_slot);
-	if (!t)
-		return false;
-	uint64_t key = ((uint64_t)rec->thread_slot << 40) | ((uint64_t)cls << 32) | rec->stack_id;
-	uint32_t h = hash_mix64(key) & (a->nslots - 1);
-	struct agg_entry *e;
-	for (;; h = (h + 1) & (a->nslots - 1)) {
-		e = &a->entries[h];
-		if (!e->used) {
-			e->used = true;
-			e->stack_id = rec->stack_id;
-			e->slot = rec->thread_slot;
-			e->cls = cls;
-			a->count++;
-			break;
-		}
-		if (e->stack_id == rec->stack_id && e->slot == rec->thread_slot && e->cls == cls)
-			break;
+	uint16_t slot = rec->thread_slot;
+	struct agg_thread *t;
+	uint64_t born = 0;
+	if (a->walk && slot < appendlog_count(stackwalk_slots(a->walk))) {
+		const struct thread_slot *ts = appendlog_at(stackwalk_slots(a->walk), slot);
+		born = atomic_load_explicit(&((struct thread_slot *)ts)->born_ns, memory_order_acquire);
 	}
+	if (rec->time_ns < born) {
+		/* Taken before the slot's thread was born: its previous thread's,
+		 * which is gone. */
+		slot = AGG_EXITED_SLOT;
+		t = &a->exited;
+	} else {
+		t = thread_at(a, slot);
+		if (!t)
+			return false;
+		if (t->seen && t->born_ns != born) {
+			/* The slot went to a new thread before we folded the old one. */
+			fold_gone(a, rec->time_ns, slot);
+			if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
+				return false;
+		}
+		t->born_ns = born;
+	}
+	bool fresh;
+	struct agg_entry *e = probe(a->entries, a->nslots, slot, cls, rec->stack_id, &fresh);
+	a->count += fresh;
 	uint64_t w = rec->weight;
 	e->session += w;
 	e->current += w;
@@ -174,6 +294,8 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 void
 agg_roll_window(struct aggregate *a, uint64_t now_ns)
 {
+	if (a->walk)
+		fold_gone(a, now_ns - stackwalk_epoch(a->walk), -1);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct agg_entry *e = &a->entries[i];
 		if (e->used) {
@@ -181,8 +303,8 @@ agg_roll_window(struct aggregate *a, uint64_t now_ns)
 			e->current = 0;
 		}
 	}
-	for (uint32_t i = 0; i < a->nthreads; i++) {
-		struct agg_thread *t = &a->threads[i];
+	for (uint32_t i = 0; i <= a->nthreads; i++) {
+		struct agg_thread *t = i < a->nthreads ? &a->threads[i] : &a->exited;
 		t->samples[AGG_WINDOW] = t->cur_samples;
 		t->gil[AGG_WINDOW] = t->cur_gil;
 		t->gil_wait[AGG_WINDOW] = t->cur_gil_wait;

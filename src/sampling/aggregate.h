@@ -53,7 +53,15 @@ struct agg_thread {
 	uint32_t last_stack;
 	uint8_t last_state;
 	uint64_t last_time_ns;
+	uint64_t born_ns;       /* which occupant of the slot this is (thread_slot.born_ns) */
 };
+
+/* Counts of threads that left the target long enough ago are folded into
+ * one bucket under this slot: still in every total and table, no longer
+ * one row each, so memory follows the live threads. */
+#define AGG_EXITED_SLOT 0xffffu
+/* A gone thread is folded after this long (or sooner when many wait). */
+#define AGG_FOLD_NS (10ull * 1000000000ull)
 
 /* A function: code objects with the same name and file are one function. */
 struct agg_func {
@@ -106,6 +114,8 @@ struct aggregate {
 	uint32_t nslots, count;
 	struct agg_thread *threads;
 	uint32_t nthreads;
+	struct agg_thread exited;            /* threads folded away, together */
+	uint64_t exited_threads;             /* how many */
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
 	uint64_t records;
@@ -127,7 +137,8 @@ void agg_reset(struct aggregate *a, uint64_t now_ns);
 /* O(1) per record. Returns false when memory is short (the record is lost). */
 bool agg_add(struct aggregate *a, const struct sample_record *rec);
 
-/* Close the current window: its counts become the "window" figures. */
+/* Close the current window: its counts become the "window" figures; threads
+ * gone for AGG_FOLD_NS are folded into the exited bucket. */
 void agg_roll_window(struct aggregate *a, uint64_t now_ns);
 
 /* Derive the function (or line) table for a query into t (reused between

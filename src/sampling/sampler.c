@@ -101,7 +101,10 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->stacks, appendlog_count(in->stacks) - 1);
 	stat_set(&st->frames, appendlog_count(in->frames) - 1);
 	stat_set(&st->codes, appendlog_count(codes->entries));
-	stat_set(&st->threads, appendlog_count(stackwalk_slots(s->walk)));
+	stat_set(&st->threads, c->threads_seen);
+	stat_set(&st->threads_gone, c->threads_gone);
+	stat_set(&st->threads_revived, c->slots_revived);
+	stat_set(&st->thread_slots, appendlog_count(stackwalk_slots(s->walk)));
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }
 
@@ -341,6 +344,7 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	}
 	s->start_ns = clock_now_ns();
 	s->last_flush_ns = s->start_ns;
+	stackwalk_set_epoch(s->walk, s->start_ns);
 	/* The sampler blocks every signal: they belong to the UI thread. */
 	sigset_t all, old;
 	sigfillset(&all);

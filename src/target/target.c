@@ -11,6 +11,7 @@
 #include "elffile.h"
 #include "procmaps.h"
 #include "target.h"
+#include "taskinfo.h"
 
 /* Distinct mapped files we are willing to open looking for the runtime. */
 #define MAX_CANDIDATE_FILES 512
@@ -281,10 +282,17 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	tt_status st = remote_open_pid(&t->mem, pid, err);
 	if (st != TT_OK)
 		return st;
+	/* An exited, unreaped process (a zombie) has no mappings left: it is
+	 * gone, not "not Python". */
+	if (taskinfo_process_exited(pid))
+		return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 	struct proc_maps maps;
 	st = procmaps_read(pid, &maps, err);
-	if (st != TT_OK)
+	if (st != TT_OK) {
+		if (taskinfo_process_exited(pid))
+			return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 		return st;
+	}
 
 	/* Python-named files first (the executable or libpython), then any other
 	 * mapped file, for interpreters embedded in differently named programs. */
@@ -323,7 +331,7 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	procmaps_free(&maps);
 	if (st == TT_OK)
 		return TT_OK;
-	if (first.status == TT_ENOPROC && !remote_pid_alive(pid))
+	if ((first.status == TT_ENOPROC && !remote_pid_alive(pid)) || taskinfo_process_exited(pid))
 		return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 	if (first.status != TT_ENOTPY && first.status != TT_OK) {
 		*err = first;

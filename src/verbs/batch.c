@@ -59,6 +59,14 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
 	       mode_names[o->mode], o->by_line ? "line" : "function");
+	printf("threads %llu seen, %llu exited (%llu folded into the exited bucket, %.1f%% of "
+	       "session samples)\n",
+	       (unsigned long long)atomic_load(&st->threads),
+	       (unsigned long long)atomic_load(&st->threads_gone),
+	       (unsigned long long)agg->exited_threads,
+	       agg->samples[AGG_SESSION]
+		       ? 100.0 * (double)agg->exited.samples[AGG_SESSION] / (double)agg->samples[AGG_SESSION]
+		       : 0.0);
 	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1,
 			      .sort = o->sort};
 	if (o->tree) {

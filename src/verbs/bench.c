@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +44,14 @@ static double
 ratio(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0.0;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
 }
 
 int
@@ -113,10 +122,17 @@ bench_main(int argc, char **argv)
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK)
 		return cli_report(&err);
 
+	/* Ctrl-C ends the run early: what was measured is still printed. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
 	/* Drain the ring as a consumer would, so its figures are real. */
 	static struct sample_record buf[4096];
 	uint64_t consumed = 0;
-	while (sampler_end_state(&s) == SAMPLER_RUNNING) {
+	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
 		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 2);
 		size_t n;
@@ -181,17 +197,21 @@ bench_main(int argc, char **argv)
 			printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
 			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
 			       floor.syscall_us, floor.readv_us, floor.readv2_us, floor.proc_mem_us);
-		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s}\n",
+		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
+		       "\"interrupted\": %s}\n",
 		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
-		       how == SAMPLER_TARGET_EXITED ? "true" : "false");
+		       how == SAMPLER_TARGET_EXITED ? "true" : "false", interrupted ? "true" : "false");
 	} else {
 		printf("target        pid %d, Python %s, %s\n", (int)pid, t.layout.version_str,
 		       cfg.walk.cache ? "cached" : "uncached");
 		printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
 		       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
-		printf("threads       %.2f per sample, %llu seen\n", ratio(tsamples, samples),
-		       (unsigned long long)get(&st->threads));
+		printf("threads       %.2f per sample, %llu seen, %llu exited (%llu back after a "
+		       "torn list read), %llu slots\n", ratio(tsamples, samples),
+		       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
+		       (unsigned long long)get(&st->threads_revived),
+		       (unsigned long long)get(&st->thread_slots));
 		printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
 		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
 		       ratio(get(&st->single_reads), samples));
@@ -232,6 +252,8 @@ bench_main(int argc, char **argv)
 			       s.mismatch_example[0] ? ": " : "", s.mismatch_example);
 		if (how == SAMPLER_TARGET_EXITED)
 			printf("target exited during the run\n");
+		if (interrupted)
+			printf("interrupted   after %.2f s\n", secs);
 	}
 	sampler_free(&s);
 	return rc;

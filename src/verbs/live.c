@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "live.h"
+#include "sanitize.h"
 
 void
 live_print_help(void)
@@ -174,7 +175,14 @@ live_parse(int argc, char **argv, struct live_options *o)
 		}
 	}
 	if (optind < argc) {
-		/* getopt_long stopped at "--" (consumed) or at the command. */
+		/* A command only after "--": a mistyped verb ("tachyon-top dupm")
+		 * must not be run as a program. */
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			char shown[128];
+			sanitize_for_terminal(argv[optind], shown, sizeof shown);
+			return cli_usage_error(NULL, "unknown verb or argument '%s' (verbs: dump, record, bench, info; "
+					       "to start a program, put it after --)", shown);
+		}
 		o->session.command = &argv[optind];
 	}
 	if (o->session.command && o->session.pid)

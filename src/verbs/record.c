@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "export.h"
+#include "outfile.h"
 #include "profile.h"
 #include "progress.h"
 #include "record.h"
@@ -26,19 +27,15 @@ static volatile sig_atomic_t interrupted;
 struct output {
 	const char *path;
 	enum export_format format;
-	FILE *f;
+	struct outfile of;        /* open from the check until written */
 };
 
+/* Drop the first n outputs' temporary files; the paths stay untouched. */
 static void
-close_outputs(struct output *o, int n, bool remove_them)
+abort_outputs(struct output *o, int n)
 {
-	for (int i = 0; i < n; i++) {
-		if (o[i].f)
-			fclose(o[i].f);
-		o[i].f = NULL;
-		if (remove_them)
-			remove(o[i].path);
-	}
+	for (int i = 0; i < n; i++)
+		outfile_abort(&o[i].of);
 }
 
 static void
@@ -153,22 +150,21 @@ record_main(int argc, char **argv)
 		return cli_usage_error("record ", "missing -p PID");
 	if (!nouts)
 		return cli_usage_error("record ", "missing -o FILE");
-	/* Open the outputs first: a bad path should fail before any sampling. */
+	/* Check every output first (a bad path fails before any sampling), but
+	 * leave each untouched until the profile is complete: the data goes to
+	 * a temporary file renamed over it at the end. */
+	struct tt_error err = {0};
 	for (int i = 0; i < nouts; i++) {
 		outs[i].format = have_format ? format : export_format_for_path(outs[i].path);
-		outs[i].f = fopen(outs[i].path, "w");
-		if (!outs[i].f) {
-			struct tt_error e;
-			tt_fail(&e, TT_EIO, errno, "cannot write %s: %s", outs[i].path, strerror(errno));
-			close_outputs(outs, i, true);
-			return cli_report(&e);
+		if (outfile_open(&outs[i].of, outs[i].path, &err) != TT_OK) {
+			abort_outputs(outs, i);
+			return cli_report(&err);
 		}
 	}
 
-	struct tt_error err = {0};
 	struct target t;
 	if (target_attach(&t, pid, &err) != TT_OK) {
-		close_outputs(outs, nouts, true);
+		abort_outputs(outs, nouts);
 		return cli_report(&err);
 	}
 	struct sampler_config cfg;
@@ -183,10 +179,13 @@ record_main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A dropped ssh session: write the profile as for Ctrl-C. */
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 
 	struct sampler s;
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK) {
-		close_outputs(outs, nouts, true);
+		abort_outputs(outs, nouts);
 		return cli_report(&err);
 	}
 	struct profile prof;
@@ -224,13 +223,26 @@ record_main(int argc, char **argv)
 		.per_thread = per_thread,
 	};
 	char written[1024] = "";
+	/* Each output is committed whole or not at all; the first failure is
+	 * reported after the summary line, with its cause. */
+	struct tt_error werr = {0};
+	bool write_failed = false;
 	for (int i = 0; i < nouts; i++) {
-		int wrc = export_write(outs[i].format, &prof, s.walk, &meta, outs[i].f);
-		int crc = fclose(outs[i].f);
-		outs[i].f = NULL;
-		if (crc != 0 || wrc != 0) {
-			tt_fail(&err, TT_EIO, errno, "writing %s failed", outs[i].path);
-			rc = cli_report(&err);
+		struct tt_error e = {0};
+		FILE *f = outs[i].of.f;
+		int wrc = export_write(outs[i].format, &prof, s.walk, &meta, f);
+		bool ok;
+		if (wrc != 0 && !ferror(f)) {
+			outfile_abort(&outs[i].of);
+			tt_fail(&e, TT_ENOMEM, ENOMEM, "writing %s: out of memory", outs[i].path);
+			ok = false;
+		} else {
+			ok = outfile_commit(&outs[i].of, &e) == TT_OK;
+		}
+		if (!ok) {
+			if (!write_failed)
+				werr = e;
+			write_failed = true;
 		} else {
 			size_t used = strlen(written);
 			snprintf(written + used, sizeof written - used, "%s%s", used ? ", " : "",
@@ -240,13 +252,15 @@ record_main(int argc, char **argv)
 	uint64_t samples = atomic_load(&s.stats.samples), errors = atomic_load(&s.stats.errors);
 	double secs = (double)atomic_load(&s.stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
-		"%llu thread samples in %llu distinct stacks%s; wrote %s\n",
+		"%llu thread samples in %llu distinct stacks%s%s%s\n",
 		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		samples ? 100.0 * (double)errors / (double)samples : 0.0,
 		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.total,
 		(unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
-		written[0] ? written : "nothing");
+		written[0] ? "; wrote " : "", written);
+	if (write_failed)
+		rc = cli_report(&werr);
 	if (oom)
 		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
 	if (how == SAMPLER_FAILED && rc == 0)
