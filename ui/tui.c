@@ -115,8 +115,8 @@ ui_export(struct ui *u)
 	double interval = u->s->rate_hz > 0 ? 1.0 / u->s->rate_hz : 1e-6;
 	char name[64];
 	snprintf(name, sizeof name, "tachyon-top pid %d", (int)u->s->target.pid);
-	int r1 = profile_write_collapsed(&p, u->s->sampler.walk, f1, false);
-	int r2 = profile_write_speedscope(&p, u->s->sampler.walk, f2, name, interval);
+	int r1 = profile_write_collapsed(&p, &u->s->sampler.procs, f1, false, false);
+	int r2 = profile_write_speedscope(&p, &u->s->sampler.procs, f2, name, interval, false);
 	bool ok = fclose(f1) == 0 && fclose(f2) == 0 && r1 == 0 && r2 == 0;
 	if (ok)
 		ui_message(u, false, "exported %u stacks (%llu samples) to %s and %s", p.count,
@@ -308,7 +308,7 @@ tui_run(const struct live_options *o)
 	u.delay_ns = (uint64_t)(o->delay_s * 1e9);
 	u.next_roll_ns = u.start_ns + u.delay_ns;
 	u.selected_func = UINT32_MAX;
-	agg_init(&u.agg, s.sampler.walk, u.start_ns);
+	agg_init(&u.agg, &s.sampler.procs, u.start_ns);
 
 	/* termkey before initscr (it would otherwise set up terminfo again);
 	 * with NOTERMIOS, ncurses alone owns the terminal modes. */

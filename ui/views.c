@@ -171,7 +171,7 @@ draw_header(struct ui *u, int y)
 	if (u->slot < 0) {
 		snprintf(thread, sizeof thread, "all threads");
 	} else {
-		const struct thread_slot *ts = appendlog_at(stackwalk_slots(s->sampler.walk), (uint32_t)u->slot);
+		const struct thread_slot *ts = procset_slot(&s->sampler.procs, (uint32_t)u->slot);
 		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
 		snprintf(thread, sizeof thread, "thread %llu %s", (unsigned long long)ts->native_tid,
 			 name ? name : "");
@@ -396,7 +396,7 @@ draw_threads(struct ui *u, int y, int height)
 		if (kw)
 			kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
 		int32_t line = -1;
-		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+		uint32_t f = agg_innermost_func(&u->agg, i, t->last_stack, &line);
 		if (f != UINT32_MAX)
 			snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
 		else
@@ -451,7 +451,7 @@ void
 views_refresh_table(struct ui *u)
 {
 	struct agg_query q = {.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
-			      .slot = u->slot, .filter = u->filter, .sort = u->sort,
+			      .slot = u->slot, .proc = -1, .filter = u->filter, .sort = u->sort,
 			      .ascending = u->ascending};
 	if (!agg_build_table(&u->agg, &q, &u->table)) {
 		ui_message(u, true, "out of memory building the table");

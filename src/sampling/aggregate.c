@@ -29,10 +29,10 @@ agg_mode_matches(enum agg_mode mode, uint8_t cls)
 }
 
 int
-agg_init(struct aggregate *a, const struct stackwalk *walk, uint64_t now_ns)
+agg_init(struct aggregate *a, const struct procset *procs, uint64_t now_ns)
 {
 	memset(a, 0, sizeof *a);
-	a->walk = walk;
+	a->procs = procs;
 	a->window_start_ns = now_ns;
 	return 0;
 }
@@ -42,7 +42,9 @@ agg_free(struct aggregate *a)
 {
 	free(a->entries);
 	free(a->threads);
-	free(a->func_of_code);
+	for (uint32_t i = 0; i < a->ncodemaps; i++)
+		free(a->codemaps[i].func_of_code);
+	free(a->codemaps);
 	free(a->funcs);
 	free(a->func_index);
 	memset(a, 0, sizeof *a);
@@ -51,17 +53,18 @@ agg_free(struct aggregate *a)
 void
 agg_reset(struct aggregate *a, uint64_t now_ns)
 {
-	const struct stackwalk *w = a->walk;
+	const struct procset *ps = a->procs;
 	/* Function identities stay valid; only counts go. */
-	uint32_t *foc = a->func_of_code, nmap = a->ncode_map;
+	struct agg_codemap *maps = a->codemaps;
+	uint32_t nmaps = a->ncodemaps;
 	struct agg_func *funcs = a->funcs;
 	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap, *fidx = a->func_index, nfidx = a->nfunc_index;
 	free(a->entries);
 	free(a->threads);
 	memset(a, 0, sizeof *a);
-	a->walk = w;
-	a->func_of_code = foc;
-	a->ncode_map = nmap;
+	a->procs = ps;
+	a->codemaps = maps;
+	a->ncodemaps = nmaps;
 	a->funcs = funcs;
 	a->nfuncs = nfuncs;
 	a->funcs_cap = fcap;
@@ -213,23 +216,44 @@ str_hash(const char *a, const char *b)
 	return hash_mix64(h);
 }
 
-static uint32_t
-func_for_code(struct aggregate *a, uint32_t code_id)
+static struct agg_codemap *
+codemap(struct aggregate *a, uint32_t proc)
 {
-	if (code_id < a->ncode_map && a->func_of_code[code_id])
-		return a->func_of_code[code_id] - 1;
-	if (code_id >= a->ncode_map) {
-		uint32_t n = a->ncode_map ? a->ncode_map : 1024;
+	if (proc >= a->ncodemaps) {
+		uint32_t n = a->ncodemaps ? a->ncodemaps : 8;
+		while (n <= proc)
+			n *= 2;
+		struct agg_codemap *m = realloc(a->codemaps, n * sizeof *m);
+		if (!m)
+			return NULL;
+		memset(m + a->ncodemaps, 0, (n - a->ncodemaps) * sizeof *m);
+		a->codemaps = m;
+		a->ncodemaps = n;
+	}
+	return &a->codemaps[proc];
+}
+
+static uint32_t
+func_for_code(struct aggregate *a, uint32_t proc, uint32_t code_id)
+{
+	struct agg_codemap *cm = codemap(a, proc);
+	if (!cm)
+		return UINT32_MAX;
+	if (code_id < cm->n && cm->func_of_code[code_id])
+		return cm->func_of_code[code_id] - 1;
+	if (code_id >= cm->n) {
+		uint32_t n = cm->n ? cm->n : 1024;
 		while (n <= code_id)
 			n *= 2;
-		uint32_t *m = realloc(a->func_of_code, n * sizeof *m);
+		uint32_t *m = realloc(cm->func_of_code, n * sizeof *m);
 		if (!m)
 			return UINT32_MAX;
-		memset(m + a->ncode_map, 0, (n - a->ncode_map) * sizeof *m);
-		a->func_of_code = m;
-		a->ncode_map = n;
+		memset(m + cm->n, 0, (n - cm->n) * sizeof *m);
+		cm->func_of_code = m;
+		cm->n = n;
 	}
-	const struct code_entry *c = codecache_get(stackwalk_codes(a->walk), code_id);
+	const struct code_entry *c = codecache_get(stackwalk_codes(procset_at(a->procs, proc)->walk),
+						   code_id);
 	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
 		uint32_t n = a->nfunc_index ? a->nfunc_index * 2 : 1024;
 		uint32_t *idx = calloc(n, sizeof *idx);
@@ -249,7 +273,7 @@ func_for_code(struct aggregate *a, uint32_t code_id)
 	for (; a->func_index[h]; h = (h + 1) & (a->nfunc_index - 1)) {
 		const struct agg_func *f = &a->funcs[a->func_index[h] - 1];
 		if (strcmp(f->qualname, c->qualname) == 0 && strcmp(f->filename, c->filename) == 0) {
-			a->func_of_code[code_id] = a->func_index[h];
+			cm->func_of_code[code_id] = a->func_index[h];
 			return a->func_index[h] - 1;
 		}
 	}
@@ -264,25 +288,37 @@ func_for_code(struct aggregate *a, uint32_t code_id)
 	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
 						.firstlineno = c->firstlineno};
 	a->func_index[h] = ++a->nfuncs;
-	a->func_of_code[code_id] = a->nfuncs;
+	cm->func_of_code[code_id] = a->nfuncs;
 	return a->nfuncs - 1;
 }
 
-static uint32_t
-frame_func(struct aggregate *a, uint32_t frame_id, int32_t *line)
+/* Where a thread's IDs resolve: its process's walker. */
+static const struct intern *
+intern_of(const struct aggregate *a, uint32_t slot, uint32_t *proc)
 {
-	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(a->walk), frame_id);
+	const struct proc_info *p = procset_of_slot(a->procs, slot);
+	*proc = p->index;
+	return stackwalk_intern(p->walk);
+}
+
+static uint32_t
+frame_func(struct aggregate *a, uint32_t proc, const struct intern *in, uint32_t frame_id,
+	   int32_t *line)
+{
+	const struct interned_frame *fr = intern_frame_at(in, frame_id);
 	if (line)
 		*line = fr->line;
-	return func_for_code(a, fr->code_id);
+	return func_for_code(a, proc, fr->code_id);
 }
 
 uint32_t
-agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
+agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line)
 {
 	if (stack_id == 0)
 		return UINT32_MAX;
-	return frame_func(a, intern_stack_at(stackwalk_intern(a->walk), stack_id)->frame, line);
+	uint32_t proc;
+	const struct intern *in = intern_of(a, slot, &proc);
+	return frame_func(a, proc, in, intern_stack_at(in, stack_id)->frame, line);
 }
 
 /* ---------------------------------------------------------------------
@@ -290,9 +326,12 @@ agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
  * ------------------------------------------------------------------- */
 
 static bool
-entry_counts(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
+entry_counts(const struct aggregate *a, const struct agg_query *q, const struct agg_entry *e,
+	     uint64_t *w)
 {
 	if (!e->used || (q->slot >= 0 && e->slot != q->slot) || !agg_mode_matches(q->mode, e->cls))
+		return false;
+	if (q->slot < 0 && q->proc >= 0 && procset_slot(a->procs, e->slot)->proc != (uint32_t)q->proc)
 		return false;
 	*w = q->scope == AGG_SESSION ? e->session : e->window;
 	return *w > 0;
@@ -387,7 +426,6 @@ cmp_rows(const void *pa, const void *pb)
 bool
 agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table *t)
 {
-	const struct intern *in = stackwalk_intern(a->walk);
 	t->nrows = 0;
 	t->denominator = 0;
 	if (t->index)
@@ -395,14 +433,16 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!entry_counts(q, e, &w))
+		if (!entry_counts(a, q, e, &w))
 			continue;
 		t->denominator += w;
 		a->stamp++;
 		bool innermost = true;
+		uint32_t proc;
+		const struct intern *in = intern_of(a, e->slot, &proc);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			int32_t line;
-			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, &line);
+			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, &line);
 			if (f == UINT32_MAX)
 				return false;
 			struct agg_row *r = row_for(t, f, q->by_line ? line : -1);
@@ -476,20 +516,21 @@ bool
 agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 		struct agg_links *out)
 {
-	const struct intern *in = stackwalk_intern(a->walk);
 	memset(out, 0, sizeof *out);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!entry_counts(q, e, &w))
+		if (!entry_counts(a, q, e, &w))
 			continue;
 		/* The innermost occurrence of func decides caller and callee. */
 		uint32_t above = UINT32_MAX;
+		uint32_t proc;
+		const struct intern *in = intern_of(a, e->slot, &proc);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
-			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, NULL);
+			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, NULL);
 			if (f == func) {
 				uint32_t parent = intern_stack_at(in, s)->parent;
-				uint32_t below = parent ? frame_func(a, intern_stack_at(in, parent)->frame, NULL)
+				uint32_t below = parent ? frame_func(a, proc, in, intern_stack_at(in, parent)->frame, NULL)
 							: UINT32_MAX;
 				if (!add_link(&out->callees, &out->ncallees, above, w) ||
 				    !add_link(&out->callers, &out->ncallers, below, w))

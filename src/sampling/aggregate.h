@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
 
@@ -74,6 +75,7 @@ struct agg_query {
 	enum agg_scope scope;
 	bool by_line;
 	int32_t slot;            /* -1: every thread */
+	int32_t proc;            /* with slot -1: -1 every process, else a process index */
 	const char *filter;      /* case-insensitive substring of function or file, or NULL */
 	enum agg_sort sort;
 	bool ascending;
@@ -100,8 +102,14 @@ struct agg_links {
 	uint64_t total;          /* samples with the function on the stack */
 };
 
+/* Per process: its code IDs -> function index + 1. */
+struct agg_codemap {
+	uint32_t *func_of_code;
+	uint32_t n;
+};
+
 struct aggregate {
-	const struct stackwalk *walk;
+	const struct procset *procs;
 	struct agg_entry *entries;
 	uint32_t nslots, count;
 	struct agg_thread *threads;
@@ -109,9 +117,9 @@ struct aggregate {
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
 	uint64_t records;
-	/* functions */
-	uint32_t *func_of_code;              /* code ID -> function index + 1 */
-	uint32_t ncode_map;
+	/* functions, shared by every process: (qualname, filename) is one */
+	struct agg_codemap *codemaps;        /* per process index */
+	uint32_t ncodemaps;
 	struct agg_func *funcs;
 	uint32_t nfuncs, funcs_cap;
 	uint32_t *func_index;                /* hash on (qualname, filename) -> index + 1 */
@@ -119,7 +127,7 @@ struct aggregate {
 	uint64_t stamp;
 };
 
-int agg_init(struct aggregate *a, const struct stackwalk *walk, uint64_t now_ns);
+int agg_init(struct aggregate *a, const struct procset *procs, uint64_t now_ns);
 void agg_free(struct aggregate *a);
 /* Forget every count (the `r` key). */
 void agg_reset(struct aggregate *a, uint64_t now_ns);
@@ -141,8 +149,8 @@ bool agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 		     struct agg_links *out);
 void agg_links_free(struct agg_links *l);
 
-/* The function of a stack's innermost frame, or UINT32_MAX for none. */
-uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
+/* The function of a thread's stack's innermost frame, or UINT32_MAX for none. */
+uint32_t agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line);
 
 /* Does a state byte count in a mode? */
 bool agg_mode_matches(enum agg_mode mode, uint8_t cls);

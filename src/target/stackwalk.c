@@ -100,6 +100,8 @@ struct stackwalk {
 	struct code_cache codes;
 	struct intern in;
 	struct appendlog *slots;
+	bool owns_slots;
+	uint32_t proc;
 	struct interp interps[MAX_INTERPS];
 	uint32_t ninterps;
 	uint64_t interps_checked_ns, code_checked_ns, block_read_ns;
@@ -147,6 +149,14 @@ tt_status
 stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackwalk **out,
 	      struct tt_error *err)
 {
+	return stackwalk_new_shared(t, o, NULL, 0, out, err);
+}
+
+tt_status
+stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
+		     struct appendlog *slots, uint32_t proc, struct stackwalk **out,
+		     struct tt_error *err)
+{
 	struct stackwalk *w = calloc(1, sizeof *w);
 	if (!w)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
@@ -157,7 +167,9 @@ stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackw
 		w->o.check_depth = 1;
 	w->first = true;
 	w->arena = malloc(ARENA_SIZE);
-	w->slots = appendlog_new(sizeof(struct thread_slot), 1u << 20);
+	w->proc = proc;
+	w->owns_slots = slots == NULL;
+	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), 1u << 20);
 	if (!w->arena || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
@@ -186,7 +198,7 @@ stackwalk_free(struct stackwalk *w)
 			tcache_release(w, &w->interps[i].threads[k]);
 		free(w->interps[i].threads);
 	}
-	if (w->slots) {
+	if (w->slots && w->owns_slots) {
 		uint32_t n = appendlog_count(w->slots);
 		for (uint32_t i = 0; i < n; i++) {
 			struct thread_slot *s = appendlog_at(w->slots, i);
@@ -203,6 +215,24 @@ stackwalk_free(struct stackwalk *w)
 	free(w->chain);
 	free(w->out);
 	free(w);
+}
+
+void
+stackwalk_retire(struct stackwalk *w)
+{
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+			tcache_release(w, &w->interps[i].threads[k]);
+		free(w->interps[i].threads);
+		w->interps[i].threads = NULL;
+		w->interps[i].nthreads = w->interps[i].cap = 0;
+	}
+	w->ninterps = 0;
+	free(w->arena);
+	w->arena = NULL;
+	free(w->chain);
+	w->chain = NULL;
+	w->chain_cap = 0;
 }
 
 const struct intern *
@@ -339,6 +369,7 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads seen");
 	s->native_tid = tc->native_tid;
 	s->interp_id = interp_id;
+	s->proc = w->proc;
 	atomic_init(&s->name, NULL);
 	tc->slot = appendlog_publish(w->slots);
 	tc->born_ns = now;

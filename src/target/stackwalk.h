@@ -35,6 +35,7 @@
 struct thread_slot {
 	uint64_t native_tid;
 	int64_t interp_id;
+	uint32_t proc;            /* the walker's process index (0 when not shared) */
 	_Atomic(char *) name;     /* kernel thread name, refreshed while young */
 };
 
@@ -72,7 +73,17 @@ void stackwalk_default_options(struct stackwalk_options *o);
 
 tt_status stackwalk_new(struct target *t, const struct stackwalk_options *o,
 			struct stackwalk **out, struct tt_error *err);
+/* A walker whose thread slots go into a log shared with other walkers
+ * (not owned: its owner frees the slots and their names), marked proc. */
+tt_status stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
+			       struct appendlog *slots, uint32_t proc, struct stackwalk **out,
+			       struct tt_error *err);
 void stackwalk_free(struct stackwalk *w);
+
+/* The process is gone: free what only sampling needs (scratch, per-thread
+ * caches and their open files), keep what consumers resolve IDs with.
+ * The walker must not sample again. */
+void stackwalk_retire(struct stackwalk *w);
 
 /* Sample every thread; *threads stays valid until the next call. */
 tt_status stackwalk_sample(struct stackwalk *w, uint64_t now_ns, const struct walk_thread **threads,

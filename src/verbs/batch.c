@@ -58,7 +58,7 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
 	       mode_names[o->mode], o->by_line ? "line" : "function");
-	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1,
+	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1, .proc = -1,
 			      .sort = o->sort};
 	if (!agg_build_table(agg, &q, t)) {
 		printf("(out of memory building the table)\n\n");
@@ -133,7 +133,7 @@ batch_run(const struct live_options *o)
 		return cli_report(&err);
 	struct aggregate agg;
 	uint64_t start = clock_now_ns();
-	agg_init(&agg, s.sampler.walk, start);
+	agg_init(&agg, &s.sampler.procs, start);
 	struct agg_table table = {0};
 	uint64_t delay = (uint64_t)(o->delay_s * 1e9), next = start + delay;
 	long printed = 0;

@@ -172,8 +172,8 @@ record_main(int argc, char **argv)
 	char name[64];
 	snprintf(name, sizeof name, "tachyon-top pid %d", (int)pid);
 	int wrc = strcmp(format, "speedscope") == 0
-			  ? profile_write_speedscope(&prof, s.walk, f, name, hz > 0 ? 1.0 / hz : 1e-6)
-			  : profile_write_collapsed(&prof, s.walk, f, per_thread);
+			  ? profile_write_speedscope(&prof, &s.procs, f, name, hz > 0 ? 1.0 / hz : 1e-6, false)
+			  : profile_write_collapsed(&prof, &s.procs, f, per_thread, false);
 	if (fclose(f) != 0 || wrc != 0) {
 		tt_fail(&err, TT_EIO, errno, "writing %s failed", out);
 		rc = cli_report(&err);
