@@ -56,6 +56,9 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	if (!copy)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a process");
 	*copy = *t;
+	/* A pid backend reads through its own struct remote: follow the move. */
+	if (copy->mem.backend.ctx == &t->mem)
+		copy->mem.backend.ctx = &copy->mem;
 	struct proc_info *p = appendlog_reserve(ps->procs);
 	if (!p) {
 		free(copy);
