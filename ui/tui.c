@@ -302,6 +302,8 @@ tui_run(const struct live_options *o)
 	u.sort = o->sort;
 	u.by_line = o->by_line;
 	u.slot = -1;
+	u.proc = -1;
+	u.show_procs = true;
 	u.scope = AGG_WINDOW;
 	u.show_threads = true;
 	u.start_ns = clock_now_ns();
@@ -357,6 +359,7 @@ tui_run(const struct live_options *o)
 					views_refresh_table(&u);
 					u.dirty = true;
 				}
+				procs_note_changes(&u);
 			}
 			/* The kernel watcher's newest look, a few times a second. */
 			struct kwatch_snapshot *kw = kwatch_take(s.kwatch);
@@ -434,6 +437,7 @@ tui_run(const struct live_options *o)
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);
+	free(u.procs_reported);
 	session_end(&s);
 	if (final_text[0])
 		fprintf(stderr, "tachyon-top: %s\n", final_text);

@@ -81,6 +81,18 @@ bar(int y, int attr)
 	attrset(theme_attr(ROLE_DEFAULT));
 }
 
+int
+ui_draw_text(int y, int x, int width, const char *text, int attr)
+{
+	return draw_text(y, x, width, text, attr);
+}
+
+void
+ui_bar(int y, int attr)
+{
+	bar(y, attr);
+}
+
 static int
 percent_attr(double pct)
 {
@@ -115,13 +127,23 @@ draw_header(struct ui *u, int y)
 	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->target.pid,
 		 s->target.layout.version_str, up);
 	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
+	if (s->sampler.cfg.follow) {
+		uint32_t live, ended;
+		procset_counts(&s->sampler.procs, &live, &ended);
+		snprintf(buf, sizeof buf, "processes %u live / %u exited   ", live, ended);
+		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
+	}
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
 	y++;
 
 	uint64_t samples = stat(&st->samples), errors = stat(&st->errors);
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	double rate = elapsed > 0 ? (double)samples / elapsed : 0;
-	double expected = s->rate_hz > 0 ? elapsed * s->rate_hz : 0;
+	/* -r is per process: each process's life at that rate. */
+	double life = procset_count(&s->sampler.procs) > 1
+			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
+			      : elapsed;
+	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
 	double missed = expected > 0 ? pct(stat(&st->missed), (uint64_t)expected) : 0;
 	double errp = pct(errors, samples);
 	double cpu = elapsed > 0 ? 100.0 * (double)stat(&st->busy_ns) / (double)stat(&st->elapsed_ns) : 0;
@@ -168,7 +190,10 @@ draw_header(struct ui *u, int y)
 	} else {
 		snprintf(scope, sizeof scope, "session %s", up);
 	}
-	if (u->slot < 0) {
+	if (u->slot < 0 && u->proc >= 0) {
+		const struct proc_info *p = procset_at(&s->sampler.procs, (uint32_t)u->proc);
+		snprintf(thread, sizeof thread, "process %d", (int)p->pid);
+	} else if (u->slot < 0) {
 		snprintf(thread, sizeof thread, "all threads");
 	} else {
 		const struct thread_slot *ts = procset_slot(&s->sampler.procs, (uint32_t)u->slot);
@@ -241,6 +266,16 @@ draw_stats(struct ui *u, int y)
  * Threads panel
  * ------------------------------------------------------------------- */
 
+/* Seen, and of the process shown (if one is). */
+static bool
+thread_shown(const struct ui *u, uint32_t i)
+{
+	if (!u->agg.threads[i].seen)
+		return false;
+	return u->proc < 0 ||
+	       procset_slot(&u->s->sampler.procs, i)->proc == (uint32_t)u->proc;
+}
+
 static int
 threads_panel_height(const struct ui *u)
 {
@@ -248,7 +283,7 @@ threads_panel_height(const struct ui *u)
 		return 0;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++)
-		n += u->agg.threads[i].seen;
+		n += thread_shown(u, i);
 	int max = (LINES - 8) / 3;
 	int want = (int)n + 1 + 1; /* title, heading */
 	return want < max ? want : (max > 3 ? max : 3);
@@ -298,7 +333,7 @@ thread_order(const struct ui *u, uint32_t **out)
 	uint64_t now = view_now(u);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		if (!u->agg.threads[i].seen)
+		if (!thread_shown(u, i))
 			continue;
 		const struct kwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
 		r[n].slot = i;
@@ -337,7 +372,12 @@ draw_threads(struct ui *u, int y, int height)
 	move(y, 0);
 	clrtoeol();
 	bar(y, theme_attr(ROLE_TABLE_HEADER));
-	draw_text(y, 0, COLS, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
+	/* Threads of several processes: which process each belongs to. */
+	bool pids = u->proc < 0 && procset_count(&u->s->sampler.procs) > 1;
+	int px = pids ? 8 : 0;
+	if (pids)
+		draw_text(y, 0, COLS, "  PID", theme_attr(ROLE_TABLE_HEADER));
+	draw_text(y, px, COLS - px, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
 		  theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	int rows = height - 2, shown = 0;
@@ -369,10 +409,18 @@ draw_threads(struct ui *u, int y, int height)
 		char buf[256], cnt[32];
 		uint64_t n = t->samples[sc];
 		live_format_count((double)n, cnt, sizeof cnt);
-		snprintf(buf, sizeof buf, "%c %-10llu", sel ? '>' : ' ', (unsigned long long)ts->native_tid);
-		int x = draw_text(y, 0, COLS, buf, base);
+		int x = 0;
+		if (pids) {
+			snprintf(buf, sizeof buf, "%c %-6d", sel ? '>' : ' ',
+				 (int)procset_at(&u->s->sampler.procs, ts->proc)->pid);
+			x = draw_text(y, 0, COLS, buf, base);
+			x = px;
+		}
+		snprintf(buf, sizeof buf, "%c %-10llu", sel && !pids ? '>' : ' ',
+			 (unsigned long long)ts->native_tid);
+		x += draw_text(y, x, COLS - x, buf, base);
 		x += draw_text(y, x, 17, name ? name : "?", base);
-		x = 29;
+		x = px + 29;
 		snprintf(buf, sizeof buf, "%8s ", cnt);
 		x += draw_text(y, x, COLS - x, buf, base);
 		double g = pct(t->gil[sc], n), w = pct(t->gil_wait[sc], n), c = pct(t->on_cpu[sc], n),
@@ -442,6 +490,7 @@ views_table_height(const struct ui *u)
 	if (u->show_stats)
 		fixed += 3;
 	fixed += threads_panel_height(u);
+	fixed += procs_panel_height(u);
 	fixed += 1; /* table title */
 	int h = LINES - fixed;
 	return h > 1 ? h : 1;
@@ -451,7 +500,7 @@ void
 views_refresh_table(struct ui *u)
 {
 	struct agg_query q = {.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
-			      .slot = u->slot, .proc = -1, .filter = u->filter, .sort = u->sort,
+			      .slot = u->slot, .proc = u->proc, .filter = u->filter, .sort = u->sort,
 			      .ascending = u->ascending};
 	if (!agg_build_table(&u->agg, &q, &u->table)) {
 		ui_message(u, true, "out of memory building the table");
@@ -668,6 +717,7 @@ draw_help(void)
 		"  t             threads panel      c           engine statistics",
 		"  b             threads: blocked longest first (kernel wait shown in NOW)",
 		"  Tab BTab <->  one thread / all   Enter       callers and callees",
+		"  o             processes panel    [ ]         one process / all",
 		"  Up Down PgUp PgDn Home End       move in the table",
 		"  + -           refresh faster or slower      e   export profile to files",
 		"",
@@ -714,7 +764,7 @@ draw_status(struct ui *u)
 	}
 	draw_text(y, x, COLS - x,
 		  " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
-		  "Enter detail  e export  p pause",
+		  "[ ] process  Enter detail  e export  p pause",
 		  theme_attr(ROLE_STATUS));
 }
 
@@ -737,6 +787,9 @@ views_draw(struct ui *u)
 	int y = draw_header(u, 0);
 	if (u->show_stats)
 		y = draw_stats(u, y);
+	int ph = procs_panel_height(u);
+	if (ph)
+		y = procs_draw(u, y, ph);
 	int th = threads_panel_height(u);
 	if (th)
 		y = draw_threads(u, y, th);

@@ -33,6 +33,53 @@ drain(struct session *s, struct aggregate *agg)
 			agg_add(agg, &buf[i]);
 }
 
+/* The processes a table covers: a count line, then one line each. */
+static void
+print_processes(const struct live_options *o, struct session *s, struct aggregate *agg,
+		enum agg_scope scope)
+{
+	const struct procset *ps = &s->sampler.procs;
+	uint32_t n = procset_count(ps), live, ended;
+	procset_counts(ps, &live, &ended);
+	printf("processes %u (%u live, %u exited)\n", n, live, ended);
+	if (n < 2)
+		return;
+	printf("%7s %7s %-9s %4s %9s %6s %6s  %-7s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
+	       "GIL%", "CPU%", "STATE", "COMMAND");
+	uint32_t nslots = appendlog_count(ps->slots);
+	for (uint32_t i = 0; i < n && i < (uint32_t)o->limit; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		uint64_t samples = 0, gil = 0, cpu = 0;
+		uint32_t threads = 0;
+		for (uint32_t k = 0; k < agg->nthreads && k < nslots; k++) {
+			const struct agg_thread *t = &agg->threads[k];
+			if (!t->seen || procset_slot(ps, k)->proc != i)
+				continue;
+			threads++;
+			samples += t->samples[scope];
+			gil += t->gil[scope];
+			cpu += t->on_cpu[scope];
+		}
+		enum proc_state st = procset_state(p);
+		char cmd[300];
+		sanitize_for_terminal(p->cmdline, cmd, sizeof cmd);
+		double d = samples ? (double)samples : 1;
+		printf("%7d %7d %-9s %4u %9llu %6.1f %6.1f  %-7s %.80s", (int)p->pid, (int)p->ppid,
+		       p->version, threads, (unsigned long long)samples, 100.0 * (double)gil / d,
+		       100.0 * (double)cpu / d,
+		       st == PROC_LIVE ? (p->root ? "root" : "live") : st == PROC_EXITED ? "exited" : "error",
+		       cmd);
+		if (st == PROC_LOST) {
+			char note[200];
+			sanitize_for_terminal(p->note, note, sizeof note);
+			printf(" (%s)", note);
+		}
+		printf("\n");
+	}
+	if (n > (uint32_t)o->limit)
+		printf("(%u more)\n", n - (uint32_t)o->limit);
+}
+
 static void
 print_table(const struct live_options *o, struct session *s, struct aggregate *agg,
 	    struct agg_table *t, enum agg_scope scope, double seconds, const char *title)
@@ -51,13 +98,19 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 		snprintf(req, sizeof req, "%.0f/s", s->rate_hz);
 	else
 		snprintf(req, sizeof req, "max");
-	double expected = s->rate_hz > 0 ? elapsed * s->rate_hz : 0;
+	/* -r is per process: each process's life at that rate. */
+	double life = procset_count(&s->sampler.procs) > 1
+			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
+			      : elapsed;
+	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
 	printf("rate %.0f/s (requested %s), missed %.1f%%, errors %.2f%%, samples %llu; "
 	       "%s %.2f s; mode %s; by %s\n",
 	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0,
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
 	       mode_names[o->mode], o->by_line ? "line" : "function");
+	if (s->sampler.cfg.follow)
+		print_processes(o, s, agg, scope);
 	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1, .proc = -1,
 			      .sort = o->sort};
 	if (!agg_build_table(agg, &q, t)) {

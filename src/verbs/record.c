@@ -38,6 +38,9 @@ print_usage(FILE *f)
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
 	      "                         gil (threads holding the GIL only)\n"
 	      "  -t, --threads          collapsed: start each stack with its thread\n"
+	      "      --subprocesses     also sample PID's descendants (Python ones), found as\n"
+	      "                         they appear; stacks start with \"process PID (command)\"\n"
+	      "                         and speedscope gets a profile per process and thread\n"
 	      "  -h, --help             show this help\n", f);
 }
 
@@ -63,13 +66,14 @@ record_main(int argc, char **argv)
 		{"duration", required_argument, NULL, 'd'},
 		{"mode", required_argument, NULL, 'm'},
 		{"threads", no_argument, NULL, 't'},
+		{"subprocesses", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
 	const char *out = NULL, *format = NULL;
 	double hz = 1000, seconds = 0;
-	bool per_thread = false;
+	bool per_thread = false, subprocesses = false;
 	enum profile_filter filter = PROFILE_WALL;
 	int c;
 	optind = 1;
@@ -106,6 +110,7 @@ record_main(int argc, char **argv)
 				return cli_usage_error("record ", "unknown mode '%s' (wall, cpu or gil)", optarg);
 			break;
 		case 't': per_thread = true; break;
+		case 'S': subprocesses = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("record ", "unknown or incomplete option '%s'",
@@ -142,6 +147,7 @@ record_main(int argc, char **argv)
 	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
 	cfg.duration_ns = (uint64_t)(seconds * 1e9);
 	cfg.ring_capacity = 1u << 18;
+	cfg.follow = subprocesses;
 	if (filter == PROFILE_CPU && hz > 0 && cfg.interval_ns < cfg.walk.cpu_period_ns)
 		cfg.walk.cpu_period_ns = cfg.interval_ns; /* on-CPU state per sample */
 
@@ -170,10 +176,11 @@ record_main(int argc, char **argv)
 
 	int rc = 0;
 	char name[64];
-	snprintf(name, sizeof name, "tachyon-top pid %d", (int)pid);
+	snprintf(name, sizeof name, "tachyon-top pid %d%s", (int)pid,
+		 subprocesses ? " and descendants" : "");
 	int wrc = strcmp(format, "speedscope") == 0
-			  ? profile_write_speedscope(&prof, &s.procs, f, name, hz > 0 ? 1.0 / hz : 1e-6, false)
-			  : profile_write_collapsed(&prof, &s.procs, f, per_thread, false);
+			  ? profile_write_speedscope(&prof, &s.procs, f, name, hz > 0 ? 1.0 / hz : 1e-6, subprocesses)
+			  : profile_write_collapsed(&prof, &s.procs, f, per_thread, subprocesses);
 	if (fclose(f) != 0 || wrc != 0) {
 		tt_fail(&err, TT_EIO, errno, "writing %s failed", out);
 		rc = cli_report(&err);
