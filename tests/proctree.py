@@ -15,7 +15,9 @@ TT_INTERPS, TT_SEED). Checks:
   - per interpreter: multiprocessing pools with fork, spawn and forkserver,
     ProcessPoolExecutor, a grandchild, a non-Python child (skipped) and a
     child running another Python version, all found by dump and batch;
-  - children forked while sampling are sampled within 250 ms of starting.
+  - children forked while sampling are sampled within 250 ms of starting;
+  - forked children that exec (another Python version, or sleep) are
+    attached again from scratch, or dropped.
 """
 
 import contextlib
@@ -85,7 +87,7 @@ def process_rows(table):
     """{pid: (ppid, state)} from a batch table's process list."""
     rows = {}
     for m in re.finditer(r"(?m)^\s*(\d+)\s+(\d+)\s+\S+\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+"
-                         r"(root|live|exited|error)\b", table):
+                         r"(root|live|exited|checking|error)\b", table):
         rows[int(m.group(1))] = (int(m.group(2)), m.group(3))
     return rows
 
@@ -403,12 +405,37 @@ def test_new_child_latency(ctx):
                "started (limit %.0f)" % (max(lat) * 1000, NEW_CHILD_LATENCY * 1000))
 
 
+def test_exec(ctx):
+    """Forked children seen as forks, then exec'ing: re-attached from scratch."""
+    other = other_version(ctx.interp)
+    t = rig.Target(ctx.suite, ctx.interp, "execer.py", args=("/usr/bin/" + other,),
+                   park=rig.PARK_NONE)
+    with t:
+        run = run_tt("-p", t.pid, "-b", "-n", "4", "--delay", "1", "--limit", "60", "-r", "1000")
+        run.expect_success()
+        final = tables(run.out.decode("utf-8", "replace"))[-1]
+        pc, oc = t.info["python_child"], t.info["other_child"]
+        funcs = functions(final)
+        expect("before_exec" in funcs and "after_exec" in funcs,
+               "functions before and after the exec not both seen", show(final, 4000))
+        lines = [l.split() for l in final.splitlines()]
+        states = [(int(l[0]), l[2], l[7]) for l in lines if len(l) > 8 and l[0].isdigit()
+                  and l[1].isdigit()]
+        expect((pc, VERSIONS[other], "live") in [(p, v[:4], s) for p, v, s in states]
+               and (pc, VERSIONS[ctx.interp], "exited") in [(p, v[:4], s) for p, v, s in states],
+               "exec'ed Python child: expected its old entry exited and a %s one live" % other,
+               show(final, 4000))
+        expect([s for p, v, s in states if p == oc] == ["exited"],
+               "child that exec'ed sleep: expected one entry, exited", show(final, 4000))
+
+
 PER_INTERPRETER = [
     ("multiprocessing fork pool, executor, grandchild, non-Python and other-version children",
      test_fork),
     ("multiprocessing spawn tree found by dump --subprocesses", test_spawn),
     ("multiprocessing forkserver tree found by dump --subprocesses", test_forkserver),
     ("children forked while sampling: sampled within 250 ms", test_new_child_latency),
+    ("forked children that exec another Python or sleep: re-attached or dropped", test_exec),
 ]
 
 GUNICORN = [

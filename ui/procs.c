@@ -126,15 +126,17 @@ procs_draw(struct ui *u, int y, int height)
 			 share(r->on_cpu, r->samples));
 		int x = ui_draw_text(y, 0, COLS, buf, base);
 		const char *state = st == PROC_LIVE ? (p->root ? "root" : "live")
-				    : st == PROC_EXITED ? "exited" : "error";
+				    : st == PROC_EXITED ? "exited" : st == PROC_STALE ? "checking" : "error";
 		x += ui_draw_text(y, x, 8, state, sel ? base
 				  : theme_attr(st == PROC_LIVE ? ROLE_DEFAULT
 					       : st == PROC_EXITED ? ROLE_DIM : ROLE_ERROR));
 		x = x < 64 ? 64 : x;
-		short_command(p->cmdline[0] ? p->cmdline : "?", cmd, sizeof cmd);
+		short_command(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
 		x += ui_draw_text(y, x, 20, cmd, base) + 1;
 		x = x < 85 ? 85 : x;
-		if (st == PROC_LOST) {
+		if (st == PROC_EXITED || st == PROC_STALE) {
+			/* nothing runs there now (or we are finding out) */
+		} else if (st == PROC_LOST) {
 			ui_draw_text(y, x, COLS - x, p->note, sel ? base : theme_attr(ROLE_ERROR));
 		} else if (r->busiest >= 0) {
 			const struct agg_thread *t = &u->agg.threads[r->busiest];

@@ -153,6 +153,8 @@ draw_header(struct ui *u, int y)
 		live_format_count(s->rate_hz, req_s, sizeof req_s);
 	else
 		snprintf(req_s, sizeof req_s, "max");
+	if (s->sampler.cfg.follow)
+		strcat(req_s, "/proc");
 	live_format_count((double)samples, cnt, sizeof cnt);
 	move(y, 0);
 	clrtoeol();
@@ -544,6 +546,9 @@ seconds_per_sample(struct ui *u)
 	struct engine_stats *st = &u->s->sampler.stats;
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	uint64_t samples = stat(&st->samples);
+	/* A sample is one process's: its share of that process's life. */
+	if (procset_count(&u->s->sampler.procs) > 1)
+		elapsed = procset_lifetime_s(&u->s->sampler.procs, clock_now_ns());
 	return samples ? elapsed / (double)samples : 0;
 }
 

@@ -140,7 +140,7 @@ void
 profile_process_label(const struct proc_info *p, char *buf, size_t len)
 {
 	char cmd[200];
-	folded_escape(p->cmdline[0] ? p->cmdline : "?", cmd, sizeof cmd);
+	folded_escape(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
 	/* long command lines: the start says what it is */
 	if (strlen(cmd) > 60)
 		memcpy(cmd + 57, "...", 4);

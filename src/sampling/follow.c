@@ -14,6 +14,7 @@
 #define FAST_NS 100000000ull        /* children files of followed processes */
 #define FULL_NS 1000000000ull       /* the full scan of parent pids */
 #define EXE_CHECK_NS 1000000000ull  /* has a skipped process exec'ed? */
+#define CMDLINE_LATE_NS 1000000000ull   /* a new process may rename itself meanwhile */
 #define RETRIES 3                   /* attach attempts while a process starts or re-execs */
 
 enum known_kind { K_PYTHON, K_OTHER, K_GONE };
@@ -25,6 +26,7 @@ struct known {
 	uint64_t exe;               /* K_OTHER: program identity when last tried */
 	uint64_t next_try;          /* K_OTHER and lost K_PYTHON: when to look again */
 	int attempts;
+	bool cmd_refreshed;
 };
 
 struct follow {
@@ -155,14 +157,31 @@ revisit(struct follow *f, uint64_t now)
 		if (k->kind == K_PYTHON) {
 			const struct proc_info *p = procset_at(f->procs, k->proc);
 			enum proc_state st = procset_state(p);
+			if (st == PROC_LIVE && !k->cmd_refreshed && now - p->start_ns > CMDLINE_LATE_NS) {
+				procset_refresh_cmdline(f->procs, k->proc);
+				k->cmd_refreshed = true;
+			}
 			if (st == PROC_EXITED) {
 				k->kind = K_GONE;
-			} else if (st == PROC_LOST && !p->root) {
-				if (!remote_pid_alive(k->pid)) {
+			} else if (st == PROC_LOST) {
+				if (!remote_pid_alive(k->pid))
 					k->kind = K_GONE;
-				} else if (k->attempts < RETRIES + 1 && now >= k->next_try) {
-					k->next_try = now + FAST_NS;
-					try_attach(f, k, now);
+			} else if (st == PROC_STALE && now >= k->next_try) {
+				/* The sampler gave up reading it: an exec, most likely. */
+				uint32_t old = k->proc;
+				if (!remote_pid_alive(k->pid)) {
+					procset_settle(f->procs, old, PROC_EXITED);
+					k->kind = K_GONE;
+					continue;
+				}
+				k->attempts = 0;
+				try_attach(f, k, now);
+				if (k->kind == K_PYTHON && k->proc != old) {
+					procset_settle(f->procs, old, PROC_EXITED);   /* a new entry runs on */
+				} else if (k->kind != K_PYTHON) {
+					procset_settle(f->procs, old, PROC_EXITED);   /* now not Python, or gone */
+				} else if (k->proc == old) {
+					procset_settle(f->procs, old, PROC_LOST);     /* cannot be read */
 				}
 			}
 		} else if (k->kind == K_OTHER && now >= k->next_try) {

@@ -79,6 +79,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	snprintf(p->version, sizeof p->version, "%s", t->layout.version_str);
 	if (t->pid > 0)
 		taskinfo_cmdline(t->pid, p->cmdline, sizeof p->cmdline);
+	atomic_init(&p->cmd, p->cmdline);
 	atomic_init(&p->state, PROC_LIVE);
 	p->start_ns = clock_now_ns();
 	atomic_init(&p->samples, 0);
@@ -103,6 +104,7 @@ procset_add_failed(struct procset *ps, const struct target *t, pid_t ppid, const
 	snprintf(p->note, sizeof p->note, "%s", why);
 	if (t->pid > 0)
 		taskinfo_cmdline(t->pid, p->cmdline, sizeof p->cmdline);
+	atomic_init(&p->cmd, p->cmdline);
 	atomic_init(&p->state, PROC_LOST);
 	*index = appendlog_publish(ps->procs);
 	return TT_OK;
@@ -121,11 +123,21 @@ procset_end(struct procset *ps, uint32_t index, enum proc_state how, const char 
 }
 
 void
+procset_settle(struct procset *ps, uint32_t index, enum proc_state how)
+{
+	struct proc_info *p = procset_at(ps, index);
+	if (atomic_load_explicit(&p->state, memory_order_relaxed) == PROC_STALE)
+		atomic_store_explicit(&p->state, how, memory_order_release);
+}
+
+void
 procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended)
 {
 	uint32_t n = procset_count(ps), l = 0;
-	for (uint32_t i = 0; i < n; i++)
-		l += procset_state(procset_at(ps, i)) == PROC_LIVE;
+	for (uint32_t i = 0; i < n; i++) {
+		enum proc_state st = procset_state(procset_at(ps, i));
+		l += st == PROC_LIVE || st == PROC_STALE;
+	}
 	*live = l;
 	*ended = n - l;
 }
@@ -147,4 +159,15 @@ procset_lifetime_s(const struct procset *ps, uint64_t now_ns)
 			total += (double)(end - p->start_ns) / 1e9;
 	}
 	return total;
+}
+
+void
+procset_refresh_cmdline(struct procset *ps, uint32_t index)
+{
+	struct proc_info *p = procset_at(ps, index);
+	if (atomic_load_explicit(&p->cmd, memory_order_relaxed) != p->cmdline)
+		return;
+	taskinfo_cmdline(p->pid, p->cmdline_late, sizeof p->cmdline_late);
+	if (p->cmdline_late[0] && strcmp(p->cmdline_late, p->cmdline) != 0)
+		atomic_store_explicit(&p->cmd, p->cmdline_late, memory_order_release);
 }

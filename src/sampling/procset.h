@@ -24,14 +24,18 @@
 enum proc_state {
 	PROC_LIVE = 0,
 	PROC_EXITED,       /* the process ended */
-	PROC_LOST,         /* no longer readable (permission, exec); see note */
+	PROC_LOST,         /* not readable (permission, I/O); see note */
+	PROC_STALE,        /* reads kept failing (an exec?): discovery re-validates it,
+			      then marks it exited (and attaches the new program) */
 };
 
 struct proc_info {
 	uint32_t index;
 	pid_t pid, ppid;
 	bool root;               /* the process the user named (or started) */
-	char cmdline[256];       /* raw bytes from the target: sanitize before display */
+	char cmdline[256];       /* raw bytes from the target: sanitize before display; */
+	char cmdline_late[256];  /* read again once, after start-up (setproctitle) */
+	_Atomic(const char *) cmd;   /* the newest of the two: use procset_cmdline */
 	char version[32];        /* "3.14.0", "3.15.0b3" */
 	struct target *target;   /* owned; NULL if never attached (see note) */
 	struct stackwalk *walk;  /* owned; consumers use its read-safe views; NULL likewise */
@@ -39,6 +43,7 @@ struct proc_info {
 	_Atomic uint64_t samples;    /* sampling passes over this process */
 	_Atomic uint64_t errors;     /* failed passes */
 	uint64_t start_ns;           /* when it was added (clock_now_ns) */
+	_Atomic uint64_t first_ns;   /* its first good sample (clock_now_ns), 0 before */
 	_Atomic uint64_t end_ns;     /* when it ended (clock_now_ns), once not live */
 	char note[160];          /* why it ended; valid once state is not PROC_LIVE */
 };
@@ -61,6 +66,9 @@ tt_status procset_add(struct procset *ps, const struct target *t, pid_t ppid, bo
  * state PROC_LOST, the reason in its note), so the failure is shown once. */
 tt_status procset_add_failed(struct procset *ps, const struct target *t, pid_t ppid,
 			     const char *why, uint32_t *index, struct tt_error *err);
+
+/* Discovery: a stale process is settled (PROC_EXITED or PROC_LOST). */
+void procset_settle(struct procset *ps, uint32_t index, enum proc_state how);
 
 /* Mark a process ended (sampler thread); the first call wins. */
 void procset_end(struct procset *ps, uint32_t index, enum proc_state how, const char *note,
@@ -101,6 +109,17 @@ procset_of_slot(const struct procset *ps, uint32_t slot)
 /* Seconds of sampled life of every process (for a per-process rate's
  * expected sample count). */
 double procset_lifetime_s(const struct procset *ps, uint64_t now_ns);
+
+static inline const char *
+procset_cmdline(const struct proc_info *p)
+{
+	const char *c = atomic_load_explicit(&((struct proc_info *)p)->cmd, memory_order_acquire);
+	return c ? c : "";
+}
+
+/* Adder thread, once per process: read the command line again (workers
+ * rename themselves after they start). */
+void procset_refresh_cmdline(struct procset *ps, uint32_t index);
 
 /* Processes live and ended now. */
 void procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended);

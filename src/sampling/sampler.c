@@ -368,6 +368,8 @@ sampler_main(void *arg)
 		bool dropped = false;
 		if (st == TT_OK) {
 			r->bad = 0;
+			if (!atomic_load_explicit(&p->first_ns, memory_order_relaxed))
+				atomic_store_explicit(&p->first_ns, t0, memory_order_relaxed);
 			for (uint32_t i = 0; i < n; i++)
 				fold(s, &threads[i], t0);
 			stat_add(&s->stats.thread_samples, n);
@@ -400,7 +402,7 @@ sampler_main(void *arg)
 				r->bad_since = t0;
 			} else if (r->bad >= CHILD_BAD_COUNT && t0 - r->bad_since >= CHILD_BAD_NS) {
 				/* Persistently unreadable: most likely it exec'ed. */
-				drop(s, s->cursor, PROC_LOST, "unreadable (exec'ed or changed)", t0);
+				drop(s, s->cursor, PROC_STALE, "unreadable for a while (exec'ed?)", t0);
 				dropped = true;
 			}
 		}

@@ -44,7 +44,7 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 	printf("processes %u (%u live, %u exited)\n", n, live, ended);
 	if (n < 2)
 		return;
-	printf("%7s %7s %-9s %4s %9s %6s %6s  %-7s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
+	printf("%7s %7s %-9s %4s %9s %6s %6s  %-8s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
 	       "GIL%", "CPU%", "STATE", "COMMAND");
 	uint32_t nslots = appendlog_count(ps->slots);
 	for (uint32_t i = 0; i < n && i < (uint32_t)o->limit; i++) {
@@ -62,12 +62,13 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 		}
 		enum proc_state st = procset_state(p);
 		char cmd[300];
-		sanitize_for_terminal(p->cmdline, cmd, sizeof cmd);
+		sanitize_for_terminal(procset_cmdline(p), cmd, sizeof cmd);
 		double d = samples ? (double)samples : 1;
-		printf("%7d %7d %-9s %4u %9llu %6.1f %6.1f  %-7s %.80s", (int)p->pid, (int)p->ppid,
+		printf("%7d %7d %-9s %4u %9llu %6.1f %6.1f  %-8s %.80s", (int)p->pid, (int)p->ppid,
 		       p->version, threads, (unsigned long long)samples, 100.0 * (double)gil / d,
 		       100.0 * (double)cpu / d,
-		       st == PROC_LIVE ? (p->root ? "root" : "live") : st == PROC_EXITED ? "exited" : "error",
+		       st == PROC_LIVE ? (p->root ? "root" : "live")
+		       : st == PROC_EXITED ? "exited" : st == PROC_STALE ? "checking" : "error",
 		       cmd);
 		if (st == PROC_LOST) {
 			char note[200];
@@ -93,9 +94,10 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	sanitize_for_terminal(s->cmdline, cmd, sizeof cmd);
 	printf("tachyon-top %s - pid %d - %s - Python %s\n", title, (int)s->target.pid, cmd,
 	       s->target.layout.version_str);
-	char req[32];
+	char req[64];
 	if (s->rate_hz > 0)
-		snprintf(req, sizeof req, "%.0f/s", s->rate_hz);
+		snprintf(req, sizeof req, "%.0f/s%s", s->rate_hz,
+			 s->sampler.cfg.follow ? " per process" : "");
 	else
 		snprintf(req, sizeof req, "max");
 	/* -r is per process: each process's life at that rate. */
@@ -119,6 +121,9 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	}
 	/* Time per sample: one sampling interval of the thread's life. */
 	double per_sample = rate > 0 ? 1.0 / rate : 0;
+	/* A sample is one process's: its share of that process's life. */
+	if (procset_count(&s->sampler.procs) > 1 && samples)
+		per_sample = life / (double)samples;
 	printf("%7s %7s %9s %9s  %-40s %s\n", "OWN%", "TOTAL%", "OWN(s)", "TOTAL(s)", "FUNCTION",
 	       "FILE:LINE");
 	uint32_t n = t->nrows < (uint32_t)o->limit ? t->nrows : (uint32_t)o->limit;

@@ -98,11 +98,13 @@ print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, ui
 		       (int)p->ppid);
 		json_put_string(stdout, p->version);
 		printf(", \"samples\": %llu, \"samples_per_sec\": %.1f, \"reads_per_sample\": %.4f, "
-		       "\"errors\": %llu, \"live\": %s}",
+		       "\"errors\": %llu, \"live\": %s, \"first_sample_s\": %.6f}",
 		       (unsigned long long)samples, t > 0 ? (double)samples / t : 0.0,
 		       p->target ? ratio(p->target->mem.counters.reads, samples) : 0.0,
 		       (unsigned long long)get((_Atomic uint64_t *)&p->errors),
-		       procset_state(p) == PROC_LIVE ? "true" : "false");
+		       procset_state(p) == PROC_LIVE ? "true" : "false",
+		       /* CLOCK_MONOTONIC seconds, comparable with time.monotonic() */
+		       (double)get((_Atomic uint64_t *)&p->first_ns) / 1e9);
 	}
 	printf("],\n \"discovery\": {\"cpu\": %.5f, \"passes\": %llu, \"scans\": %llu},\n",
 	       secs > 0 ? (double)*disc_ns / 1e9 / secs : 0.0, (unsigned long long)passes,
