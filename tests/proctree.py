@@ -359,9 +359,9 @@ def check_tree_dump(ctx, method):
         expect(run.err == b"", "stderr not empty", show(run.err))
         if method != "fork":
             return
-        run = run_tt("-p", t.pid, "-b", "-n", "1", "--delay", "1.5", "--limit", "80")
+        run = run_tt("-p", t.pid, "-b", "-n", "2", "--delay", "1", "--limit", "80")
         run.expect_success()
-        table = tables(run.out.decode("utf-8", "replace"))[0]
+        table = tables(run.out.decode("utf-8", "replace"))[-1]   # the whole session
         funcs = functions(table)
         for f in ("mp_pool_work", "executor_work", "grandchild_work", "other_version_work"):
             expect(f in funcs, "batch: %s not in the table" % f, show(table, 4000))
@@ -411,7 +411,7 @@ def test_exec(ctx):
     t = rig.Target(ctx.suite, ctx.interp, "execer.py", args=("/usr/bin/" + other,),
                    park=rig.PARK_NONE)
     with t:
-        run = run_tt("-p", t.pid, "-b", "-n", "4", "--delay", "1", "--limit", "60", "-r", "1000")
+        run = run_tt("-p", t.pid, "-b", "-n", "5", "--delay", "1", "--limit", "60", "-r", "1000")
         run.expect_success()
         final = tables(run.out.decode("utf-8", "replace"))[-1]
         pc, oc = t.info["python_child"], t.info["other_child"]
@@ -463,6 +463,8 @@ def main():
         print("Bail out! must run as root with chroot(8) available")
         return 1
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    # A tree of spawned interpreters takes longer to be ready than one target.
+    rig.READY_TIMEOUT = max(rig.READY_TIMEOUT, 60)
     interps = [i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
                if i in VERSIONS]
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))

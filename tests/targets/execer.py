@@ -23,12 +23,12 @@ def main():
     out, other = sys.argv[1], sys.argv[2]
     py = os.fork()
     if py == 0:
-        before_exec(1.5)
+        before_exec(3)
         os.execv(other, [other, "-c", "import time\ndef after_exec():\n"
                  "    while True: time.time()\nafter_exec()\n"])
     sh = os.fork()
     if sh == 0:
-        before_exec(1.5)
+        before_exec(3)
         os.execv("/bin/sleep", ["sleep", "600"])
     _tt.ready(out, python_child=py, other_child=sh)
     parent_loop()
