@@ -70,6 +70,9 @@ cat >"$work/offsets.c" <<'CEOF'
 #include <Python.h>
 #include <internal/pycore_interp.h>
 #include <internal/pycore_gil.h>
+#if PY_MINOR_VERSION >= 14
+#include <internal/pycore_frame.h>
+#endif
 #include <stddef.h>
 #include <stdio.h>
 #define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
@@ -85,13 +88,21 @@ int main(void) {
 	P("tstate.datastack_top", offsetof(PyThreadState, datastack_top));
 	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
 	P("stackchunk.size", offsetof(_PyStackChunk, size));
+#if PY_MINOR_VERSION >= 14
+	/* generator frame states, which asyncio task chains depend on */
+	printf("gen.state_suspended_yield_from=%d\n", (int)FRAME_SUSPENDED_YIELD_FROM);
+#if PY_MINOR_VERSION >= 15
+	printf("gen.state_suspended_yield_from_locked=%d\n", (int)FRAME_SUSPENDED_YIELD_FROM_LOCKED);
+#endif
+	printf("gen.state_cleared=%d\n", (int)FRAME_CLEARED);
+#endif
 	return 0;
 }
 CEOF
 for build in 3.13 3.13d 3.14 3.14d 3.15 3.15d; do
 	minor=${build%d}
 	n=$((n + 1))
-	desc="${build}: derived offsets (GIL switch counter, thread list, data stack) match the headers"
+	desc="${build}: derived offsets (GIL switch counter, thread list, data stack) and generator states match the headers"
 	inc="$work/inc$build"
 	mkdir -p "$inc/x86_64-linux-gnu"
 	ln -s "$TT_ROOT/usr/include/x86_64-linux-gnu/python$build" "$inc/x86_64-linux-gnu/python$minor"

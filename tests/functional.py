@@ -815,6 +815,90 @@ def test_old_python(suite):
         proc.wait()
 
 
+def readelf(flag, path):
+    out = subprocess.run(["readelf", "-W", flag, path], capture_output=True, text=True)
+    expect(out.returncode == 0, "readelf %s %s failed" % (flag, path), out.stderr)
+    return out.stdout
+
+
+def test_pie_names(suite):
+    """Every *-pie interpreter in the matrix really is position-independent
+    (readelf -h: DYN), and a *-static-pie one carries the runtime itself."""
+    checked = []
+    for interp in suite.interps:
+        if not interp.endswith("-pie"):
+            continue
+        path = interpreter_path(interp)
+        expect(os.path.isfile(path), "%s: %s missing (run tests/provision.sh)" % (interp, path))
+        header = readelf("-h", path)
+        kind = re.search(r"^\s*Type:\s*(\S+)", header, re.M)
+        expect(kind and kind.group(1) == "DYN",
+               "%s is named -pie but readelf -h says %s" % (interp, kind and kind.group(1)),
+               "path: " + path)
+        if interp.endswith("-static-pie"):
+            needed = re.findall(r"\(NEEDED\).*\[(.*)\]", readelf("-d", path))
+            expect(needed and not any(n.startswith("libpython") for n in needed),
+                   "%s links a shared libpython: %s" % (interp, needed))
+            sections = readelf("-S", path)
+            expect(".PyRuntime" in sections, "%s has no .PyRuntime section" % interp)
+        checked.append(interp)
+    if not checked:
+        suite_note("no *-pie interpreter in the matrix")
+
+
+def cap_sys_ptrace():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("CapEff:"):
+                return bool(int(line.split()[1], 16) >> 19 & 1)
+    return False
+
+
+ROOT_ADVICE = ("run as root", "setcap", "ptrace_scope=0", "grant")
+
+
+def test_refusal_messages(suite):
+    """A refused read says what refused it and suggests only what would help:
+    as root with CAP_SYS_PTRACE, pid 1 (when the kernel refuses it) gets no
+    'run as root' advice; as another user, the uid mismatch is named."""
+    run = tachyon("dump", "-p", 1)
+    if "permission denied" in run.err.decode(errors="replace"):
+        msg = run.err.decode(errors="replace")
+        run.expect_one_line_error(contains="permission denied reading process 1")
+        if os.geteuid() == 0 and cap_sys_ptrace():
+            bad = [a for a in ROOT_ADVICE if a in msg]
+            expect(not bad, "root with CAP_SYS_PTRACE is told to %s" % bad, *run.details())
+            expect("CAP_SYS_PTRACE" in msg and ("namespace" in msg or "kernel thread" in msg
+                                                or "ptrace_scope is 3" in msg
+                                                or "confine" in msg),
+                   "pid 1's refusal names no cause", *run.details())
+    else:
+        suite_note("dump -p 1 was not refused here (%s): the root case is not exercised"
+                   % show(run.err.strip()))
+    # Another user, no capabilities, against a root-owned process.
+    proc = subprocess.Popen(["sleep", "30"])
+    try:
+        time.sleep(0.1)
+        def drop():
+            os.setgroups([])
+            os.setresgid(65534, 65534, 65534)
+            os.setresuid(65534, 65534, 65534)
+        out = subprocess.run([BIN, "dump", "-p", str(proc.pid)], capture_output=True,
+                             preexec_fn=drop, timeout=DUMP_TIMEOUT)
+        nobody = Run([BIN, "dump", "-p", str(proc.pid)], out.returncode, out.stdout, out.stderr)
+        nobody.expect_one_line_error(contains="permission denied reading process %d" % proc.pid)
+        msg = nobody.err.decode(errors="replace")
+        expect("uid 0" in msg and "uid 65534" in msg and "run it as root" in msg,
+               "as uid 65534 the refusal does not name the uids and the remedy", *nobody.details())
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def suite_note(text):
+    print("# " + printable(text), flush=True)
+
+
 def free_pid():
     """The pid of a child that has already been reaped."""
     proc = subprocess.Popen(["true"])
@@ -892,6 +976,10 @@ PER_INTERPRETER = [
 ]
 
 ONCE = [
+    ("interpreters named -pie are ELF DYN (readelf); -static-pie has no shared libpython",
+     test_pie_names),
+    ("refused reads: the cause and only useful remedies (dump -p 1 as root; another uid)",
+     test_refusal_messages),
     ("non-Python pid: one-line 'not a Python process' error", test_not_python),
     ("missing pid: one-line 'no such process' error", test_missing_pid),
     ("Python older than 3.11: one-line 'unsupported Python version X.Y' error", test_old_python),

@@ -457,6 +457,78 @@ hostile_images(unsigned minor)
 		fakemem_free(&img.mem);
 	}
 
+	/* A 20,000-frame chain is long, not a loop: both walkers keep its
+	 * innermost UNWIND_MAX_FRAMES frames, mark it truncated, read no
+	 * further, and the other thread is sampled as usual. The same chain
+	 * closed into a loop of 3,000 frames (a torn read) is refused. */
+	for (int loop = 0; loop <= 1; loop++) {
+		struct image img;
+		build_image(&img, minor);
+		enum { LONG = 20000, LOOP_AT = 17000, A_LONG = 0x10000000 };
+		uint8_t *d = fakemem_add(&img.mem, A_LONG, (size_t)256 * LONG);
+		for (int i = 0; i < LONG; i++) {
+			uint8_t *f = d + 256 * (size_t)i;
+			uint64_t prev = i + 1 < LONG ? A_LONG + 256 * (uint64_t)(i + 1) : 0;
+			if (loop && i == LOOP_AT + 2999)
+				prev = A_LONG + 256 * (uint64_t)LOOP_AT;
+			put64(f, OFF("interpreter_frame.previous"), prev);
+			put64(f, OFF("interpreter_frame.executable"), A_CODE | (minor >= 14 ? 1 : 0));
+			put64(f, OFF("interpreter_frame.instr_ptr"),
+			      A_CODE + OFF("code_object.co_code_adaptive") + 2 * (uint64_t)(i % 8));
+		}
+		/* The loop starts near the top for the check: frames 0.. lead into it. */
+		uint64_t top = A_LONG + (loop ? 256 * (uint64_t)(LOOP_AT - 100) : 0);
+		uint8_t *ts = region_at(&img.mem, A_TSTATE);
+		put64(ts, OFF("thread_state.current_frame"), top);
+		put64(ts, OFF("thread_state.datastack_chunk"), 0);
+		if (minor >= 15)
+			put64(ts, OFF("thread_state.base_frame"), 0);
+		struct target t;
+		struct unwinder u;
+		struct tt_sample s = {0};
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		uint64_t before = img.mem.reads;
+		tt_status ust = st;
+		if (st == TT_OK) {
+			unwinder_init(&u, &t, 0, &err);
+			ust = unwinder_sample(&u, &s, &err);
+			unwinder_free(&u);
+		}
+		uint64_t ureads = img.mem.reads - before;
+		bool uok = loop ? ust == TT_EBADMEM
+				: ust == TT_OK && s.nthreads == 2 && s.threads[0].nframes == UNWIND_MAX_FRAMES &&
+					  (s.threads[0].status & TT_THREAD_TRUNCATED) &&
+					  !(s.threads[1].status & TT_THREAD_TRUNCATED);
+		tap_ok(uok && ureads <= UNWIND_MAX_FRAMES + 64,
+		       "3.%u unwinder: 20,000-frame chain %s after %llu reads (%s)", minor,
+		       loop ? "with a 3,000-frame loop refused" : "truncated to its innermost frames",
+		       (unsigned long long)ureads, ust == TT_OK ? "ok" : err.msg);
+		tt_sample_free(&s);
+
+		struct stackwalk *w = NULL;
+		tt_status wst = st == TT_OK ? stackwalk_new(&t, &o, &w, &err) : st;
+		uint32_t depth = 0, state = 0, others = 0;
+		for (int k = 0; k < 3 && wst == TT_OK; k++) {
+			wst = stackwalk_sample(w, 1000000000ull + (uint64_t)k * 100000000ull, &th, &n, &err);
+			for (uint32_t i = 0; wst == TT_OK && i < n; i++) {
+				if (i == 0 && th[i].stack_id) {
+					depth = intern_stack_at(stackwalk_intern(w), th[i].stack_id)->depth;
+					state = th[i].state;
+				} else if (i > 0) {
+					others++;
+				}
+			}
+		}
+		bool wok = loop ? wst == TT_EBADMEM
+				: wst == TT_OK && depth == UNWIND_MAX_FRAMES && (state & TT_THREAD_TRUNCATED) &&
+					  others == 3;
+		tap_ok(wok, "3.%u walker: 20,000-frame chain %s (depth %u, state 0x%x; %s)", minor,
+		       loop ? "with a 3,000-frame loop refused" : "truncated, other thread sampled",
+		       depth, state, wst == TT_OK ? "ok" : err.msg);
+		stackwalk_free(w);
+		fakemem_free(&img.mem);
+	}
+
 	/* The plain unwinder on a thread list looping through a thread with
 	 * an 8000-frame stack: found out after a few laps, not 8192. */
 	{
@@ -517,6 +589,7 @@ hostile_images(unsigned minor)
 		uint64_t top = FRAME0;
 		uint32_t deepest = 0;
 		int refused = 0;
+		bool truncated = false;
 		for (int k = 0; k < 12 && st == TT_OK; k++) {
 			uint64_t base = 0x20000000ull + (uint64_t)k * 0x1000000ull;
 			uint8_t *d = fakemem_add(&img.mem, base, (size_t)STRIDE * K);
@@ -541,12 +614,13 @@ hostile_images(unsigned minor)
 				if (th[i].stack_id) {
 					uint32_t dd = intern_stack_at(stackwalk_intern(w), th[i].stack_id)->depth;
 					deepest = dd > deepest ? dd : deepest;
+					truncated = (th[i].state & TT_THREAD_TRUNCATED) != 0;
 				}
 		}
-		tap_ok(st == TT_OK && deepest <= 2 * UNWIND_MAX_FRAMES && refused > 0,
-		       "3.%u walker: prefixes spliced onto a cached chain stop at %u frames "
-		       "(deepest %u, %d refused; %s)", minor, 2 * UNWIND_MAX_FRAMES, deepest, refused,
-		       err.msg);
+		tap_ok(st == TT_OK && deepest == UNWIND_MAX_FRAMES && refused == 0 && truncated,
+		       "3.%u walker: prefixes spliced onto a cached chain keep the innermost %u "
+		       "frames, marked truncated (deepest %u, %d refused; %s)", minor,
+		       UNWIND_MAX_FRAMES, deepest, refused, err.msg);
 		stackwalk_free(w);
 		fakemem_free(&img.mem);
 	}

@@ -26,7 +26,7 @@ PYENV_ROOT = os.environ.get("PYENV_ROOT", "/root/.pyenv")
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 EMBED_HOST = os.path.join(os.environ.get("TT_BUILDDIR", "."), "tests", "embedhost")
 
-DEFAULT = ("python3.13 python3.14 python3.15 python3.15-pie "
+DEFAULT = ("python3.13 python3.14 python3.15 python3.15-static-pie "
            "python3.15d python3.14d python3.13d libpython3.15 libpython3.13 "
            "host-python3.11 host-python3.11d host-libpython3.11 pyenv-3.11 pyenv-3.12")
 
@@ -103,8 +103,12 @@ class Interp:
             if not os.path.isfile(self.host_path):
                 self.missing = "%s not in the root" % name
         else:
+            # python3.15-static-pie is built into the root's /usr/local/bin
+            # by tests/provision.sh; Debian's interpreters are in /usr/bin.
             self.exe = name
-            self.host_path = resolve_in_root("/usr/bin/" + name)
+            local = "/usr/local/bin/" + name
+            self.host_path = resolve_in_root(local if os.path.exists(in_root(local))
+                                             else "/usr/bin/" + name)
             if not os.access(self.host_path, os.X_OK):
                 self.missing = "%s not in the root" % name
         if self.embedded and not self.missing and not os.access(EMBED_HOST, os.X_OK):

@@ -10,7 +10,8 @@ cd "$here"
 start=$(date +%s)
 sh tests/provision.sh
 
-autoreconf -fi >/dev/null 2>&1 || autoreconf -fi
+mkdir -p _build
+autoreconf -fi >_build/autoreconf.out 2>&1 || { cat _build/autoreconf.out; exit 1; }
 jobs=${TT_JOBS:-2}
 passed=0
 failed=0
@@ -37,6 +38,15 @@ run_suite() {
 		cat "$dir/build.out"
 		status=1
 		return
+	fi
+	# A clean build prints no warnings: autoreconf, configure, compiler, ar.
+	if grep -n -i -E 'warning|ignored' _build/autoreconf.out "$dir/configure.out" "$dir/build.out"; then
+		echo "not ok - $dir: the build printed the warnings above"
+		failed=$((failed + 1))
+		status=1
+	else
+		echo "ok - $dir: no warnings from autoreconf, configure or make"
+		passed=$((passed + 1))
 	fi
 	# Tests run one at a time: several of them measure CPU-time splits of
 	# live targets, which two suites spinning targets at once on a small

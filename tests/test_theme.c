@@ -143,6 +143,40 @@ test_role_keys(void)
 	       "role keys as documented");
 }
 
+/* ---- theme files from before a role existed ----------------------------- */
+
+/* A theme file written before the call tree and flame roles (as shipped up
+ * to then): it loads with no warnings, and the new roles keep the
+ * compiled-in styles. */
+static void
+test_old_theme(void)
+{
+	static const char old[] =
+		"name = old\n"
+		"default      = default;default\ntitle = brightwhite;red;bold\nheader = cyan\n"
+		"header.value = default;default;bold\ntable.header = black;green\n"
+		"table.sorted = black;cyan;bold\nrow.selected = black;cyan\npercent.hot = red;;bold\n"
+		"percent.warm = yellow\npercent.cold = green\nfunction = default\nfile = cyan\n"
+		"gil = magenta;;bold\ngil.wait = yellow\ncpu = green\nidle = default;;dim\n"
+		"warning = yellow;;bold\nerror = red;;bold\nstatus = black;cyan\nhelp = default\n"
+		"border = cyan\nfilter = yellow;;bold\ndim = default;;dim\n";
+	struct theme t, def;
+	char warn[1024];
+	theme_default(&def);
+	int rc = parse(old, &t, warn, sizeof warn);
+	tap_ok(rc == 0 && warn[0] == '\0', "a theme file without the tree and flame roles loads, no warnings (%s)",
+	       oneline(warn));
+	bool kept = true;
+	for (int r = ROLE_TREE_GUIDE; r <= ROLE_FLAME_SELECTED; r++)
+		kept &= !t.styles[r].set && style_val_eq(&t.styles[r], &def.styles[r]);
+	tap_ok(kept && t.styles[ROLE_TITLE].bg == 1, "its own roles apply, the new ones keep the defaults");
+	tap_ok(strcmp(theme_role_key(ROLE_TREE_GUIDE), "tree.guide") == 0 &&
+	       strcmp(theme_role_key(ROLE_TREE_FOLD), "tree.fold") == 0 &&
+	       strcmp(theme_role_key(ROLE_FLAME_HOT), "flame.hot") == 0 &&
+	       strcmp(theme_role_key(ROLE_FLAME_SELECTED), "flame.selected") == 0,
+	       "tree and flame role keys as documented");
+}
+
 /* ---- shipped themes ----------------------------------------------------- */
 
 static void
@@ -391,6 +425,17 @@ test_structure(void)
 	rc = parse("title = re\x1b[2Jd\n", &t, warn, sizeof warn);
 	tap_ok(rc == 0 && !strchr(warn, '\x1b') && strstr(warn, "bad colour 're?[2Jd'"),
 	       "control bytes in messages are replaced (%s)", oneline(warn));
+	/* C1 controls: raw (an 8-bit terminal's CSI) and UTF-8 encoded (U+009B);
+	 * valid UTF-8 text is kept. */
+	rc = parse("title = re\x9b" "2Jd\nk\xc2\x9b" "1m\xc3\xa9 = red\n", &t, warn, sizeof warn);
+	bool c1 = false;
+	for (const char *p = warn; *p; p++)
+		c1 |= (unsigned char)p[0] == 0xc2 && (unsigned char)p[1] >= 0x80 &&
+		      (unsigned char)p[1] <= 0x9f;
+	c1 |= strchr(warn, '\x9b') != NULL;
+	tap_ok(rc == 0 && !c1 && strstr(warn, "bad colour 're?2Jd'") &&
+	       strstr(warn, "unknown key 'k?1m\xc3\xa9'"),
+	       "C1 controls in messages are replaced, UTF-8 kept (%s)", oneline(warn));
 
 	/* Names. */
 	rc = theme_parse("title = red\n", "/some/where/ocean.theme", &t, warn, sizeof warn,
@@ -735,7 +780,9 @@ mono_fallbacks_ok(const char *what)
 	bool ok = !any_pair() && (A(ROLE_SELECTED) & A_REVERSE) && (A(ROLE_PERCENT_HOT) & A_BOLD) &&
 		  (A(ROLE_WARNING) & A_BOLD) && (A(ROLE_ERROR) & A_BOLD) &&
 		  A(ROLE_TABLE_HEADER) != d && A(ROLE_SORTED_HEADER) != A(ROLE_TABLE_HEADER) &&
-		  A(ROLE_SORTED_HEADER) != d && A(ROLE_STATUS) != d;
+		  A(ROLE_SORTED_HEADER) != d && A(ROLE_STATUS) != d &&
+		  (A(ROLE_FLAME_HOT) & A_REVERSE) && (A(ROLE_FLAME_COLD) & A_REVERSE) &&
+		  A(ROLE_FLAME_SELECTED) != A(ROLE_FLAME_HOT) && A(ROLE_FLAME_SELECTED) != d;
 	if (!ok)
 		tap_diag("%s: selected %#x hot %#x table %#x sorted %#x default %#x", what,
 			 (unsigned)A(ROLE_SELECTED), (unsigned)A(ROLE_PERCENT_HOT),
@@ -955,6 +1002,7 @@ main(void)
 	}
 
 	test_role_keys();
+	test_old_theme();
 	test_shipped();
 	test_colours();
 	test_values();

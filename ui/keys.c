@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "clock.h"
+#include "export.h"
+#include "tasksview.h"
 #include "ui.h"
 
 static const double refresh_steps[] = {0.1, 0.2, 0.5, 1, 2, 5, 10};
@@ -105,6 +107,24 @@ edit_filter(struct ui *u, const TermKeyKey *k)
 	u->dirty = true;
 }
 
+/* The key after `e`: a format's letter, a for all of them; anything else cancels. */
+static void
+choose_export(struct ui *u, const TermKeyKey *k)
+{
+	u->choosing_export = false;
+	u->message[0] = '\0';
+	if (k->type != TERMKEY_TYPE_UNICODE || (k->modifiers & TERMKEY_KEYMOD_CTRL))
+		return;
+	switch (k->code.codepoint) {
+	case 'f': case 'F': ui_export(u, EXPORT_FLAMEGRAPH); break;
+	case 'p': case 'P': ui_export(u, EXPORT_PPROF); break;
+	case 's': case 'S': ui_export(u, EXPORT_SPEEDSCOPE); break;
+	case 'c': case 'C': ui_export(u, EXPORT_COLLAPSED); break;
+	case 'a': case 'A': ui_export(u, -1); break;
+	default: break;
+	}
+}
+
 void
 keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 {
@@ -115,12 +135,25 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 		views_refresh_table(u);
 		return;
 	}
+	if (u->choosing_export) {
+		choose_export(u, k);
+		return;
+	}
 	if (u->show_help) {
 		/* any key closes help (q still quits) */
 		u->show_help = false;
 		if (!(k->type == TERMKEY_TYPE_UNICODE && (k->code.codepoint == 'q' ||
 							  k->code.codepoint == 'Q')))
 			return;
+	}
+	if (tasksview_key(u, k))
+		return;
+	/* v, f, F5 and the call tree and flame views' own keys (treeview.c);
+	 * not while the tasks view is on top of them */
+	if (!tasksview_shown(u) && treeviews_key(u, k)) {
+		if (u->view == VIEW_TABLE)
+			views_refresh_table(u);
+		return;
 	}
 	bool ctrl = k->modifiers & TERMKEY_KEYMOD_CTRL;
 	bool shift = k->modifiers & TERMKEY_KEYMOD_SHIFT;
@@ -176,7 +209,7 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 		case 'w': case 'W':
 			u->scope = u->scope == AGG_WINDOW ? AGG_SESSION : AGG_WINDOW;
 			break;
-		case 'e': case 'E': ui_export(u); return;
+		case 'e': case 'E': ui_export_prompt(u); return;
 		case '+': case '=': change_refresh(u, -1); return;
 		case '-': case '_': change_refresh(u, +1); return;
 		case 'j': move_selection(u, u->selected + 1); return;
@@ -201,6 +234,7 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 			} else if (u->table.nrows) {
 				u->detail = true;
 				u->detail_func = u->table.rows[u->selected].func;
+				u->detail_line = u->by_line ? u->table.rows[u->selected].line : -1;
 			}
 			break;
 		case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); break;

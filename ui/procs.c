@@ -58,6 +58,15 @@ gather(const struct ui *u, uint32_t nprocs)
 			r->busiest_n = busy;
 		}
 	}
+	/* Threads folded into the exited bucket still count for their process. */
+	for (uint32_t p = 0; p < nprocs; p++) {
+		const struct agg_thread *t = agg_exited_of(&u->agg, p);
+		if (!t)
+			continue;
+		rows[p].samples += t->samples[sc];
+		rows[p].gil += t->gil[sc];
+		rows[p].on_cpu += t->on_cpu[sc];
+	}
 	return rows;
 }
 

@@ -14,6 +14,7 @@
 
 #include <curses.h>
 
+#include "sanitize.h"
 #include "theme.h"
 
 /* Direct-colour terminals (xterm-direct: COLORS = 2^24) take RGB values,
@@ -51,6 +52,12 @@ static const char *const role_keys[ROLE_COUNT] = {
 	[ROLE_BORDER] = "border",
 	[ROLE_FILTER] = "filter",
 	[ROLE_DIM] = "dim",
+	[ROLE_TREE_GUIDE] = "tree.guide",
+	[ROLE_TREE_FOLD] = "tree.fold",
+	[ROLE_FLAME_HOT] = "flame.hot",
+	[ROLE_FLAME_WARM] = "flame.warm",
+	[ROLE_FLAME_COLD] = "flame.cold",
+	[ROLE_FLAME_SELECTED] = "flame.selected",
 };
 
 const char *
@@ -90,6 +97,12 @@ static const struct theme_style default_styles[ROLE_COUNT] = {
 	[ROLE_BORDER] = ST(C_CYAN, C_DEF, 0),
 	[ROLE_FILTER] = ST(C_YELLOW, C_DEF, A_B),
 	[ROLE_DIM] = ST(C_DEF, C_DEF, A_D),
+	[ROLE_TREE_GUIDE] = ST(C_CYAN, C_DEF, A_D),
+	[ROLE_TREE_FOLD] = ST(C_MAGENTA, C_DEF, 0),
+	[ROLE_FLAME_HOT] = ST(C_BLACK, 203, 0),
+	[ROLE_FLAME_WARM] = ST(C_BLACK, 215, 0),
+	[ROLE_FLAME_COLD] = ST(C_BLACK, 223, 0),
+	[ROLE_FLAME_SELECTED] = ST(C_BRIGHT + C_WHITE, C_BLUE, A_B),
 };
 
 void
@@ -220,6 +233,29 @@ prefix_ci(const char *s, size_t n, const char *word, size_t *plen)
 	return true;
 }
 
+/* Copy s[0..n) to dst (room for n + 1 bytes), each C0 or C1 control
+ * character, DEL and byte that is not valid UTF-8 replaced by '?': an 8-bit
+ * terminal takes a raw 0x9b as CSI, a UTF-8 one U+009B. Returns the length. */
+static size_t
+copy_printable(char *dst, const char *s, size_t n)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < n;) {
+		unsigned cp;
+		size_t len = utf8_decode((const unsigned char *)s + i, n - i, &cp);
+		if (len == 0 || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+			dst[o++] = '?';
+			i += len ? len : 1;
+			continue;
+		}
+		memcpy(dst + o, s + i, len);
+		o += len;
+		i += len;
+	}
+	dst[o] = '\0';
+	return o;
+}
+
 /* Copy s[0..n) for a message: control bytes become '?' so a warning stays
  * one line; too long -> cut (on a UTF-8 boundary) and "..." appended. */
 static void
@@ -236,10 +272,7 @@ sanitize(char *dst, size_t dstlen, const char *s, size_t n)
 		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
 			k--;
 	}
-	for (size_t i = 0; i < k; i++) {
-		unsigned char c = (unsigned char)s[i];
-		dst[o++] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-	}
+	o = copy_printable(dst, s, k);
 	if (k < n)
 		for (int i = 0; i < 3; i++)
 			dst[o++] = '.';
@@ -502,11 +535,7 @@ set_name(struct theme *t, const char *s, size_t n)
 	if (k < n)
 		while (k > 0 && ((unsigned char)s[k] & 0xc0) == 0x80)
 			k--;
-	for (size_t i = 0; i < k; i++) {
-		unsigned char c = (unsigned char)s[i];
-		t->name[i] = c < 0x20 || c == 0x7f ? '?' : (char)c;
-	}
-	t->name[k] = '\0';
+	copy_printable(t->name, s, k);
 }
 
 /* Without a `name` key a theme is called after its file: "/x/light.theme" -> "light". */
@@ -868,7 +897,18 @@ fallback_attrs(int role, bool *always)
 		return A_REVERSE;
 	case ROLE_IDLE:
 	case ROLE_DIM:
+	case ROLE_TREE_GUIDE:
+	case ROLE_TREE_FOLD:
 		return A_DIM;
+	case ROLE_FLAME_HOT:
+	case ROLE_FLAME_WARM:
+	case ROLE_FLAME_COLD:
+		/* without colours, frames are blocks of reverse video */
+		*always = true;
+		return A_REVERSE;
+	case ROLE_FLAME_SELECTED:
+		*always = true;
+		return A_BOLD | A_UNDERLINE;
 	default:
 		return A_NORMAL;
 	}

@@ -34,6 +34,12 @@ enum theme_role {
 	ROLE_BORDER,         /* panel titles and separators */
 	ROLE_FILTER,         /* the filter prompt and active filter */
 	ROLE_DIM,            /* secondary text */
+	ROLE_TREE_GUIDE,     /* call tree: indentation guides and open/closed marks */
+	ROLE_TREE_FOLD,      /* call tree: "... N more" and cut-depth lines */
+	ROLE_FLAME_HOT,      /* flame view: frames with >= 20% of the samples shown */
+	ROLE_FLAME_WARM,     /* >= 5% */
+	ROLE_FLAME_COLD,     /* the rest */
+	ROLE_FLAME_SELECTED, /* the selected frame */
 	ROLE_COUNT
 };
 

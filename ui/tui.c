@@ -6,6 +6,7 @@
 
 #include <curses.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,9 +20,12 @@
 
 #include "cli.h"
 #include "clock.h"
+#include "export.h"
+#include "outfile.h"
 #include "profile.h"
 #include "theme.h"
 #include "tui.h"
+#include "tasksview.h"
 #include "ui.h"
 
 #ifndef THEMEDIR
@@ -76,9 +80,37 @@ ui_message(struct ui *u, bool error, const char *fmt, ...)
 	u->dirty = true;
 }
 
-/* `e`: write the session's profile in both formats next to us. */
 void
-ui_export(struct ui *u)
+ui_export_prompt(struct ui *u)
+{
+	u->choosing_export = true;
+	ui_message(u, false, "export the session as: f flame graph (.svg)  p pprof (.pb.gz)  "
+		   "s speedscope (.json)  c collapsed  a all four  (any other key cancels)");
+	u->message_until_ns = UINT64_MAX;
+}
+
+/* Prepare base+extension for writing, all or nothing (outfile.h), in
+ * --export-dir or else the working directory, falling back to /tmp when
+ * that is not writable (but not when a directory was asked for); *path
+ * receives the full path. */
+static tt_status
+open_export(const struct ui *u, const char *base, const char *ext, char *path, size_t len,
+	    struct outfile *o, struct tt_error *err)
+{
+	const char *want = u->opt->export_dir ? u->opt->export_dir : ".";
+	char dir[PATH_MAX];
+	if (!realpath(want, dir))
+		snprintf(dir, sizeof dir, "%s", want);
+	snprintf(path, len, "%s%s%s%s", dir, strcmp(dir, "/") ? "/" : "", base, ext);
+	tt_status st = outfile_open(o, path, err);
+	if (st == TT_OK || u->opt->export_dir)
+		return st;
+	snprintf(path, len, "/tmp/%s%s", base, ext);
+	return outfile_open(o, path, err);
+}
+
+void
+ui_export(struct ui *u, int format)
 {
 	struct profile p;
 	if (!agg_to_profile(&u->agg, AGG_SESSION, u->mode, &p)) {
@@ -88,41 +120,70 @@ ui_export(struct ui *u)
 	time_t now = time(NULL);
 	struct tm tm;
 	localtime_r(&now, &tm);
-	char stamp[32], base[96], folded[160], scope[160];
+	char stamp[32], base[96];
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
 	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->target.pid, stamp);
-	snprintf(folded, sizeof folded, "%s.collapsed", base);
-	snprintf(scope, sizeof scope, "%s.speedscope.json", base);
-	FILE *f1 = fopen(folded, "w");
-	FILE *f2 = f1 ? fopen(scope, "w") : NULL;
-	if (!f1 || !f2) {
-		/* The working directory may not be writable: fall back to /tmp. */
-		if (f1)
-			fclose(f1);
-		snprintf(folded, sizeof folded, "/tmp/%s.collapsed", base);
-		snprintf(scope, sizeof scope, "/tmp/%s.speedscope.json", base);
-		f1 = fopen(folded, "w");
-		f2 = f1 ? fopen(scope, "w") : NULL;
+	uint64_t elapsed = atomic_load(&u->s->sampler.stats.elapsed_ns);
+	uint64_t passes = atomic_load(&u->s->sampler.stats.samples);
+	static const enum profile_filter filters[AGG_MODE_COUNT] = {
+		[AGG_WALL] = PROFILE_WALL, [AGG_CPU] = PROFILE_CPU, [AGG_GIL] = PROFILE_GIL,
+		[AGG_EXCEPTION] = PROFILE_WALL,
+	};
+	struct export_meta meta = {
+		.pid = u->s->target.pid, .command = u->s->cmdline,
+		.python_version = u->s->target.layout.version_str, .mode = filters[u->mode],
+		.rate_hz = u->s->rate_hz, .duration_ns = elapsed,
+		.start_unix_ns = (uint64_t)(now - (time_t)(elapsed / 1000000000ull)) * 1000000000ull,
+		.period_ns = passes ? elapsed / passes : u->s->rate_hz > 0 ? (uint64_t)(1e9 / u->s->rate_hz) : 1,
+		/* a tree: split by process as record --subprocesses does */
+		.per_process = procset_count(&u->s->sampler.procs) > 1,
+	};
+	/* The message names every file: one path, or for all formats the
+	 * shared stem and each extension, shell-style (stem.{svg,pb.gz}). */
+	char path[PATH_MAX + 128], stem[PATH_MAX + 128] = "", exts[160] = "", list[PATH_MAX + 900] = "";
+	bool same_stem = true;
+	int first = format < 0 ? 0 : format, last = format < 0 ? EXPORT_FORMAT_COUNT - 1 : format;
+	for (int i = first; i <= last; i++) {
+		enum export_format fmt = (enum export_format)i;
+		const char *ext = export_format_extension(fmt);
+		struct outfile o;
+		struct tt_error e = {0};
+		if (open_export(u, base, ext, path, sizeof path, &o, &e) != TT_OK) {
+			ui_message(u, true, "export failed: %s", e.msg);
+			profile_free(&p);
+			return;
+		}
+		if (export_write(fmt, &p, &u->s->sampler.procs, &meta, o.f) != 0 && !ferror(o.f)) {
+			outfile_abort(&o);
+			ui_message(u, true, "export failed: writing %s: out of memory", path);
+			profile_free(&p);
+			return;
+		}
+		if (outfile_commit(&o, &e) != TT_OK) {
+			ui_message(u, true, "export failed: %s", e.msg);
+			profile_free(&p);
+			return;
+		}
+		size_t lused = strlen(list);
+		snprintf(list + lused, sizeof list - lused, "%s%s", lused ? " " : "", path);
+		path[strlen(path) - strlen(ext)] = '\0';
+		if (i == first)
+			snprintf(stem, sizeof stem, "%s", path);
+		else if (strcmp(stem, path) != 0)
+			same_stem = false;
+		size_t used = strlen(exts);
+		snprintf(exts + used, sizeof exts - used, "%s%s", used ? "," : "", ext + 1);
 	}
-	if (!f1 || !f2) {
-		int e = errno;
-		if (f1)
-			fclose(f1);
-		ui_message(u, true, "export failed: %s: %s", folded, strerror(e));
-		profile_free(&p);
-		return;
-	}
-	double interval = u->s->rate_hz > 0 ? 1.0 / u->s->rate_hz : 1e-6;
-	char name[64];
-	snprintf(name, sizeof name, "tachyon-top pid %d", (int)u->s->target.pid);
-	int r1 = profile_write_collapsed(&p, &u->s->sampler.procs, f1, false, false);
-	int r2 = profile_write_speedscope(&p, &u->s->sampler.procs, f2, name, interval, false);
-	bool ok = fclose(f1) == 0 && fclose(f2) == 0 && r1 == 0 && r2 == 0;
-	if (ok)
-		ui_message(u, false, "exported %u stacks (%llu samples) to %s and %s", p.count,
-			   (unsigned long long)p.total, folded, scope);
+	char written[900];
+	if (first == last)
+		snprintf(written, sizeof written, "%s.%s", stem, exts);
+	else if (same_stem)
+		snprintf(written, sizeof written, "%s.{%s}", stem, exts);
 	else
-		ui_message(u, true, "export to %s failed", folded);
+		snprintf(written, sizeof written, "%s", list);
+	/* the paths first: a narrow screen cuts the counts, not the names */
+	ui_message(u, false, "wrote %s (%u stacks, %llu samples)", written, p.count,
+		   (unsigned long long)p.total);
 	profile_free(&p);
 }
 
@@ -258,6 +319,36 @@ handle_signal_byte(struct ui *u, unsigned char sig)
 	}
 }
 
+/* The theme named by --theme: installed, else (run from the build tree)
+ * the source's themes. */
+static tt_status
+load_theme(const struct live_options *o, struct theme *theme, char *warnings, size_t wlen,
+	   struct tt_error *e)
+{
+	char err_text[512] = "";
+	warnings[0] = '\0';
+	int tl = theme_load(o->theme, THEMEDIR, theme, warnings, wlen, err_text, sizeof err_text);
+#ifdef SRC_THEMEDIR
+	if (tl != 0 && !strchr(o->theme, '/')) {
+		warnings[0] = '\0';
+		tl = theme_load(o->theme, SRC_THEMEDIR, theme, warnings, wlen, err_text,
+				sizeof err_text);
+	}
+#endif
+	if (tl != 0)
+		return tt_fail(e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+	return TT_OK;
+}
+
+int
+tui_check_theme(const struct live_options *o)
+{
+	struct theme theme;
+	struct tt_error e;
+	char warnings[2048];
+	return load_theme(o, &theme, warnings, sizeof warnings, &e) == TT_OK ? 0 : cli_report(&e);
+}
+
 int
 tui_run(const struct live_options *o)
 {
@@ -268,24 +359,11 @@ tui_run(const struct live_options *o)
 	}
 	/* Everything that can fail plainly fails before the screen is up. */
 	struct theme theme;
-	char warnings[2048] = "", err_text[512] = "";
-	int tl = theme_load(o->theme, THEMEDIR, &theme, warnings, sizeof warnings, err_text,
-			    sizeof err_text);
-#ifdef SRC_THEMEDIR
-	/* Not installed yet (run from the build tree): the source's themes. */
-	if (tl != 0 && !strchr(o->theme, '/')) {
-		warnings[0] = '\0';
-		tl = theme_load(o->theme, SRC_THEMEDIR, &theme, warnings, sizeof warnings, err_text,
-				sizeof err_text);
-	}
-#endif
-	if (tl != 0) {
-		struct tt_error e;
-		tt_fail(&e, TT_EUSAGE, 0, "--theme %s: %s", o->theme, err_text);
+	struct tt_error e;
+	char warnings[2048];
+	if (load_theme(o, &theme, warnings, sizeof warnings, &e) != TT_OK)
 		return cli_report(&e);
-	}
 	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		struct tt_error e;
 		tt_fail(&e, TT_EIO, errno, "pipe: %s", strerror(errno));
 		return cli_report(&e);
 	}
@@ -310,6 +388,7 @@ tui_run(const struct live_options *o)
 	u.delay_ns = (uint64_t)(o->delay_s * 1e9);
 	u.next_roll_ns = u.start_ns + u.delay_ns;
 	u.selected_func = UINT32_MAX;
+	u.tasks = tasksview_new();
 	agg_init(&u.agg, &s.sampler.procs, u.start_ns);
 
 	/* termkey before initscr (it would otherwise set up terminfo again);
@@ -382,6 +461,7 @@ tui_run(const struct live_options *o)
 				u.dirty = true;
 			}
 		}
+		tasksview_poll(&u);
 		if (u.message[0] && now > u.message_until_ns) {
 			u.message[0] = '\0';
 			u.dirty = true;
@@ -434,10 +514,12 @@ tui_run(const struct live_options *o)
 	if (u.finished)
 		snprintf(final_text, sizeof final_text, "%s", u.finished_text);
 	free(u.kw);
+	treeviews_free(&u);
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);
 	free(u.procs_reported);
+	tasksview_free(u.tasks);
 	session_end(&s);
 	if (final_text[0])
 		fprintf(stderr, "tachyon-top: %s\n", final_text);

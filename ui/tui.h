@@ -6,4 +6,8 @@
 
 int tui_run(const struct live_options *o);
 
+/* --theme for --batch, which shows no colours: a theme that cannot be
+ * loaded is still an error. Returns 0 or the exit code, reported. */
+int tui_check_theme(const struct live_options *o);
+
 #endif

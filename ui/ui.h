@@ -3,6 +3,7 @@
 #ifndef TT_UI_H
 #define TT_UI_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <termkey.h>
@@ -11,6 +12,7 @@
 #include "kwatch.h"
 #include "live.h"
 #include "session.h"
+#include "treeviews.h"
 
 #define UI_MIN_COLS 60
 #define UI_MIN_ROWS 12
@@ -39,6 +41,7 @@ struct ui {
 	bool editing_filter;
 	char edit[128];               /* filter being typed */
 	uint32_t detail_func;         /* function shown in the detail view */
+	int32_t detail_line;          /* its line (by-line view), or -1 */
 
 	/* table position */
 	int32_t selected, top;        /* row index, first visible row */
@@ -53,14 +56,20 @@ struct ui {
 	uint64_t finished_ns;         /* the clock stops here */
 	char finished_text[480];
 
+	bool choosing_export;         /* `e` asked which format */
+
 	/* one-line messages (export results, errors) */
-	char message[320];
+	char message[PATH_MAX * 2 + 1200];
 	uint64_t message_until_ns;
 	bool message_is_error;
 
 	/* the kernel's view of the threads (owned; NULL until the first) */
 	struct kwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
+	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
+	/* call tree and flame views (treeview.c, flameview.c) */
+	enum ui_view view;
+	struct treeviews *tv;
 
 	bool quit;
 	bool dirty;                   /* redraw needed */
@@ -74,10 +83,17 @@ void views_refresh_table(struct ui *u);
 /* Rows of the function table visible with the current layout. */
 int views_table_height(const struct ui *u);
 
-/* Drawing helpers for the panels: text sanitized and cut to width (returns
- * the columns used), and a full-width bar. */
+/* For the other views: sanitized text cut to width, and a filled line. */
+int views_text(int y, int x, int width, const char *text, int attr);
+void views_bar(int y, int attr);
+/* The query every view derives its figures from: the one place what is
+ * shown is restricted (mode, scope, thread, filter, ...). */
+void views_query(const struct ui *u, struct agg_query *q);
+/* Drawing helpers for the views' own files: sanitized text cut to a width
+ * (returns the columns used), a full-width bar, a percentage's colour. */
 int ui_draw_text(int y, int x, int width, const char *text, int attr);
 void ui_bar(int y, int attr);
+int ui_percent_attr(double pct);
 
 /* procs.c: the processes panel. */
 int procs_panel_height(const struct ui *u);
@@ -91,7 +107,10 @@ void procs_note_changes(struct ui *u);
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);
 
 /* tui.c: actions needing the loop. */
-void ui_export(struct ui *u);
+/* `e`: ask for a format; then write the session's profile in it (format
+ * < 0: in every format). */
+void ui_export_prompt(struct ui *u);
+void ui_export(struct ui *u, int format);
 void ui_message(struct ui *u, bool error, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 

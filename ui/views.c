@@ -12,6 +12,7 @@
 #include "clock.h"
 #include "kwatch.h"
 #include "sanitize.h"
+#include "tasksview.h"
 #include "theme.h"
 #include "ui.h"
 #include "unwinder.h"
@@ -82,13 +83,13 @@ bar(int y, int attr)
 }
 
 int
-ui_draw_text(int y, int x, int width, const char *text, int attr)
+views_text(int y, int x, int width, const char *text, int attr)
 {
 	return draw_text(y, x, width, text, attr);
 }
 
 void
-ui_bar(int y, int attr)
+views_bar(int y, int attr)
 {
 	bar(y, attr);
 }
@@ -178,8 +179,11 @@ draw_header(struct ui *u, int y)
 	const struct agg_thread *t = NULL;
 	uint64_t all = 0, gil = 0, wait = 0, oncpu = 0, gc = 0;
 	int sc = u->scope;
-	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		t = &u->agg.threads[i];
+	for (uint32_t i = 0; i <= u->agg.nthreads; i++) {
+		/* ...and, when all threads are shown, those that exited */
+		if (i == u->agg.nthreads && u->slot >= 0)
+			break;
+		t = i < u->agg.nthreads ? &u->agg.threads[i] : &u->agg.exited;
 		all += t->samples[sc];
 		gil += t->gil[sc];
 		wait += t->gil_wait[sc];
@@ -188,7 +192,10 @@ draw_header(struct ui *u, int y)
 	}
 	char scope[48], thread[96];
 	if (u->scope == AGG_WINDOW) {
-		snprintf(scope, sizeof scope, "last %.1fs", (double)u->delay_ns / 1e9);
+		/* The window actually closed, which can run past --delay when
+		 * the loop wakes late: its figures are over this length. */
+		uint64_t w = u->agg.window_ns ? u->agg.window_ns : u->delay_ns;
+		snprintf(scope, sizeof scope, "last %.2fs", (double)w / 1e9);
 	} else {
 		snprintf(scope, sizeof scope, "session %s", up);
 	}
@@ -240,10 +247,15 @@ draw_stats(struct ui *u, int y)
 	y++;
 	move(y, 0);
 	clrtoeol();
+	char code[48];
+	if (ch == 0 && cm <= stat(&st->codes)) /* only first sightings: nothing to hit */
+		snprintf(code, sizeof code, "no lookups");
+	else
+		snprintf(code, sizeof code, "%.2f%% hits", pct(ch, ch + cm));
 	snprintf(line, sizeof line,
-		 " frame cache %.1f%% full, %.1f%% partial, %.1f%% miss   code cache %.2f%% hits   "
+		 " frame cache %.1f%% full, %.1f%% partial, %.1f%% miss   code cache %s   "
 		 "batched reads %.1f%% complete",
-		 pct(fh, fh + ph + fm), pct(ph, fh + ph + fm), pct(fm, fh + ph + fm), pct(ch, ch + cm),
+		 pct(fh, fh + ph + fm), pct(ph, fh + ph + fm), pct(fm, fh + ph + fm), code,
 		 pct(bs, ba));
 	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	move(y, 0);
@@ -261,6 +273,21 @@ draw_stats(struct ui *u, int y)
 		 stacks);
 	draw_text(y++, 0, COLS, line,
 		  theme_attr(ring_dropped(r) ? ROLE_WARNING : ROLE_DEFAULT));
+	/* Threads that left are folded into one bucket, so memory follows
+	 * the threads alive: how many, and how much of the session they hold. */
+	move(y, 0);
+	clrtoeol();
+	char seen[32], gone[32], folded[32];
+	live_format_count((double)stat(&st->threads), seen, sizeof seen);
+	live_format_count((double)stat(&st->threads_gone), gone, sizeof gone);
+	live_format_count((double)u->agg.exited_threads, folded, sizeof folded);
+	snprintf(line, sizeof line,
+		 " threads seen %s, exited %s   exited threads bucket %s threads, %.1f%% of session "
+		 "samples   thread slots %llu",
+		 seen, gone, folded,
+		 pct(u->agg.exited.samples[AGG_SESSION], u->agg.samples[AGG_SESSION]),
+		 (unsigned long long)stat(&st->thread_slots));
+	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	return y;
 }
 
@@ -351,24 +378,79 @@ thread_order(const struct ui *u, uint32_t **out)
 	return n;
 }
 
+/* Which threads the panel shows when not all fit in `rows`: the selected
+ * one, then the busiest (fewest idle samples) or, sorted blocked longest
+ * first, the first ones in that order; one row is kept for the "+N more"
+ * marker. Returns how many are hidden. */
+static uint32_t
+pick_threads(const struct ui *u, const uint32_t *order, uint32_t norder, int rows, bool *shown)
+{
+	int sc = u->scope;
+	for (uint32_t i = 0; i < u->agg.nthreads; i++)
+		shown[i] = false;
+	int room = (int)norder <= rows ? rows : rows - 1;
+	if (room < 1)
+		room = 1;
+	uint32_t taken = 0;
+	if (u->slot >= 0 && (uint32_t)u->slot < u->agg.nthreads && u->agg.threads[u->slot].seen) {
+		shown[u->slot] = true;
+		taken++;
+	}
+	while (taken < (uint32_t)room && taken < norder) {
+		uint32_t best = UINT32_MAX;
+		uint64_t best_busy = 0, best_all = 0;
+		for (uint32_t k = 0; k < norder; k++) {
+			uint32_t i = order[k];
+			if (shown[i])
+				continue;
+			if (u->sort_blocked) {
+				best = i;
+				break;
+			}
+			/* busy in the scope shown; the session's figures break
+			 * ties (before the first refresh window closes) */
+			const struct agg_thread *t = &u->agg.threads[i];
+			uint64_t busy = t->samples[sc] - t->idle[sc];
+			uint64_t busy_all = t->samples[AGG_SESSION] - t->idle[AGG_SESSION] + t->cur_samples - t->cur_idle;
+			if (best == UINT32_MAX || busy > best_busy ||
+			    (busy == best_busy && busy_all > best_all))
+				best = i, best_busy = busy, best_all = busy_all;
+		}
+		if (best == UINT32_MAX)
+			break;
+		shown[best] = true;
+		taken++;
+	}
+	return norder - taken;
+}
+
 static int
 draw_threads(struct ui *u, int y, int height)
 {
 	uint64_t now = view_now(u);
+	int rows = height - 2, shown = 0;
+	uint32_t *order;
+	uint32_t norder = thread_order(u, &order);
+	bool *visible = calloc(u->agg.nthreads ? u->agg.nthreads : 1, sizeof *visible);
+	uint32_t hidden = visible && order ? pick_threads(u, order, norder, rows, visible) : 0;
+	char more[32] = "";
+	if (hidden && rows < 2)
+		snprintf(more, sizeof more, "  +%u more", hidden);
 	bar(y, theme_attr(ROLE_BORDER));
 	/* One thread shown: the full text of what it waits for. */
 	const struct kwatch_entry *sel_kw = u->slot >= 0 ? thread_kwait(u, (uint32_t)u->slot) : NULL;
 	if (sel_kw) {
 		char full[2 * KWAIT_OBJECT_MAX], title[2 * KWAIT_OBJECT_MAX + 64];
 		kwait_format(&sel_kw->info, kwatch_seconds(sel_kw, now), full, sizeof full);
-		snprintf(title, sizeof title, " Threads  %llu: %s ",
+		snprintf(title, sizeof title, " Threads%s  %llu: %s ", more,
 			 (unsigned long long)sel_kw->tid, full);
 		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	} else {
-		draw_text(y, 0, COLS, u->sort_blocked
-			  ? " Threads  blocked longest first (b: in order)  (←/→ or Tab: one thread) "
-			  : " Threads  (←/→ or Tab: show one thread's functions) ",
-			  theme_attr(ROLE_BORDER));
+		char title[160];
+		snprintf(title, sizeof title, u->sort_blocked
+			 ? " Threads%s  blocked longest first (b: in order)  (←/→ or Tab: one thread) "
+			 : " Threads%s  (←/→ or Tab: show one thread's functions) ", more);
+		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	}
 	y++;
 	move(y, 0);
@@ -382,23 +464,13 @@ draw_threads(struct ui *u, int y, int height)
 	draw_text(y, px, COLS - px, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
 		  theme_attr(ROLE_TABLE_HEADER));
 	y++;
-	int rows = height - 2, shown = 0;
 	const struct appendlog *slots = stackwalk_slots(u->s->sampler.walk);
-	uint32_t *order;
-	uint32_t norder = thread_order(u, &order);
-	/* Keep the selected thread visible. */
-	int first = 0;
-	if (u->slot >= 0) {
-		int index = 0;
-		while ((uint32_t)index < norder && order[index] != (uint32_t)u->slot)
-			index++;
-		if (index >= rows)
-			first = index - rows + 1;
-	}
 	int sc = u->scope;
-	for (uint32_t k = (uint32_t)first; k < norder && shown < rows; k++) {
+	for (uint32_t k = 0; k < norder && shown < rows; k++) {
 		uint32_t i = order[k];
 		struct agg_thread *t = &u->agg.threads[i];
+		if (visible && !visible[i])
+			continue;
 		const struct thread_slot *ts = appendlog_at(slots, i);
 		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
 		bool sel = u->slot == (int32_t)i;
@@ -477,9 +549,19 @@ draw_threads(struct ui *u, int y, int height)
 		y++;
 		shown++;
 	}
+	if (hidden && shown < rows) {
+		char line[96];
+		snprintf(line, sizeof line, "  +%u more thread%s (%s shown; Tab: one at a time)",
+			 hidden, hidden == 1 ? "" : "s", u->sort_blocked ? "blocked longest" : "busiest");
+		move(y, 0);
+		clrtoeol();
+		draw_text(y++, 0, COLS, line, theme_attr(ROLE_DIM));
+	}
 	free(order);
+	free(visible);
 	return y;
 }
+
 
 /* ---------------------------------------------------------------------
  * Function table
@@ -490,7 +572,7 @@ views_table_height(const struct ui *u)
 {
 	int fixed = 3 + 1 + 1; /* header, table heading, status */
 	if (u->show_stats)
-		fixed += 3;
+		fixed += 4;
 	fixed += threads_panel_height(u);
 	fixed += procs_panel_height(u);
 	fixed += 1; /* table title */
@@ -499,11 +581,18 @@ views_table_height(const struct ui *u)
 }
 
 void
+views_query(const struct ui *u, struct agg_query *q)
+{
+	*q = (struct agg_query){.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
+				.slot = u->slot, .proc = u->proc, .filter = u->filter, .sort = u->sort,
+				.ascending = u->ascending};
+}
+
+void
 views_refresh_table(struct ui *u)
 {
-	struct agg_query q = {.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
-			      .slot = u->slot, .proc = u->proc, .filter = u->filter, .sort = u->sort,
-			      .ascending = u->ascending};
+	struct agg_query q;
+	views_query(u, &q);
 	if (!agg_build_table(&u->agg, &q, &u->table)) {
 		ui_message(u, true, "out of memory building the table");
 		u->table.nrows = 0;
@@ -535,14 +624,27 @@ views_refresh_table(struct ui *u)
 		u->top = 0;
 	if (u->detail) {
 		agg_links_free(&u->links);
-		u->links_valid = agg_build_links(&u->agg, &q, u->detail_func, &u->links);
+		u->links_valid = agg_build_line_links(&u->agg, &q, u->detail_func, u->detail_line,
+						      &u->links);
 	}
+	if (u->view != VIEW_TABLE)
+		treeviews_refresh(u);
 }
 
-/* Seconds a sample stands for, from the achieved sampling rate. */
+/* Seconds a sample stands for, from the achieved sampling rate. In the
+ * window scope: the window's length over its sampling rounds (the samples of
+ * its most-sampled thread), so no thread's time exceeds the window shown. */
 static double
 seconds_per_sample(struct ui *u)
 {
+	if (u->scope == AGG_WINDOW && u->agg.window_ns) {
+		uint64_t rounds = 0;
+		for (uint32_t i = 0; i < u->agg.nthreads; i++)
+			if (u->agg.threads[i].samples[AGG_WINDOW] > rounds)
+				rounds = u->agg.threads[i].samples[AGG_WINDOW];
+		if (rounds)
+			return (double)u->agg.window_ns / 1e9 / (double)rounds;
+	}
 	struct engine_stats *st = &u->s->sampler.stats;
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	uint64_t samples = stat(&st->samples);
@@ -662,8 +764,12 @@ draw_detail(struct ui *u, int y, int height)
 	const struct agg_func *f = u->detail_func < u->agg.nfuncs ? &u->agg.funcs[u->detail_func] : NULL;
 	char buf[1200];
 	bar(y, theme_attr(ROLE_BORDER));
-	snprintf(buf, sizeof buf, " Detail: %s  (%s:%d)  Enter/Esc: back ", f ? f->qualname : "?",
-		 f ? f->filename : "?", f ? f->firstlineno : 0);
+	if (f && u->detail_line >= 0)
+		snprintf(buf, sizeof buf, " Detail: %s line %d  (%s:%d)  Enter/Esc: back ", f->qualname,
+			 u->detail_line, f->filename, u->detail_line);
+	else
+		snprintf(buf, sizeof buf, " Detail: %s  (%s:%d)  Enter/Esc: back ", f ? f->qualname : "?",
+			 f ? f->filename : "?", f ? f->firstlineno : 0);
 	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_BORDER));
 	int end = y + height;
 	for (int i = y; i < end; i++) {
@@ -707,41 +813,181 @@ draw_detail(struct ui *u, int y, int height)
  * Help, status line, whole screen
  * ------------------------------------------------------------------- */
 
+/* Text of the help overlay: keys and what they do, then paragraphs. It is
+ * laid out for the width at hand, wrapped at spaces, never cut. */
+static const char *const help_keys[][2] = {
+	{"q", "quit"},
+	{"h ?", "this help"},
+	{"p", "pause the display (sampling goes on)"},
+	{"r", "reset all counts"},
+	{"m M", "mode: wall, cpu, gil, exception"},
+	{"s S F6", "sort column"},
+	{"a", "reverse the sort"},
+	{"l", "by line / by function"},
+	{"w", "refresh / whole session"},
+	{"/", "filter"},
+	{"Esc", "clear filter, leave detail"},
+	{"t", "threads panel"},
+	{"c", "engine statistics"},
+	{"Tab ← →", "one thread / all threads"},
+	{"Enter", "callers and callees"},
+	{"↑ ↓", "move in the table"},
+	{"PgUp PgDn", "a page up or down"},
+	{"Home End", "first or last row"},
+	{"+ -", "refresh faster or slower"},
+	{"e", "export profile to files"},
+	{"b", "blocked longest first"},
+	{"v F5", "call tree"},
+	{"f", "flame graph"},
+	{"T", "asyncio tasks"},
+	{"o", "processes panel"},
+	{"[ ]", "one process / all processes"},
+};
+static const char *const help_notes[] = {
+
+	"OWN: samples where the function itself runs. TOTAL: samples where it is anywhere on "
+	"the stack, recursion counted once. Percentages are of the samples shown: the last "
+	"refresh (w: whole session), thread, mode.",
+};
+
+#define HELP_MAX_LINES 160
+#define HELP_KEY_W 11
+
+/* One laid-out line of the help: up to two pieces (one per column), each a
+ * key name and/or `len` bytes of text starting `indent` columns in. */
+struct help_piece {
+	const char *key, *text;
+	int len, indent, width;
+};
+struct help_line {
+	struct help_piece col[2];
+};
+
+/* Display columns of the first `n` bytes of UTF-8 text. */
+static int
+text_width(const char *p, size_t n)
+{
+	int w = 0;
+	for (size_t k = 0; k < n;) {
+		unsigned cp;
+		size_t m = utf8_decode((const unsigned char *)p + k, n - k, &cp);
+		if (m == 0)
+			m = 1;
+		int cw = wcwidth((wchar_t)cp);
+		w += cw > 0 ? cw : 0;
+		k += m;
+	}
+	return w;
+}
+
+/* The next piece of `text` that fits in `width` columns, cut at a space:
+ * returns its byte length and sets *next to where the rest starts. */
+static int
+wrap_piece(const char *text, int width, const char **next)
+{
+	size_t len = strlen(text);
+	if (text_width(text, len) <= width) {
+		*next = text + len;
+		return (int)len;
+	}
+	size_t cut = 0;
+	for (size_t k = 1; k < len && text_width(text, k) <= width; k++)
+		if (text[k] == ' ')
+			cut = k;
+	if (cut == 0) /* one word longer than the line: cut it */
+		for (cut = 1; cut < len && text_width(text, cut + 1) <= width; cut++)
+			;
+	const char *rest = text + cut;
+	while (*rest == ' ')
+		rest++;
+	*next = rest;
+	return (int)cut;
+}
+
+/* Wrap `text` into lines from out[n] on, in column c; returns the next n. */
+static int
+help_wrap(struct help_line *out, int n, int c, const char *text, int indent, int width)
+{
+	while (*text && n < HELP_MAX_LINES) {
+		const char *next;
+		struct help_piece *pc = &out[n++].col[c];
+		pc->len = wrap_piece(text, width - indent, &next);
+		pc->text = text;
+		pc->indent = indent;
+		pc->width = width;
+		text = next;
+	}
+	return n;
+}
+
+/* Lay the help out for an inner width; returns the number of lines and the
+ * column width used. */
+static int
+help_layout(int width, struct help_line *out, int *colw_out)
+{
+	int n = 0;
+	int ncol = width >= 2 * (HELP_KEY_W + 26) + 2 ? 2 : 1;
+	int colw = ncol == 2 ? (width - 2) / 2 : width;
+	bool key_above = colw - HELP_KEY_W < 12; /* too narrow for a key field */
+	int nkeys = (int)(sizeof help_keys / sizeof help_keys[0]);
+	int per_col = (nkeys + ncol - 1) / ncol;
+	memset(out, 0, sizeof *out * HELP_MAX_LINES);
+	n = help_wrap(out, n, 0, "tachyon-top keys", 0, width) + 1;
+	for (int r = 0; r < per_col && n < HELP_MAX_LINES; r++) {
+		int end = n;
+		for (int c = 0; c < ncol; c++) {
+			int k = r + c * per_col, line = n;
+			if (k >= nkeys)
+				continue;
+			out[line].col[c].key = help_keys[k][0];
+			if (key_above)
+				line++;
+			line = help_wrap(out, line, c, help_keys[k][1], key_above ? 2 : HELP_KEY_W, colw);
+			if (line > end)
+				end = line;
+		}
+		n = end;
+	}
+	for (size_t i = 0; i < sizeof help_notes / sizeof help_notes[0]; i++)
+		n = help_wrap(out, n + 1, 0, help_notes[i], 0, width);
+	n = help_wrap(out, n + 1, 0, "press any key to close", 0, width);
+	*colw_out = colw;
+	return n < HELP_MAX_LINES ? n : HELP_MAX_LINES;
+}
+
 static void
 draw_help(void)
 {
-	static const char *const lines[] = {
-		"tachyon-top keys",
-		"",
-		"  q             quit               h ?         this help",
-		"  p             pause the display (sampling goes on)",
-		"  r             reset all counts   m M         mode: wall, cpu, gil, exception",
-		"  s S F6        sort column        a           reverse the sort",
-		"  l             by line/function   w           last refresh / whole session",
-		"  /             filter             Esc         clear filter, leave detail",
-		"  t             threads panel      c           engine statistics",
-		"  b             threads: blocked longest first (kernel wait shown in NOW)",
-		"  Tab BTab <->  one thread / all   Enter       callers and callees",
-		"  o             processes panel    [ ]         one process / all",
-		"  Up Down PgUp PgDn Home End       move in the table",
-		"  + -           refresh faster or slower      e   export profile to files",
-		"",
-		"OWN: samples where the function itself runs. TOTAL: samples where it is",
-		"anywhere on the stack, recursion counted once. Percentages are of the",
-		"samples shown: the last refresh (w: whole session), thread, mode.",
-		"",
-		"press any key to close",
-	};
-	int n = (int)(sizeof lines / sizeof lines[0]);
-	int w = 78 < COLS - 2 ? 78 : COLS - 2, h = n + 2 < LINES - 2 ? n + 2 : LINES - 2;
+	static struct help_line lines[HELP_MAX_LINES];
+	int w = COLS - 2 < 100 ? COLS - 2 : 100, inner = w - 2, colw;
+	int n = help_layout(inner, lines, &colw);
+	int h = n + 2 < LINES ? n + 2 : LINES;
+	bool cut = n + 2 > h;
 	int y0 = (LINES - h) / 2, x0 = (COLS - w) / 2;
+	int attr = theme_attr(ROLE_HELP);
 	for (int i = 0; i < h; i++) {
-		attrset(theme_attr(ROLE_HELP));
+		attrset(attr);
 		move(y0 + i, x0);
 		for (int k = 0; k < w; k++)
 			addch(' ');
-		if (i > 0 && i - 1 < n && i < h - 1)
-			draw_text(y0 + i, x0 + 1, w - 2, lines[i - 1], theme_attr(ROLE_HELP));
+		int li = i - 1;
+		if (i == 0 || i == h - 1 || li >= n)
+			continue;
+		if (cut && i == h - 2) {
+			draw_text(y0 + i, x0 + 1, inner, "(more below: make the terminal taller)", attr);
+			continue;
+		}
+		for (int c = 0; c < 2; c++) {
+			const struct help_piece *pc = &lines[li].col[c];
+			int x = x0 + 1 + c * (colw + 2);
+			if (pc->key)
+				draw_text(y0 + i, x, HELP_KEY_W - 1, pc->key, attr | A_BOLD);
+			if (pc->text) {
+				char piece[512];
+				snprintf(piece, sizeof piece, "%.*s", pc->len, pc->text);
+				draw_text(y0 + i, x + pc->indent, pc->width - pc->indent, piece, attr);
+			}
+		}
 	}
 	attrset(A_NORMAL);
 }
@@ -763,13 +1009,44 @@ draw_status(struct ui *u)
 	if (u->paused)
 		x += draw_text(y, x, COLS - x, "[PAUSED] ", theme_attr(ROLE_WARNING));
 	if (u->message[0]) {
-		draw_text(y, x, COLS - x, u->message,
-			  theme_attr(u->message_is_error ? ROLE_ERROR : ROLE_STATUS));
+		/* A long message (full paths) takes up to 3 lines, the status
+		 * line last, rather than losing its end. */
+		int attr = theme_attr(u->message_is_error ? ROLE_ERROR : ROLE_STATUS);
+		char safe[4096];
+		sanitize_for_terminal(u->message, safe, sizeof safe);
+		const char *piece[3];
+		int len[3], n = 0, width = COLS - x - 1;
+		for (const char *p = safe; *p && n < 3; n++) {
+			const char *next;
+			piece[n] = p;
+			if (n < 2) {
+				len[n] = wrap_piece(p, width, &next);
+			} else {
+				len[n] = (int)strlen(p);
+				next = p + len[n];
+			}
+			p = next;
+			width = COLS - 1;
+		}
+		for (int i = 0; i < n; i++) {
+			char line[4096];
+			int row = y - (n - 1) + i;
+			snprintf(line, sizeof line, "%.*s", len[i], piece[i]);
+			if (row != y)
+				bar(row, theme_attr(ROLE_STATUS));
+			draw_text(row, i ? 0 : x, i ? COLS : COLS - x, line, attr);
+		}
+		return;
+	}
+	if (u->view != VIEW_TABLE && !u->detail) {
+		char buf[1400];
+		treeviews_status(u, buf, sizeof buf);
+		draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
 		return;
 	}
 	draw_text(y, x, COLS - x,
 		  " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
-		  "[ ] process  Enter detail  e export  p pause",
+		  "[ ] process  Enter detail  v tree  f flame  e export  p pause",
 		  theme_attr(ROLE_STATUS));
 }
 
@@ -779,9 +1056,22 @@ views_draw(struct ui *u)
 	getmaxyx(stdscr, u->rows, u->cols);
 	erase();
 	if (COLS < UI_MIN_COLS || LINES < UI_MIN_ROWS) {
-		char buf[128];
-		snprintf(buf, sizeof buf, "Terminal too small: need %dx%d, have %dx%d", UI_MIN_COLS,
-			 UI_MIN_ROWS, COLS, LINES);
+		/* The longest wording that fits: the numbers are what matters. */
+		char need[24], have[24], forms[5][96];
+		snprintf(need, sizeof need, "%dx%d", UI_MIN_COLS, UI_MIN_ROWS);
+		snprintf(have, sizeof have, "%dx%d", COLS, LINES);
+		snprintf(forms[0], sizeof forms[0], "Terminal too small: need %s, have %s", need, have);
+		snprintf(forms[1], sizeof forms[1], "Too small: need %s, have %s", need, have);
+		snprintf(forms[2], sizeof forms[2], "need %s, have %s", need, have);
+		snprintf(forms[3], sizeof forms[3], "need %s", need);
+		snprintf(forms[4], sizeof forms[4], "%s", need);
+		const char *buf = forms[4];
+		for (int i = 0; i < 5; i++) {
+			if ((int)strlen(forms[i]) <= COLS) {
+				buf = forms[i];
+				break;
+			}
+		}
 		int len = (int)strlen(buf);
 		draw_text(LINES / 2, len < COLS ? (COLS - len) / 2 : 0, COLS, buf, theme_attr(ROLE_WARNING));
 		if (LINES > 2)
@@ -799,12 +1089,35 @@ views_draw(struct ui *u)
 	if (th)
 		y = draw_threads(u, y, th);
 	int h = views_table_height(u);
-	if (u->detail)
+	if (tasksview_shown(u))
+		tasksview_draw(u, y, h);
+	else if (u->detail)
 		draw_detail(u, y, h);
+	else if (u->view != VIEW_TABLE)
+		treeviews_draw(u, y, h);
 	else
 		draw_table(u, y, h);
 	draw_status(u);
 	if (u->show_help)
 		draw_help();
 	refresh();
+}
+
+/* For the views in their own files (treeview.c, flameview.c). */
+int
+ui_draw_text(int y, int x, int width, const char *text, int attr)
+{
+	return draw_text(y, x, width, text, attr);
+}
+
+void
+ui_bar(int y, int attr)
+{
+	bar(y, attr);
+}
+
+int
+ui_percent_attr(double p)
+{
+	return percent_attr(p);
 }

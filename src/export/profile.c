@@ -21,9 +21,9 @@ profile_free(struct profile *p)
 }
 
 static uint32_t
-key_hash(uint32_t stack, uint16_t slot)
+key_hash(uint32_t stack, uint16_t slot, uint16_t proc)
 {
-	uint64_t k = ((uint64_t)slot << 32 | stack) * 0x9E3779B97F4A7C15ull;
+	uint64_t k = ((uint64_t)proc << 48 | (uint64_t)slot << 32 | stack) * 0x9E3779B97F4A7C15ull;
 	return (uint32_t)(k >> 32);
 }
 
@@ -38,7 +38,7 @@ grow(struct profile *p)
 		const struct profile_entry *o = &p->entries[i];
 		if (!o->weight)
 			continue;
-		uint32_t h = key_hash(o->stack_id, o->thread_slot) & (n - 1);
+		uint32_t h = key_hash(o->stack_id, o->thread_slot, o->proc) & (n - 1);
 		while (e[h].weight)
 			h = (h + 1) & (n - 1);
 		e[h] = *o;
@@ -52,16 +52,25 @@ grow(struct profile *p)
 bool
 profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight)
 {
+	return profile_add_proc_weight(p, slot, 0, stack_id, weight);
+}
+
+bool
+profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
+			uint64_t weight)
+{
 	if ((p->count + 1) * 2 > p->nslots && !grow(p))
 		return false;
-	uint32_t h = key_hash(stack_id, slot) & (p->nslots - 1);
+	uint32_t h = key_hash(stack_id, slot, proc) & (p->nslots - 1);
 	while (p->entries[h].weight &&
-	       (p->entries[h].stack_id != stack_id || p->entries[h].thread_slot != slot))
+	       (p->entries[h].stack_id != stack_id || p->entries[h].thread_slot != slot ||
+		p->entries[h].proc != proc))
 		h = (h + 1) & (p->nslots - 1);
 	struct profile_entry *e = &p->entries[h];
 	if (!e->weight) {
 		e->stack_id = stack_id;
 		e->thread_slot = slot;
+		e->proc = proc;
 		p->count++;
 	}
 	e->weight += weight;
@@ -118,6 +127,8 @@ cmp_entries(const void *a, const void *b)
 		return x->weight < y->weight ? 1 : -1;
 	if (x->thread_slot != y->thread_slot)
 		return x->thread_slot < y->thread_slot ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
@@ -150,6 +161,11 @@ profile_process_label(const struct proc_info *p, char *buf, size_t len)
 static void
 thread_label(const struct procset *ps, uint16_t slot, char *buf, size_t len)
 {
+	if (slot >= appendlog_count(ps->slots)) {
+		/* The live view's bucket of threads that left the target. */
+		snprintf(buf, len, "exited threads");
+		return;
+	}
 	const struct thread_slot *s = procset_slot(ps, slot);
 	const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name, memory_order_acquire);
 	char safe[256];
@@ -168,7 +184,7 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 	uint32_t cap = 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < p->count; i++) {
-		const struct proc_info *proc = procset_of_slot(ps, v[i].thread_slot);
+		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, &v[i]));
 		const struct stackwalk *w = proc->walk;
 		const struct intern *in = stackwalk_intern(w);
 		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;

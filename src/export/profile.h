@@ -15,6 +15,7 @@
 struct profile_entry {
 	uint32_t stack_id;
 	uint16_t thread_slot;
+	uint16_t proc;            /* process index, for the exited bucket's slot only */
 	uint64_t weight;
 };
 
@@ -35,6 +36,18 @@ void profile_init(struct profile *p);
 void profile_free(struct profile *p);
 bool profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter);
 bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight);
+/* The same for a slot that names no thread (the live view's exited bucket,
+ * which holds every process's stacks): proc says whose stack it is. */
+bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
+			     uint64_t weight);
+
+/* The process whose IDs an entry's stack is in. */
+static inline uint32_t
+profile_entry_proc(const struct procset *ps, const struct profile_entry *e)
+{
+	return e->thread_slot < appendlog_count(ps->slots) ? procset_slot(ps, e->thread_slot)->proc
+							    : e->proc;
+}
 
 /* Folded stacks: one line per distinct stack, root first, frames
  * "qualname (file:line)" joined by ';', a space and the count. Strings from

@@ -42,6 +42,7 @@ agg_free(struct aggregate *a)
 {
 	free(a->entries);
 	free(a->threads);
+	free(a->exited_procs);
 	for (uint32_t i = 0; i < a->ncodemaps; i++)
 		free(a->codemaps[i].func_of_code);
 	free(a->codemaps);
@@ -61,6 +62,7 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap, *fidx = a->func_index, nfidx = a->nfunc_index;
 	free(a->entries);
 	free(a->threads);
+	free(a->exited_procs);
 	memset(a, 0, sizeof *a);
 	a->procs = ps;
 	a->codemaps = maps;
@@ -73,27 +75,175 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	a->window_start_ns = now_ns;
 }
 
-static bool
-grow_entries(struct aggregate *a)
+static uint32_t
+entry_hash(uint16_t slot, uint16_t proc, uint8_t cls, uint32_t stack_id)
 {
-	uint32_t n = a->nslots ? a->nslots * 2 : 4096;
+	return hash_mix64((((uint64_t)slot << 40) | ((uint64_t)cls << 32) | stack_id) ^
+			  ((uint64_t)proc * 0x9e3779b97f4a7c15ull));
+}
+
+/* The entry for (slot, process, cls, stack) in table e of n (a power of
+ * two) slots, claimed if new; the table must have room. The process is in
+ * the key because stack IDs are per process: the exited bucket holds
+ * entries of every process under one slot. */
+static struct agg_entry *
+probe(struct agg_entry *e, uint32_t n, uint16_t slot, uint16_t proc, uint8_t cls,
+      uint32_t stack_id, bool *fresh)
+{
+	for (uint32_t h = entry_hash(slot, proc, cls, stack_id) & (n - 1);; h = (h + 1) & (n - 1)) {
+		if (!e[h].used) {
+			e[h].used = true;
+			e[h].stack_id = stack_id;
+			e[h].slot = slot;
+			e[h].proc = proc;
+			e[h].cls = cls;
+			*fresh = true;
+			return &e[h];
+		}
+		if (e[h].stack_id == stack_id && e[h].slot == slot && e[h].proc == proc &&
+		    e[h].cls == cls) {
+			*fresh = false;
+			return &e[h];
+		}
+	}
+}
+
+/* Copy the entries into a table of n slots, those of threads marked in
+ * `fold` merged under AGG_EXITED_SLOT. */
+static bool
+rehash(struct aggregate *a, uint32_t n, const uint8_t *fold)
+{
 	struct agg_entry *e = calloc(n, sizeof *e);
 	if (!e)
 		return false;
+	uint32_t count = 0;
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *o = &a->entries[i];
 		if (!o->used)
 			continue;
-		uint32_t h = hash_mix64(((uint64_t)o->slot << 40) | ((uint64_t)o->cls << 32) | o->stack_id) &
-			     (n - 1);
-		while (e[h].used)
-			h = (h + 1) & (n - 1);
-		e[h] = *o;
+		uint16_t slot = fold && o->slot < a->nthreads && fold[o->slot] ? AGG_EXITED_SLOT : o->slot;
+		bool fresh;
+		struct agg_entry *d = probe(e, n, slot, o->proc, o->cls, o->stack_id, &fresh);
+		count += fresh;
+		d->session += o->session;
+		d->window += o->window;
+		d->current += o->current;
 	}
 	free(a->entries);
 	a->entries = e;
 	a->nslots = n;
+	a->count = count;
 	return true;
+}
+
+static bool
+grow_entries(struct aggregate *a)
+{
+	return rehash(a, a->nslots ? a->nslots * 2 : 4096, NULL);
+}
+
+static void
+add_thread(struct agg_thread *to, const struct agg_thread *t)
+{
+	for (int k = 0; k < 2; k++) {
+		to->samples[k] += t->samples[k];
+		to->gil[k] += t->gil[k];
+		to->gil_wait[k] += t->gil_wait[k];
+		to->on_cpu[k] += t->on_cpu[k];
+		to->idle[k] += t->idle[k];
+		to->gc[k] += t->gc[k];
+	}
+	to->cur_samples += t->cur_samples;
+	to->cur_gil += t->cur_gil;
+	to->cur_gil_wait += t->cur_gil_wait;
+	to->cur_on_cpu += t->cur_on_cpu;
+	to->cur_idle += t->cur_idle;
+	to->cur_gc += t->cur_gc;
+	to->seen = to->seen || t->seen;
+}
+
+static struct agg_thread *exited_of(struct aggregate *a, uint32_t proc);
+
+/* Fold gone threads into the exited bucket: those gone for AGG_FOLD_NS,
+ * all gone ones when many wait (the walker will soon give their slots to
+ * new threads), and slot `force` (already given to a new thread). One pass
+ * over the entries, however many threads are folded. */
+static void
+fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
+{
+	if (!a->procs || !a->nthreads)
+		return;
+	const struct appendlog *slots = a->procs->slots;
+	uint32_t nslots = appendlog_count(slots), gone = 0, due = 0;
+	uint8_t *fold = calloc(a->nthreads, 1);
+	if (!fold)
+		return;
+	for (uint32_t i = 0; i < a->nthreads && i < nslots; i++) {
+		struct agg_thread *t = &a->threads[i];
+		if (!t->seen)
+			continue;
+		struct thread_slot *ts = appendlog_at(slots, i);
+		uint64_t g = atomic_load_explicit(&ts->gone_ns, memory_order_acquire);
+		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
+		if ((int32_t)i == force || born != t->born_ns) {
+			fold[i] = 2;
+			due++;
+		} else if (g) {
+			gone++;
+			fold[i] = now_rel - g >= AGG_FOLD_NS ? 2 : 1;
+			due += fold[i] == 2;
+		}
+	}
+	bool all_gone = gone > STACKWALK_KEEP_GONE / 2;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < a->nthreads; i++) {
+		fold[i] = fold[i] == 2 || (fold[i] == 1 && all_gone);
+		n += fold[i];
+	}
+	if (n) {
+		/* Size the table for what stays, so that it shrinks too. */
+		uint32_t size = 4096;
+		while (size < 4 * a->count && size < a->nslots)
+			size *= 2;
+		if (rehash(a, size, fold)) {
+			for (uint32_t i = 0; i < a->nthreads; i++) {
+				if (!fold[i])
+					continue;
+				add_thread(&a->exited, &a->threads[i]);
+				struct agg_thread *pe = exited_of(a, procset_slot(a->procs, i)->proc);
+				if (pe)
+					add_thread(pe, &a->threads[i]);
+				memset(&a->threads[i], 0, sizeof a->threads[i]);
+			}
+			a->exited_threads += n;
+		}
+	}
+	free(fold);
+}
+
+/* The exited bucket of one process (its share of a->exited), or NULL when
+ * memory is short. */
+static struct agg_thread *
+exited_of(struct aggregate *a, uint32_t proc)
+{
+	if (proc >= a->nexited_procs) {
+		uint32_t n = a->nexited_procs ? a->nexited_procs : 8;
+		while (n <= proc)
+			n *= 2;
+		struct agg_thread *t = realloc(a->exited_procs, n * sizeof *t);
+		if (!t)
+			return NULL;
+		memset(t + a->nexited_procs, 0, (n - a->nexited_procs) * sizeof *t);
+		a->exited_procs = t;
+		a->nexited_procs = n;
+	}
+	return &a->exited_procs[proc];
+}
+
+const struct agg_thread *
+agg_exited_of(const struct aggregate *a, uint32_t proc)
+{
+	return proc < a->nexited_procs ? &a->exited_procs[proc] : NULL;
 }
 
 static struct agg_thread *
@@ -113,37 +263,60 @@ thread_at(struct aggregate *a, uint16_t slot)
 	return &a->threads[slot];
 }
 
+static void count_thread(struct agg_thread *t, const struct sample_record *rec, uint64_t w);
+
 bool
 agg_add(struct aggregate *a, const struct sample_record *rec)
 {
 	uint8_t cls = class_of(rec->state);
 	if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
 		return false;
-	struct agg_thread *t = thread_at(a, rec->thread_slot);
-	if (!t)
-		return false;
-	uint64_t key = ((uint64_t)rec->thread_slot << 40) | ((uint64_t)cls << 32) | rec->stack_id;
-	uint32_t h = hash_mix64(key) & (a->nslots - 1);
-	struct agg_entry *e;
-	for (;; h = (h + 1) & (a->nslots - 1)) {
-		e = &a->entries[h];
-		if (!e->used) {
-			e->used = true;
-			e->stack_id = rec->stack_id;
-			e->slot = rec->thread_slot;
-			e->cls = cls;
-			a->count++;
-			break;
-		}
-		if (e->stack_id == rec->stack_id && e->slot == rec->thread_slot && e->cls == cls)
-			break;
+	uint16_t slot = rec->thread_slot;
+	struct agg_thread *t, *pe = NULL;
+	uint64_t born = 0;
+	uint16_t proc = 0;
+	if (a->procs && slot < appendlog_count(a->procs->slots)) {
+		const struct thread_slot *ts = procset_slot(a->procs, slot);
+		born = atomic_load_explicit(&((struct thread_slot *)ts)->born_ns, memory_order_acquire);
+		/* A slot is only reused within its process: the old occupant's too. */
+		proc = (uint16_t)ts->proc;
 	}
+	if (rec->time_ns < born) {
+		/* Taken before the slot's thread was born: its previous thread's,
+		 * which is gone. */
+		slot = AGG_EXITED_SLOT;
+		t = &a->exited;
+		pe = exited_of(a, proc);
+	} else {
+		t = thread_at(a, slot);
+		if (!t)
+			return false;
+		if (t->seen && t->born_ns != born) {
+			/* The slot went to a new thread before we folded the old one. */
+			fold_gone(a, rec->time_ns, slot);
+			if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
+				return false;
+		}
+		t->born_ns = born;
+	}
+	bool fresh;
+	struct agg_entry *e = probe(a->entries, a->nslots, slot, proc, cls, rec->stack_id, &fresh);
+	a->count += fresh;
 	uint64_t w = rec->weight;
 	e->session += w;
 	e->current += w;
 	a->samples[AGG_SESSION] += w;
 	a->cur_samples += w;
 	a->records++;
+	count_thread(t, rec, w);
+	if (pe)
+		count_thread(pe, rec, w);
+	return true;
+}
+
+static void
+count_thread(struct agg_thread *t, const struct sample_record *rec, uint64_t w)
+{
 	t->seen = true;
 	t->samples[AGG_SESSION] += w;
 	t->cur_samples += w;
@@ -171,12 +344,13 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 		t->last_state = rec->state;
 		t->last_time_ns = rec->time_ns;
 	}
-	return true;
 }
 
 void
 agg_roll_window(struct aggregate *a, uint64_t now_ns)
 {
+	if (a->procs)
+		fold_gone(a, now_ns - a->procs->epoch_ns, -1);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct agg_entry *e = &a->entries[i];
 		if (e->used) {
@@ -184,8 +358,10 @@ agg_roll_window(struct aggregate *a, uint64_t now_ns)
 			e->current = 0;
 		}
 	}
-	for (uint32_t i = 0; i < a->nthreads; i++) {
-		struct agg_thread *t = &a->threads[i];
+	for (uint32_t i = 0; i <= a->nthreads + a->nexited_procs; i++) {
+		struct agg_thread *t = i < a->nthreads ? &a->threads[i]
+				       : i == a->nthreads ? &a->exited
+				       : &a->exited_procs[i - a->nthreads - 1];
 		t->samples[AGG_WINDOW] = t->cur_samples;
 		t->gil[AGG_WINDOW] = t->cur_gil;
 		t->gil_wait[AGG_WINDOW] = t->cur_gil_wait;
@@ -292,13 +468,18 @@ func_for_code(struct aggregate *a, uint32_t proc, uint32_t code_id)
 	return a->nfuncs - 1;
 }
 
-/* Where a thread's IDs resolve: its process's walker. */
-static const struct intern *
-intern_of(const struct aggregate *a, uint32_t slot, uint32_t *proc)
+const struct intern *
+agg_proc_intern(const struct aggregate *a, uint32_t proc)
 {
-	const struct proc_info *p = procset_of_slot(a->procs, slot);
-	*proc = p->index;
-	return stackwalk_intern(p->walk);
+	return stackwalk_intern(procset_at(a->procs, proc)->walk);
+}
+
+/* Where an entry's IDs resolve: its process's walker. */
+static const struct intern *
+intern_of(const struct aggregate *a, const struct agg_entry *e, uint32_t *proc)
+{
+	*proc = e->proc;
+	return agg_proc_intern(a, e->proc);
 }
 
 static uint32_t
@@ -312,13 +493,18 @@ frame_func(struct aggregate *a, uint32_t proc, const struct intern *in, uint32_t
 }
 
 uint32_t
-agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line)
+agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id, int32_t *line)
 {
 	if (stack_id == 0)
 		return UINT32_MAX;
-	uint32_t proc;
-	const struct intern *in = intern_of(a, slot, &proc);
+	const struct intern *in = agg_proc_intern(a, proc);
 	return frame_func(a, proc, in, intern_stack_at(in, stack_id)->frame, line);
+}
+
+uint32_t
+agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line)
+{
+	return agg_proc_innermost_func(a, procset_slot(a->procs, slot)->proc, stack_id, line);
 }
 
 /* ---------------------------------------------------------------------
@@ -326,12 +512,11 @@ agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_
  * ------------------------------------------------------------------- */
 
 static bool
-entry_counts(const struct aggregate *a, const struct agg_query *q, const struct agg_entry *e,
-	     uint64_t *w)
+entry_counts(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
 {
 	if (!e->used || (q->slot >= 0 && e->slot != q->slot) || !agg_mode_matches(q->mode, e->cls))
 		return false;
-	if (q->slot < 0 && q->proc >= 0 && procset_slot(a->procs, e->slot)->proc != (uint32_t)q->proc)
+	if (q->slot < 0 && q->proc >= 0 && e->proc != (uint32_t)q->proc)
 		return false;
 	*w = q->scope == AGG_SESSION ? e->session : e->window;
 	return *w > 0;
@@ -384,6 +569,18 @@ matches_filter(const struct agg_func *f, const char *filter)
 	return strcasestr(f->qualname, filter) || strcasestr(f->filename, filter);
 }
 
+bool
+agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
+{
+	return entry_counts(q, e, w);
+}
+
+bool
+agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter)
+{
+	return func < a->nfuncs && matches_filter(&a->funcs[func], filter);
+}
+
 /* qsort has no context argument: the table being sorted, for comparators. */
 static const struct aggregate *sort_agg;
 static const struct agg_query *sort_q;
@@ -433,13 +630,13 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!entry_counts(a, q, e, &w))
+		if (!entry_counts(q, e, &w))
 			continue;
 		t->denominator += w;
 		a->stamp++;
 		bool innermost = true;
 		uint32_t proc;
-		const struct intern *in = intern_of(a, e->slot, &proc);
+		const struct intern *in = intern_of(a, e, &proc);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			int32_t line;
 			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, &line);
@@ -516,19 +713,27 @@ bool
 agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 		struct agg_links *out)
 {
+	return agg_build_line_links(a, q, func, -1, out);
+}
+
+bool
+agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func, int32_t line,
+		     struct agg_links *out)
+{
 	memset(out, 0, sizeof *out);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!entry_counts(a, q, e, &w))
+		if (!entry_counts(q, e, &w))
 			continue;
 		/* The innermost occurrence of func decides caller and callee. */
 		uint32_t above = UINT32_MAX;
 		uint32_t proc;
-		const struct intern *in = intern_of(a, e->slot, &proc);
+		const struct intern *in = intern_of(a, e, &proc);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
-			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, NULL);
-			if (f == func) {
+			int32_t at = -1;
+			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, line >= 0 ? &at : NULL);
+			if (f == func && (line < 0 || at == line)) {
 				uint32_t parent = intern_stack_at(in, s)->parent;
 				uint32_t below = parent ? frame_func(a, proc, in, intern_stack_at(in, parent)->frame, NULL)
 							: UINT32_MAX;
@@ -566,7 +771,7 @@ agg_to_profile(const struct aggregate *a, enum agg_scope scope, enum agg_mode mo
 		uint64_t w = scope == AGG_SESSION ? e->session : e->window;
 		if (!e->used || !w || !agg_mode_matches(mode, e->cls))
 			continue;
-		if (!profile_add_weight(p, e->slot, e->stack_id, w))
+		if (!profile_add_proc_weight(p, e->slot, e->proc, e->stack_id, w))
 			return false;
 	}
 	return true;

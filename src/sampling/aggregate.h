@@ -36,6 +36,7 @@ enum agg_sort {
 struct agg_entry {
 	uint32_t stack_id;
 	uint16_t slot;
+	uint16_t proc;          /* process index: stack IDs are per process */
 	uint8_t cls;            /* AGG_CLS_* */
 	bool used;
 	uint64_t session, window, current;  /* window = last completed one */
@@ -54,7 +55,15 @@ struct agg_thread {
 	uint32_t last_stack;
 	uint8_t last_state;
 	uint64_t last_time_ns;
+	uint64_t born_ns;       /* which occupant of the slot this is (thread_slot.born_ns) */
 };
+
+/* Counts of threads that left the target long enough ago are folded into
+ * one bucket under this slot: still in every total and table, no longer
+ * one row each, so memory follows the live threads. */
+#define AGG_EXITED_SLOT 0xffffu
+/* A gone thread is folded after this long (or sooner when many wait). */
+#define AGG_FOLD_NS (10ull * 1000000000ull)
 
 /* A function: code objects with the same name and file are one function. */
 struct agg_func {
@@ -114,6 +123,10 @@ struct aggregate {
 	uint32_t nslots, count;
 	struct agg_thread *threads;
 	uint32_t nthreads;
+	struct agg_thread exited;            /* threads folded away, together */
+	uint64_t exited_threads;             /* how many */
+	struct agg_thread *exited_procs;     /* the same per process index */
+	uint32_t nexited_procs;
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
 	uint64_t records;
@@ -135,7 +148,8 @@ void agg_reset(struct aggregate *a, uint64_t now_ns);
 /* O(1) per record. Returns false when memory is short (the record is lost). */
 bool agg_add(struct aggregate *a, const struct sample_record *rec);
 
-/* Close the current window: its counts become the "window" figures. */
+/* Close the current window: its counts become the "window" figures; threads
+ * gone for AGG_FOLD_NS are folded into the exited bucket. */
 void agg_roll_window(struct aggregate *a, uint64_t now_ns);
 
 /* Derive the function (or line) table for a query into t (reused between
@@ -147,10 +161,31 @@ void agg_table_free(struct agg_table *t);
  * scope, heaviest first. */
 bool agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
 		     struct agg_links *out);
+/* The same for one line of it (line >= 0): stacks whose frame in func is
+ * at that line; callees are what that line calls. */
+bool agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
+			  int32_t line, struct agg_links *out);
 void agg_links_free(struct agg_links *l);
+
+/* Does an entry count under the query (thread, mode, scope, and whatever
+ * else the query restricts)? Its weight goes to *w. The one place the
+ * query's restrictions on entries are decided: tables, links and the call
+ * tree all ask here. */
+bool agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint64_t *w);
+
+/* Does function `func` match a filter (case-insensitive substring of its
+ * name or file; NULL or "" matches everything)? */
+bool agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter);
 
 /* The function of a thread's stack's innermost frame, or UINT32_MAX for none. */
 uint32_t agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line);
+/* The same for a stack of process proc (an entry's e->proc). */
+uint32_t agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id,
+				 int32_t *line);
+/* Where process proc's stack and frame IDs resolve. */
+const struct intern *agg_proc_intern(const struct aggregate *a, uint32_t proc);
+/* Process proc's share of the exited bucket (NULL if none of its threads was folded). */
+const struct agg_thread *agg_exited_of(const struct aggregate *a, uint32_t proc);
 
 /* Does a state byte count in a mode? */
 bool agg_mode_matches(enum agg_mode mode, uint8_t cls);

@@ -17,7 +17,7 @@ int
 procset_init(struct procset *ps)
 {
 	ps->procs = appendlog_new(sizeof(struct proc_info), PROCSET_MAX);
-	ps->slots = appendlog_new(sizeof(struct thread_slot), 1u << 20);
+	ps->slots = appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
 	if (!ps->procs || !ps->slots) {
 		procset_free(ps);
 		return -1;
@@ -71,6 +71,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 		free(copy);
 		return st;
 	}
+	stackwalk_set_epoch(p->walk, ps->epoch_ns);
 	p->index = i;
 	p->pid = t->pid;
 	p->ppid = ppid;

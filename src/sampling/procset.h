@@ -51,6 +51,7 @@ struct proc_info {
 struct procset {
 	struct appendlog *procs;     /* struct proc_info */
 	struct appendlog *slots;     /* struct thread_slot, shared by every walker */
+	uint64_t epoch_ns;           /* slot times count from here (set before discovery starts) */
 };
 
 int procset_init(struct procset *ps);

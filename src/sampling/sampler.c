@@ -111,6 +111,9 @@ publish(struct sampler *s, uint64_t now)
 		c.single_reads += w->single_reads;
 		c.proc_reads += w->proc_reads;
 		c.list_rebuilds += w->list_rebuilds;
+		c.threads_seen += w->threads_seen;
+		c.threads_gone += w->threads_gone;
+		c.slots_revived += w->slots_revived;
 		const struct code_cache *codes = stackwalk_codes(p->walk);
 		code_hits += codes->hits;
 		code_misses += codes->misses;
@@ -141,7 +144,10 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->stacks, stacks);
 	stat_set(&st->frames, frames);
 	stat_set(&st->codes, codes_n);
-	stat_set(&st->threads, appendlog_count(s->procs.slots));
+	stat_set(&st->threads, c.threads_seen);
+	stat_set(&st->threads_gone, c.threads_gone);
+	stat_set(&st->threads_revived, c.slots_revived);
+	stat_set(&st->thread_slots, appendlog_count(s->procs.slots));
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }
 
@@ -466,6 +472,8 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	}
 	s->start_ns = clock_now_ns();
 	s->last_flush_ns = s->start_ns;
+	s->procs.epoch_ns = s->start_ns;
+	stackwalk_set_epoch(s->walk, s->start_ns);
 	/* The sampler blocks every signal: they belong to the UI thread. */
 	sigset_t all, old;
 	sigfillset(&all);

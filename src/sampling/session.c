@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 		return tt_fail(err, TT_EIO, e, "cannot open %s: %s",
 			       o->child_output ? o->child_output : "/dev/null", strerror(e));
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
@@ -51,6 +53,13 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 		dup2(out, 1);
 		dup2(out, 2);
 		setpgid(0, 0);
+		/* If tachyon-top is killed outright (SIGKILL, a crash), the
+		 * program must not run on unwatched: it gets SIGTERM, as on an
+		 * orderly quit. Had the parent died before this call, nobody
+		 * would send it: check after setting it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(127);
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);

@@ -254,6 +254,13 @@ finish_layout(struct py_layout *l, uint64_t is_size, struct tt_error *err)
 	l->co_read_size = max_u64(max_u64(l->co_filename, l->co_qualname),
 				  max_u64(l->co_linetable, l->co_name)) + 8;
 	l->co_read_size = max_u64(l->co_read_size, l->co_firstlineno + 4);
+	if (l->has_async) {
+		l->gen_read_size = max_u64(l->gen_frame_state + 1,
+					   l->gen_iframe + max_u64(l->fr_read_size,
+								   l->fr_stackpointer + 8));
+		l->set_read_size = max_u64(max_u64(l->set_used, l->set_table),
+					   l->set_mask) + 8;
+	}
 	return TT_OK;
 }
 
@@ -367,6 +374,24 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	l->bytes_size = table_get(&t, "bytes_object.ob_size");
 	l->bytes_sval = table_get(&t, "bytes_object.ob_sval");
 
+	l->has_async = table_has(&t, "gen_object.gi_iframe") &&
+		       table_has(&t, "interpreter_frame.stackpointer");
+	uint64_t gen_size = 0, set_size = 0;
+	if (l->has_async) {
+		gen_size = table_get(&t, "gen_object.size");
+		l->gen_iframe = table_get(&t, "gen_object.gi_iframe");
+		l->gen_frame_state = table_get(&t, "gen_object.gi_frame_state");
+		l->fr_stackpointer = table_get(&t, "interpreter_frame.stackpointer");
+		set_size = table_get(&t, "set_object.size");
+		l->set_used = table_get(&t, "set_object.used");
+		l->set_table = table_get(&t, "set_object.table");
+		l->set_mask = table_get(&t, "set_object.mask");
+		l->llist_next = table_get(&t, "llist_node.next");
+		l->tp_flags = table_get(&t, "type_object.tp_flags");
+		l->long_lv_tag = table_get(&t, "long_object.lv_tag");
+		l->long_digit = table_get(&t, "long_object.ob_digit");
+	}
+
 	if (t.missing)
 		return tt_fail(err, TT_EVERSION, 0, "Python %s: offset table lacks %s",
 			       l->version_str, t.missing);
@@ -389,6 +414,21 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 		l->owner_interpreter = 3;
 		l->owner_cstack = -1;
 		break;
+	}
+
+	/* Generator frame states (pycore_frame.h) and where SEND leaves the
+	 * awaited object while the frame is suspended in it: 3.14 keeps it on
+	 * top of the stack, 3.15 one slot below. */
+	if (l->minor == 14) {
+		l->gen_state_yield_from = -1;
+		l->gen_state_yield_from_locked = -128;
+		l->gen_state_cleared = 4;
+		l->awaitee_slot = 1;
+	} else {
+		l->gen_state_yield_from = 2;
+		l->gen_state_yield_from_locked = 3;
+		l->gen_state_cleared = 5;
+		l->awaitee_slot = 2;
 	}
 
 	/* Every offset we dereference must lie inside its struct, and the
@@ -443,6 +483,17 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 		return tt_fail(err, TT_EBADMEM, 0,
 			       "Python %s: implausible _Py_DebugOffsets entry for %s (corrupt table?)",
 			       l->version_str, bad);
+
+	/* The fields only asyncio tasks use: implausible ones cost the tasks
+	 * (has_async off), not the attach. */
+	if (l->has_async &&
+	    (gen_size > MAX_SMALL_STRUCT || !fits(l->gen_frame_state, 1, gen_size) ||
+	     l->gen_iframe >= gen_size || l->gen_iframe > 512 ||
+	     !fits(l->fr_stackpointer, 8, fr_size) || set_size > MAX_SMALL_STRUCT ||
+	     !fits(l->set_used, 8, set_size) || !fits(l->set_table, 8, set_size) ||
+	     !fits(l->set_mask, 8, set_size) || l->llist_next > 64 ||
+	     !fits(l->tp_flags, 8, type_size) || l->long_lv_tag > 64 || l->long_digit > 64))
+		l->has_async = false;
 
 	/* Derived offsets (see pylayout.h). */
 	l->is_threads_unique_id = l->is_threads_head - 8;
@@ -691,4 +742,12 @@ pylayout_print(FILE *f, const struct py_layout *l)
 	for (size_t i = 0; i < COUNT(rows); i++)
 		if (rows[i].present)
 			fprintf(f, "%s=%llu\n", rows[i].name, (unsigned long long)rows[i].value);
+	if (l->has_async) {
+		/* asyncio semantics not in the table (tests/check-layouts.sh) */
+		fprintf(f, "gen.state_suspended_yield_from=%d\n", l->gen_state_yield_from);
+		if (l->gen_state_yield_from_locked != -128)
+			fprintf(f, "gen.state_suspended_yield_from_locked=%d\n",
+				l->gen_state_yield_from_locked);
+		fprintf(f, "gen.state_cleared=%d\n", l->gen_state_cleared);
+	}
 }

@@ -132,6 +132,23 @@ struct py_layout {
 	bool has_tstate_gil;           /* holds_gil / gil_requested on the thread */
 	bool has_exception_state;
 	bool has_gc_frame;
+
+	/* asyncio introspection (3.14+; has_async false on 3.13). Offsets from
+	 * the table; the frame-state numbering and the awaited object's stack
+	 * slot are not in it and differ by version. */
+	bool has_async;
+	uint64_t gen_iframe, gen_frame_state; /* PyGenObject: embedded frame, state byte */
+	uint64_t gen_read_size;        /* bytes covering the state and the frame's fields */
+	uint64_t fr_stackpointer;
+	uint64_t set_used, set_table, set_mask;
+	uint64_t set_read_size;
+	uint64_t llist_next;
+	uint64_t tp_flags;
+	uint64_t long_lv_tag, long_digit;
+	int gen_state_yield_from;      /* suspended in `await` / `yield from` */
+	int gen_state_yield_from_locked; /* 3.15: same, while inspected; -128 if none */
+	int gen_state_cleared;
+	unsigned awaitee_slot;         /* the awaited object is at stackpointer[-awaitee_slot] */
 };
 
 /* Decode a table read from a target. `raw` holds `len` bytes read at the

@@ -11,8 +11,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "access.h"
 #include "clock.h"
 #include "remote.h"
+#include "sanitize.h"
+#include "taskinfo.h"
 
 /* The iovec arrays live in thread-local storage rather than in a 32 KB
  * stack frame: every call would otherwise touch stack pages far from the
@@ -34,30 +37,15 @@ pid_readv(void *ctx, const struct remote_seg *segs, size_t nsegs)
 	return process_vm_readv(pid, iov_local, nsegs, iov_remote, nsegs, 0);
 }
 
-static int
-read_ptrace_scope(void)
-{
-	int fd = open("/proc/sys/kernel/yama/ptrace_scope", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	char buf[8] = {0};
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	return n > 0 ? buf[0] - '0' : -1;
-}
-
 tt_status
 remote_permission_error(pid_t pid, int e, struct tt_error *err)
 {
-	int scope = read_ptrace_scope();
-	char scope_note[96] = "";
-	if (scope > 0)
-		snprintf(scope_note, sizeof scope_note,
-			 " (kernel.yama.ptrace_scope is %d; 0 allows same-user reads)", scope);
-	return tt_fail(err, TT_EPERM, e,
-		       "permission denied reading process %d: run as root, grant CAP_SYS_PTRACE "
-		       "(setcap cap_sys_ptrace+ep tachyon-top), or set kernel.yama.ptrace_scope=0%s",
-		       (int)pid, scope_note);
+	char why[900], raw[64], comm[256];
+	access_explain(pid, why, sizeof why);
+	taskinfo_comm(pid, pid, raw, sizeof raw);
+	sanitize_for_terminal(raw, comm, sizeof comm);
+	return tt_fail(err, TT_EPERM, e, "permission denied reading process %d (%s): %s", (int)pid,
+		       comm, why);
 }
 
 tt_status

@@ -29,6 +29,13 @@
  * (thread list, GIL and GC state) is then re-read only this often, which
  * saves an iovec per sample; a new thread shows up within this time. */
 #define SINGLE_THREAD_BLOCK_NS 200000ull
+/* A walk that meets a second frame outside its planned spans (a deep stack
+ * read for the first time, spread over many data-stack chunks) reads up to
+ * this much below it at once, page by page, downward. */
+#define READ_AHEAD (32u << 10)
+/* Stacks deeper than this are fully re-walked less often than
+ * revalidate_ns, in proportion to their depth. */
+#define REVALIDATE_DEPTH 1024
 /* 3.13 has no code-object generation counter: re-check code objects this often. */
 #define CODE_RECHECK_NS 200000000ull
 
@@ -47,6 +54,7 @@ struct tcache {
 	struct cframe *frames;       /* innermost first, shims included */
 	uint32_t nframes, cap;
 	bool have_chain;
+	bool truncated;              /* the chain stops short of the root (too deep) */
 	uint32_t stack_id;
 	uint32_t sticky;             /* state bits known from the last read of this thread */
 	uint64_t chunk, chunk_end, stack_top;
@@ -93,6 +101,15 @@ struct span {
 	bool ok;
 };
 
+/* A reader (the UI drawing a screen) holds a name pointer for
+ * milliseconds: a replaced name is freed this long after. */
+#define NAME_GRACE_NS (10ull * 1000000000ull)
+
+struct retired_name {
+	char *name;
+	uint64_t at;
+};
+
 struct stackwalk {
 	struct target *t;
 	const struct py_layout *l;
@@ -115,11 +132,19 @@ struct stackwalk {
 	size_t arena_used;
 	struct cframe *chain;
 	uint32_t chain_cap;
+	uint8_t *ra_buf;              /* read-ahead for frames outside every span */
+	uint64_t ra_base;             /* the address at ra_buf[0] */
+	uint64_t ra_lo, ra_hi;        /* what it holds, this sample */
 	struct walk_thread *out;
 	uint32_t nout, out_cap;
 	int open_fds;
-	char **retired_names;         /* replaced thread names, freed with the walker */
-	uint32_t nretired;
+	struct retired_name *retired; /* replaced names, freed once no reader can hold them */
+	uint32_t retired_head, nretired, retired_cap;
+	/* Slots of this walker's gone threads, oldest first (a ring). Slots are
+	 * reused only within their process, so one never mixes two processes. */
+	uint32_t *gone;
+	uint32_t gone_head, ngone, gone_cap;
+	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
 	struct walk_counters c;
 };
@@ -167,10 +192,11 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 		w->o.check_depth = 1;
 	w->first = true;
 	w->arena = malloc(ARENA_SIZE);
+	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
 	w->proc = proc;
 	w->owns_slots = slots == NULL;
-	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), 1u << 20);
-	if (!w->arena || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
+	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
+	if (!w->arena || !w->ra_buf || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	}
@@ -207,11 +233,13 @@ stackwalk_free(struct stackwalk *w)
 		appendlog_free(w->slots);
 	}
 	for (uint32_t i = 0; i < w->nretired; i++)
-		free(w->retired_names[i]);
-	free(w->retired_names);
+		free(w->retired[(w->retired_head + i) % w->retired_cap].name);
+	free(w->retired);
+	free(w->gone);
 	codecache_free(&w->codes);
 	intern_free(&w->in);
 	free(w->arena);
+	free(w->ra_buf);
 	free(w->chain);
 	free(w->out);
 	free(w);
@@ -263,8 +291,35 @@ stackwalk_counters(const struct stackwalk *w)
  * Kernel-side thread facts: on-CPU state and names
  * ------------------------------------------------------------------- */
 
+/* A reader may be using a replaced name: free it only after a grace period
+ * (and free those whose grace has passed). */
+static bool
+retire_name(struct stackwalk *w, char *name, uint64_t now)
+{
+	while (w->nretired && now - w->retired[w->retired_head].at >= NAME_GRACE_NS) {
+		free(w->retired[w->retired_head].name);
+		w->retired_head = (w->retired_head + 1) % w->retired_cap;
+		w->nretired--;
+	}
+	if (w->nretired == w->retired_cap) {
+		uint32_t cap = w->retired_cap ? w->retired_cap * 2 : 64;
+		struct retired_name *r = malloc(cap * sizeof *r);
+		if (!r)
+			return false;
+		for (uint32_t i = 0; i < w->nretired; i++)
+			r[i] = w->retired[(w->retired_head + i) % w->retired_cap];
+		free(w->retired);
+		w->retired = r;
+		w->retired_cap = cap;
+		w->retired_head = 0;
+	}
+	w->retired[(w->retired_head + w->nretired++) % w->retired_cap] =
+		(struct retired_name){.name = name, .at = now};
+	return true;
+}
+
 static void
-refresh_name(struct stackwalk *w, struct tcache *tc)
+refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
 	char name[64];
 	w->c.proc_reads++;
@@ -278,16 +333,9 @@ refresh_name(struct stackwalk *w, struct tcache *tc)
 	char *copy = strdup(name);
 	if (!copy)
 		return;
-	if (old) {
-		/* A reader may be using the old string: keep it until the
-		 * walker goes. Renames are rare (a thread names itself once). */
-		char **r = realloc(w->retired_names, (w->nretired + 1) * sizeof *r);
-		if (!r) {
-			free(copy);
-			return;
-		}
-		w->retired_names = r;
-		r[w->nretired++] = old;
+	if (old && !retire_name(w, old, now)) {
+		free(copy);
+		return;
 	}
 	atomic_store_explicit(&s->name, copy, memory_order_release);
 }
@@ -301,7 +349,7 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	uint64_t age = now - tc->born_ns;
 	if ((tc->name_reads == 1 && age > 20000000ull) || (tc->name_reads == 2 && age > 500000000ull)) {
 		tc->name_reads++;
-		refresh_name(w, tc);
+		refresh_name(w, tc, now);
 	}
 	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
 		return;
@@ -360,21 +408,126 @@ parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block)
 	iv->have = true;
 }
 
+/* A thread left the target: its slot waits, then goes to a new thread. */
+static void
+slot_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	if (tc->slot == UINT32_MAX)
+		return;
+	struct thread_slot *s = appendlog_at(w->slots, tc->slot);
+	atomic_store_explicit(&s->gone_ns, now - w->epoch_ns ? now - w->epoch_ns : 1,
+			      memory_order_release);
+	w->c.threads_gone++;
+	if (w->ngone == w->gone_cap) {
+		uint32_t cap = w->gone_cap ? w->gone_cap * 2 : 256;
+		uint32_t *g = malloc(cap * sizeof *g);
+		if (!g)
+			return; /* the slot is simply not reused */
+		for (uint32_t i = 0; i < w->ngone; i++)
+			g[i] = w->gone[(w->gone_head + i) % w->gone_cap];
+		free(w->gone);
+		w->gone = g;
+		w->gone_cap = cap;
+		w->gone_head = 0;
+	}
+	w->gone[(w->gone_head + w->ngone++) % w->gone_cap] = tc->slot;
+	tc->slot = UINT32_MAX;
+}
+
+static void
+release_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	slot_gone(w, tc, now);
+	tcache_release(w, tc);
+}
+
+/* The oldest gone thread's slot, if it has waited long enough (or too many
+ * wait, or no slot is left). */
+static struct thread_slot *
+reuse_slot(struct stackwalk *w, uint64_t now, uint32_t *idx)
+{
+	while (w->ngone && w->gone[w->gone_head] == UINT32_MAX) { /* revived */
+		w->gone_head = (w->gone_head + 1) % w->gone_cap;
+		w->ngone--;
+	}
+	if (!w->ngone)
+		return NULL;
+	uint32_t i = w->gone[w->gone_head];
+	struct thread_slot *s = appendlog_at(w->slots, i);
+	uint64_t gone = atomic_load_explicit(&s->gone_ns, memory_order_relaxed);
+	if (w->ngone <= STACKWALK_KEEP_GONE && now - w->epoch_ns - gone < STACKWALK_GONE_NS &&
+	    appendlog_count(w->slots) < STACKWALK_MAX_SLOTS)
+		return NULL;
+	char *name = atomic_load_explicit(&s->name, memory_order_relaxed);
+	if (name && !retire_name(w, name, now))
+		return NULL;
+	w->gone_head = (w->gone_head + 1) % w->gone_cap;
+	w->ngone--;
+	w->c.slots_reused++;
+	*idx = i;
+	return s;
+}
+
+/* A thread list read while threads come and go can skip a live thread (a
+ * freed thread state reused by a new thread links past it): the thread
+ * seems gone, and is back at the next read. It gets its slot back, not a
+ * new one, if its slot was among the last ones given up. */
+static bool
+revive_slot(struct stackwalk *w, struct tcache *tc)
+{
+	for (uint32_t k = 0; k < w->ngone && k < 64; k++) {
+		uint32_t *e = &w->gone[(w->gone_head + w->ngone - 1 - k) % w->gone_cap];
+		if (*e == UINT32_MAX)
+			continue;
+		struct thread_slot *s = appendlog_at(w->slots, *e);
+		if (s->native_tid != tc->native_tid)
+			continue;
+		tc->slot = *e;
+		*e = UINT32_MAX;
+		atomic_store_explicit(&s->gone_ns, 0, memory_order_release);
+		w->c.threads_gone--;
+		w->c.slots_revived++;
+		return true;
+	}
+	return false;
+}
+
 static tt_status
 new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now,
 	 struct tt_error *err)
 {
-	struct thread_slot *s = appendlog_reserve(w->slots);
-	if (!s)
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads seen");
-	s->native_tid = tc->native_tid;
-	s->interp_id = interp_id;
-	s->proc = w->proc;
-	atomic_init(&s->name, NULL);
-	tc->slot = appendlog_publish(w->slots);
+	if (revive_slot(w, tc)) {
+		tc->born_ns = now;
+		tc->name_reads = 1;
+		return TT_OK;
+	}
+	uint32_t idx;
+	struct thread_slot *s = reuse_slot(w, now, &idx);
+	if (s) {
+		atomic_store_explicit(&s->name, NULL, memory_order_relaxed);
+		s->native_tid = tc->native_tid;
+		s->interp_id = interp_id;
+		s->proc = w->proc;
+		atomic_store_explicit(&s->gone_ns, 0, memory_order_relaxed);
+		/* Last: a consumer that sees the new birth sees the new thread. */
+		atomic_store_explicit(&s->born_ns, now - w->epoch_ns, memory_order_release);
+		tc->slot = idx;
+	} else {
+		s = appendlog_reserve(w->slots);
+		if (!s)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads alive at once");
+		s->native_tid = tc->native_tid;
+		s->interp_id = interp_id;
+		s->proc = w->proc;
+		atomic_init(&s->name, NULL);
+		atomic_init(&s->born_ns, now - w->epoch_ns);
+		atomic_init(&s->gone_ns, 0);
+		tc->slot = appendlog_publish(w->slots);
+	}
+	w->c.threads_seen++;
 	tc->born_ns = now;
 	tc->name_reads = 1;
-	refresh_name(w, tc);
+	refresh_name(w, tc, now);
 	return TT_OK;
 }
 
@@ -406,6 +559,18 @@ drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
 			fresh[kept++] = fresh[k];
 	}
 	return kept;
+}
+
+void
+stackwalk_set_epoch(struct stackwalk *w, uint64_t epoch_ns)
+{
+	w->epoch_ns = epoch_ns;
+}
+
+uint64_t
+stackwalk_epoch(const struct stackwalk *w)
+{
+	return w->epoch_ns;
 }
 
 /* Re-read an interpreter's thread list, keeping caches of threads that are
@@ -506,7 +671,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	}
 	for (uint32_t k = 0; k < nold; k++)
 		if (old[k].tstate != 0)
-			tcache_release(w, &old[k]);
+			release_gone(w, &old[k], now);
 	free(old);
 	iv->threads = fresh;
 	iv->nthreads = n;
@@ -516,7 +681,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 
 /* Find the interpreters (rarely more than one). */
 static tt_status
-refresh_interps(struct stackwalk *w, struct tt_error *err)
+refresh_interps(struct stackwalk *w, uint64_t now, struct tt_error *err)
 {
 	const struct py_layout *l = w->l;
 	uint64_t addrs[MAX_INTERPS];
@@ -555,7 +720,7 @@ refresh_interps(struct stackwalk *w, struct tt_error *err)
 	for (uint32_t k = 0; k < w->ninterps; k++) {
 		if (w->interps[k].addr != 0) {
 			for (uint32_t j = 0; j < w->interps[k].nthreads; j++)
-				tcache_release(w, &w->interps[k].threads[j]);
+				release_gone(w, &w->interps[k].threads[j], now);
 			free(w->interps[k].threads);
 		}
 	}
@@ -775,10 +940,6 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 	uint32_t rest = tc->nframes - align - 1;
 	uint32_t reused = matched + rest;
 	bool identical = n == align + 1 && matched == n;
-	/* Prefixes spliced onto a cached chain, sample after sample, must not
-	 * grow it past what one walk may read. */
-	if ((uint64_t)n + rest > UNWIND_MAX_FRAMES * 2)
-		return tt_fail(err, TT_EBADMEM, 0, "frame chain too long (a cycle?)");
 	if (!identical) {
 		if (n + rest > tc->cap) {
 			uint32_t cap = tc->cap ? tc->cap : 64;
@@ -863,6 +1024,45 @@ plan_cframe(struct stackwalk *w, struct tcache *tc)
 	tc->cf_seg = w->nsegs - 1;
 }
 
+/* Read the frame at `addr` together with what lies below it in its page and
+ * up to READ_AHEAD / 4096 pages further down (the caller frames of a deep
+ * stack), stopping at the first unmapped page. */
+static const uint8_t *
+read_ahead(struct stackwalk *w, uint64_t addr, size_t len, struct tt_error *err)
+{
+	enum { PAGES = READ_AHEAD / 4096 };
+	uint64_t end = addr + len, page = addr & ~4095ull;
+	if (end - page > 4096 + 512 || page < PAGES * 4096ull)
+		return NULL;
+	uint64_t base = page - PAGES * 4096ull;
+	struct remote_seg segs[PAGES + 1];
+	/* Highest first: the frame's own page, then page after page down. */
+	segs[0] = (struct remote_seg){.addr = page, .buf = w->ra_buf + (page - base),
+				      .len = end - page};
+	for (uint32_t k = 1; k <= PAGES; k++) {
+		uint64_t p = page - 4096ull * k;
+		segs[k] = (struct remote_seg){.addr = p, .buf = w->ra_buf + (p - base), .len = 4096};
+	}
+	size_t done;
+	w->c.single_reads++;
+	if (remote_readv(&w->t->mem, segs, PAGES + 1, &done, err) != TT_OK || done == 0)
+		return NULL;
+	w->ra_base = base;
+	w->ra_lo = segs[done - 1].addr;
+	w->ra_hi = end;
+	return w->ra_buf + (addr - base);
+}
+
+/* Python frames in the cached chain below index `align`. */
+static uint32_t
+rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
+{
+	if (align + 1 >= tc->nframes)
+		return 0;
+	uint32_t id = tc->frames[align + 1].stack_id;
+	return id ? intern_stack_at(&w->in, id)->depth : 0;
+}
+
 static tt_status
 walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *err)
 {
@@ -874,18 +1074,31 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		return st;
 	uint64_t base = l->has_base_frame ? load_u64(ts, l->ts_base_frame) : 0;
 	bool reuse_code = tc->have_chain && tc->code_epoch == w->codes.epoch && w->o.cache;
-	uint32_t n = 0, matched_total = 0, run = 0;
+	uint32_t n = 0, matched_total = 0, run = 0, npy = 0;
 	int32_t align = -1;
-	bool spliced = false, popped_top = false;
+	bool spliced = false, popped_top = false, truncated = false;
+	unsigned misses = 0;
 	uint8_t local[512];
+	/* A chain that loops (a torn read) is refused within a few laps; one
+	 * that is merely long keeps its innermost UNWIND_MAX_FRAMES frames. */
+	struct cycle_guard guard;
+	cycle_guard_init(&guard);
 	for (unsigned walked = 0; cur != 0 && !(l->has_base_frame && cur == base); walked++) {
-		if (walked >= UNWIND_MAX_FRAMES * 2)
-			return tt_fail(err, TT_EBADMEM, 0, "frame chain too long (a cycle?)");
+		if (cycle_guard_seen(&guard, cur))
+			return tt_fail(err, TT_EBADMEM, 0, "frame chain loops back on itself");
+		if (walked >= UNWIND_MAX_WALK) {
+			truncated = true;
+			break;
+		}
 		if (cur & 7)
 			return tt_fail(err, TT_EBADMEM, 0, "misaligned frame pointer");
 		if ((st = chain_reserve(w, n + 1, err)) != TT_OK)
 			return st;
 		const uint8_t *fb = span_lookup(w, tc, cur, l->fr_read_size);
+		if (!fb && cur >= w->ra_lo && cur < w->ra_hi && l->fr_read_size <= w->ra_hi - cur)
+			fb = w->ra_buf + (cur - w->ra_base);
+		if (!fb && misses++ > 0)
+			fb = read_ahead(w, cur, l->fr_read_size, err);
 		if (!fb) {
 			if (l->fr_read_size > sizeof local)
 				return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
@@ -914,6 +1127,10 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 			popped_top = true;
 			cur = cf->previous;
 			continue;
+		}
+		if (kind == PY_FRAME_PYTHON && npy >= UNWIND_MAX_FRAMES) {
+			truncated = true; /* the rest is not read */
+			break;
 		}
 		bool match = false;
 		if (tc->have_chain && w->o.cache) {
@@ -945,11 +1162,15 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		}
 		if (match)
 			matched_total++;
+		if (kind == PY_FRAME_PYTHON)
+			npy++;
 		n++;
 		cur = cf->previous;
 		/* An idle thread whose top frames are exactly as cached kept the
-		 * rest of its stack too (see the header for the reasoning). */
-		if (!full && match && run >= w->o.check_depth && reuse_code) {
+		 * rest of its stack too (see the header for the reasoning), unless
+		 * the new prefix makes it deeper than we keep: then walk on. */
+		if (!full && match && run >= w->o.check_depth && reuse_code &&
+		    npy + rest_depth(w, tc, (uint32_t)align) <= UNWIND_MAX_FRAMES) {
 			spliced = true;
 			break;
 		}
@@ -960,7 +1181,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	 * below is the same. */
 	int32_t j = (int32_t)tc->nframes - 1, i = (int32_t)n - 1;
 	uint32_t below = 0;
-	if (tc->have_chain && w->o.cache) {
+	if (tc->have_chain && w->o.cache && tc->truncated == truncated) {
 		while (i >= 0 && j >= 0 && tc->frames[j].addr == w->chain[i].addr &&
 		       tc->frames[j].frame_id == w->chain[i].frame_id) {
 			w->chain[i].stack_id = tc->frames[j].stack_id;
@@ -984,6 +1205,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	tc->nframes = n;
 	tc->chain_gen++;
 	tc->have_chain = true;
+	tc->truncated = truncated;
 	tc->stack_id = n ? tc->frames[0].stack_id : 0;
 	tc->code_epoch = w->codes.epoch;
 	return TT_OK;
@@ -1053,11 +1275,24 @@ stack_is_small(const struct stackwalk *w, struct tcache *tc)
 	return tc->small;
 }
 
+/* Is an idle thread due for a full re-walk? A re-walk costs in proportion
+ * to the depth: deep stacks are re-walked proportionally less often, so
+ * that their cost per second does not grow with depth (a 20,000-frame
+ * recursion samples as fast as a 1,000-frame one). */
+static bool
+revalidate_due(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
+{
+	uint64_t period = w->o.revalidate_ns;
+	if (tc->nframes > REVALIDATE_DEPTH)
+		period = period / REVALIDATE_DEPTH * tc->nframes;
+	return now - tc->validated_ns >= period;
+}
+
 /* Could the thread's stack have changed since we last read it? */
 static bool
 must_read(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
 {
-	return !w->o.cache || !tc->have_chain || now - tc->validated_ns >= w->o.revalidate_ns ||
+	return !w->o.cache || !tc->have_chain || revalidate_due(w, tc, now) ||
 	       tc->code_epoch != w->codes.epoch;
 }
 
@@ -1082,6 +1317,8 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 		w->out_cap = cap;
 	}
 	uint32_t state = tc->sticky;
+	if (tc->truncated)
+		state |= TT_THREAD_TRUNCATED;
 	if (iv->locked && iv->holder == tc->tstate) {
 		state |= TT_THREAD_GIL;
 		state &= ~(uint32_t)TT_THREAD_GIL_WAIT;
@@ -1150,10 +1387,11 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	w->nsegs = 0;
 	w->nspans = 0;
 	w->arena_used = 0;
+	w->ra_lo = w->ra_hi = 0;
 	w->c.samples++;
 
 	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
-		if ((st = refresh_interps(w, err)) != TT_OK)
+		if ((st = refresh_interps(w, now, err)) != TT_OK)
 			return st;
 		w->interps_checked_ns = now;
 	}
@@ -1195,7 +1433,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->ts_seg = UINT32_MAX;
 			tc->span_lo = tc->span_hi = 0;
 			bool predicted = prefetch_all || !iv->have || tc->tstate == iv->holder ||
-					 !tc->have_chain || now - tc->validated_ns >= w->o.revalidate_ns;
+					 !tc->have_chain || revalidate_due(w, tc, now);
 			if (!predicted)
 				continue;
 			uint8_t *buf = arena_take(w, l->ts_read_size);
@@ -1204,7 +1442,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
 			tc->cfbuf = NULL;
-			bool due = now - tc->validated_ns >= w->o.revalidate_ns;
+			bool due = revalidate_due(w, tc, now);
 			tc->planned_full = tc->was_running || due || !tc->have_chain ||
 					   stack_is_small(w, tc);
 			plan_spans(w, tc, tc->planned_full ? 0 : w->o.check_depth + 1);

@@ -30,14 +30,26 @@
 #include "intern.h"
 #include "target.h"
 
-/* A thread as the consumers see it; slots live in an appendlog and are
- * never reused, so a slot number names one OS thread for the session. */
+/* A thread as the consumers see it; slots live in an appendlog. A slot
+ * names one OS thread at a time: once its thread has been gone for a while
+ * (STACKWALK_GONE_NS, or sooner when more than STACKWALK_KEEP_GONE threads
+ * are gone) the slot is given to a new thread, so that memory follows the
+ * threads alive, not every thread the target ever had. Consumers tell
+ * occupants apart by born_ns: a sample taken before it was the previous
+ * occupant's. */
 struct thread_slot {
 	uint64_t native_tid;
 	int64_t interp_id;
 	uint32_t proc;            /* the walker's process index (0 when not shared) */
 	_Atomic(char *) name;     /* kernel thread name, refreshed while young */
+	_Atomic uint64_t born_ns; /* when this occupant got the slot, since the epoch */
+	_Atomic uint64_t gone_ns; /* when its thread left the target's list; 0 while alive */
 };
+
+/* Slots (ring records carry 16 bits; 0xffff is the consumers' "exited threads"). */
+#define STACKWALK_MAX_SLOTS 65535u
+#define STACKWALK_GONE_NS (60ull * 1000000000ull)
+#define STACKWALK_KEEP_GONE 4096u
 
 /* One thread's part of a sample. */
 struct walk_thread {
@@ -57,6 +69,10 @@ struct walk_counters {
 	uint64_t proc_reads;      /* /proc reads for on-CPU state and names */
 	uint64_t list_rebuilds;
 	uint64_t popped_tops;     /* top frame popped between reading it and its thread */
+	uint64_t threads_seen;    /* OS threads ever seen */
+	uint64_t threads_gone;    /* ... of which left the target */
+	uint64_t slots_reused;
+	uint64_t slots_revived;   /* threads a torn list read had dropped, back in their slot */
 };
 
 struct stackwalk_options {
@@ -84,6 +100,9 @@ void stackwalk_free(struct stackwalk *w);
  * caches and their open files), keep what consumers resolve IDs with.
  * The walker must not sample again. */
 void stackwalk_retire(struct stackwalk *w);
+/* Times in thread slots count from here (the sampler's start). */
+void stackwalk_set_epoch(struct stackwalk *w, uint64_t epoch_ns);
+uint64_t stackwalk_epoch(const struct stackwalk *w);
 
 /* Sample every thread; *threads stays valid until the next call. */
 tt_status stackwalk_sample(struct stackwalk *w, uint64_t now_ns, const struct walk_thread **threads,

@@ -11,6 +11,7 @@
 #include "elffile.h"
 #include "procmaps.h"
 #include "target.h"
+#include "taskinfo.h"
 
 /* Distinct mapped files we are willing to open looking for the runtime. */
 #define MAX_CANDIDATE_FILES 512
@@ -224,6 +225,43 @@ try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
 	return st;
 }
 
+tt_status
+target_find_section(const struct target *t, const char *name_part, const char *section,
+		    uint64_t *addr, uint64_t *size, struct tt_error *err)
+{
+	struct proc_maps maps;
+	tt_status st = procmaps_read(t->pid, &maps, err);
+	if (st != TT_OK)
+		return st;
+	st = tt_fail(err, TT_ENOTPY, 0, "no mapped file carries %s", section);
+	const char *last = "";
+	for (size_t i = 0; i < maps.count; i++) {
+		const struct map_entry *m = &maps.entries[i];
+		if (m->path[0] != '/' || strcmp(m->path, last) == 0 ||
+		    !strstr(procmaps_basename(m->path), name_part))
+			continue;
+		last = m->path;
+		int fd = open_mapped_file(t->pid, m);
+		if (fd < 0)
+			continue;
+		struct elf_section_hit hit;
+		struct tt_error e = {0};
+		tt_status found = elf_find_section(fd, section, &hit, &e);
+		close(fd);
+		if (found != TT_OK)
+			continue;
+		uint64_t base = 0;
+		if (file_base(&maps, m->path, &base)) {
+			*addr = runtime_address(hit.is_pie, base, hit.load_vaddr, hit.sh_addr);
+			*size = hit.sh_size;
+			st = TT_OK;
+			break;
+		}
+	}
+	procmaps_free(&maps);
+	return st;
+}
+
 /* Which failure explains best why no candidate worked. */
 static int
 error_rank(tt_status st)
@@ -244,10 +282,17 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	tt_status st = remote_open_pid(&t->mem, pid, err);
 	if (st != TT_OK)
 		return st;
+	/* An exited, unreaped process (a zombie) has no mappings left: it is
+	 * gone, not "not Python". */
+	if (taskinfo_process_exited(pid))
+		return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 	struct proc_maps maps;
 	st = procmaps_read(pid, &maps, err);
-	if (st != TT_OK)
+	if (st != TT_OK) {
+		if (taskinfo_process_exited(pid))
+			return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 		return st;
+	}
 
 	/* Python-named files first (the executable or libpython), then any other
 	 * mapped file, for interpreters embedded in differently named programs. */
@@ -286,7 +331,7 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	procmaps_free(&maps);
 	if (st == TT_OK)
 		return TT_OK;
-	if (first.status == TT_ENOPROC && !remote_pid_alive(pid))
+	if ((first.status == TT_ENOPROC && !remote_pid_alive(pid)) || taskinfo_process_exited(pid))
 		return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 	if (first.status != TT_ENOTPY && first.status != TT_OK) {
 		*err = first;

@@ -36,4 +36,11 @@ tt_status target_attach_memory_compiled(struct target *t, struct remote_backend 
 					uint64_t runtime_addr, uint64_t version_hex,
 					struct tt_error *err);
 
+/* Find ELF section `section` (".AsyncioDebug") in a file the target has
+ * mapped whose name contains `name_part`; *addr receives its run-time
+ * address. TT_ENOTPY when no such file is mapped (yet). */
+tt_status target_find_section(const struct target *t, const char *name_part,
+			      const char *section, uint64_t *addr, uint64_t *size,
+			      struct tt_error *err);
+
 #endif

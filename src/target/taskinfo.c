@@ -1,7 +1,9 @@
 #include "config.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -83,4 +85,28 @@ taskinfo_cmdline(pid_t pid, char *buf, size_t len)
 	while (n > 0 && buf[n - 1] == ' ')
 		n--;
 	buf[n] = '\0';
+}
+
+bool
+taskinfo_process_exited(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	ssize_t n = read_small_file(path, buf, sizeof buf);
+	if (n <= 0)
+		return true;
+	const char *paren = memrchr(buf, ')', (size_t)n);
+	if (!paren || paren + 2 >= buf + n || (paren[2] != 'Z' && paren[2] != 'X'))
+		return false;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return true;
+	unsigned live = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL)
+		if (e->d_name[0] != '.' && atol(e->d_name) != (long)pid)
+			live++;
+	closedir(d);
+	return live == 0;
 }

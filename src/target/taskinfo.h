@@ -25,4 +25,9 @@ void taskinfo_comm(pid_t pid, long tid, char *buf, size_t len);
  * Raw bytes from the target: sanitize before display. */
 void taskinfo_cmdline(pid_t pid, char *buf, size_t len);
 
+/* Has the process exited, though not yet been reaped (a zombie)? Its memory
+ * and mappings are gone. A leader thread that exited while other threads run
+ * is a zombie too, but the process is not: it has other tasks. */
+bool taskinfo_process_exited(pid_t pid);
+
 #endif

@@ -9,10 +9,6 @@
 #include "taskinfo.h"
 #include "unwinder.h"
 
-/* Frames visited per thread, shims included, before we call the chain a
- * cycle (a torn read can link frames into a loop). */
-#define UNWIND_MAX_WALK (UNWIND_MAX_FRAMES * 2)
-
 tt_status
 unwinder_init(struct unwinder *u, struct target *t, unsigned flags, struct tt_error *err)
 {
@@ -140,14 +136,21 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 		return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
 	bool reached_base = false;
 	th->first_frame = s->nframes;
+	/* A chain that loops (a torn read) is refused within a few laps; one
+	 * that is merely long keeps its innermost frames. */
+	struct cycle_guard guard;
+	cycle_guard_init(&guard);
 	for (unsigned walked = 0; frame != 0; walked++) {
 		if (l->has_base_frame && frame == base_frame) {
 			reached_base = true;
 			break;
 		}
-		if (walked >= UNWIND_MAX_WALK)
-			return tt_fail(err, TT_EBADMEM, 0, "frame chain longer than %u (a cycle?)",
-				       UNWIND_MAX_WALK);
+		if (cycle_guard_seen(&guard, frame))
+			return tt_fail(err, TT_EBADMEM, 0, "frame chain loops back on itself");
+		if (walked >= UNWIND_MAX_WALK) {
+			th->status |= TT_THREAD_TRUNCATED;
+			break;
+		}
 		if (frame & 7)
 			return tt_fail(err, TT_EBADMEM, 0, "misaligned frame pointer 0x%llx",
 				       (unsigned long long)frame);
@@ -164,8 +167,9 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 				       (unsigned long long)frame, owner);
 		case PY_FRAME_PYTHON: {
 			if (th->nframes >= UNWIND_MAX_FRAMES) {
+				/* Deeper than we keep: the rest is not read at all. */
 				th->status |= TT_THREAD_TRUNCATED;
-				break;
+				return TT_OK;
 			}
 			uint64_t code = load_u64(buf, l->fr_executable) & ~l->tag_mask;
 			uint32_t id;
@@ -186,7 +190,8 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 	}
 	/* 3.15 threads end in an embedded base frame; stopping short of it
 	 * means we followed a pointer that changed under us. */
-	if (l->has_base_frame && !reached_base && base_frame != 0)
+	if (l->has_base_frame && !reached_base && base_frame != 0 &&
+	    !(th->status & TT_THREAD_TRUNCATED))
 		return tt_fail(err, TT_EBADMEM, 0, "incomplete stack: did not reach the base frame");
 	return TT_OK;
 }

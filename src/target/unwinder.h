@@ -21,8 +21,12 @@ enum {
 	TT_THREAD_TRUNCATED = 1u << 7,   /* stack deeper than we keep */
 };
 
-/* Frames kept per thread; deeper stacks keep their innermost frames. */
+/* Python frames kept per thread; deeper stacks keep their innermost frames,
+ * marked TT_THREAD_TRUNCATED, and the rest is not read. */
 #define UNWIND_MAX_FRAMES 8192
+/* Frames visited per thread, shim frames included, before a walk stops
+ * (truncated): shims are at most one per Python frame. */
+#define UNWIND_MAX_WALK (UNWIND_MAX_FRAMES * 2)
 #define UNWIND_MAX_INTERPRETERS 256
 #define UNWIND_MAX_THREADS 8192
 

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "batch.h"
+#include "batchtree.h"
 #include "cli.h"
 #include "clock.h"
 #include "kwatch.h"
@@ -59,6 +60,12 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 			samples += t->samples[scope];
 			gil += t->gil[scope];
 			cpu += t->on_cpu[scope];
+		}
+		const struct agg_thread *ex = agg_exited_of(agg, i);
+		if (ex) { /* its threads folded into the exited bucket */
+			samples += ex->samples[scope];
+			gil += ex->gil[scope];
+			cpu += ex->on_cpu[scope];
 		}
 		enum proc_state st = procset_state(p);
 		char cmd[300];
@@ -113,8 +120,22 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       mode_names[o->mode], o->by_line ? "line" : "function");
 	if (s->sampler.cfg.follow)
 		print_processes(o, s, agg, scope);
+	printf("threads %llu seen, %llu exited (%llu folded into the exited bucket, %.1f%% of "
+	       "session samples)\n",
+	       (unsigned long long)atomic_load(&st->threads),
+	       (unsigned long long)atomic_load(&st->threads_gone),
+	       (unsigned long long)agg->exited_threads,
+	       agg->samples[AGG_SESSION]
+		       ? 100.0 * (double)agg->exited.samples[AGG_SESSION] / (double)agg->samples[AGG_SESSION]
+		       : 0.0);
 	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1, .proc = -1,
 			      .sort = o->sort};
+	if (o->tree) {
+		batch_print_tree(o, agg, &q, stdout);
+		printf("\n");
+		fflush(stdout);
+		return;
+	}
 	if (!agg_build_table(agg, &q, t)) {
 		printf("(out of memory building the table)\n\n");
 		return;
@@ -239,6 +260,7 @@ batch_run(const struct live_options *o)
 		rc = cli_report(&s.sampler.error);
 	}
 	agg_table_free(&table);
+	batch_tree_free();
 	agg_free(&agg);
 	session_end(&s);
 	return rc;

@@ -3,12 +3,14 @@
 #include <getopt.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "benchtasks.h"
 #include "cli.h"
 #include "clock.h"
 #include "follow.h"
@@ -19,7 +21,7 @@ static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
-	      "                         [--floor] [--subprocesses]\n"
+	      "                         [--floor] [--tasks] [--subprocesses]\n"
 	      "Sample process PID as fast as possible (or at RATE) and report the engine's figures.\n"
 	      "\n"
 	      "  -p, --pid PID        process to sample (read-only; it is never stopped)\n"
@@ -32,6 +34,7 @@ print_usage(FILE *f)
 	      "                       (one 8-byte read): no sampler can beat that per sample\n"
 	      "      --subprocesses   also sample PID's Python descendants (RATE is per process;\n"
 	      "                       max takes them in turns); figures per process and in total\n"
+	      "      --tasks          measure reading every asyncio task instead (Python 3.14+)\n"
 	      "  -h, --help           show this help\n", f);
 }
 
@@ -111,6 +114,14 @@ print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, ui
 	       (unsigned long long)scans);
 }
 
+static volatile sig_atomic_t interrupted;
+
+static void
+on_signal(int sig)
+{
+	interrupted = sig;
+}
+
 int
 bench_main(int argc, char **argv)
 {
@@ -123,12 +134,13 @@ bench_main(int argc, char **argv)
 		{"verify", no_argument, NULL, 'V'},
 		{"floor", no_argument, NULL, 'F'},
 		{"subprocesses", no_argument, NULL, 'S'},
+		{"tasks", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
 	double seconds = 5, hz = 0;
-	bool json = false, want_floor = false;
+	bool json = false, want_floor = false, want_tasks = false;
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
 	int c;
@@ -153,6 +165,7 @@ bench_main(int argc, char **argv)
 		case 'V': cfg.verify = true; break;
 		case 'F': want_floor = true; break;
 		case 'S': cfg.follow = true; break;
+		case 'T': want_tasks = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
@@ -163,6 +176,8 @@ bench_main(int argc, char **argv)
 		return cli_usage_error("bench ", "unexpected argument '%s'", argv[optind]);
 	if (pid == 0)
 		return cli_usage_error("bench ", "missing -p PID");
+	if (want_tasks)
+		return benchtasks_run(pid, seconds, json);
 	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
 	cfg.duration_ns = (uint64_t)(seconds * 1e9);
 
@@ -177,10 +192,17 @@ bench_main(int argc, char **argv)
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK)
 		return cli_report(&err);
 
+	/* Ctrl-C ends the run early: what was measured is still printed. */
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
 	/* Drain the ring as a consumer would, so its figures are real. */
 	static struct sample_record buf[4096];
 	uint64_t consumed = 0;
-	while (sampler_end_state(&s) == SAMPLER_RUNNING) {
+	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
 		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 2);
 		size_t n;
@@ -257,25 +279,35 @@ bench_main(int argc, char **argv)
 			       floor.syscall_us, floor.readv_us, floor.readv2_us, floor.proc_mem_us);
 		if (cfg.follow)
 			print_processes_json(&s, secs, &disc.busy_ns, disc.passes, disc.scans);
-		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s}\n",
+		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
+		       "\"interrupted\": %s}\n",
 		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
-		       how == SAMPLER_TARGET_EXITED ? "true" : "false");
+		       how == SAMPLER_TARGET_EXITED ? "true" : "false", interrupted ? "true" : "false");
 	} else {
 		printf("target        pid %d, Python %s, %s\n", (int)pid, t.layout.version_str,
 		       cfg.walk.cache ? "cached" : "uncached");
 		printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
 		       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
-		printf("threads       %.2f per sample, %llu seen\n", ratio(tsamples, samples),
-		       (unsigned long long)get(&st->threads));
+		printf("threads       %.2f per sample, %llu seen, %llu exited (%llu back after a "
+		       "torn list read), %llu slots\n", ratio(tsamples, samples),
+		       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
+		       (unsigned long long)get(&st->threads_revived),
+		       (unsigned long long)get(&st->thread_slots));
 		printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
 		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
 		       ratio(get(&st->single_reads), samples));
 		printf("frame cache   %.1f%% full hits, %.1f%% partial, %.1f%% misses\n",
 		       100 * ratio(fh, fh + ph + fm), 100 * ratio(ph, fh + ph + fm),
 		       100 * ratio(fm, fh + ph + fm));
-		printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(ch, ch + cm),
-		       (unsigned long long)get(&st->codes));
+		/* Each code object is missed once, when first seen; when the frame
+		 * cache answered every sample after that, there was nothing to hit. */
+		if (ch == 0 && cm <= get(&st->codes))
+			printf("code cache    no lookups (%llu objects, each read once when first seen)\n",
+			       (unsigned long long)get(&st->codes));
+		else
+			printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(ch, ch + cm),
+			       (unsigned long long)get(&st->codes));
 		printf("batched reads %.2f%% complete\n",
 		       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
 		printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s.ring.high_water),
@@ -305,6 +337,8 @@ bench_main(int argc, char **argv)
 					disc.attaches);
 		if (how == SAMPLER_TARGET_EXITED)
 			printf("target exited during the run\n");
+		if (interrupted)
+			printf("interrupted   after %.2f s\n", secs);
 	}
 	sampler_free(&s);
 	return rc;

@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "discover.h"
 #include "dump.h"
+#include "dumptasks.h"
 #include "kwait.h"
 #include "sanitize.h"
 #include "taskinfo.h"
@@ -24,11 +25,13 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json] [--subprocesses]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks | --subprocesses]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
 	      "  -j, --json          print one JSON object instead of text\n"
+	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
+	      "                      (Python 3.14+)\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "  -h, --help      show this help\n", f);
@@ -144,7 +147,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 /* ppid >= 0: one process of a tree, with its parent and command line. */
 static void
 print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr,
-	   pid_t ppid)
+	   pid_t ppid, const struct tt_tasks *tasks)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
@@ -206,7 +209,12 @@ print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 		}
 		printf("]}");
 	}
-	printf("]}\n");
+	printf("]");
+	if (tasks) {
+		printf(",\n ");
+		dumptasks_json(stdout, tasks, &u->codes);
+	}
+	printf("}\n");
 }
 
 /* One process of a tree: sampled and printed, or a reason it was not. */
@@ -226,7 +234,7 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
 		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
 		if (json) {
 			printf("%s", *printed ? ",\n" : "{\"processes\": [\n");
-			print_json(&u, &s, kr, ppid);
+			print_json(&u, &s, kr, ppid, NULL);
 		} else {
 			printf("%s", *printed ? "\n" : "");
 			print_text(&u, &s, kr, ppid);
@@ -306,16 +314,17 @@ dump_main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},
+		{"tasks", no_argument, NULL, 't'},
 		{"subprocesses", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	bool json = false, tree = false;
+	bool json = false, want_tasks = false, tree = false;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:jsh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jtsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
@@ -323,6 +332,9 @@ dump_main(int argc, char **argv)
 			break;
 		case 'j':
 			json = true;
+			break;
+		case 't':
+			want_tasks = true;
 			break;
 		case 's':
 			tree = true;
@@ -340,6 +352,8 @@ dump_main(int argc, char **argv)
 	if (pid == 0)
 		return cli_usage_error("dump ", "missing -p PID");
 
+	if (tree && want_tasks)
+		return cli_usage_error("dump ", "--tasks reads one process: not with --subprocesses");
 	if (tree)
 		return dump_tree(pid, json);
 	struct tt_error err = {0};
@@ -352,17 +366,27 @@ dump_main(int argc, char **argv)
 		return cli_report(&err);
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, &err);
+	struct task_reader tr = {0};
+	struct tt_tasks tasks = {0};
+	if (st == TT_OK && want_tasks &&
+	    (st = task_reader_init(&tr, &t, &u.codes, 0, &err)) == TT_OK)
+		st = dumptasks_read(&tr, &tasks, &err);
 	if (st == TT_OK) {
 		/* Right after the stacks: the kernel's view of the same moment
 		 * (NULL without memory: it is then left out, not an error). */
 		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
-		if (json)
-			print_json(&u, &s, kr, -1);
-		else
+		if (json) {
+			print_json(&u, &s, kr, -1, want_tasks ? &tasks : NULL);
+		} else {
 			print_text(&u, &s, kr, -1);
+			if (want_tasks)
+				dumptasks_text(stdout, &tasks, &u.codes);
+		}
 		kwait_reader_free(kr);
 		fflush(stdout);
 	}
+	tt_tasks_free(&tasks);
+	task_reader_free(&tr);
 	tt_sample_free(&s);
 	unwinder_free(&u);
 	return st == TT_OK ? 0 : cli_report(&err);

@@ -2,11 +2,13 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "live.h"
+#include "sanitize.h"
 
 void
 live_print_help(void)
@@ -32,9 +34,12 @@ live_print_help(void)
 	       "      --output FILE        where a started COMMAND's output goes (default /dev/null)\n"
 	       "      --no-subprocesses    sample the process alone (by default its Python\n"
 	       "                           descendants are followed too, as they appear)\n"
+	       "      --export-dir DIR     where the e key writes profiles (default: current directory)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
 	       "      --limit N            batch: rows per table (default 25)\n"
+	       "      --tree               batch: print the call tree (indented) instead of the table\n"
+	       "      --threshold PCT      batch --tree: fold children below PCT%% (default 1)\n"
 	       "  -h, --help               show this help and exit\n"
 	       "  -V, --version            show the version and exit\n"
 	       "\n"
@@ -53,7 +58,8 @@ live_print_help(void)
 int
 live_parse(int argc, char **argv, struct live_options *o)
 {
-	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_NOSUB };
+	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
+	       OPT_EXPORT_DIR, OPT_NOSUB };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"rate", required_argument, NULL, 'r'},
@@ -65,10 +71,13 @@ live_parse(int argc, char **argv, struct live_options *o)
 		{"theme", required_argument, NULL, OPT_THEME},
 		{"no-color", no_argument, NULL, OPT_NOCOLOR},
 		{"output", required_argument, NULL, OPT_OUTPUT},
+		{"export-dir", required_argument, NULL, OPT_EXPORT_DIR},
 		{"batch", no_argument, NULL, 'b'},
 		{"iterations", required_argument, NULL, 'n'},
 		{"limit", required_argument, NULL, OPT_LIMIT},
 		{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
+		{"tree", no_argument, NULL, OPT_TREE},
+		{"threshold", required_argument, NULL, OPT_THRESHOLD},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{NULL, 0, NULL, 0},
@@ -77,6 +86,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 	o->session.rate_hz = 10000;
 	o->delay_s = 1.0;
 	o->limit = 25;
+	o->tree_threshold = 1.0;
 	o->theme = "default";
 	int c;
 	optind = 1;
@@ -131,6 +141,13 @@ live_parse(int argc, char **argv, struct live_options *o)
 		case OPT_NOCOLOR: o->monochrome = true; break;
 		case OPT_OUTPUT: o->session.child_output = optarg; break;
 		case OPT_NOSUB: o->session.no_subprocesses = true; break;
+		case OPT_EXPORT_DIR: {
+			struct stat st;
+			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+				return cli_usage_error(NULL, "--export-dir %s: not a directory", optarg);
+			o->export_dir = optarg;
+			break;
+		}
 		case 'b': o->batch = true; break;
 		case 'n': {
 			char *end;
@@ -147,6 +164,15 @@ live_parse(int argc, char **argv, struct live_options *o)
 			o->limit = (int)v;
 			break;
 		}
+		case OPT_TREE: o->tree = true; break;
+		case OPT_THRESHOLD: {
+			char *end;
+			double v = strtod(optarg, &end);
+			if (end == optarg || *end || !(v >= 0 && v <= 100))
+				return cli_usage_error(NULL, "invalid threshold '%s' (0 to 100)", optarg);
+			o->tree_threshold = v;
+			break;
+		}
 		case 'h': live_print_help(); return -1;
 		case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
 		default:
@@ -154,13 +180,22 @@ live_parse(int argc, char **argv, struct live_options *o)
 		}
 	}
 	if (optind < argc) {
-		/* getopt_long stopped at "--" (consumed) or at the command. */
+		/* A command only after "--": a mistyped verb ("tachyon-top dupm")
+		 * must not be run as a program. */
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			char shown[128];
+			sanitize_for_terminal(argv[optind], shown, sizeof shown);
+			return cli_usage_error(NULL, "unknown verb or argument '%s' (verbs: dump, record, bench, info; "
+					       "to start a program, put it after --)", shown);
+		}
 		o->session.command = &argv[optind];
 	}
 	if (o->session.command && o->session.pid)
 		return cli_usage_error(NULL, "give either -p PID or a command, not both");
 	if (!o->session.command && !o->session.pid)
 		return cli_usage_error(NULL, "missing -p PID or -- COMMAND");
+	if (o->tree && !o->batch)
+		return cli_usage_error(NULL, "--tree is for --batch (the live screen's call tree is the v key)");
 	return 0;
 }
 

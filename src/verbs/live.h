@@ -18,8 +18,11 @@ struct live_options {
 	double delay_s;        /* refresh interval */
 	long iterations;       /* batch: tables to print (0: until the end) */
 	int limit;             /* batch: rows per table */
+	bool tree;             /* batch: the call tree instead of the table */
+	double tree_threshold; /* batch --tree: fold children below this % */
 	const char *theme;     /* NAME or PATH */
 	bool monochrome;
+	const char *export_dir; /* where `e` writes (default: the working directory) */
 };
 
 /* Parse; returns -1 when the caller should exit 0 (help, version), 0 to

@@ -1,9 +1,12 @@
 /* tachyon-top: a live top for running Python processes. */
 #include "config.h"
 
+#include <errno.h>
 #include <locale.h>
 #include <stdio.h>
+#include <stdio_ext.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "batch.h"
 #include "bench.h"
@@ -14,10 +17,9 @@
 #include "record.h"
 #include "tui.h"
 
-int
-main(int argc, char **argv)
+static int
+run(int argc, char **argv)
 {
-	setlocale(LC_ALL, "");
 	if (argc >= 2) {
 		const char *verb = argv[1];
 		if (strcmp(verb, "dump") == 0)
@@ -33,5 +35,83 @@ main(int argc, char **argv)
 	int rc = live_parse(argc, argv, &o);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
+	if (o.batch && (rc = tui_check_theme(&o)) != 0)
+		return rc;
 	return o.batch ? batch_run(&o) : tui_run(&o);
+}
+
+/* Every verb writes its output through stdio; whether any of it failed (a
+ * full disk, a closed descriptor) is checked here, once, for all of them.
+ * When standard output is not a terminal (the live view needs one), it is
+ * a stream of our own whose writes keep the first error's cause: stdio
+ * itself forgets it, and later calls overwrite errno. */
+static int stdout_errno;
+static bool stdout_written;
+
+static ssize_t
+stdout_write(void *cookie, const char *buf, size_t len)
+{
+	(void)cookie;
+	stdout_written = true;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write(STDOUT_FILENO, buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (!stdout_errno)
+				stdout_errno = n < 0 ? errno : EIO;
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return (ssize_t)len;
+}
+
+static int
+stdout_close(void *cookie)
+{
+	(void)cookie;
+	if (close(STDOUT_FILENO) != 0 && errno != EINTR && (errno != EBADF || stdout_written) &&
+	    !stdout_errno)
+		stdout_errno = errno;
+	return stdout_errno ? -1 : 0;
+}
+
+static void
+checked_stdout(void)
+{
+	if (isatty(STDOUT_FILENO))
+		return;
+	FILE *f = fopencookie(NULL, "w", (cookie_io_functions_t){.write = stdout_write,
+								   .close = stdout_close});
+	if (f)
+		stdout = f;
+}
+
+/* A stream never written to may sit on a closed descriptor: not an error. */
+static int
+close_stdout(int rc)
+{
+	bool pending = __fpending(stdout) != 0;
+	bool failed_before = ferror(stdout) != 0;
+	errno = 0;
+	bool close_failed = fclose(stdout) != 0;
+	int e = stdout_errno ? stdout_errno : errno;
+	if (failed_before || (close_failed && (pending || e != EBADF))) {
+		if (e)
+			fprintf(stderr, "tachyon-top: writing standard output: %s\n", strerror(e));
+		else
+			fprintf(stderr, "tachyon-top: writing standard output failed\n");
+		return rc ? rc : tt_status_exit_code(TT_EIO);
+	}
+	return rc;
+}
+
+int
+main(int argc, char **argv)
+{
+	setlocale(LC_ALL, "");
+	checked_stdout();
+	return close_stdout(run(argc, argv));
 }

@@ -7,13 +7,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "clock.h"
+#include "export.h"
+#include "outfile.h"
 #include "profile.h"
+#include "progress.h"
 #include "record.h"
 #include "sampler.h"
+#include "taskinfo.h"
 
 static volatile sig_atomic_t interrupted;
+
+/* -o may be given several times: one sampling session, several files. */
+#define MAX_OUTPUTS 8
+
+struct output {
+	const char *path;
+	enum export_format format;
+	struct outfile of;        /* open from the check until written */
+};
+
+/* Drop the first n outputs' temporary files; the paths stay untouched. */
+static void
+abort_outputs(struct output *o, int n)
+{
+	for (int i = 0; i < n; i++)
+		outfile_abort(&o[i].of);
+}
 
 static void
 on_signal(int sig)
@@ -29,18 +52,21 @@ print_usage(FILE *f)
 	      "exits, or on Ctrl-C.\n"
 	      "\n"
 	      "  -p, --pid PID          process to sample (read-only; it is never stopped)\n"
-	      "  -o, --output FILE      where to write the profile\n"
-	      "  -f, --format FORMAT    collapsed (folded stacks, for flamegraph.pl, inferno,\n"
-	      "                         speedscope) or speedscope (JSON); default: speedscope\n"
-	      "                         for a .json file, else collapsed\n"
+	      "  -o, --output FILE      where to write the profile; repeat it to write several\n"
+	      "                         formats from one session (-o p.svg -o p.pb.gz)\n"
+	      "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
+	      "                         profile.proto), speedscope (JSON) or collapsed (folded\n"
+	      "                         stacks); default by the file's name: .svg flamegraph,\n"
+	      "                         .pb.gz or .pprof pprof, .json speedscope, else collapsed\n"
 	      "  -r, --rate RATE        samples per second: 1000, 10k, max (default 1000)\n"
 	      "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
 	      "                         gil (threads holding the GIL only)\n"
-	      "  -t, --threads          collapsed: start each stack with its thread\n"
+	      "  -t, --threads          collapsed, flamegraph: start each stack with its thread\n"
 	      "      --subprocesses     also sample PID's descendants (Python ones), found as\n"
-	      "                         they appear; stacks start with \"process PID (command)\"\n"
-	      "                         and speedscope gets a profile per process and thread\n"
+	      "                         they appear; stacks start with \"process PID (command)\",\n"
+	      "                         speedscope gets a profile per process and thread and\n"
+	      "                         pprof samples a pid label\n"
 	      "  -h, --help             show this help\n", f);
 }
 
@@ -71,7 +97,10 @@ record_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	const char *out = NULL, *format = NULL;
+	struct output outs[MAX_OUTPUTS];
+	int nouts = 0;
+	enum export_format format = EXPORT_COLLAPSED;
+	bool have_format = false;
 	double hz = 1000, seconds = 0;
 	bool per_thread = false, subprocesses = false;
 	enum profile_filter filter = PROFILE_WALL;
@@ -84,12 +113,16 @@ record_main(int argc, char **argv)
 			if (!cli_parse_pid(optarg, &pid))
 				return cli_usage_error("record ", "invalid pid '%s'", optarg);
 			break;
-		case 'o': out = optarg; break;
+		case 'o':
+			if (nouts == MAX_OUTPUTS)
+				return cli_usage_error("record ", "at most %d -o files", MAX_OUTPUTS);
+			outs[nouts++] = (struct output){.path = optarg};
+			break;
 		case 'f':
-			if (strcmp(optarg, "collapsed") != 0 && strcmp(optarg, "speedscope") != 0)
-				return cli_usage_error("record ", "unknown format '%s' (collapsed or speedscope)",
-						       optarg);
-			format = optarg;
+			if (!export_parse_format(optarg, &format))
+				return cli_usage_error("record ", "unknown format '%s' (%s)", optarg,
+						       export_format_list());
+			have_format = true;
 			break;
 		case 'r':
 			if (!sampler_parse_rate(optarg, &hz))
@@ -121,25 +154,23 @@ record_main(int argc, char **argv)
 		return cli_usage_error("record ", "unexpected argument '%s'", argv[optind]);
 	if (pid == 0)
 		return cli_usage_error("record ", "missing -p PID");
-	if (!out)
+	if (!nouts)
 		return cli_usage_error("record ", "missing -o FILE");
-	if (!format) {
-		size_t len = strlen(out);
-		format = len > 5 && strcmp(out + len - 5, ".json") == 0 ? "speedscope" : "collapsed";
-	}
-	/* Open the output first: a bad path should fail before any sampling. */
-	FILE *f = fopen(out, "w");
-	if (!f) {
-		struct tt_error e;
-		tt_fail(&e, TT_EIO, errno, "cannot write %s: %s", out, strerror(errno));
-		return cli_report(&e);
+	/* Check every output first (a bad path fails before any sampling), but
+	 * leave each untouched until the profile is complete: the data goes to
+	 * a temporary file renamed over it at the end. */
+	struct tt_error err = {0};
+	for (int i = 0; i < nouts; i++) {
+		outs[i].format = have_format ? format : export_format_for_path(outs[i].path);
+		if (outfile_open(&outs[i].of, outs[i].path, &err) != TT_OK) {
+			abort_outputs(outs, i);
+			return cli_report(&err);
+		}
 	}
 
-	struct tt_error err = {0};
 	struct target t;
 	if (target_attach(&t, pid, &err) != TT_OK) {
-		fclose(f);
-		remove(out);
+		abort_outputs(outs, nouts);
 		return cli_report(&err);
 	}
 	struct sampler_config cfg;
@@ -155,45 +186,89 @@ record_main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* A dropped ssh session: write the profile as for Ctrl-C. */
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
 
 	struct sampler s;
 	if (sampler_start(&s, &t, &cfg, &err) != TT_OK) {
-		fclose(f);
-		remove(out);
+		abort_outputs(outs, nouts);
 		return cli_report(&err);
 	}
 	struct profile prof;
 	profile_init(&prof);
 	bool oom = false;
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
+	struct progress progress;
+	progress_init(&progress);
 	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
 		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
 		drain(&s, &prof, filter, &oom);
+		progress_update(&progress, clock_now_ns(), atomic_load(&s.stats.elapsed_ns),
+				cfg.duration_ns, atomic_load(&s.stats.samples),
+				atomic_load(&s.stats.errors));
 	}
+	progress_clear(&progress);
 	sampler_stop(&s);
 	drain(&s, &prof, filter, &oom);
 	enum sampler_end how = sampler_end_state(&s);
 
 	int rc = 0;
-	char name[64];
-	snprintf(name, sizeof name, "tachyon-top pid %d%s", (int)pid,
-		 subprocesses ? " and descendants" : "");
-	int wrc = strcmp(format, "speedscope") == 0
-			  ? profile_write_speedscope(&prof, &s.procs, f, name, hz > 0 ? 1.0 / hz : 1e-6, subprocesses)
-			  : profile_write_collapsed(&prof, &s.procs, f, per_thread, subprocesses);
-	if (fclose(f) != 0 || wrc != 0) {
-		tt_fail(&err, TT_EIO, errno, "writing %s failed", out);
-		rc = cli_report(&err);
+	char cmdline[512];
+	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
+	uint64_t elapsed_ns = atomic_load(&s.stats.elapsed_ns);
+	uint64_t passes = atomic_load(&s.stats.samples);
+	struct export_meta meta = {
+		.pid = pid, .command = cmdline, .python_version = t.layout.version_str,
+		.mode = filter, .rate_hz = hz, .duration_ns = elapsed_ns,
+		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
+		/* A sample stands for the mean time between passes actually made
+		 * (deadlines missed on a busy machine make it longer than asked). */
+		.period_ns = passes ? elapsed_ns / passes : hz > 0 ? (uint64_t)(1e9 / hz) : 1,
+		.per_thread = per_thread,
+		.per_process = subprocesses,
+	};
+	char written[1024] = "";
+	/* Each output is committed whole or not at all; the first failure is
+	 * reported after the summary line, with its cause. */
+	struct tt_error werr = {0};
+	bool write_failed = false;
+	for (int i = 0; i < nouts; i++) {
+		struct tt_error e = {0};
+		FILE *f = outs[i].of.f;
+		int wrc = export_write(outs[i].format, &prof, &s.procs, &meta, f);
+		bool ok;
+		if (wrc != 0 && !ferror(f)) {
+			outfile_abort(&outs[i].of);
+			tt_fail(&e, TT_ENOMEM, ENOMEM, "writing %s: out of memory", outs[i].path);
+			ok = false;
+		} else {
+			ok = outfile_commit(&outs[i].of, &e) == TT_OK;
+		}
+		if (!ok) {
+			if (!write_failed)
+				werr = e;
+			write_failed = true;
+		} else {
+			size_t used = strlen(written);
+			snprintf(written + used, sizeof written - used, "%s%s", used ? ", " : "",
+				 outs[i].path);
+		}
 	}
 	uint64_t samples = atomic_load(&s.stats.samples), errors = atomic_load(&s.stats.errors);
 	double secs = (double)atomic_load(&s.stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
-		"%llu distinct stacks%s; wrote %s\n",
+		"%llu thread samples in %llu distinct stacks%s%s%s\n",
 		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		samples ? 100.0 * (double)errors / (double)samples : 0.0,
-		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.count,
+		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.total,
+		(unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
-		out);
+		written[0] ? "; wrote " : "", written);
+	if (write_failed)
+		rc = cli_report(&werr);
 	if (oom)
 		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
 	if (how == SAMPLER_FAILED && rc == 0)

@@ -1,6 +1,7 @@
 """CPU time split by design: 75% in spend_75, 25% in spend_25.
 
-Ready file: {}
+Ready file: {}; each function's own wall time in READY.times (_tt.OwnClock),
+the truth a sampled split is compared with.
 """
 
 import time
@@ -9,25 +10,32 @@ import _ttlib as _tt
 
 
 def spin(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    """Run for `seconds` of this thread's CPU time."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         pass
 
 
 def spend_75():
+    start, cpu = time.perf_counter(), time.thread_time()
     spin(0.003)
+    CLOCK.add("spend_75", time.perf_counter() - start, time.thread_time() - cpu)
 
 
 def spend_25():
+    start, cpu = time.perf_counter(), time.thread_time()
     spin(0.001)
+    CLOCK.add("spend_25", time.perf_counter() - start, time.thread_time() - cpu)
 
 
 def loop():
     while True:
         spend_75()
         spend_25()
+        CLOCK.publish(time.perf_counter())
 
 
 if __name__ == "__main__":
+    CLOCK = _tt.OwnClock(_tt.out_path(), ("spend_75", "spend_25"))
     _tt.ready(_tt.out_path())
     loop()

@@ -6,7 +6,8 @@ a loaded machine a sampler that only gets the CPU on ticks samples that
 cycle at the same phase again and again and sees any split at all. Random
 spin lengths (mean 3 ms and 1 ms) leave nothing to alias with.
 
-Ready file: {}
+Ready file: {}; each function's own wall time in READY.times (_tt.OwnClock),
+the truth a sampled split is compared with.
 """
 
 import random
@@ -16,25 +17,32 @@ import _ttlib as _tt
 
 
 def spin(seconds):
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end:
+    """Run for `seconds` of this thread's CPU time."""
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
         pass
 
 
 def spend_75():
+    start, cpu = time.perf_counter(), time.thread_time()
     spin(random.uniform(0.0002, 0.0058))
+    CLOCK.add("spend_75", time.perf_counter() - start, time.thread_time() - cpu)
 
 
 def spend_25():
+    start, cpu = time.perf_counter(), time.thread_time()
     spin(random.uniform(0.0002, 0.0018))
+    CLOCK.add("spend_25", time.perf_counter() - start, time.thread_time() - cpu)
 
 
 def loop():
     while True:
         spend_75()
         spend_25()
+        CLOCK.publish(time.perf_counter())
 
 
 if __name__ == "__main__":
+    CLOCK = _tt.OwnClock(_tt.out_path(), ("spend_75", "spend_25"))
     _tt.ready(_tt.out_path())
     loop()

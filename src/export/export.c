@@ -1,0 +1,103 @@
+#include "config.h"
+
+#include <string.h>
+
+#include "export.h"
+#include "flamegraph.h"
+#include "pprof.h"
+
+static const struct {
+	const char *name, *ext;
+} formats[EXPORT_FORMAT_COUNT] = {
+	[EXPORT_COLLAPSED] = {"collapsed", ".collapsed"},
+	[EXPORT_SPEEDSCOPE] = {"speedscope", ".speedscope.json"},
+	[EXPORT_FLAMEGRAPH] = {"flamegraph", ".svg"},
+	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
+};
+
+bool
+export_parse_format(const char *name, enum export_format *out)
+{
+	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++)
+		if (strcmp(name, formats[i].name) == 0) {
+			*out = (enum export_format)i;
+			return true;
+		}
+	if (strcmp(name, "svg") == 0) {
+		*out = EXPORT_FLAMEGRAPH;
+		return true;
+	}
+	if (strcmp(name, "folded") == 0) {
+		*out = EXPORT_COLLAPSED;
+		return true;
+	}
+	return false;
+}
+
+const char *
+export_format_list(void)
+{
+	return "collapsed, speedscope, flamegraph or pprof";
+}
+
+const char *
+export_format_name(enum export_format f)
+{
+	return formats[f].name;
+}
+
+const char *
+export_format_extension(enum export_format f)
+{
+	return formats[f].ext;
+}
+
+static bool
+ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n > m && strcmp(s + n - m, suffix) == 0;
+}
+
+enum export_format
+export_format_for_path(const char *path)
+{
+	if (ends_with(path, ".svg"))
+		return EXPORT_FLAMEGRAPH;
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof"))
+		return EXPORT_PPROF;
+	if (ends_with(path, ".json"))
+		return EXPORT_SPEEDSCOPE;
+	return EXPORT_COLLAPSED;
+}
+
+const char *
+export_mode_name(enum profile_filter mode)
+{
+	switch (mode) {
+	case PROFILE_CPU: return "cpu";
+	case PROFILE_GIL: return "gil";
+	default: return "wall";
+	}
+}
+
+int
+export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
+	     const struct export_meta *meta, FILE *f)
+{
+	switch (fmt) {
+	case EXPORT_SPEEDSCOPE: {
+		char name[96];
+		snprintf(name, sizeof name, "tachyon-top pid %d%s (%s)", (int)meta->pid,
+			 meta->per_process ? " and descendants" : "", export_mode_name(meta->mode));
+		return profile_write_speedscope(p, ps, f, name, (double)meta->period_ns / 1e9,
+						meta->per_process);
+	}
+	case EXPORT_FLAMEGRAPH:
+		return flamegraph_write(p, ps, meta, f);
+	case EXPORT_PPROF:
+		return pprof_write(p, ps, meta, f);
+	default:
+		return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
+	}
+}

@@ -1,0 +1,56 @@
+/* Profile output formats: one place that knows their names, their usual
+ * file extensions and which writer makes each, so `record` and the live
+ * view's export key offer the same set. Writers write to a FILE* and never
+ * open, rename or close it. */
+#ifndef TT_EXPORT_H
+#define TT_EXPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "profile.h"
+
+enum export_format {
+	EXPORT_COLLAPSED,
+	EXPORT_SPEEDSCOPE,
+	EXPORT_FLAMEGRAPH,
+	EXPORT_PPROF,
+	EXPORT_FORMAT_COUNT
+};
+
+/* What a profile is of, for titles and metadata. Strings may come from the
+ * target (command): writers sanitize them. */
+struct export_meta {
+	pid_t pid;
+	const char *command;          /* the target's command line, or NULL */
+	const char *python_version;   /* "3.14.0", or NULL */
+	enum profile_filter mode;
+	double rate_hz;               /* requested rate, 0 = as fast as possible */
+	uint64_t period_ns;           /* time one sample stands for */
+	uint64_t duration_ns;         /* how long sampling ran */
+	uint64_t start_unix_ns;       /* when it started (wall clock) */
+	bool per_thread;              /* collapsed and flame graph: a root frame per thread */
+	bool per_process;             /* following subprocesses: a root frame "process PID
+				       * (command)", speedscope profiles and pprof labels by pid */
+};
+
+/* "collapsed", "speedscope", "flamegraph", "pprof" (and aliases "svg",
+ * "folded"): true and *out set when known. */
+bool export_parse_format(const char *name, enum export_format *out);
+/* The accepted names, for error messages: "collapsed, speedscope, flamegraph or pprof". */
+const char *export_format_list(void);
+const char *export_format_name(enum export_format f);
+/* The format a file name asks for by its extension (.svg, .json, .pb.gz,
+ * .pprof), else collapsed. */
+enum export_format export_format_for_path(const char *path);
+/* The extension the live view gives files of a format (".svg"). */
+const char *export_format_extension(enum export_format f);
+const char *export_mode_name(enum profile_filter mode);
+
+/* Write p in format fmt to f. 0 on success, -1 on a write or memory error. */
+int export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
+		 const struct export_meta *meta, FILE *f);
+
+#endif

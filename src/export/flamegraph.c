@@ -1,0 +1,653 @@
+/* The flame graph is drawn here, in C: every frame is a <g> holding its
+ * tooltip (<title>), its <rect> and its label, so the file is a picture
+ * without the script. The script only reads the document (labels come from
+ * the titles' text), never carries data from the target: target strings
+ * appear only as escaped XML text and cannot close an element or run. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "flamegraph.h"
+#include "hash.h"
+#include "sanitize.h"
+#include "unwinder.h"
+
+#define IMAGE_WIDTH 1200
+#define PAD 10
+#define FRAME_H 16
+#define HEADER_H 84
+#define FOOTER_H 30
+#define CHAR_W 6.6     /* average advance of an 11px Verdana character */
+#define THREAD_BIT 0x80000000u
+#define PROC_BIT 0x40000000u   /* pseudo frame "process PID (command)": PROC_BIT | index */
+#define NO_FRAMES 0u   /* pseudo frame: a sample without Python frames */
+
+struct node {
+	uint32_t frame;        /* intern frame ID, THREAD_BIT | slot, PROC_BIT | process, or NO_FRAMES */
+	uint32_t proc;         /* the process a frame ID is in (0 for pseudo frames) */
+	uint32_t parent;
+	uint32_t first_child, next_sibling;   /* 0 = none (node 0 is the root) */
+	uint32_t depth;
+	uint64_t total, self;
+};
+
+/* The open-addressing table keeps each key beside its node index so a
+ * probe touches one cache line, not the node array. */
+struct tree_slot {
+	uint32_t parent, frame, proc, node;   /* node index + 1, 0 = empty */
+};
+
+struct tree {
+	struct node *nodes;
+	uint32_t count, cap;
+	struct tree_slot *slots;
+	uint32_t nslots;
+	uint32_t max_depth;
+};
+
+static uint32_t
+slot_hash(uint32_t parent, uint32_t frame, uint32_t proc)
+{
+	/* all small integers: mix the parent in fully, keep high bits */
+	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame ^ ((uint64_t)proc << 32);
+	k *= 0xff51afd7ed558ccdull;
+	return (uint32_t)(k >> 32);
+}
+
+static bool
+tree_grow_slots(struct tree *t)
+{
+	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
+	struct tree_slot *s = calloc(n, sizeof *s);
+	if (!s)
+		return false;
+	for (uint32_t i = 1; i < t->count; i++) {
+		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame, t->nodes[i].proc) & (n - 1);
+		while (s[h].node)
+			h = (h + 1) & (n - 1);
+		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, t->nodes[i].proc, i + 1};
+	}
+	free(t->slots);
+	t->slots = s;
+	t->nslots = n;
+	return true;
+}
+
+/* The child of `parent` for (frame, process), created if new; UINT32_MAX
+ * when out of memory. */
+static uint32_t
+tree_child(struct tree *t, uint32_t parent, uint32_t frame, uint32_t proc)
+{
+	if ((t->count + 1) * 2 > t->nslots && !tree_grow_slots(t))
+		return UINT32_MAX;
+	uint32_t h = slot_hash(parent, frame, proc) & (t->nslots - 1);
+	while (t->slots[h].node) {
+		if (t->slots[h].parent == parent && t->slots[h].frame == frame &&
+		    t->slots[h].proc == proc)
+			return t->slots[h].node - 1;
+		h = (h + 1) & (t->nslots - 1);
+	}
+	if (t->count == t->cap) {
+		uint32_t cap = t->cap * 2;
+		struct node *n = realloc(t->nodes, cap * sizeof *n);
+		if (!n)
+			return UINT32_MAX;
+		t->nodes = n;
+		t->cap = cap;
+	}
+	uint32_t i = t->count++;
+	t->nodes[i] = (struct node){.frame = frame, .proc = proc, .parent = parent,
+				    .depth = t->nodes[parent].depth + 1};
+	if (t->nodes[i].depth > t->max_depth)
+		t->max_depth = t->nodes[i].depth;
+	t->slots[h] = (struct tree_slot){parent, frame, proc, i + 1};
+	return i;
+}
+
+static bool
+build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bool per_thread,
+	   bool per_process)
+{
+	/* at most one node per interned stack (and per thread, per process): size it once */
+	uint32_t nprocs = procset_count(ps);
+	t->cap = 2;
+	for (uint32_t pi = 0; pi < nprocs; pi++)
+		if (procset_at(ps, pi)->walk)
+			t->cap += appendlog_count(stackwalk_intern(procset_at(ps, pi)->walk)->stacks);
+	if (per_process)
+		t->cap += nprocs;
+	if (per_thread)
+		t->cap += appendlog_count(ps->slots) + (uint32_t)(p->count < t->cap ? p->count : 0);
+	t->nslots = 4096;
+	while (t->nslots < t->cap * 2)
+		t->nslots *= 2;
+	t->slots = calloc(t->nslots, sizeof *t->slots);
+	if (!t->slots)
+		return false;
+	t->nodes = malloc(t->cap * sizeof *t->nodes);
+	if (!t->nodes)
+		return false;
+	t->nodes[0] = (struct node){0};
+	t->count = 1;
+	uint32_t *path = NULL, path_cap = 0;
+	bool ok = true;
+	for (uint32_t i = 0; i < p->nslots && ok; i++) {
+		const struct profile_entry *e = &p->entries[i];
+		if (!e->weight)
+			continue;
+		uint32_t proc = profile_entry_proc(ps, e);
+		if (!procset_at(ps, proc)->walk)
+			continue;
+		const struct intern *in = stackwalk_intern(procset_at(ps, proc)->walk);
+		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
+		if (depth + 3 > path_cap) {
+			path_cap = (depth + 3) * 2;
+			uint32_t *g = realloc(path, path_cap * sizeof *g);
+			if (!g) {
+				ok = false;
+				break;
+			}
+			path = g;
+		}
+		uint32_t n = 0;
+		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent)
+			path[n++] = intern_stack_at(in, s)->frame;
+		if (n == 0)
+			path[n++] = NO_FRAMES;
+		uint32_t nframes = n;  /* path[0 .. nframes) are frame IDs of proc */
+		if (path[0] == NO_FRAMES)
+			nframes = 0;
+		if (per_thread)
+			path[n++] = THREAD_BIT | e->thread_slot;
+		if (per_process)
+			path[n++] = PROC_BIT | proc;
+		uint32_t node = 0;
+		t->nodes[0].total += e->weight;
+		for (uint32_t k = n; k-- > 0;) {
+			node = tree_child(t, node, path[k], k < nframes ? proc : 0);
+			if (node == UINT32_MAX) {
+				ok = false;
+				break;
+			}
+			t->nodes[node].total += e->weight;
+		}
+		if (ok)
+			t->nodes[node].self += e->weight;
+	}
+	free(path);
+	return ok;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Labels */
+
+static const struct code_entry *
+frame_code(const struct procset *ps, uint32_t proc, uint32_t frame, int32_t *line)
+{
+	const struct stackwalk *w = procset_at(ps, proc)->walk;
+	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(w), frame);
+	*line = fr->line;
+	return codecache_get(stackwalk_codes(w), fr->code_id);
+}
+
+/* A frame's label, sanitized (visible escapes for control characters and
+ * invalid UTF-8) but not yet escaped for XML. */
+static void
+node_label(const struct procset *ps, const struct node *n, char *buf, size_t len)
+{
+	char a[1024], b[1024];
+	uint32_t frame = n->frame;
+	if (frame == NO_FRAMES) {
+		snprintf(buf, len, "<no Python frames>");
+	} else if ((frame & THREAD_BIT) && (frame & ~THREAD_BIT) >= appendlog_count(ps->slots)) {
+		snprintf(buf, len, "exited threads");
+	} else if (frame & PROC_BIT && !(frame & THREAD_BIT)) {
+		const struct proc_info *p = procset_at(ps, frame & ~PROC_BIT);
+		sanitize_for_terminal(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", a, sizeof a);
+		if (strlen(a) > 60) {  /* the start says what it is */
+			size_t cut = 57;
+			while (cut && ((unsigned char)a[cut] & 0xc0) == 0x80)
+				cut--;
+			memcpy(a + cut, "...", 4);
+		}
+		snprintf(buf, len, "process %d (%s)", (int)p->pid, a);
+	} else if (frame & THREAD_BIT) {
+		const struct thread_slot *s = procset_slot(ps, frame & ~THREAD_BIT);
+		const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name,
+							memory_order_acquire);
+		sanitize_for_terminal(name ? name : "?", a, sizeof a);
+		snprintf(buf, len, "thread %llu %s", (unsigned long long)s->native_tid, a);
+	} else {
+		int32_t line;
+		const struct code_entry *c = frame_code(ps, n->proc, frame, &line);
+		sanitize_for_terminal(c->qualname, a, sizeof a);
+		sanitize_for_terminal(c->filename, b, sizeof b);
+		snprintf(buf, len, "%s (%s:%d)", a, b, line);
+	}
+}
+
+/* XML text: the five markup characters as entities, and the characters
+ * XML 1.0 cannot hold at all (left after sanitizing: U+FFFE, U+FFFF)
+ * written visibly. At most max_chars characters, then "..". */
+static void
+put_xml(FILE *f, const char *s, size_t max_chars)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t len = strlen(s), chars = 0;
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t n = utf8_decode(p + i, len - i, &cp);
+		if (n == 0) {
+			fprintf(f, "\\x%02x", p[i++]);
+			continue;
+		}
+		if (++chars > max_chars) {
+			fputs("..", f);
+			return;
+		}
+		switch (cp) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default:
+			if (cp == 0xfffe || cp == 0xffff || cp == 0 ||
+			    (cp < 0x20 && cp != '\t'))
+				fprintf(f, "\\u{%x}", cp);
+			else
+				fwrite(p + i, 1, n, f);
+		}
+		i += n;
+	}
+}
+
+static size_t
+utf8_chars(const char *s)
+{
+	size_t n = 0;
+	for (; *s; s++)
+		n += ((unsigned char)*s & 0xc0) != 0x80;
+	return n;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Colours: a stable hash of the function picks a warm colour (yellow to
+ * orange); time spent in the frame itself pushes it to deep red, so the hot
+ * end stands out. Threads are blue-grey, "all" and missing frames grey. */
+
+static uint64_t
+fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+static void
+node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char *buf,
+	    size_t len)
+{
+	if (n->depth == 0 || n->frame == NO_FRAMES) {
+		snprintf(buf, len, "#c8c8c8");
+		return;
+	}
+	if (n->frame & (THREAD_BIT | PROC_BIT)) {
+		snprintf(buf, len, "#a8b8d0");
+		return;
+	}
+	int32_t line;
+	const struct code_entry *c = frame_code(ps, n->proc, n->frame, &line);
+	uint32_t h = hash_mix64(fnv(fnv(1469598103934665603ull, c->qualname), c->filename));
+	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
+	       v3 = ((h >> 16) & 0xff) / 255.0;
+	double heat = grand ? (double)n->self / (double)grand * 4.0 : 0;
+	if (heat > 1)
+		heat = 1;
+	int r = 215 + (int)(40 * v3);
+	int g = (int)((110 + 120 * v1) * (1 - heat) + 30 * heat);
+	int b = (int)(60 * v2 * (1 - heat));
+	snprintf(buf, len, "#%02x%02x%02x", r, g, b);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Layout and output */
+
+static const struct procset *sort_ps;
+
+static int
+cmp_children(const void *a, const void *b)
+{
+	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
+	bool tx = x->frame & (THREAD_BIT | PROC_BIT), ty = y->frame & (THREAD_BIT | PROC_BIT);
+	if (tx || ty || x->frame == NO_FRAMES || y->frame == NO_FRAMES)
+		return x->frame < y->frame ? -1 : x->frame > y->frame;
+	int32_t lx, ly;
+	const struct code_entry *cx = frame_code(sort_ps, x->proc, x->frame, &lx);
+	const struct code_entry *cy = frame_code(sort_ps, y->proc, y->frame, &ly);
+	int c = strcmp(cx->qualname, cy->qualname);
+	if (!c)
+		c = strcmp(cx->filename, cy->filename);
+	if (!c)
+		c = lx < ly ? -1 : lx > ly;
+	if (!c)
+		c = x->proc < y->proc ? -1 : x->proc > y->proc;
+	if (!c)
+		c = x->frame < y->frame ? -1 : x->frame > y->frame;
+	return c;
+}
+
+/* Link the children that will be drawn (at least min samples), in
+ * alphabetical order (flamegraph.pl's: stable across runs); the ones too
+ * narrow to draw are left out of the lists and their room stays at the
+ * right end of their parent. Sorting only drawn frames keeps big profiles
+ * fast: most nodes of a 50,000-stack profile are never drawn. */
+static bool
+link_children(struct tree *t, const struct procset *ps, uint64_t min)
+{
+	uint32_t *nchild = calloc(t->count, sizeof *nchild);
+	uint32_t *start = malloc(((size_t)t->count + 1) * sizeof *start);
+	struct node **order = malloc((t->count ? t->count : 1) * sizeof *order);
+	if (!nchild || !start || !order) {
+		free(nchild);
+		free(start);
+		free(order);
+		return false;
+	}
+	for (uint32_t i = 1; i < t->count; i++)
+		if (t->nodes[i].total >= min)
+			nchild[t->nodes[i].parent]++;
+	start[0] = 0;
+	for (uint32_t i = 0; i < t->count; i++)
+		start[i + 1] = start[i] + nchild[i];
+	memset(nchild, 0, t->count * sizeof *nchild);
+	for (uint32_t i = 1; i < t->count; i++) {
+		if (t->nodes[i].total < min)
+			continue;
+		uint32_t par = t->nodes[i].parent;
+		order[start[par] + nchild[par]++] = &t->nodes[i];
+	}
+	sort_ps = ps;
+	for (uint32_t i = 0; i < t->count; i++) {
+		if (nchild[i] > 1)
+			qsort(order + start[i], nchild[i], sizeof *order, cmp_children);
+		uint32_t next = 0;
+		for (uint32_t k = nchild[i]; k-- > 0;) {
+			struct node *c = order[start[i] + k];
+			c->next_sibling = next;
+			next = (uint32_t)(c - t->nodes);
+		}
+		t->nodes[i].first_child = next;
+	}
+	free(nchild);
+	free(start);
+	free(order);
+	return true;
+}
+
+static int
+cmp_u64_desc(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* The fewest samples a drawn frame has: FLAMEGRAPH_MIN_WIDTH_PX wide, or
+ * more when that would draw more than FLAMEGRAPH_MAX_FRAMES frames. A
+ * child never outweighs its parent, so a threshold on weight keeps every
+ * drawn frame's parent drawn. */
+static uint64_t
+min_samples(const struct tree *t, double frame_width)
+{
+	uint64_t grand = t->nodes[0].total;
+	uint64_t min = (uint64_t)ceil(FLAMEGRAPH_MIN_WIDTH_PX / frame_width * (double)grand);
+	if (min < 1)
+		min = 1;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < t->count; i++)
+		n += t->nodes[i].total >= min;
+	if (n <= FLAMEGRAPH_MAX_FRAMES)
+		return min;
+	uint64_t *w = malloc(n * sizeof *w);
+	if (!w)
+		return grand; /* only the root: still a valid file */
+	n = 0;
+	for (uint32_t i = 0; i < t->count; i++)
+		if (t->nodes[i].total >= min)
+			w[n++] = t->nodes[i].total;
+	qsort(w, n, sizeof *w, cmp_u64_desc);
+	/* ties at the cut would go over: draw strictly heavier ones */
+	uint64_t cut = w[FLAMEGRAPH_MAX_FRAMES - 1];
+	if (w[FLAMEGRAPH_MAX_FRAMES] == cut)
+		cut++;
+	free(w);
+	return cut > min ? cut : min;
+}
+
+/* The script: zoom, search, details on hover. It reads everything from the
+ * document; only numbers written by us precede it. */
+static const char script[] =
+	"(function(){\n"
+	"'use strict';\n"
+	"var frames=document.getElementById('frames'),gs=frames.children,n=gs.length;\n"
+	"var ox=new Float64Array(n),ow=new Float64Array(n),oy=new Float64Array(n),lab=[],"
+	"info=[],fill=[],rects=[],texts=[];\n"
+	"for(var i=0;i<n;i++){var g=gs[i],t=g.children[0].textContent,k=t.lastIndexOf('\\n');\n"
+	" lab.push(k<0?t:t.slice(0,k));info.push(k<0?'':t.slice(k+1));\n"
+	" var r=g.children[1];rects.push(r);texts.push(g.children[2]);fill.push(r.getAttribute('fill'));\n"
+	" ox[i]=+r.getAttribute('x');ow[i]=+r.getAttribute('width');oy[i]=+r.getAttribute('y');g._i=i;}\n"
+	"var details=document.getElementById('details'),matched=document.getElementById('matched'),"
+	"reset=document.getElementById('reset'),input=document.getElementById('search');\n"
+	"function fit(i,w){var s=lab[i],m=Math.floor((w-6)/CW);\n"
+	" texts[i].textContent=m<3?'':s.length<=m?s:s.slice(0,m-2)+'..';}\n"
+	"function place(i,x,w){rects[i].setAttribute('x',x.toFixed(2));"
+	"rects[i].setAttribute('width',w.toFixed(2));"
+	"texts[i].setAttribute('x',(x+3).toFixed(2));fit(i,w);}\n"
+	"var zoomed=-1;\n"
+	"function zoom(z){zoomed=z;var zx=ox[z],zw=ow[z],zy=oy[z],s=FW/zw,e=1e-6*FW;\n"
+	" for(var i=0;i<n;i++){var g=gs[i];\n"
+	"  if(oy[i]>zy&&ox[i]<=zx+e&&ox[i]+ow[i]>=zx+zw-e){g.style.display='';g.setAttribute('class','anc');place(i,PAD,FW);}\n"
+	"  else if(oy[i]<=zy&&ox[i]>=zx-e&&ox[i]+ow[i]<=zx+zw+e){g.style.display='';g.removeAttribute('class');"
+	"place(i,PAD+(ox[i]-zx)*s,ow[i]*s);}\n"
+	"  else g.style.display='none';}\n"
+	" reset.style.display='';}\n"
+	"function unzoom(){zoomed=-1;for(var i=0;i<n;i++){gs[i].style.display='';"
+	"gs[i].removeAttribute('class');place(i,ox[i],ow[i]);}reset.style.display='none';}\n"
+	"function search(term){var re=null;\n"
+	" if(term){try{re=new RegExp(term);}catch(x){re=new RegExp(term.replace(/[.*+?^${}()|[\\]\\\\]/g,'\\\\$&'));}}\n"
+	" var hits=[];\n"
+	" for(var i=0;i<n;i++){var m=re!==null&&re.test(lab[i]);\n"
+	"  rects[i].setAttribute('fill',m?'#e040e0':fill[i]);\n"
+	"  if(m){gs[i].setAttribute('data-match','1');hits.push(i);}else gs[i].removeAttribute('data-match');}\n"
+	" if(re===null){matched.textContent='';return;}\n"
+	" hits.sort(function(a,b){return ox[a]-ox[b];});\n"
+	" var sum=0,end=-1;\n"
+	" for(var j=0;j<hits.length;j++){var a=ox[hits[j]],b=a+ow[hits[j]];\n"
+	"  if(a>=end){sum+=b-a;end=b;}else if(b>end){sum+=b-end;end=b;}}\n"
+	" matched.textContent='Matched: '+(100*sum/FW).toFixed(2)+'% ('+hits.length+(hits.length===1?' frame)':' frames)');}\n"
+	"frames.addEventListener('click',function(ev){var g=ev.target.closest('g');"
+	"if(g&&g._i!==undefined)zoom(g._i);});\n"
+	"frames.addEventListener('mouseover',function(ev){var g=ev.target.closest('g');"
+	"if(g&&g._i!==undefined)details.textContent=lab[g._i]+' \\u2014 '+info[g._i];});\n"
+	"frames.addEventListener('mouseout',function(){details.textContent='';});\n"
+	"reset.addEventListener('click',unzoom);\n"
+	"if(input){input.addEventListener('input',function(){search(input.value);});}\n"
+	"document.addEventListener('keydown',function(ev){\n"
+	" if(ev.key==='Escape'){unzoom();if(input){input.value='';}search('');}\n"
+	" else if((ev.key==='f'&&(ev.ctrlKey||ev.metaKey))||(ev.key==='/'&&ev.target!==input)){"
+	"if(input){ev.preventDefault();input.focus();}}});\n"
+	"var q=/[?&]s=([^&]*)/.exec(location.search);\n"
+	"if(q){var term=decodeURIComponent(q[1].replace(/\\+/g,' '));if(input)input.value=term;search(term);}\n"
+	"})();\n";
+
+static const char style[] =
+	"text{font-family:Verdana,'DejaVu Sans',sans-serif;font-size:12px;fill:#000}\n"
+	"#frames text{font-size:11px;pointer-events:none}\n"
+	"#frames g{cursor:pointer}\n"
+	"#frames g:hover rect{stroke:#000;stroke-width:0.6}\n"
+	"#frames g.anc rect{opacity:0.55}\n"
+	"#heading{font-size:17px;font-weight:bold}\n"
+	"#subtitle,#legend{fill:#333}\n"
+	"#reset{cursor:pointer;fill:#0645ad;font-weight:bold}\n"
+	"#matched{fill:#a000a0;font-weight:bold}\n"
+	"input{font:12px Verdana,sans-serif;width:230px;box-sizing:border-box}\n";
+
+static void
+describe(const struct export_meta *m, uint64_t samples, char *heading, size_t hlen,
+	 char *sub, size_t slen)
+{
+	char cmd[512];
+	sanitize_for_terminal(m->command && m->command[0] ? m->command : "?", cmd, sizeof cmd);
+	snprintf(heading, hlen, "pid %d: %s", (int)m->pid, cmd);
+	char rate[48];
+	if (m->rate_hz > 0)
+		snprintf(rate, sizeof rate, "%g Hz", m->rate_hz);
+	else
+		snprintf(rate, sizeof rate, "max rate");
+	char version[48];
+	sanitize_for_terminal(m->python_version ? m->python_version : "?", version, sizeof version);
+	snprintf(sub, slen, "Python %s \xc2\xb7 %s mode \xc2\xb7 %.1f s at %s \xc2\xb7 %llu samples",
+		 version, export_mode_name(m->mode), (double)m->duration_ns / 1e9, rate,
+		 (unsigned long long)samples);
+}
+
+int
+flamegraph_write(const struct profile *p, const struct procset *ps,
+		 const struct export_meta *meta, FILE *f)
+{
+	struct tree t = {0};
+	const double fw = IMAGE_WIDTH - 2 * PAD;
+	if (!build_tree(&t, p, ps, meta->per_thread, meta->per_process)) {
+		free(t.nodes);
+		free(t.slots);
+		return -1;
+	}
+	uint64_t grand = t.nodes[0].total;
+	uint64_t min = min_samples(&t, fw);
+	if (!link_children(&t, ps, min)) {
+		free(t.nodes);
+		free(t.slots);
+		return -1;
+	}
+	/* Drawn depth: the deepest frame heavy enough to draw. */
+	uint32_t depth = 0, hidden = 0;
+	for (uint32_t i = 0; i < t.count; i++) {
+		if (t.nodes[i].total >= min) {
+			if (t.nodes[i].depth > depth)
+				depth = t.nodes[i].depth;
+		} else {
+			hidden++;
+		}
+	}
+	int height = HEADER_H + (int)(depth + 1) * FRAME_H + FOOTER_H;
+	char heading[700], sub[300];
+	describe(meta, grand, heading, sizeof heading, sub, sizeof sub);
+
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
+		   "height=\"%d\" viewBox=\"0 0 %d %d\">\n<title>tachyon-top: ",
+		IMAGE_WIDTH, height, IMAGE_WIDTH, height);
+	put_xml(f, heading, SIZE_MAX);
+	fputs("</title>\n<style type=\"text/css\"><![CDATA[\n", f);
+	fputs(style, f);
+	fputs("]]></style>\n", f);
+	fprintf(f, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fbfaf4\"/>\n",
+		IMAGE_WIDTH, height);
+	fprintf(f, "<text id=\"heading\" x=\"%d\" y=\"24\">", PAD);
+	put_xml(f, heading, 150);
+	fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"44\">", PAD);
+	put_xml(f, sub, SIZE_MAX);
+	fprintf(f, "</text>\n<text id=\"legend\" x=\"%d\" y=\"62\">width: share of samples; "
+		   "colour: by function, redder = more time in the frame itself; click a frame "
+		   "to zoom, Esc to reset", PAD);
+	if (hidden)
+		fprintf(f, "; %u frames narrower than %.2f px not drawn", hidden,
+			fw * (double)min / (double)(grand ? grand : 1));
+	fputs("</text>\n", f);
+	fprintf(f, "<text id=\"reset\" x=\"%d\" y=\"78\" style=\"display:none\">Reset zoom</text>\n",
+		PAD);
+	fprintf(f, "<foreignObject x=\"%d\" y=\"8\" width=\"240\" height=\"26\">"
+		   "<input xmlns=\"http://www.w3.org/1999/xhtml\" id=\"search\" type=\"search\" "
+		   "placeholder=\"Search (regular expression)\"/></foreignObject>\n",
+		IMAGE_WIDTH - PAD - 240);
+	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n",
+		IMAGE_WIDTH - PAD, height - 10);
+	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n", PAD, height - 10);
+	fputs("<g id=\"frames\">\n", f);
+
+	/* Pre-order walk with an explicit stack: (node, x in samples). */
+	struct item {
+		uint32_t node;
+		uint64_t x;
+	} *stack = NULL;
+	size_t sp = 0, stack_cap = 0;
+	int rc = 0;
+	double scale = grand ? fw / (double)grand : 0;
+	char label[2400], colour[16];
+	if (grand) {
+		stack_cap = 256;
+		stack = malloc(stack_cap * sizeof *stack);
+		if (stack)
+			stack[sp++] = (struct item){0, 0};
+		else
+			rc = -1;
+	}
+	while (sp > 0) {
+		struct item it = stack[--sp];
+		const struct node *n = &t.nodes[it.node];
+		double x = PAD + (double)it.x * scale, width = (double)n->total * scale;
+		int y = HEADER_H + (int)(depth - n->depth) * FRAME_H;
+		if (n->depth == 0)
+			snprintf(label, sizeof label, "all");
+		else
+			node_label(ps, n, label, sizeof label);
+		node_colour(ps, n, grand, colour, sizeof colour);
+		fputs("<g><title>", f);
+		put_xml(f, label, SIZE_MAX);
+		fprintf(f, "\n%llu samples, %.2f%%", (unsigned long long)n->total,
+			100.0 * (double)n->total / (double)grand);
+		if (n->self && n->first_child)
+			fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->self / (double)grand);
+		fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+			   "fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
+			x, y, width, FRAME_H - 1, colour, x + 3, y + FRAME_H - 4);
+		double fits = floor((width - 6) / CHAR_W);
+		if (fits >= 3)
+			put_xml(f, label, (double)utf8_chars(label) <= fits ? SIZE_MAX : (size_t)fits - 2);
+		fputs("</text></g>\n", f);
+		/* Drawn children follow each other from the parent's x; pushed,
+		 * then reversed, so the leftmost pops first. */
+		uint64_t cx = it.x;
+		size_t first = sp;
+		for (uint32_t c = n->first_child; c; c = t.nodes[c].next_sibling) {
+			if (sp == stack_cap) {
+				struct item *g = realloc(stack, stack_cap * 2 * sizeof *g);
+				if (!g) {
+					rc = -1;
+					break;
+				}
+				stack = g;
+				stack_cap *= 2;
+			}
+			stack[sp++] = (struct item){c, cx};
+			cx += t.nodes[c].total;
+		}
+		if (rc)
+			break;
+		for (size_t a = first, b = sp; b > a + 1; a++, b--) {
+			struct item tmp = stack[a];
+			stack[a] = stack[b - 1];
+			stack[b - 1] = tmp;
+		}
+	}
+	free(stack);
+	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
+	fprintf(f, "var FW=%.2f,PAD=%d,CW=%.2f;\n", fw, PAD, CHAR_W);
+	fputs(script, f);
+	fputs("]]></script>\n</svg>\n", f);
+	free(t.nodes);
+	free(t.slots);
+	return rc == 0 && !ferror(f) ? 0 : -1;
+}

@@ -1,0 +1,439 @@
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calltree.h"
+#include "hash.h"
+#include "intern.h"
+#include "stackwalk.h"
+
+#define ROOT_KEY 0x9e3779b97f4a7c15ull
+
+static uint64_t
+path_key(uint64_t parent_key, uint32_t func, int32_t line)
+{
+	uint64_t k = parent_key * 0xff51afd7ed558ccdull;
+	k ^= ((uint64_t)func << 32 | (uint32_t)line) + 0x9e3779b97f4a7c15ull + (k << 6) + (k >> 2);
+	k ^= k >> 31;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 29;
+	return k;
+}
+
+static uint32_t
+slot_hash(uint32_t parent, uint32_t func, int32_t line)
+{
+	/* murmur3's whole finalizer: parent and func both reach the low bits */
+	uint64_t k = ((uint64_t)parent << 32 | func) ^ ((uint64_t)(uint32_t)line * 0x9e3779b97f4a7c15ull);
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdull;
+	k ^= k >> 33;
+	k *= 0xc4ceb9fe1a85ec53ull;
+	k ^= k >> 33;
+	return (uint32_t)k;
+}
+
+/* Index entries: the hash's upper bits as a tag beside node + 1, so a probe
+ * rarely has to look at a node that is not the one sought. */
+#define TAG_OF(h) ((uint64_t)((h) | 1u) << 32)
+
+static bool
+grow_index(struct calltree *t)
+{
+	uint32_t n = t->nindex ? t->nindex * 2 : 4096;
+	uint64_t *idx = calloc(n, sizeof *idx);
+	if (!idx)
+		return false;
+	for (uint32_t i = 1; i < t->n; i++) {
+		const struct ct_node *c = &t->nodes[i];
+		uint32_t hv = slot_hash(c->parent, c->func, c->line), h = hv & (n - 1);
+		while (idx[h])
+			h = (h + 1) & (n - 1);
+		idx[h] = TAG_OF(hv) | (i + 1);
+	}
+	free(t->index);
+	t->index = idx;
+	t->nindex = n;
+	return true;
+}
+
+static uint32_t
+new_node(struct calltree *t)
+{
+	if (t->n == t->cap) {
+		uint32_t n = t->cap ? t->cap * 2 : 1024;
+		struct ct_node *nodes = realloc(t->nodes, n * sizeof *nodes);
+		if (!nodes)
+			return UINT32_MAX;
+		t->nodes = nodes;
+		t->cap = n;
+	}
+	memset(&t->nodes[t->n], 0, sizeof t->nodes[t->n]);
+	return t->n++;
+}
+
+/* The child of `parent` for (func, line), created if new. */
+static uint32_t
+child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
+{
+	if ((t->n + 1) * 2 > t->nindex && !grow_index(t))
+		return UINT32_MAX;
+	uint32_t hv = slot_hash(parent, func, line), h = hv & (t->nindex - 1);
+	for (; t->index[h]; h = (h + 1) & (t->nindex - 1)) {
+		if ((t->index[h] & ~0xffffffffull) != TAG_OF(hv))
+			continue;
+		uint32_t i = (uint32_t)t->index[h] - 1;
+		const struct ct_node *c = &t->nodes[i];
+		if (c->parent == parent && c->func == func && c->line == line)
+			return i;
+	}
+	uint32_t i = new_node(t);
+	if (i == UINT32_MAX)
+		return i;
+	struct ct_node *c = &t->nodes[i];
+	c->func = func;
+	c->line = line;
+	c->parent = parent;
+	c->depth = t->nodes[parent].depth + 1;
+	c->key = path_key(t->nodes[parent].key, func, line);
+	t->index[h] = TAG_OF(hv) | (i + 1);
+	return i;
+}
+
+static bool
+grow_memo(struct ct_memo *t, uint32_t nstacks)
+{
+	if (nstacks <= t->nmemo)
+		return true;
+	uint32_t n = t->nmemo ? t->nmemo : 4096;
+	while (n < nstacks)
+		n *= 2;
+	uint32_t *m = realloc(t->memo, n * sizeof *m);
+	if (!m)
+		return false;
+	t->memo = m;
+	uint32_t *g = realloc(t->memo_gen, n * sizeof *g);
+	if (!g)
+		return false;
+	t->memo_gen = g;
+	uint32_t *mm = realloc(t->memo_match, n * sizeof *mm);
+	if (!mm)
+		return false;
+	t->memo_match = mm;
+	memset(t->memo_gen + t->nmemo, 0, (n - t->nmemo) * sizeof *g);
+	memset(t->memo_match + t->nmemo, 0, (n - t->nmemo) * sizeof *mm);
+	t->nmemo = n;
+	return true;
+}
+
+/* Process proc's memo, grown to its stacks so far. */
+static struct ct_memo *
+memo_of(struct calltree *t, const struct aggregate *a, uint32_t proc)
+{
+	if (proc >= t->nmemos) {
+		uint32_t n = t->nmemos ? t->nmemos : 4;
+		while (n <= proc)
+			n *= 2;
+		struct ct_memo *m = realloc(t->memos, n * sizeof *m);
+		if (!m)
+			return NULL;
+		memset(m + t->nmemos, 0, (n - t->nmemos) * sizeof *m);
+		t->memos = m;
+		t->nmemos = n;
+	}
+	struct ct_memo *m = &t->memos[proc];
+	if (!grow_memo(m, appendlog_count(agg_proc_intern(a, proc)->stacks)))
+		return NULL;
+	return m;
+}
+
+static bool
+push_scratch(struct calltree *t, uint32_t v)
+{
+	if (t->nscratch == t->scratch_cap) {
+		uint32_t n = t->scratch_cap ? t->scratch_cap * 2 : 256;
+		uint32_t *s = realloc(t->scratch, n * sizeof *s);
+		if (!s)
+			return false;
+		t->scratch = s;
+		t->scratch_cap = n;
+	}
+	t->scratch[t->nscratch++] = v;
+	return true;
+}
+
+/* The node a stack ends in (the node at the depth cap for deeper stacks).
+ * Walks up to the nearest stack resolved in this build, then down. */
+static uint32_t
+node_of_stack(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32_t proc,
+	      const struct intern *in, bool by_line, uint32_t stack)
+{
+	t->nscratch = 0;
+	uint32_t s = stack;
+	while (s && m->memo_gen[s] != t->gen) {
+		if (!push_scratch(t, s))
+			return UINT32_MAX;
+		s = intern_stack_at(in, s)->parent;
+	}
+	uint32_t node = s ? m->memo[s] : 0;
+	while (t->nscratch) {
+		s = t->scratch[--t->nscratch];
+		const struct interned_stack *st = intern_stack_at(in, s);
+		if (st->depth <= t->depth_cap) {
+			int32_t line;
+			uint32_t f = agg_proc_innermost_func(a, proc, s, &line);
+			if (f == UINT32_MAX)
+				return UINT32_MAX;
+			node = child_of(t, node, f, by_line ? line : -1);
+			if (node == UINT32_MAX)
+				return node;
+		}
+		m->memo[s] = node;
+		m->memo_gen[s] = t->gen;
+	}
+	return node;
+}
+
+/* Does any frame of the stack match the filter? memo_match holds
+ * gen * 2 + answer for stacks decided in this build. */
+static bool
+stack_matches(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32_t proc,
+	      const struct intern *in, uint32_t stack, const char *filter)
+{
+	t->nscratch = 0;
+	uint32_t s = stack;
+	bool yes = false;
+	while (s) {
+		if (m->memo_match[s] >> 1 == t->gen) {
+			yes = m->memo_match[s] & 1;
+			break;
+		}
+		uint32_t f = agg_proc_innermost_func(a, proc, s, NULL);
+		if (f != UINT32_MAX && agg_func_matches(a, f, filter)) {
+			m->memo_match[s] = t->gen * 2 + 1;
+			yes = true;
+			break;
+		}
+		if (!push_scratch(t, s))
+			return false;
+		s = intern_stack_at(in, s)->parent;
+	}
+	/* Everything walked through shares the answer of what it reached. */
+	while (t->nscratch)
+		m->memo_match[t->scratch[--t->nscratch]] = t->gen * 2 + (yes ? 1 : 0);
+	return yes;
+}
+
+/* qsort has no context argument. */
+static const struct ct_node *sort_nodes;
+
+static int
+cmp_kids(const void *pa, const void *pb)
+{
+	const struct ct_node *x = &sort_nodes[*(const uint32_t *)pa], *y = &sort_nodes[*(const uint32_t *)pb];
+	if (x->total != y->total)
+		return x->total < y->total ? 1 : -1;
+	/* Ties: a stable order between refreshes. */
+	return x->key < y->key ? -1 : x->key > y->key;
+}
+
+/* Forget the shape: the next build starts from the root again. */
+static bool
+reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
+{
+	t->n = 0;
+	t->nkids_built = 0;
+	if (t->index)
+		memset(t->index, 0, t->nindex * sizeof *t->index);
+	if (++t->gen >= 0x7fffffffu) {
+		t->gen = 1;
+		for (uint32_t p = 0; p < t->nmemos; p++) {
+			struct ct_memo *m = &t->memos[p];
+			memset(m->memo_gen, 0, m->nmemo * sizeof *m->memo_gen);
+			memset(m->memo_match, 0, m->nmemo * sizeof *m->memo_match);
+		}
+	}
+	t->depth_cap = depth_cap;
+	t->by_line = q->by_line;
+	snprintf(t->filter, sizeof t->filter, "%s", q->filter ? q->filter : "");
+	uint32_t root = new_node(t);
+	if (root == UINT32_MAX)
+		return false;
+	t->nodes[root].func = UINT32_MAX;
+	t->nodes[root].line = -1;
+	t->nodes[root].parent = UINT32_MAX;
+	t->nodes[root].key = ROOT_KEY;
+	return true;
+}
+
+bool
+calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_cap,
+	       struct calltree *t)
+{
+	if (!depth_cap)
+		depth_cap = CALLTREE_DEFAULT_DEPTH;
+	/* The shape (which stack ends in which node) depends only on these;
+	 * counts are redone every build, the shape only when they change. */
+	const char *filter = q->filter ? q->filter : "";
+	if (!t->n || t->depth_cap != depth_cap || t->by_line != q->by_line ||
+	    strcmp(t->filter, filter) != 0) {
+		if (!reset_shape(t, q, depth_cap))
+			return false;
+	}
+	/* Every process's memo is grown before counting: stacks interned
+	 * after this are newer than the entries we were given a count for. */
+	uint32_t nprocs = procset_count(a->procs);
+	for (uint32_t p = 0; p < nprocs; p++)
+		if (procset_at(a->procs, p)->walk && !memo_of(t, a, p))
+			return false;
+	t->build++;
+	t->cut = 0;
+	t->deepest = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		t->nodes[i].own = t->nodes[i].cut = 0;
+	}
+	bool filtered = *t->filter != '\0';
+	for (uint32_t i = 0; i < a->nslots; i++) {
+		const struct agg_entry *e = &a->entries[i];
+		uint64_t w;
+		if (!agg_entry_weight(q, e, &w))
+			continue;
+		/* Stacks interned after the memos grew are newer than the entries
+		 * we were given a count for; the next build sees them. */
+		if (e->proc >= t->nmemos || e->stack_id >= t->memos[e->proc].nmemo)
+			continue;
+		struct ct_memo *m = &t->memos[e->proc];
+		const struct intern *in = agg_proc_intern(a, e->proc);
+		if (filtered && !stack_matches(a, t, m, e->proc, in, e->stack_id, t->filter))
+			continue;
+		uint32_t node = node_of_stack(a, t, m, e->proc, in, q->by_line, e->stack_id);
+		if (node == UINT32_MAX)
+			return false;
+		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
+		if (depth > t->deepest)
+			t->deepest = depth;
+		if (depth > t->depth_cap) {
+			t->nodes[node].cut += w;
+			t->cut += w;
+		} else {
+			t->nodes[node].own += w;
+		}
+	}
+	/* Totals bottom-up: a child is always created after its parent. */
+	for (uint32_t i = 0; i < t->n; i++)
+		t->nodes[i].total = t->nodes[i].own + t->nodes[i].cut;
+	for (uint32_t i = t->n - 1; i > 0; i--) {
+		struct ct_node *c = &t->nodes[i];
+		t->nodes[c->parent].total += c->total;
+	}
+	/* Children grouped by parent, when nodes were added. */
+	if (t->nkids_built != t->n) {
+		uint32_t *kids = realloc(t->kids, (t->n ? t->n : 1) * sizeof *kids);
+		if (!kids)
+			return false;
+		t->kids = kids;
+		for (uint32_t i = 0; i < t->n; i++)
+			t->nodes[i].nkids = 0;
+		for (uint32_t i = 1; i < t->n; i++)
+			t->nodes[t->nodes[i].parent].nkids++;
+		uint32_t at = 0;
+		for (uint32_t i = 0; i < t->n; i++) {
+			t->nodes[i].kids = at;
+			at += t->nodes[i].nkids;
+			t->nodes[i].nkids = 0;
+		}
+		for (uint32_t i = 1; i < t->n; i++) {
+			struct ct_node *p = &t->nodes[t->nodes[i].parent];
+			kids[p->kids + p->nkids++] = i;
+		}
+		t->nkids_built = t->n;
+	}
+	return true;
+}
+
+const uint32_t *
+calltree_kids(struct calltree *t, uint32_t node)
+{
+	struct ct_node *p = &t->nodes[node];
+	/* Sorted when first asked for in this build: a view visits few nodes. */
+	if (p->sorted != t->build) {
+		p->sorted = t->build;
+		if (p->nkids > 1) {
+			sort_nodes = t->nodes;
+			qsort(t->kids + p->kids, p->nkids, sizeof *t->kids, cmp_kids);
+		}
+	}
+	return t->kids + p->kids;
+}
+
+uint32_t
+calltree_nkids(struct calltree *t, uint32_t node)
+{
+	/* Children that no longer have samples are not shown (they sort last). */
+	const uint32_t *kids = calltree_kids(t, node);
+	uint32_t n = t->nodes[node].nkids;
+	while (n && t->nodes[kids[n - 1]].total == 0)
+		n--;
+	return n;
+}
+
+void
+calltree_free(struct calltree *t)
+{
+	free(t->nodes);
+	free(t->kids);
+	free(t->index);
+	for (uint32_t p = 0; p < t->nmemos; p++) {
+		free(t->memos[p].memo);
+		free(t->memos[p].memo_gen);
+		free(t->memos[p].memo_match);
+	}
+	free(t->memos);
+	free(t->scratch);
+	memset(t, 0, sizeof *t);
+}
+
+uint32_t
+calltree_find(const struct calltree *t, uint64_t key)
+{
+	/* Paths are looked up a few times per key press or refresh: a scan
+	 * is cheaper than keeping a second index current. */
+	for (uint32_t i = 0; i < t->n; i++)
+		if (t->nodes[i].key == key)
+			return i;
+	return UINT32_MAX;
+}
+
+uint32_t
+calltree_shown_kids(struct calltree *t, uint32_t node, uint64_t min_samples, uint32_t *nfolded,
+		    uint64_t *folded)
+{
+	const uint32_t *kids = calltree_kids(t, node);
+	uint32_t n = calltree_nkids(t, node), k = 0;
+	if (min_samples == 0)
+		min_samples = 1;
+	while (k < n && t->nodes[kids[k]].total >= min_samples)
+		k++;
+	uint64_t rest = 0;
+	for (uint32_t i = k; i < n; i++)
+		rest += t->nodes[kids[i]].total;
+	if (folded)
+		*folded = rest;
+	if (nfolded)
+		*nfolded = n - k;
+	return k;
+}
+
+uint64_t
+calltree_threshold(const struct calltree *t, double percent)
+{
+	if (!t->n || percent <= 0)
+		return 1;
+	double v = (double)t->nodes[0].total * percent / 100.0;
+	uint64_t s = (uint64_t)v;
+	if ((double)s < v)
+		s++;
+	return s ? s : 1;
+}

@@ -1,0 +1,347 @@
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "hash.h"
+#include "taskwatch.h"
+
+/* While asyncio is absent, look for it again this often. */
+#define PROBE_INTERVAL_NS 1000000000ull
+
+struct fp_entry {
+	uint64_t id;               /* task address; 0 = empty slot */
+	uint64_t fp;
+	uint64_t since_ns;
+};
+
+/* ---- snapshot building ---- */
+
+void
+task_snapshot_free(struct task_snapshot *s)
+{
+	if (!s)
+		return;
+	tt_tasks_free(&s->tasks);
+	free(s->stuck_ns);
+	free(s->groups);
+	free(s->members);
+	free(s);
+}
+
+static uint64_t
+fingerprint(const struct tt_tasks *ts, const struct tt_task *t)
+{
+	uint64_t h = 0x9E3779B97F4A7C15ull ^ t->nframes;
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		const struct tt_frame *f = &ts->frames[t->first_frame + i];
+		h = (h ^ hash_mix64(((uint64_t)f->code_id << 32) | (uint32_t)f->line)) *
+		    0x100000001B3ull;
+	}
+	return h;
+}
+
+static struct fp_entry *
+fp_find(struct fp_entry *tab, uint32_t cap, uint64_t id)
+{
+	if (!tab)
+		return NULL;
+	for (uint32_t i = hash_mix64(id) & (cap - 1);; i = (i + 1) & (cap - 1)) {
+		if (tab[i].id == id)
+			return &tab[i];
+		if (tab[i].id == 0)
+			return NULL;
+	}
+}
+
+/* Record each task's fingerprint; a task whose fingerprint is unchanged
+ * keeps the time it was first seen at that point. */
+static bool
+update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
+{
+	uint32_t cap = 64;
+	while (cap < s->tasks.n * 2 + 1)
+		cap *= 2;
+	struct fp_entry *tab = calloc(cap, sizeof *tab);
+	s->stuck_ns = malloc((s->tasks.n + 1) * sizeof *s->stuck_ns);
+	if (!tab || !s->stuck_ns) {
+		free(tab);
+		return false;
+	}
+	for (uint32_t i = 0; i < s->tasks.n; i++) {
+		const struct tt_task *t = &s->tasks.tasks[i];
+		uint64_t fp = fingerprint(&s->tasks, t);
+		const struct fp_entry *old = fp_find(w->fps, w->fps_cap, t->id);
+		uint64_t since = old && old->fp == fp ? old->since_ns : now;
+		s->stuck_ns[i] = now - since;
+		uint32_t k = hash_mix64(t->id) & (cap - 1);
+		while (tab[k].id != 0 && tab[k].id != t->id)
+			k = (k + 1) & (cap - 1);
+		tab[k] = (struct fp_entry){.id = t->id, .fp = fp, .since_ns = since};
+	}
+	free(w->fps);
+	w->fps = tab;
+	w->fps_cap = cap;
+	return true;
+}
+
+/* Code of the standard library or an installed package, as opposed to the
+ * application's own. */
+static bool
+is_library_file(const char *path)
+{
+	return strstr(path, "/lib/python3") || strstr(path, "-packages/") ||
+	       strncmp(path, "<frozen", 7) == 0;
+}
+
+/* A suspension point: the innermost frame and the first application frame
+ * awaiting it ("Queue.get <- worker (app.py:33)"); the direct caller when the
+ * whole chain is library code. */
+static void
+group_key(const struct code_cache *codes, const struct tt_tasks *ts, const struct tt_task *t,
+	  struct task_group *g)
+{
+	g->frame0 = g->frame1 = UINT32_MAX;
+	g->line0 = g->line1 = -1;
+	if (t->nframes == 0)
+		return;
+	const struct tt_frame *f = ts->frames + t->first_frame;
+	g->frame0 = f[0].code_id;
+	g->line0 = f[0].line;
+	if (t->nframes == 1)
+		return;
+	uint32_t caller = 1;
+	for (uint32_t i = 1; i < t->nframes; i++) {
+		if (!is_library_file(codecache_get(codes, f[i].code_id)->filename)) {
+			caller = i;
+			break;
+		}
+	}
+	g->frame1 = f[caller].code_id;
+	g->line1 = f[caller].line;
+}
+
+static bool
+same_point(const struct task_group *a, const struct task_group *b)
+{
+	return a->frame0 == b->frame0 && a->frame1 == b->frame1 && a->line0 == b->line0 &&
+	       a->line1 == b->line1;
+}
+
+static const struct task_snapshot *member_ctx;
+
+static int
+cmp_stuck(const void *a, const void *b)
+{
+	uint64_t x = member_ctx->stuck_ns[*(const uint32_t *)a];
+	uint64_t y = member_ctx->stuck_ns[*(const uint32_t *)b];
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Group tasks by suspension point (a hash of the key to a group index). */
+static bool
+build_groups(struct task_snapshot *s)
+{
+	uint32_t n = s->tasks.n;
+	uint32_t cap = 64;
+	while (cap < n * 2 + 1)
+		cap *= 2;
+	uint32_t *slots = malloc(cap * sizeof *slots);
+	uint32_t *group_of = malloc((n + 1) * sizeof *group_of);
+	s->groups = calloc(n + 1, sizeof *s->groups);
+	s->members = malloc((n + 1) * sizeof *s->members);
+	if (!slots || !group_of || !s->groups || !s->members) {
+		free(slots);
+		free(group_of);
+		return false;
+	}
+	memset(slots, 0xff, cap * sizeof *slots);
+	for (uint32_t i = 0; i < n; i++) {
+		struct task_group key = {0};
+		group_key(s->codes, &s->tasks, &s->tasks.tasks[i], &key);
+		uint64_t h = hash_mix64(((uint64_t)key.frame0 << 32 | key.frame1) ^
+					((uint64_t)(uint32_t)key.line0 << 32 | (uint32_t)key.line1) *
+						0x9E3779B97F4A7C15ull);
+		uint32_t k = (uint32_t)h & (cap - 1);
+		while (slots[k] != UINT32_MAX && !same_point(&s->groups[slots[k]], &key))
+			k = (k + 1) & (cap - 1);
+		if (slots[k] == UINT32_MAX) {
+			slots[k] = s->ngroups;
+			s->groups[s->ngroups++] = key;
+		}
+		struct task_group *g = &s->groups[slots[k]];
+		group_of[i] = slots[k];
+		g->count++;
+		g->running += s->tasks.tasks[i].running;
+		if (s->stuck_ns[i] > g->stuck_ns)
+			g->stuck_ns = s->stuck_ns[i];
+	}
+	uint32_t at = 0;
+	for (uint32_t g = 0; g < s->ngroups; g++) {
+		s->groups[g].first = at;
+		at += s->groups[g].count;
+		s->groups[g].count = 0;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct task_group *g = &s->groups[group_of[i]];
+		s->members[g->first + g->count++] = i;
+	}
+	member_ctx = s;
+	for (uint32_t g = 0; g < s->ngroups; g++)
+		qsort(s->members + s->groups[g].first, s->groups[g].count, sizeof *s->members,
+		      cmp_stuck);
+	free(slots);
+	free(group_of);
+	return true;
+}
+
+/* ---- the thread ---- */
+
+static void
+publish(struct taskwatch *w, struct task_snapshot *s, const char *error)
+{
+	pthread_mutex_lock(&w->lock);
+	if (s) {
+		task_snapshot_free(w->latest);
+		w->latest = s;
+	}
+	snprintf(w->error, sizeof w->error, "%s", error);
+	pthread_mutex_unlock(&w->lock);
+}
+
+static void *
+taskwatch_main(void *arg)
+{
+	struct taskwatch *w = arg;
+	while (!atomic_load(&w->stop)) {
+		uint64_t start = clock_now_ns();
+		struct task_snapshot *s = calloc(1, sizeof *s);
+		struct tt_error err = {0};
+		if (!s) {
+			publish(w, NULL, "out of memory reading tasks");
+		} else if (task_reader_read(&w->reader, &s->tasks, &err) != TT_OK) {
+			task_snapshot_free(s);
+			publish(w, NULL, err.msg);
+			if (!remote_pid_alive(w->target.pid))
+				break;
+		} else {
+			uint64_t now = clock_now_ns();
+			s->taken_ns = now;
+			s->read_ms = (double)(now - start) / 1e6;
+			s->codes = &w->codes;
+			s->reads = ++w->reads;
+			if (update_fingerprints(w, s, now) && build_groups(s)) {
+				publish(w, s, "");
+			} else {
+				task_snapshot_free(s);
+				publish(w, NULL, "out of memory grouping tasks");
+			}
+		}
+		/* Sleep out the interval, waking early to stop. */
+		uint64_t until = start + w->interval_ns;
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t nowm = clock_now_ns();
+		if (until <= nowm)
+			continue;
+		uint64_t left = until - nowm;
+		ts.tv_sec += (time_t)(left / 1000000000ull);
+		ts.tv_nsec += (long)(left % 1000000000ull);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_mutex_lock(&w->lock);
+		if (!atomic_load(&w->stop))
+			pthread_cond_timedwait(&w->wake, &w->lock, &ts);
+		pthread_mutex_unlock(&w->lock);
+	}
+	return NULL;
+}
+
+tt_status
+taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_ns,
+		struct tt_error *err)
+{
+	memset(w, 0, sizeof *w);
+	w->target = *t;
+	/* The copy reads through its own remote (the backend points at it). */
+	if (w->target.mem.backend.ctx == &t->mem)
+		w->target.mem.backend.ctx = &w->target.mem;
+	w->interval_ns = interval_ns;
+	if (codecache_init(&w->codes) != 0)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task code cache");
+	tt_status st = task_reader_init(&w->reader, &w->target, &w->codes, PROBE_INTERVAL_NS, err);
+	if (st != TT_OK) {
+		codecache_free(&w->codes);
+		return st;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_condattr_t ca;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&w->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	/* Signals belong to the UI thread. */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int rc = pthread_create(&w->thread, NULL, taskwatch_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		task_reader_free(&w->reader);
+		codecache_free(&w->codes);
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->wake);
+		return tt_fail(err, TT_ENOMEM, rc, "cannot start the task reader thread");
+	}
+	w->started = true;
+	return TT_OK;
+}
+
+struct task_snapshot *
+taskwatch_take(struct taskwatch *w)
+{
+	if (!w->started)
+		return NULL;
+	pthread_mutex_lock(&w->lock);
+	struct task_snapshot *s = w->latest;
+	w->latest = NULL;
+	pthread_mutex_unlock(&w->lock);
+	return s;
+}
+
+void
+taskwatch_error(struct taskwatch *w, char *buf, size_t len)
+{
+	if (!w->started) {
+		snprintf(buf, len, "%s", "");
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	snprintf(buf, len, "%s", w->error);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void
+taskwatch_stop(struct taskwatch *w)
+{
+	if (!w->started)
+		return;
+	pthread_mutex_lock(&w->lock);
+	atomic_store(&w->stop, true);
+	pthread_cond_signal(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	pthread_join(w->thread, NULL);
+	task_snapshot_free(w->latest);
+	free(w->fps);
+	task_reader_free(&w->reader);
+	codecache_free(&w->codes);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->wake);
+	w->started = false;
+}

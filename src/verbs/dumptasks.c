@@ -1,0 +1,266 @@
+#include "config.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "dumptasks.h"
+#include "sanitize.h"
+
+/* Tree levels drawn before the rest is summarised. */
+#define TREE_MAX_DEPTH 128
+#define READ_ATTEMPTS 5
+
+tt_status
+dumptasks_read(struct task_reader *r, struct tt_tasks *ts, struct tt_error *err)
+{
+	tt_status st = TT_OK;
+	for (int i = 0; i < READ_ATTEMPTS; i++) {
+		st = task_reader_read(r, ts, err);
+		if (st != TT_OK || (ts->lost == 0 && !ts->incomplete))
+			return st;
+		struct timespec pause = {0, 2000000L};
+		nanosleep(&pause, NULL);
+	}
+	return st;
+}
+
+/* ---- the await graph: edges from an awaiting task to the tasks it awaits ---- */
+
+struct graph {
+	uint32_t *by_id;        /* task indexes sorted by id */
+	uint32_t *child_start;  /* CSR: children of i are child[child_start[i] .. [i+1]) */
+	uint32_t *child;
+	bool *has_parent;
+	uint8_t *mark;          /* 0 unseen, 1 on the current path, 2 drawn */
+};
+
+static const struct tt_tasks *sort_ctx;
+
+static int
+cmp_by_id(const void *a, const void *b)
+{
+	uint64_t x = sort_ctx->tasks[*(const uint32_t *)a].id;
+	uint64_t y = sort_ctx->tasks[*(const uint32_t *)b].id;
+	return x < y ? -1 : x > y;
+}
+
+static int64_t
+find_task(const struct tt_tasks *ts, const struct graph *g, uint64_t id)
+{
+	uint32_t lo = 0, hi = ts->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint64_t v = ts->tasks[g->by_id[mid]].id;
+		if (v == id)
+			return g->by_id[mid];
+		if (v < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+static bool
+graph_build(const struct tt_tasks *ts, struct graph *g)
+{
+	memset(g, 0, sizeof *g);
+	uint32_t n = ts->n;
+	g->by_id = malloc((n + 1) * sizeof *g->by_id);
+	g->child_start = calloc(n + 2, sizeof *g->child_start);
+	g->child = malloc((ts->nawaiters + 1) * sizeof *g->child);
+	g->has_parent = calloc(n + 1, sizeof *g->has_parent);
+	g->mark = calloc(n + 1, 1);
+	if (!g->by_id || !g->child_start || !g->child || !g->has_parent || !g->mark)
+		return false;
+	for (uint32_t i = 0; i < n; i++)
+		g->by_id[i] = i;
+	sort_ctx = ts;
+	qsort(g->by_id, n, sizeof *g->by_id, cmp_by_id);
+	/* count, then place: the parent of an edge is the awaiter */
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tt_task *t = &ts->tasks[i];
+		for (uint32_t a = 0; a < t->nawaiters; a++) {
+			int64_t p = find_task(ts, g, ts->awaiters[t->first_awaiter + a]);
+			if (p >= 0 && (uint32_t)p != i) {
+				g->child_start[p + 1]++;
+				g->has_parent[i] = true;
+			}
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		g->child_start[i + 1] += g->child_start[i];
+	uint32_t *fill = calloc(n + 1, sizeof *fill);
+	if (!fill)
+		return false;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct tt_task *t = &ts->tasks[i];
+		for (uint32_t a = 0; a < t->nawaiters; a++) {
+			int64_t p = find_task(ts, g, ts->awaiters[t->first_awaiter + a]);
+			if (p >= 0 && (uint32_t)p != i)
+				g->child[g->child_start[p] + fill[p]++] = i;
+		}
+	}
+	free(fill);
+	return true;
+}
+
+static void
+graph_free(struct graph *g)
+{
+	free(g->by_id);
+	free(g->child_start);
+	free(g->child);
+	free(g->has_parent);
+	free(g->mark);
+}
+
+/* ---- text ---- */
+
+static void
+print_task_line(FILE *f, const struct tt_tasks *ts, const struct tt_task *t)
+{
+	char safe[2048];
+	sanitize_for_terminal(tt_task_name(ts, t), safe, sizeof safe);
+	fprintf(f, "%s [0x%llx]", safe, (unsigned long long)t->id);
+}
+
+static void
+print_frames(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+	     const struct tt_task *t, const char *prefix)
+{
+	char q[2048], file[4096];
+	for (uint32_t i = 0; i < t->nframes; i++) {
+		const struct tt_frame *fr = &ts->frames[t->first_frame + i];
+		const struct code_entry *c = codecache_get(codes, fr->code_id);
+		sanitize_for_terminal(c->qualname, q, sizeof q);
+		sanitize_for_terminal(c->filename, file, sizeof file);
+		fprintf(f, "%s%s (%s:%d)\n", prefix, q, file, fr->line);
+	}
+	if (t->chain_cut)
+		fprintf(f, "%s... (coroutine chain longer than %d)\n", prefix, TASKS_MAX_CHAIN);
+}
+
+static void
+print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+	      struct graph *g, uint32_t i, char *prefix, size_t plen, bool last, int depth)
+{
+	const struct tt_task *t = &ts->tasks[i];
+	fprintf(f, "%s%s", prefix, depth == 0 ? "" : last ? "\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 "
+							: "\xe2\x94\x9c\xe2\x94\x80\xe2\x94\x80 ");
+	print_task_line(f, ts, t);
+	if (g->mark[i] == 1) {
+		fprintf(f, " (awaits itself: cycle)\n");
+		return;
+	}
+	if (g->mark[i] == 2) {
+		fprintf(f, " (shown above)\n");
+		return;
+	}
+	fprintf(f, " thread %llu, %s\n", (unsigned long long)t->thread,
+		t->running ? "running" : "suspended");
+	g->mark[i] = 1;
+	/* extend the prefix for what hangs below this task */
+	size_t nlen = plen;
+	if (depth > 0) {
+		const char *ext = last ? "    " : "\xe2\x94\x82   ";
+		size_t el = strlen(ext);
+		if (plen + el < 4 * TREE_MAX_DEPTH * 3) {
+			memcpy(prefix + plen, ext, el + 1);
+			nlen = plen + el;
+		}
+	}
+	uint32_t nchild = g->child_start[i + 1] - g->child_start[i];
+	char fprefix[4 * TREE_MAX_DEPTH * 3 + 16];
+	snprintf(fprefix, sizeof fprefix, "%s%s  ", prefix, nchild ? "\xe2\x94\x82" : " ");
+	print_frames(f, ts, codes, t, fprefix);
+	if (depth + 1 >= TREE_MAX_DEPTH && nchild) {
+		fprintf(f, "%s\xe2\x94\x94\xe2\x94\x80\xe2\x94\x80 ... (%u awaited tasks, tree deeper than %d)\n",
+			prefix, nchild, TREE_MAX_DEPTH);
+	} else {
+		for (uint32_t k = 0; k < nchild; k++)
+			print_subtree(f, ts, codes, g, g->child[g->child_start[i] + k], prefix, nlen,
+				      k + 1 == nchild, depth + 1);
+	}
+	prefix[plen] = '\0';
+	g->mark[i] = 2;
+}
+
+void
+dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes)
+{
+	if (ts->state == TASKS_UNSUPPORTED) {
+		fprintf(f, "\nasyncio tasks: not available (reading tasks needs Python 3.14 or newer)\n");
+		return;
+	}
+	if (ts->state == TASKS_NO_ASYNCIO) {
+		fprintf(f, "\nasyncio tasks: none (asyncio is not imported)\n");
+		return;
+	}
+	fprintf(f, "\nasyncio tasks: %u", ts->n);
+	if (ts->lost)
+		fprintf(f, " (%u more changed while read)", ts->lost);
+	if (ts->truncated)
+		fprintf(f, " (more than %d: the rest left out)", TASKS_MAX);
+	if (ts->incomplete)
+		fprintf(f, " (a task list changed while read: some may be missing)");
+	fprintf(f, "\n");
+	if (ts->n == 0)
+		return;
+	struct graph g;
+	if (!graph_build(ts, &g)) {
+		graph_free(&g);
+		fprintf(f, "(out of memory drawing the task tree)\n");
+		return;
+	}
+	char prefix[4 * TREE_MAX_DEPTH * 3 + 16] = "";
+	/* Roots first; then whatever only a cycle reaches. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (uint32_t i = 0; i < ts->n; i++) {
+			if (g.mark[i] || (pass == 0 && g.has_parent[i]))
+				continue;
+			fputc('\n', f);
+			if (pass == 1)
+				fprintf(f, "(in an await cycle)\n");
+			print_subtree(f, ts, codes, &g, i, prefix, 0, true, 0);
+		}
+	}
+	graph_free(&g);
+}
+
+/* ---- JSON ---- */
+
+void
+dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes)
+{
+	fprintf(f, "\"tasks\": [");
+	for (uint32_t i = 0; i < ts->n; i++) {
+		const struct tt_task *t = &ts->tasks[i];
+		fprintf(f, "%s\n  {\"id\": %llu, \"name\": ", i ? "," : "", (unsigned long long)t->id);
+		json_put_string(f, tt_task_name(ts, t));
+		fprintf(f, ", \"thread\": %llu, \"interpreter\": %lld, \"running\": %s, \"frames\": [",
+			(unsigned long long)t->thread, (long long)t->interp_id,
+			t->running ? "true" : "false");
+		for (uint32_t k = 0; k < t->nframes; k++) {
+			const struct tt_frame *fr = &ts->frames[t->first_frame + k];
+			const struct code_entry *c = codecache_get(codes, fr->code_id);
+			fprintf(f, "%s{\"func\": ", k ? ", " : "");
+			json_put_string(f, c->qualname);
+			fprintf(f, ", \"file\": ");
+			json_put_string(f, c->filename);
+			fprintf(f, ", \"line\": %d}", fr->line);
+		}
+		fprintf(f, "], \"awaited_by\": [");
+		for (uint32_t k = 0; k < t->nawaiters; k++)
+			fprintf(f, "%s%llu", k ? ", " : "",
+				(unsigned long long)ts->awaiters[t->first_awaiter + k]);
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]");
+	if (ts->state == TASKS_UNSUPPORTED)
+		fprintf(f, ", \"tasks_note\": \"reading asyncio tasks needs Python 3.14 or newer\"");
+	if (ts->lost || ts->incomplete)
+		fprintf(f, ", \"tasks_lost\": %u", ts->lost);
+}

@@ -1,0 +1,48 @@
+"""A real aiohttp server (Debian's python3-aiohttp) whose /slow handler
+awaits an upstream that accepts connections and never answers. Listens on
+127.0.0.1 only, on a free port; writes {"pid", "port"} to argv[1]."""
+import asyncio
+import json
+import os
+import socket
+import sys
+
+from aiohttp import web
+
+# The stuck upstream: a socket that listens but never accepts or answers.
+upstream = socket.socket()
+upstream.bind(("127.0.0.1", 0))
+upstream.listen(1024)
+UPSTREAM_PORT = upstream.getsockname()[1]
+
+
+async def fetch_upstream():
+    reader, writer = await asyncio.open_connection("127.0.0.1", UPSTREAM_PORT)
+    writer.write(b"GET / HTTP/1.0\r\n\r\n")
+    return await reader.readline()
+
+
+async def slow_handler(request):
+    body = await fetch_upstream()
+    return web.Response(body=body)
+
+
+async def fast_handler(request):
+    return web.Response(text="ok\n")
+
+
+async def main():
+    app = web.Application()
+    app.router.add_get("/slow", slow_handler)
+    app.router.add_get("/fast", fast_handler)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    with open(sys.argv[1] + ".tmp", "w") as f:
+        json.dump({"pid": os.getpid(), "port": port}, f)
+    os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+    await asyncio.Event().wait()
+
+asyncio.run(main())

@@ -1,0 +1,468 @@
+#!/usr/bin/env python3
+"""Tests for `tachyon-top dump --tasks` (asyncio tasks), against real interpreters.
+
+The oracle is CPython's own `_remote_debugging.RemoteUnwinder(pid)
+.get_all_awaited_by()`, run by the same interpreter inside the root against
+the same parked target: both must agree on task ids, names, awaited-by sets
+and coroutine stacks (function names and lines). Further scenarios: 10,000
+parked tasks (and what one read costs), tasks created and finished at a high
+rate while dumping, attaching before `import asyncio`, a program that never
+imports it, and Python 3.13 (a one-line note). Output is TAP.
+
+Environment as for tests/functional.py (TT_ROOT, TT_BIN, CI); TT_TASK_INTERPS
+(default "python3.14 python3.15 python3.14d python3.15d"), else TT_INTERPS
+filtered to python3.14/3.15 builds (none: only the once-only scenarios run).
+"""
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as ft  # noqa: E402
+from functional import Fail, Tap, expect, show  # noqa: E402
+
+TARGETS = os.path.join(ft.HERE, "targets")
+DEFAULT = "python3.14 python3.15 python3.14d python3.15d"
+EPOLL_SYSCALLS = {232, 281, 441}   # epoll_wait, epoll_pwait, epoll_pwait2 (x86-64)
+BULK = 10000
+
+ORACLE = r"""
+import _remote_debugging, json, sys
+res = _remote_debugging.RemoteUnwinder(int(sys.argv[1])).get_all_awaited_by()
+def frame(f):
+    line = getattr(f, "lineno", None)
+    if line is None:
+        line = f.location.lineno if getattr(f, "location", None) else -1
+    return [f.funcname, line]
+out = []
+for info in res:
+    for t in info.awaited_by:
+        stack = []
+        for coro in t.coroutine_stack:
+            stack += [frame(f) for f in coro.call_stack]
+        out.append({"thread": info.thread_id, "id": t.task_id, "name": t.task_name,
+                    "frames": stack, "awaited_by": sorted(c.task_name for c in t.awaited_by)})
+print(json.dumps(out))
+"""
+
+
+class Target:
+    """A script from tests/targets under *interp* in the root; waits for its
+    ready file and (with *parked_tids*) for its loop threads to sit in epoll."""
+
+    def __init__(self, interp, script, *args):
+        self.interp, self.script, self.args = interp, script, args
+        self.dir = tempfile.mkdtemp(prefix="tasks-", dir=ft.in_root("/tmp"))
+        self.rdir = "/" + os.path.relpath(self.dir, ft.ROOT)
+        self.ready = os.path.join(self.rdir, "ready.json")
+        self.proc = None
+
+    def __enter__(self):
+        shutil.copy(os.path.join(TARGETS, self.script), self.dir)
+        argv = [ft.CHROOT, ft.ROOT, self.interp, "-E", "-s", "-B",
+                os.path.join(self.rdir, self.script), self.ready] + list(self.args)
+        self.err = open(os.path.join(self.dir, "stderr.txt"), "wb")
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=self.err, env=ft.TARGET_ENV, start_new_session=True)
+        try:
+            self.info = self.wait_file(self.ready)
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def kill(self):
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.err.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def stderr(self):
+        try:
+            with open(os.path.join(self.dir, "stderr.txt"), "rb") as f:
+                return ["target stderr: " + line for line in
+                        f.read().decode("utf-8", "replace").splitlines()[-10:]]
+        except OSError:
+            return []
+
+    def wait_file(self, rpath, timeout=60):
+        host = ft.in_root(rpath)
+        deadline = time.monotonic() + timeout
+        while not os.path.exists(host):
+            if self.proc.poll() is not None:
+                raise Fail("target %s exited early (%s)" % (self.script, self.proc.returncode),
+                           *self.stderr())
+            if time.monotonic() > deadline:
+                raise Fail("target %s not ready within %d s" % (self.script, timeout),
+                           *self.stderr())
+            time.sleep(0.01)
+        with open(host) as f:
+            return json.load(f)
+
+    def wait_epoll(self, tids, timeout=30):
+        """Until every loop thread blocks in epoll: its tasks are parked."""
+        deadline = time.monotonic() + timeout
+        while True:
+            waiting = []
+            for tid in tids:
+                try:
+                    with open("/proc/%d/task/%d/syscall" % (self.pid, tid)) as f:
+                        nr = int(f.read().split()[0])
+                except (OSError, ValueError):
+                    nr = -1
+                if nr not in EPOLL_SYSCALLS:
+                    waiting.append(tid)
+            if not waiting:
+                return
+            if time.monotonic() > deadline:
+                raise Fail("loop threads %s never blocked in epoll" % waiting, *self.stderr())
+            time.sleep(0.01)
+
+
+def dump_tasks(pid, *extra):
+    run = ft.tachyon("dump", "-p", pid, "--tasks", *extra)
+    run.expect_success()
+    return run
+
+
+def tasks_json(pid):
+    run = dump_tasks(pid, "--json")
+    ft.expect_no_control_bytes(run.out, "stdout of " + run.cmd)
+    try:
+        doc = json.loads(run.out.decode("utf-8"))
+    except ValueError as e:
+        raise Fail("dump --tasks --json is not JSON: %s" % e, *run.details())
+    expect(isinstance(doc.get("tasks"), list), "no \"tasks\" list in the process object",
+           *run.details())
+    for t in doc["tasks"]:
+        expect(set(t) >= {"id", "name", "thread", "running", "frames", "awaited_by"},
+               "task entry lacks fields: %s" % show(t))
+    return doc
+
+
+def oracle(interp, pid):
+    proc = subprocess.run([ft.CHROOT, ft.ROOT, interp, "-c", ORACLE, str(pid)],
+                          capture_output=True, timeout=120)
+    expect(proc.returncode == 0, "the oracle (_remote_debugging) failed",
+           show(proc.stderr, 1500))
+    return json.loads(proc.stdout)
+
+
+def ours(doc):
+    return {t["id"]: {"thread": t["thread"], "id": t["id"], "name": t["name"],
+                      "frames": [[f["func"], f["line"]] for f in t["frames"]],
+                      "awaited_by": sorted(t["awaited_by"])} for t in doc["tasks"]}
+
+
+def compare_with_oracle(interp, pid, threads=None):
+    """Ours against the oracle's; *threads*: compare only if the oracle sees
+    these threads (3.14's get_all_awaited_by reads the main thread only)."""
+    found = oracle(interp, pid)
+    doc = tasks_json(pid)
+    if threads is not None and not set(threads) <= {t["thread"] for t in found}:
+        ft.Tap.emit("# %s: the oracle does not see tasks of non-main threads; "
+                    "checked without it" % interp)
+        return doc
+    want = {t["id"]: t for t in found}
+    got = ours(doc)
+    expect(set(want) == set(got), "task ids differ from the oracle's",
+           "only in the oracle: %s" % show([want[i]["name"] for i in set(want) - set(got)]),
+           "only in ours: %s" % show([got[i]["name"] for i in set(got) - set(want)]))
+    for tid, w in want.items():
+        g = got[tid]
+        for key in ("name", "thread", "frames", "awaited_by"):
+            expect(w[key] == g[key], "task %s: %s differs from the oracle's" % (w["name"], key),
+                   "oracle: " + show(w[key], 800), "ours:   " + show(g[key], 800))
+    return doc
+
+
+class Tmux:
+    """tachyon-top's live view in a tmux pane of a private tmux server."""
+
+    def __init__(self, *args, size=(140, 40)):
+        self.sock = "tt-tasks-%d" % os.getpid()
+        self.name = "tasks"
+        command = " ".join([ft.BIN] + [str(a) for a in args]) + "; exec sleep 600"
+        self.run("new-session", "-d", "-s", self.name, "-x", str(size[0]), "-y", str(size[1]),
+                 "env", "TERM=xterm-256color", "sh", "-c", command)
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-L", self.sock] + list(args), capture_output=True,
+                              text=True, timeout=20).stdout
+
+    def screen(self):
+        return self.run("capture-pane", "-p", "-t", self.name)
+
+    def keys(self, *keys):
+        self.run("send-keys", "-t", self.name, *keys)
+
+    def wait(self, predicate, what, timeout=15):
+        deadline = time.monotonic() + timeout
+        while True:
+            text = self.screen()
+            if predicate(text):
+                return text
+            if time.monotonic() > deadline:
+                raise Fail("no %s on the screen within %d s" % (what, timeout),
+                           *["screen: " + line for line in text.splitlines()])
+            time.sleep(0.1)
+
+    def close(self):
+        self.run("kill-server")
+
+
+def load_server(port, stuck, fast):
+    """*stuck* requests to /slow left hanging, then *fast* to /fast."""
+    socks = []
+    for _ in range(stuck):
+        s = socket.create_connection(("127.0.0.1", port), timeout=10)
+        s.sendall(b"GET /slow HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        socks.append(s)
+    for _ in range(fast):
+        with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+            s.sendall(b"GET /fast HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+            expect(b"200 OK" in s.recv(4096), "the server did not answer /fast")
+    return socks
+
+
+STUCK_REQUESTS = 40
+
+
+def test_aiohttp():
+    """Debian's aiohttp, a handler stuck on its upstream, under client load."""
+    with Target("python3", "tasks_aiohttp.py") as t:
+        socks = load_server(t.info["port"], STUCK_REQUESTS, 100)
+        try:
+            deadline = time.monotonic() + 20
+            while True:
+                doc = tasks_json(t.pid)
+                stuck = [x for x in doc["tasks"]
+                         if [f["func"] for f in x["frames"]][3:5] == ["fetch_upstream",
+                                                                      "slow_handler"]]
+                if len(stuck) == STUCK_REQUESTS or time.monotonic() > deadline:
+                    break
+                time.sleep(0.1)
+            expect(len(stuck) == STUCK_REQUESTS, "expected %d handler tasks stuck in "
+                   "fetch_upstream, found %d" % (STUCK_REQUESTS, len(stuck)))
+            ids = {x["id"]: x for x in doc["tasks"]}
+            for x in stuck:
+                expect(x["frames"][0]["func"] == "StreamReader._wait_for_data",
+                       "handler task's innermost frame", show(x["frames"]))
+                expect(len(x["awaited_by"]) == 1 and ids[x["awaited_by"][0]]["frames"][0]["func"]
+                       == "RequestHandler.start", "handler task not awaited by its connection")
+            tui = Tmux("-p", t.pid)
+            try:
+                tui.wait(lambda s: "Functions" in s or "Threads" in s, "live view")
+                tui.keys("T")
+                pattern = re.compile(r"^\S\s+%d\s+0\s+\S+( s| min| h)?\s+StreamReader\."
+                                     r"_wait_for_data \u2190 fetch_upstream \(tasks_aiohttp\.py:\d+\)"
+                                     % STUCK_REQUESTS, re.M)
+                screen = tui.wait(lambda s: pattern.search(s), "the stuck handlers' row")
+                # Stuck time grows while the requests hang; sorting by count works.
+                tui.wait(lambda s: re.search(r"^\S\s+%d\s+0\s+[2-9] s\s+StreamReader"
+                                             % STUCK_REQUESTS, s, re.M), "stuck >= 2 s")
+                tui.keys("s")
+                tui.wait(lambda s: "sorted by count" in s, "sort by count")
+                # Enter opens the group, Enter on a task shows its chain and awaiter.
+                rows = [line for line in screen.splitlines() if line[:1] in "\u25b8\u25be"]
+                index = next(i for i, line in enumerate(rows) if "fetch_upstream" in line)
+                for _ in range(index):
+                    tui.keys("Down")
+                tui.keys("Enter")
+                tui.wait(lambda s: re.search(r"^\s+\u25b8 Task-\d+ \[0x", s, re.M), "task rows")
+                tui.keys("Down", "Enter")
+                tui.wait(lambda s: "slow_handler (/" in s and "awaited by Task-" in s
+                         and "RequestHandler.start (" in s, "a task's chain and its awaiter")
+            finally:
+                tui.close()
+        finally:
+            for s in socks:
+                s.close()
+
+
+def test_live_late_import():
+    """The live view sees tasks appear after the target imports asyncio."""
+    with Target("python3.14", "tasks_late.py") as t:
+        tui = Tmux("-p", t.pid)
+        try:
+            tui.wait(lambda s: "Functions" in s, "live view")
+            tui.keys("T")
+            tui.wait(lambda s: "asyncio is not imported" in s, "the no-asyncio line")
+            os.kill(t.pid, signal.SIGUSR1)
+            tui.wait(lambda s: re.search(r"^\S\s+3\s+0\s+.*late_worker.*late-", s, re.M),
+                     "the three late tasks", timeout=20)
+        finally:
+            tui.close()
+
+
+# ----------------------------------------------------------------------
+
+def test_oracle(interp):
+    with Target(interp, "tasks_forest.py", "0", "main") as t:
+        t.wait_epoll(t.info["threads"])
+        check_forest(t, compare_with_oracle(interp, t.pid), loops=1)
+
+
+def test_two_loops(interp):
+    with Target(interp, "tasks_forest.py") as t:
+        t.wait_epoll(t.info["threads"])
+        check_forest(t, compare_with_oracle(interp, t.pid, t.info["threads"]), loops=2)
+
+
+def check_forest(t, doc, loops):
+    if True:
+        tasks = doc["tasks"]
+        by_name = {}
+        for task in tasks:
+            by_name.setdefault(task["name"], []).append(task)
+        # The shapes are all there, on both loops.
+        for name in ("conn-1", "shared", "waiter-a", "waiter-b", "tg-child", "shielder",
+                     "level-1", "level-2", "level-3"):
+            expect(len(by_name.get(name, [])) == loops, "expected task %r once per loop" % name,
+                   "names: " + show(sorted(by_name)))
+        expect({task["thread"] for task in tasks} == set(t.info["threads"]),
+               "tasks not attributed to their loop threads",
+               show(sorted({task["thread"] for task in tasks})), show(t.info["threads"]))
+        ids = {task["id"]: task for task in tasks}
+        for task in by_name["shared"]:
+            names = sorted(ids[a]["name"] for a in task["awaited_by"])
+            expect(names == ["waiter-a", "waiter-b"], "shared task's awaiters: %s" % names)
+        for task in by_name["level-3"]:
+            expect([f["func"] for f in task["frames"]] ==
+                   ["Event.wait", "leaf", "middle", "worker", "level3"],
+                   "level-3 coroutine stack", show(task["frames"]))
+            parent = ids[task["awaited_by"][0]]
+            expect(parent["name"] == "level-2" and ids[parent["awaited_by"][0]]["name"] ==
+                   "level-1", "three-level awaiting chain broken")
+        unnamed = [n for n in by_name if n.startswith("Task-")]
+        expect(len(unnamed) >= 3, "unnamed tasks should be named Task-N: %s" % unnamed)
+        # Text: a tree, roots first; the shared task drawn once in full.
+        text = dump_tasks(t.pid).out.decode("utf-8")
+        ft.expect_no_control_bytes(text.encode(), "dump --tasks text")
+        expect("asyncio tasks: %d" % len(tasks) in text, "text lacks the task count",
+               show(text, 1500))
+        expect(text.count("(shown above)") == loops, "a task awaited by two is drawn once per loop "
+               "and referenced once", show(text, 3000))
+        first_task = [line for line in text.split("asyncio tasks:")[1].splitlines()
+                      if "[0x" in line][0]
+        expect(first_task.startswith("Task-"), "the tree starts with a root task",
+               show(first_task))
+
+
+def test_bulk(interp):
+    with Target(interp, "tasks_forest.py", str(BULK)) as t:
+        t.wait_epoll(t.info["threads"])
+        start = time.monotonic()
+        doc = tasks_json(t.pid)
+        took = time.monotonic() - start
+        n = len(doc["tasks"])
+        expect(n >= 2 * BULK, "expected over %d tasks, got %d" % (2 * BULK, n))
+        bulk = [x for x in doc["tasks"] if x["name"].startswith("bulk-")]
+        expect(len(bulk) == 2 * BULK, "bulk tasks: %d" % len(bulk))
+        expect(all(len(x["frames"]) == 4 for x in bulk), "a bulk task's chain is not 4 deep")
+        ft.Tap.emit("# %s: dump --tasks --json of %d tasks (two loops): %.3f s wall, "
+                    "including attach and the thread dump" % (interp, n, took))
+
+
+def test_churn(interp):
+    with Target(interp, "tasks_churn.py") as t:
+        seen = 0
+        for _ in range(15):
+            doc = tasks_json(t.pid)
+            seen = max(seen, len(doc["tasks"]))
+        expect(t.proc.poll() is None, "the target died")
+        expect(seen > 0, "never saw a task under churn")
+
+
+def test_late_import(interp):
+    with Target(interp, "tasks_late.py") as t:
+        time.sleep(0.2)
+        doc = tasks_json(t.pid)
+        expect(doc["tasks"] == [] and "tasks_note" not in doc,
+               "before import asyncio: expected an empty list", show(doc.get("tasks")))
+        text = dump_tasks(t.pid).out.decode()
+        # 3.15 has _asyncio built in: its (empty) task lists are readable.
+        expect("asyncio tasks: none (asyncio is not imported)" in text or
+               (interp.startswith("python3.15") and "asyncio tasks: 0\n" in text),
+               "text lacks the no-asyncio line", show(text[-300:]))
+        os.kill(t.pid, signal.SIGUSR1)
+        t.wait_file(t.ready + ".2")
+        t.wait_epoll([t.pid])
+        names = sorted(x["name"] for x in tasks_json(t.pid)["tasks"])
+        expect(names == ["Task-1", "late-0", "late-1", "late-2"],
+               "after import asyncio: %s" % names)
+
+
+def test_never(interp):
+    with Target(interp, "tasks_late.py", "never") as t:
+        time.sleep(0.2)
+        doc = tasks_json(t.pid)
+        expect(doc["tasks"] == [], "expected no tasks", show(doc["tasks"]))
+
+
+def test_old_python():
+    with Target("python3.13", "tasks_late.py", "never") as t:
+        time.sleep(0.2)
+        doc = tasks_json(t.pid)
+        expect(doc["tasks"] == [] and "3.14" in doc.get("tasks_note", ""),
+               "3.13: expected an empty list and a note", show(doc))
+        text = dump_tasks(t.pid).out.decode()
+        lines = [line for line in text.splitlines() if "asyncio tasks" in line]
+        expect(len(lines) == 1 and "Python 3.14 or newer" in lines[0],
+               "3.13: expected one line saying tasks need 3.14+", show(text[-300:]))
+
+
+PER_INTERP = [("oracle agrees on a forest of tasks", test_oracle),
+              ("two loops in two threads", test_two_loops),
+              ("%d parked tasks per loop" % BULK, test_bulk),
+              ("tasks created and finished while dumping", test_churn),
+              ("attach before import asyncio, tasks appear after", test_late_import),
+              ("a program that never imports asyncio", test_never)]
+
+
+def main():
+    if not os.path.isdir(ft.ROOT):
+        return ft.root_missing()
+    ft.BIN = os.path.abspath(ft.BIN) if os.sep in ft.BIN else (shutil.which(ft.BIN) or ft.BIN)
+    if os.geteuid() != 0 or ft.CHROOT is None:
+        print("Bail out! must run as root with chroot(8)")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    interps = os.environ.get("TT_TASK_INTERPS")
+    if interps is None:
+        interps = " ".join(i for i in os.environ.get("TT_INTERPS", DEFAULT).split()
+                           if re.fullmatch(r"python3\.1[45]d?", i))
+    interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
+    started = time.monotonic()
+    tap = Tap(len(interps) * len(PER_INTERP) + 3)
+    tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
+    tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
+            test_aiohttp)
+    tap.run("tasks view: tasks appear after import asyncio", test_live_late_import)
+    for interp in interps:
+        for desc, fn in PER_INTERP:
+            tap.run("%s: %s" % (interp, desc), fn, interp)
+    tap.comment("%d of %d failed; runtime %.1f s" % (tap.failures, tap.planned,
+                                                      time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
