@@ -40,8 +40,8 @@ if [ -t 0 ] && [ -t 1 ] && [ -z "${TT_DEMO_TEXT:-}" ]; then
 fi
 # Without a terminal: what the live view would show, as text.
 echo
-echo "== tachyon-top dump -p $pid"
-./tachyon-top dump -p "$pid"
+echo "== tachyon-top dump -p $pid --tasks (threads, what each waits for, asyncio tasks)"
+./tachyon-top dump -p "$pid" --tasks
 echo
 echo "== tachyon-top -p $pid --batch -d 3 --limit 12 (live tables as text)"
 ./tachyon-top -p "$pid" --batch -d 3 --delay 3 --limit 12
