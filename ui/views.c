@@ -818,7 +818,7 @@ draw_detail(struct ui *u, int y, int height)
 static const char *const help_keys[][2] = {
 	{"q", "quit"},
 	{"h ?", "this help"},
-	{"p", "pause the display (sampling goes on)"},
+	{"p", "pause (sampling goes on)"},  /* one line at 80 columns */
 	{"r", "reset all counts"},
 	{"m M", "mode: wall, cpu, gil, exception"},
 	{"s S F6", "sort column"},
@@ -840,8 +840,7 @@ static const char *const help_keys[][2] = {
 	{"v F5", "call tree"},
 	{"f", "flame graph"},
 	{"T", "asyncio tasks"},
-	{"o", "processes panel"},
-	{"[ ]", "one process / all processes"},
+	{"o [ ]", "process panel; one / all"},
 };
 static const char *const help_notes[] = {
 
