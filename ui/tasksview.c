@@ -325,7 +325,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	char text[2048], age[32];
 	int attr = theme_attr(selected ? ROLE_SELECTED : ROLE_DEFAULT);
 	if (selected)
-		views_bar(y, attr);
+		ui_bar(y, attr);
 	switch (r->kind) {
 	case ROW_GROUP: {
 		const struct task_group *g = &s->groups[r->a];
@@ -334,14 +334,14 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		char head[96];
 		snprintf(head, sizeof head, "%s%7u %5u %8s  ", open ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
 			 g->count, g->running, age);
-		int x = views_text(y, 0, COLS, head, attr);
+		int x = ui_draw_text(y, 0, COLS, head, attr);
 		char label[1200];
 		group_label(s, g, label, sizeof label);
 		int lw = (COLS - x) * 60 / 100;
-		int used = views_text(y, x, lw, label, selected ? attr : theme_attr(ROLE_FUNCTION));
+		int used = ui_draw_text(y, x, lw, label, selected ? attr : theme_attr(ROLE_FUNCTION));
 		x += (used < lw ? used : lw) + 2;
 		group_names(s, g, text, sizeof text);
-		views_text(y, x, COLS - x, text, selected ? attr : theme_attr(ROLE_DIM));
+		ui_draw_text(y, x, COLS - x, text, selected ? attr : theme_attr(ROLE_DIM));
 		break;
 	}
 	case ROW_TASK: {
@@ -351,7 +351,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 			 task->id == t->open_task ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
 			 tt_task_name(&s->tasks, task), (unsigned long long)task->id,
 			 (unsigned long long)task->thread, task->running ? "running" : "suspended", age);
-		views_text(y, 0, COLS, text, attr);
+		ui_draw_text(y, 0, COLS, text, attr);
 		break;
 	}
 	case ROW_FRAME: {
@@ -361,19 +361,19 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		const struct code_entry *c = codecache_get(s->codes, fr->code_id);
 		snprintf(text, sizeof text, "%*s%s (%s:%d)", (int)(8 + 4 * depth), "", c->qualname,
 			 c->filename, fr->line);
-		views_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_FILE));
+		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_FILE));
 		break;
 	}
 	case ROW_AWAITER: {
 		const struct tt_task *task = &s->tasks.tasks[r->a];
 		snprintf(text, sizeof text, "%*s\xe2\x86\x91 awaited by %s [0x%llx]", (int)(4 + 4 * r->b),
 			 "", tt_task_name(&s->tasks, task), (unsigned long long)task->id);
-		views_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
+		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
 		break;
 	}
 	case ROW_MORE:
 		snprintf(text, sizeof text, "    ... %u more tasks here", r->b);
-		views_text(y, 0, COLS, text, theme_attr(ROLE_DIM));
+		ui_draw_text(y, 0, COLS, text, theme_attr(ROLE_DIM));
 		break;
 	}
 }
@@ -400,11 +400,11 @@ tasksview_draw(struct ui *u, int y, int h)
 								       : ", one after another",
 			 s->tasks.lost ? "  (some changed while read)" : "");
 	}
-	views_bar(y, theme_attr(ROLE_BORDER));
-	views_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
+	ui_bar(y, theme_attr(ROLE_BORDER));
+	ui_draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	y++;
-	views_bar(y, theme_attr(ROLE_TABLE_HEADER));
-	views_text(y, 0, COLS, t->by_count ? "   TASKS\xe2\x96\xbc  RUN    STUCK  SUSPENDED AT"
+	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
+	ui_draw_text(y, 0, COLS, t->by_count ? "   TASKS\xe2\x96\xbc  RUN    STUCK  SUSPENDED AT"
 					   : "   TASKS   RUN   STUCK\xe2\x96\xbc  SUSPENDED AT",
 		   theme_attr(ROLE_TABLE_HEADER));
 	y++;
@@ -420,7 +420,7 @@ tasksview_draw(struct ui *u, int y, int h)
 	else if (s->tasks.n == 0)
 		empty = "  no asyncio tasks right now";
 	if (empty && (!s || t->nrows == 0)) {
-		views_text(y, 0, COLS, empty, theme_attr(err[0] ? ROLE_ERROR : ROLE_DIM));
+		ui_draw_text(y, 0, COLS, empty, theme_attr(err[0] ? ROLE_ERROR : ROLE_DIM));
 		return;
 	}
 	if (t->selected < t->top)

@@ -79,9 +79,6 @@ void views_refresh_table(struct ui *u);
 /* Rows of the function table visible with the current layout. */
 int views_table_height(const struct ui *u);
 
-/* For the other views: sanitized text cut to width, and a filled line. */
-int views_text(int y, int x, int width, const char *text, int attr);
-void views_bar(int y, int attr);
 /* The query every view derives its figures from: the one place what is
  * shown is restricted (mode, scope, thread, filter, ...). */
 void views_query(const struct ui *u, struct agg_query *q);

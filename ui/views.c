@@ -82,18 +82,6 @@ bar(int y, int attr)
 	attrset(theme_attr(ROLE_DEFAULT));
 }
 
-int
-views_text(int y, int x, int width, const char *text, int attr)
-{
-	return draw_text(y, x, width, text, attr);
-}
-
-void
-views_bar(int y, int attr)
-{
-	bar(y, attr);
-}
-
 static int
 percent_attr(double pct)
 {
