@@ -767,6 +767,28 @@ def test_threads(ctx):
             "both threads' functions in the table", timeout=SCREEN_TIMEOUT)
     label = ui.capture().thread_label
     expect(label == "all threads", "a fresh screen shows %s" % show(label))
+    def thread_screen_problem(screen):
+        """Why this screen is not yet one thread's consistent view, or None.
+
+        tmux may be captured between two writes of one redraw (the header
+        new, the table still the old filter's); a screen only counts once
+        header, table and threads panel agree."""
+        tid, name = int(screen.showing.group(4)), screen.showing.group(5)
+        funcs = set(screen.funcs)
+        if tid == second_tid:
+            if not ("second" in funcs and "leaf" in funcs and "hop" not in funcs):
+                return "thread 'second' shows functions %s" % sorted(funcs)
+            # Python >= 3.14 gives its threads' names to the OS.
+            if name != "second" and ctx.version() >= (3, 14):
+                return "thread %d is called %s, not second" % (tid, show(name))
+        elif tid == main_tid:
+            if not ("hop" in funcs and "second" not in funcs):
+                return "the main thread shows functions %s" % sorted(funcs)
+        marked = [line for line in screen.lines if line.startswith("> ")]
+        if not (len(marked) == 1 and marked[0].split()[1] == str(tid)):
+            return "threads panel does not mark thread %d" % tid
+        return None
+
     seen = []
     for _ in range(4):
         ui.keys("Tab")
@@ -777,21 +799,14 @@ def test_threads(ctx):
         if label == "all threads":
             break
         seen.append(label)
-        tid, name = int(screen.showing.group(4)), screen.showing.group(5)
-        funcs = set(screen.funcs)
-        if tid == second_tid:
-            expect("second" in funcs and "leaf" in funcs and "hop" not in funcs,
-                   "thread 'second' shows functions %s" % sorted(funcs), *ui.details(screen))
-            # Python >= 3.14 gives its threads' names to the OS.
-            expect(name == "second" or ctx.version() < (3, 14),
-                   "thread %d is called %s, not second" % (tid, show(name)),
-                   *ui.details(screen))
-        elif tid == main_tid:
-            expect("hop" in funcs and "second" not in funcs,
-                   "the main thread shows functions %s" % sorted(funcs), *ui.details(screen))
-        marked = [line for line in screen.lines if line.startswith("> ")]
-        expect(len(marked) == 1 and marked[0].split()[1] == str(tid),
-               "threads panel does not mark thread %d" % tid, *ui.details(screen))
+        try:
+            ui.wait(lambda s: s.thread_label == label and thread_screen_problem(s) is None,
+                    "a consistent view of %s" % label)
+        except Fail:
+            last = ui.capture()
+            problem = (thread_screen_problem(last) if last.thread_label == label
+                       else "the header went on to %s" % show(last.thread_label))
+            raise Fail(problem or "no consistent view of %s" % label, *ui.details(last))
     tids = sorted(int(lab.split()[1]) for lab in seen)
     expect(label == "all threads", "Tab did not come back to all threads: %s" % seen)
     expect(tids == sorted(info["tids"]), "Tab visited %s, the target's threads are %s"
