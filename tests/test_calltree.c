@@ -17,6 +17,7 @@
 #include "calltree.h"
 #include "codecache.h"
 #include "intern.h"
+#include "procset.h"
 #include "stackwalk.h"
 #include "tap.h"
 #include "unwinder.h"
@@ -33,6 +34,23 @@ const struct appendlog *stackwalk_slots(const struct stackwalk *w) { return w->s
 uint64_t stackwalk_epoch(const struct stackwalk *w) { (void)w; return 0; }
 
 static struct stackwalk W;
+/* The aggregator reads a process set: one process, walked by W. Built by
+ * hand (procset_init would pull in the real walker). */
+static struct procset PS;
+
+static int
+one_process(void)
+{
+	PS.slots = W.slots;
+	PS.procs = appendlog_new(sizeof(struct proc_info), 4);
+	if (!PS.procs)
+		return -1;
+	struct proc_info *p = appendlog_reserve(PS.procs);
+	memset(p, 0, sizeof *p);
+	p->walk = &W;
+	appendlog_publish(PS.procs);
+	return 0;
+}
 
 static uint32_t
 code(const char *name, const char *file, int line)
@@ -91,7 +109,7 @@ test_structure(void)
 	uint32_t m = code("main", "app.py", 1), a_ = code("a", "app.py", 5), b = code("b", "app.py", 9),
 		 c = code("c", "app.py", 13), d = code("d", "app.py", 17), r = code("recurse", "deep.py", 3);
 	struct aggregate agg;
-	agg_init(&agg, &W, 0);
+	agg_init(&agg, &PS, 0);
 	uint32_t abc[] = {m, a_, b, c}, ad[] = {m, a_, d}, ab[] = {m, a_, b};
 	add(&agg, stack_of(abc, 4), 0, TT_THREAD_ON_CPU | TT_THREAD_GIL, 70);
 	add(&agg, stack_of(ab, 3), 0, TT_THREAD_ON_CPU | TT_THREAD_GIL, 5);
@@ -237,7 +255,7 @@ bench_shape(bool server, bool quiet, uint32_t *nodes_out)
 		made = true;
 	}
 	struct aggregate agg;
-	agg_init(&agg, &W, 0);
+	agg_init(&agg, &PS, 0);
 	uint32_t distinct = 0, path[48];
 	uint8_t *seen = calloc(INTERN_MAX_STACKS / 8, 1);
 	while (seen && distinct < 50000) {
@@ -316,7 +334,7 @@ main(int argc, char **argv)
 {
 	bool only_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
 	W.slots = appendlog_new(sizeof(struct thread_slot), 1024); /* no thread ever goes */
-	if (!W.slots || intern_init(&W.in) != 0 || codecache_init(&W.codes) != 0)
+	if (!W.slots || intern_init(&W.in) != 0 || codecache_init(&W.codes) != 0 || one_process() != 0)
 		return 99;
 	if (only_bench) {
 		bench(true);

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "export.h"
 #include "flamegraph.h"
+#include "procset.h"
 #include "stackwalk.h"
 #include "tap.h"
 #include "unwinder.h"
@@ -52,6 +53,7 @@ add_thread(struct stackwalk *w, uint64_t tid, const char *name)
 {
 	struct thread_slot *s = appendlog_reserve((struct appendlog *)stackwalk_slots(w));
 	s->native_tid = tid;
+	s->proc = 0;
 	atomic_store(&s->name, strdup(name));
 	appendlog_publish((struct appendlog *)stackwalk_slots(w));
 }
@@ -113,8 +115,23 @@ meta_for_tests(void)
 	};
 }
 
+/* A process set of one process (a zeroed target) and its walker. */
+static struct stackwalk *
+one_process(struct procset *ps)
+{
+	struct target t;
+	memset(&t, 0, sizeof t);
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	struct tt_error err;
+	uint32_t idx;
+	if (procset_init(ps) != 0 || procset_add(ps, &t, 0, true, &o, &idx, &err) != TT_OK)
+		return NULL;
+	return procset_at(ps, idx)->walk;
+}
+
 static void
-test_big_svg(struct stackwalk *w, const struct profile *p, const char *keep)
+test_big_svg(const struct procset *ps, const struct profile *p, const char *keep)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -122,7 +139,7 @@ test_big_svg(struct stackwalk *w, const struct profile *p, const char *keep)
 	struct export_meta m = meta_for_tests();
 	uint64_t t0 = clock_now_ns();
 	double c0 = cpu_seconds();
-	int rc = flamegraph_write(p, w, &m, f);
+	int rc = flamegraph_write(p, ps, &m, f);
 	fclose(f);
 	double secs = (double)(clock_now_ns() - t0) / 1e9, cpu = cpu_seconds() - c0;
 	tap_ok(rc == 0, "flame graph of %u stacks written", p->count);
@@ -148,7 +165,7 @@ test_big_svg(struct stackwalk *w, const struct profile *p, const char *keep)
 	buf = NULL;
 	f = open_memstream(&buf, &len);
 	t0 = clock_now_ns();
-	rc = export_write(EXPORT_PPROF, p, w, &m, f);
+	rc = export_write(EXPORT_PPROF, p, ps, &m, f);
 	fclose(f);
 	secs = (double)(clock_now_ns() - t0) / 1e9;
 	tap_ok(rc == 0 && len > 18 && (unsigned char)buf[0] == 0x1f && (unsigned char)buf[1] == 0x8b,
@@ -160,13 +177,9 @@ test_big_svg(struct stackwalk *w, const struct profile *p, const char *keep)
 static void
 test_hostile(void)
 {
-	struct target t;
-	memset(&t, 0, sizeof t);
-	struct stackwalk_options o;
-	stackwalk_default_options(&o);
-	struct stackwalk *w;
-	struct tt_error err;
-	if (stackwalk_new(&t, &o, &w, &err) != TT_OK) {
+	struct procset ps;
+	struct stackwalk *w = one_process(&ps);
+	if (!w) {
 		tap_ok(0, "walker for the hostile profile");
 		return;
 	}
@@ -185,7 +198,7 @@ test_hostile(void)
 	struct export_meta m = meta_for_tests();
 	m.command = "python3 </title><script>x()</script>";
 	m.per_thread = true;
-	int rc = flamegraph_write(&p, w, &m, f);
+	int rc = flamegraph_write(&p, &ps, &m, f);
 	fclose(f);
 	tap_ok(rc == 0, "hostile flame graph written");
 	size_t scripts = 0;
@@ -207,29 +220,25 @@ test_hostile(void)
 	       "U+FFFE (not an XML character) is written visibly");
 	free(buf);
 	profile_free(&p);
-	stackwalk_free(w);
+	procset_free(&ps);
 }
 
 int
 main(int argc, char **argv)
 {
 	const char *keep = argc == 3 && strcmp(argv[1], "--svg") == 0 ? argv[2] : NULL;
-	struct target t;
-	memset(&t, 0, sizeof t);
-	struct stackwalk_options o;
-	stackwalk_default_options(&o);
-	struct stackwalk *w;
-	struct tt_error err;
-	if (stackwalk_new(&t, &o, &w, &err) != TT_OK) {
+	struct procset ps;
+	struct stackwalk *w = one_process(&ps);
+	if (!w) {
 		tap_ok(0, "walker");
 		return tap_done();
 	}
 	struct profile p;
 	profile_init(&p);
 	big_profile(w, &p);
-	test_big_svg(w, &p, keep);
+	test_big_svg(&ps, &p, keep);
 	profile_free(&p);
-	stackwalk_free(w);
+	procset_free(&ps);
 	if (!keep)
 		test_hostile();
 	return tap_done();

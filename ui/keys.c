@@ -39,7 +39,9 @@ cycle_thread(struct ui *u, int dir)
 			s = -1;
 		if (s < -1)
 			s = n - 1;
-		if (s == -1 || u->agg.threads[s].seen)
+		if (s == -1 || (u->agg.threads[s].seen &&
+				(u->proc < 0 || procset_slot(&u->s->sampler.procs, (uint32_t)s)->proc ==
+							(uint32_t)u->proc)))
 			break;
 	}
 	u->slot = s;
@@ -198,6 +200,9 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 			ui_message(u, false, u->sort_blocked ? "threads: blocked longest first (b: back)"
 							     : "threads: in order of appearance");
 			break;
+		case 'o': case 'O': u->show_procs = !u->show_procs; break;
+		case ']': procs_cycle(u, 1); break;
+		case '[': procs_cycle(u, -1); break;
 		case 'c': case 'C': u->show_stats = !u->show_stats; break;
 		case 'm': u->mode = (enum agg_mode)((u->mode + 1) % AGG_MODE_COUNT); break;
 		case 'M': u->mode = (enum agg_mode)((u->mode + AGG_MODE_COUNT - 1) % AGG_MODE_COUNT); break;

@@ -135,6 +135,8 @@ ui_export(struct ui *u, int format)
 		.rate_hz = u->s->rate_hz, .duration_ns = elapsed,
 		.start_unix_ns = (uint64_t)(now - (time_t)(elapsed / 1000000000ull)) * 1000000000ull,
 		.period_ns = passes ? elapsed / passes : u->s->rate_hz > 0 ? (uint64_t)(1e9 / u->s->rate_hz) : 1,
+		/* a tree: split by process as record --subprocesses does */
+		.per_process = procset_count(&u->s->sampler.procs) > 1,
 	};
 	/* The message names every file: one path, or for all formats the
 	 * shared stem and each extension, shell-style (stem.{svg,pb.gz}). */
@@ -151,7 +153,7 @@ ui_export(struct ui *u, int format)
 			profile_free(&p);
 			return;
 		}
-		if (export_write(fmt, &p, u->s->sampler.walk, &meta, o.f) != 0 && !ferror(o.f)) {
+		if (export_write(fmt, &p, &u->s->sampler.procs, &meta, o.f) != 0 && !ferror(o.f)) {
 			outfile_abort(&o);
 			ui_message(u, true, "export failed: writing %s: out of memory", path);
 			profile_free(&p);
@@ -378,6 +380,8 @@ tui_run(const struct live_options *o)
 	u.sort = o->sort;
 	u.by_line = o->by_line;
 	u.slot = -1;
+	u.proc = -1;
+	u.show_procs = true;
 	u.scope = AGG_WINDOW;
 	u.show_threads = true;
 	u.start_ns = clock_now_ns();
@@ -385,7 +389,7 @@ tui_run(const struct live_options *o)
 	u.next_roll_ns = u.start_ns + u.delay_ns;
 	u.selected_func = UINT32_MAX;
 	u.tasks = tasksview_new();
-	agg_init(&u.agg, s.sampler.walk, u.start_ns);
+	agg_init(&u.agg, &s.sampler.procs, u.start_ns);
 
 	/* termkey before initscr (it would otherwise set up terminfo again);
 	 * with NOTERMIOS, ncurses alone owns the terminal modes. */
@@ -434,6 +438,7 @@ tui_run(const struct live_options *o)
 					views_refresh_table(&u);
 					u.dirty = true;
 				}
+				procs_note_changes(&u);
 			}
 			/* The kernel watcher's newest look, a few times a second. */
 			struct kwatch_snapshot *kw = kwatch_take(s.kwatch);
@@ -513,6 +518,7 @@ tui_run(const struct live_options *o)
 	agg_table_free(&u.table);
 	agg_links_free(&u.links);
 	agg_free(&u.agg);
+	free(u.procs_reported);
 	tasksview_free(u.tasks);
 	session_end(&s);
 	if (final_text[0])

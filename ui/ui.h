@@ -32,6 +32,10 @@ struct ui {
 	bool ascending;
 	bool by_line;
 	int32_t slot;                 /* thread filter, -1 = all threads */
+	int32_t proc;                 /* process filter, -1 = all processes */
+	bool show_procs;              /* processes panel (when there are several) */
+	bool *procs_reported;         /* failures already told on the status line */
+	uint32_t procs_reported_n;
 	bool show_threads, show_stats, show_help, paused, detail;
 	char filter[128];             /* applied filter */
 	bool editing_filter;
@@ -87,6 +91,14 @@ void views_query(const struct ui *u, struct agg_query *q);
 int ui_draw_text(int y, int x, int width, const char *text, int attr);
 void ui_bar(int y, int attr);
 int ui_percent_attr(double pct);
+
+/* procs.c: the processes panel. */
+int procs_panel_height(const struct ui *u);
+int procs_draw(struct ui *u, int y, int height);
+/* Next or previous process to show alone; -1 is every process. */
+void procs_cycle(struct ui *u, int dir);
+/* Tell once on the status line about a child that could not be read. */
+void procs_note_changes(struct ui *u);
 
 /* keys.c: one key press; updates state and sets u->dirty / u->quit. */
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);

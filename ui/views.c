@@ -116,13 +116,23 @@ draw_header(struct ui *u, int y)
 	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->target.pid,
 		 s->target.layout.version_str, up);
 	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
+	if (s->sampler.cfg.follow) {
+		uint32_t live, ended;
+		procset_counts(&s->sampler.procs, &live, &ended);
+		snprintf(buf, sizeof buf, "processes %u live / %u exited   ", live, ended);
+		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
+	}
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
 	y++;
 
 	uint64_t samples = stat(&st->samples), errors = stat(&st->errors);
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	double rate = elapsed > 0 ? (double)samples / elapsed : 0;
-	double expected = s->rate_hz > 0 ? elapsed * s->rate_hz : 0;
+	/* -r is per process: each process's life at that rate. */
+	double life = procset_count(&s->sampler.procs) > 1
+			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
+			      : elapsed;
+	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
 	double missed = expected > 0 ? pct(stat(&st->missed), (uint64_t)expected) : 0;
 	double errp = pct(errors, samples);
 	double cpu = elapsed > 0 ? 100.0 * (double)stat(&st->busy_ns) / (double)stat(&st->elapsed_ns) : 0;
@@ -132,6 +142,8 @@ draw_header(struct ui *u, int y)
 		live_format_count(s->rate_hz, req_s, sizeof req_s);
 	else
 		snprintf(req_s, sizeof req_s, "max");
+	if (s->sampler.cfg.follow)
+		strcat(req_s, "/proc");
 	live_format_count((double)samples, cnt, sizeof cnt);
 	move(y, 0);
 	clrtoeol();
@@ -175,10 +187,13 @@ draw_header(struct ui *u, int y)
 	} else {
 		snprintf(scope, sizeof scope, "session %s", up);
 	}
-	if (u->slot < 0) {
+	if (u->slot < 0 && u->proc >= 0) {
+		const struct proc_info *p = procset_at(&s->sampler.procs, (uint32_t)u->proc);
+		snprintf(thread, sizeof thread, "process %d", (int)p->pid);
+	} else if (u->slot < 0) {
 		snprintf(thread, sizeof thread, "all threads");
 	} else {
-		const struct thread_slot *ts = appendlog_at(stackwalk_slots(s->sampler.walk), (uint32_t)u->slot);
+		const struct thread_slot *ts = procset_slot(&s->sampler.procs, (uint32_t)u->slot);
 		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
 		snprintf(thread, sizeof thread, "thread %llu %s", (unsigned long long)ts->native_tid,
 			 name ? name : "");
@@ -268,6 +283,16 @@ draw_stats(struct ui *u, int y)
  * Threads panel
  * ------------------------------------------------------------------- */
 
+/* Seen, and of the process shown (if one is). */
+static bool
+thread_shown(const struct ui *u, uint32_t i)
+{
+	if (!u->agg.threads[i].seen)
+		return false;
+	return u->proc < 0 ||
+	       procset_slot(&u->s->sampler.procs, i)->proc == (uint32_t)u->proc;
+}
+
 static int
 threads_panel_height(const struct ui *u)
 {
@@ -275,7 +300,7 @@ threads_panel_height(const struct ui *u)
 		return 0;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++)
-		n += u->agg.threads[i].seen;
+		n += thread_shown(u, i);
 	int max = (LINES - 8) / 3;
 	int want = (int)n + 1 + 1; /* title, heading */
 	return want < max ? want : (max > 3 ? max : 3);
@@ -325,7 +350,7 @@ thread_order(const struct ui *u, uint32_t **out)
 	uint64_t now = view_now(u);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		if (!u->agg.threads[i].seen)
+		if (!thread_shown(u, i))
 			continue;
 		const struct kwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
 		r[n].slot = i;
@@ -419,7 +444,12 @@ draw_threads(struct ui *u, int y, int height)
 	move(y, 0);
 	clrtoeol();
 	bar(y, theme_attr(ROLE_TABLE_HEADER));
-	draw_text(y, 0, COLS, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
+	/* Threads of several processes: which process each belongs to. */
+	bool pids = u->proc < 0 && procset_count(&u->s->sampler.procs) > 1;
+	int px = pids ? 8 : 0;
+	if (pids)
+		draw_text(y, 0, COLS, "  PID", theme_attr(ROLE_TABLE_HEADER));
+	draw_text(y, px, COLS - px, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
 		  theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	const struct appendlog *slots = stackwalk_slots(u->s->sampler.walk);
@@ -441,10 +471,18 @@ draw_threads(struct ui *u, int y, int height)
 		char buf[256], cnt[32];
 		uint64_t n = t->samples[sc];
 		live_format_count((double)n, cnt, sizeof cnt);
-		snprintf(buf, sizeof buf, "%c %-10llu", sel ? '>' : ' ', (unsigned long long)ts->native_tid);
-		int x = draw_text(y, 0, COLS, buf, base);
+		int x = 0;
+		if (pids) {
+			snprintf(buf, sizeof buf, "%c %-6d", sel ? '>' : ' ',
+				 (int)procset_at(&u->s->sampler.procs, ts->proc)->pid);
+			x = draw_text(y, 0, COLS, buf, base);
+			x = px;
+		}
+		snprintf(buf, sizeof buf, "%c %-10llu", sel && !pids ? '>' : ' ',
+			 (unsigned long long)ts->native_tid);
+		x += draw_text(y, x, COLS - x, buf, base);
 		x += draw_text(y, x, 17, name ? name : "?", base);
-		x = 29;
+		x = px + 29;
 		snprintf(buf, sizeof buf, "%8s ", cnt);
 		x += draw_text(y, x, COLS - x, buf, base);
 		double g = pct(t->gil[sc], n), w = pct(t->gil_wait[sc], n), c = pct(t->on_cpu[sc], n),
@@ -468,7 +506,7 @@ draw_threads(struct ui *u, int y, int height)
 		if (kw)
 			kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
 		int32_t line = -1;
-		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+		uint32_t f = agg_innermost_func(&u->agg, i, t->last_stack, &line);
 		if (f != UINT32_MAX)
 			snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
 		else
@@ -524,6 +562,7 @@ views_table_height(const struct ui *u)
 	if (u->show_stats)
 		fixed += 4;
 	fixed += threads_panel_height(u);
+	fixed += procs_panel_height(u);
 	fixed += 1; /* table title */
 	int h = LINES - fixed;
 	return h > 1 ? h : 1;
@@ -533,7 +572,7 @@ void
 views_query(const struct ui *u, struct agg_query *q)
 {
 	*q = (struct agg_query){.mode = u->mode, .scope = u->scope, .by_line = u->by_line,
-				.slot = u->slot, .filter = u->filter, .sort = u->sort,
+				.slot = u->slot, .proc = u->proc, .filter = u->filter, .sort = u->sort,
 				.ascending = u->ascending};
 }
 
@@ -597,6 +636,9 @@ seconds_per_sample(struct ui *u)
 	struct engine_stats *st = &u->s->sampler.stats;
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	uint64_t samples = stat(&st->samples);
+	/* A sample is one process's: its share of that process's life. */
+	if (procset_count(&u->s->sampler.procs) > 1)
+		elapsed = procset_lifetime_s(&u->s->sampler.procs, clock_now_ns());
 	return samples ? elapsed / (double)samples : 0;
 }
 
@@ -764,7 +806,7 @@ draw_detail(struct ui *u, int y, int height)
 static const char *const help_keys[][2] = {
 	{"q", "quit"},
 	{"h ?", "this help"},
-	{"p", "pause the display (sampling goes on)"},
+	{"p", "pause (sampling goes on)"},  /* one line at 80 columns */
 	{"r", "reset all counts"},
 	{"m M", "mode: wall, cpu, gil, exception"},
 	{"s S F6", "sort column"},
@@ -786,6 +828,7 @@ static const char *const help_keys[][2] = {
 	{"v F5", "call tree"},
 	{"f", "flame graph"},
 	{"T", "asyncio tasks"},
+	{"o [ ]", "process panel; one / all"},
 };
 static const char *const help_notes[] = {
 
@@ -990,7 +1033,7 @@ draw_status(struct ui *u)
 	}
 	draw_text(y, x, COLS - x,
 		  " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
-		  "Enter detail  v tree  f flame  e export  p pause",
+		  "[ ] process  Enter detail  v tree  f flame  e export  p pause",
 		  theme_attr(ROLE_STATUS));
 }
 
@@ -1026,6 +1069,9 @@ views_draw(struct ui *u)
 	int y = draw_header(u, 0);
 	if (u->show_stats)
 		y = draw_stats(u, y);
+	int ph = procs_panel_height(u);
+	if (ph)
+		y = procs_draw(u, y, ph);
 	int th = threads_panel_height(u);
 	if (th)
 		y = draw_threads(u, y, th);

@@ -82,21 +82,22 @@ export_mode_name(enum profile_filter mode)
 }
 
 int
-export_write(enum export_format fmt, const struct profile *p, const struct stackwalk *w,
+export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
 	     const struct export_meta *meta, FILE *f)
 {
 	switch (fmt) {
 	case EXPORT_SPEEDSCOPE: {
 		char name[96];
-		snprintf(name, sizeof name, "tachyon-top pid %d (%s)", (int)meta->pid,
-			 export_mode_name(meta->mode));
-		return profile_write_speedscope(p, w, f, name, (double)meta->period_ns / 1e9);
+		snprintf(name, sizeof name, "tachyon-top pid %d%s (%s)", (int)meta->pid,
+			 meta->per_process ? " and descendants" : "", export_mode_name(meta->mode));
+		return profile_write_speedscope(p, ps, f, name, (double)meta->period_ns / 1e9,
+						meta->per_process);
 	}
 	case EXPORT_FLAMEGRAPH:
-		return flamegraph_write(p, w, meta, f);
+		return flamegraph_write(p, ps, meta, f);
 	case EXPORT_PPROF:
-		return pprof_write(p, w, meta, f);
+		return pprof_write(p, ps, meta, f);
 	default:
-		return profile_write_collapsed(p, w, f, meta->per_thread);
+		return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
 	}
 }

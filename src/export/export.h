@@ -32,6 +32,8 @@ struct export_meta {
 	uint64_t duration_ns;         /* how long sampling ran */
 	uint64_t start_unix_ns;       /* when it started (wall clock) */
 	bool per_thread;              /* collapsed and flame graph: a root frame per thread */
+	bool per_process;             /* following subprocesses: a root frame "process PID
+				       * (command)", speedscope profiles and pprof labels by pid */
 };
 
 /* "collapsed", "speedscope", "flamegraph", "pprof" (and aliases "svg",
@@ -48,7 +50,7 @@ const char *export_format_extension(enum export_format f);
 const char *export_mode_name(enum profile_filter mode);
 
 /* Write p in format fmt to f. 0 on success, -1 on a write or memory error. */
-int export_write(enum export_format fmt, const struct profile *p, const struct stackwalk *w,
+int export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
 		 const struct export_meta *meta, FILE *f);
 
 #endif

@@ -21,10 +21,12 @@
 #define FOOTER_H 30
 #define CHAR_W 6.6     /* average advance of an 11px Verdana character */
 #define THREAD_BIT 0x80000000u
+#define PROC_BIT 0x40000000u   /* pseudo frame "process PID (command)": PROC_BIT | index */
 #define NO_FRAMES 0u   /* pseudo frame: a sample without Python frames */
 
 struct node {
-	uint32_t frame;        /* intern frame ID, THREAD_BIT | slot, or NO_FRAMES */
+	uint32_t frame;        /* intern frame ID, THREAD_BIT | slot, PROC_BIT | process, or NO_FRAMES */
+	uint32_t proc;         /* the process a frame ID is in (0 for pseudo frames) */
 	uint32_t parent;
 	uint32_t first_child, next_sibling;   /* 0 = none (node 0 is the root) */
 	uint32_t depth;
@@ -34,7 +36,7 @@ struct node {
 /* The open-addressing table keeps each key beside its node index so a
  * probe touches one cache line, not the node array. */
 struct tree_slot {
-	uint32_t parent, frame, node;   /* node index + 1, 0 = empty */
+	uint32_t parent, frame, proc, node;   /* node index + 1, 0 = empty */
 };
 
 struct tree {
@@ -46,10 +48,10 @@ struct tree {
 };
 
 static uint32_t
-slot_hash(uint32_t parent, uint32_t frame)
+slot_hash(uint32_t parent, uint32_t frame, uint32_t proc)
 {
-	/* both halves small integers: mix the parent in fully, keep high bits */
-	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame;
+	/* all small integers: mix the parent in fully, keep high bits */
+	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame ^ ((uint64_t)proc << 32);
 	k *= 0xff51afd7ed558ccdull;
 	return (uint32_t)(k >> 32);
 }
@@ -62,10 +64,10 @@ tree_grow_slots(struct tree *t)
 	if (!s)
 		return false;
 	for (uint32_t i = 1; i < t->count; i++) {
-		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame) & (n - 1);
+		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame, t->nodes[i].proc) & (n - 1);
 		while (s[h].node)
 			h = (h + 1) & (n - 1);
-		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, i + 1};
+		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, t->nodes[i].proc, i + 1};
 	}
 	free(t->slots);
 	t->slots = s;
@@ -73,15 +75,17 @@ tree_grow_slots(struct tree *t)
 	return true;
 }
 
-/* The child of `parent` for `frame`, created if new; UINT32_MAX when out of memory. */
+/* The child of `parent` for (frame, process), created if new; UINT32_MAX
+ * when out of memory. */
 static uint32_t
-tree_child(struct tree *t, uint32_t parent, uint32_t frame)
+tree_child(struct tree *t, uint32_t parent, uint32_t frame, uint32_t proc)
 {
 	if ((t->count + 1) * 2 > t->nslots && !tree_grow_slots(t))
 		return UINT32_MAX;
-	uint32_t h = slot_hash(parent, frame) & (t->nslots - 1);
+	uint32_t h = slot_hash(parent, frame, proc) & (t->nslots - 1);
 	while (t->slots[h].node) {
-		if (t->slots[h].parent == parent && t->slots[h].frame == frame)
+		if (t->slots[h].parent == parent && t->slots[h].frame == frame &&
+		    t->slots[h].proc == proc)
 			return t->slots[h].node - 1;
 		h = (h + 1) & (t->nslots - 1);
 	}
@@ -94,22 +98,28 @@ tree_child(struct tree *t, uint32_t parent, uint32_t frame)
 		t->cap = cap;
 	}
 	uint32_t i = t->count++;
-	t->nodes[i] = (struct node){.frame = frame, .parent = parent,
+	t->nodes[i] = (struct node){.frame = frame, .proc = proc, .parent = parent,
 				    .depth = t->nodes[parent].depth + 1};
 	if (t->nodes[i].depth > t->max_depth)
 		t->max_depth = t->nodes[i].depth;
-	t->slots[h] = (struct tree_slot){parent, frame, i + 1};
+	t->slots[h] = (struct tree_slot){parent, frame, proc, i + 1};
 	return i;
 }
 
 static bool
-build_tree(struct tree *t, const struct profile *p, const struct stackwalk *w, bool per_thread)
+build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bool per_thread,
+	   bool per_process)
 {
-	const struct intern *in = stackwalk_intern(w);
-	/* at most one node per interned stack (and per thread): size it once */
-	t->cap = appendlog_count(in->stacks) + 2;
+	/* at most one node per interned stack (and per thread, per process): size it once */
+	uint32_t nprocs = procset_count(ps);
+	t->cap = 2;
+	for (uint32_t pi = 0; pi < nprocs; pi++)
+		if (procset_at(ps, pi)->walk)
+			t->cap += appendlog_count(stackwalk_intern(procset_at(ps, pi)->walk)->stacks);
+	if (per_process)
+		t->cap += nprocs;
 	if (per_thread)
-		t->cap += appendlog_count(stackwalk_slots(w)) + (uint32_t)(p->count < t->cap ? p->count : 0);
+		t->cap += appendlog_count(ps->slots) + (uint32_t)(p->count < t->cap ? p->count : 0);
 	t->nslots = 4096;
 	while (t->nslots < t->cap * 2)
 		t->nslots *= 2;
@@ -127,9 +137,13 @@ build_tree(struct tree *t, const struct profile *p, const struct stackwalk *w, b
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;
+		uint32_t proc = profile_entry_proc(ps, e);
+		if (!procset_at(ps, proc)->walk)
+			continue;
+		const struct intern *in = stackwalk_intern(procset_at(ps, proc)->walk);
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
-		if (depth + 2 > path_cap) {
-			path_cap = (depth + 2) * 2;
+		if (depth + 3 > path_cap) {
+			path_cap = (depth + 3) * 2;
 			uint32_t *g = realloc(path, path_cap * sizeof *g);
 			if (!g) {
 				ok = false;
@@ -142,12 +156,17 @@ build_tree(struct tree *t, const struct profile *p, const struct stackwalk *w, b
 			path[n++] = intern_stack_at(in, s)->frame;
 		if (n == 0)
 			path[n++] = NO_FRAMES;
+		uint32_t nframes = n;  /* path[0 .. nframes) are frame IDs of proc */
+		if (path[0] == NO_FRAMES)
+			nframes = 0;
 		if (per_thread)
 			path[n++] = THREAD_BIT | e->thread_slot;
+		if (per_process)
+			path[n++] = PROC_BIT | proc;
 		uint32_t node = 0;
 		t->nodes[0].total += e->weight;
 		for (uint32_t k = n; k-- > 0;) {
-			node = tree_child(t, node, path[k]);
+			node = tree_child(t, node, path[k], k < nframes ? proc : 0);
 			if (node == UINT32_MAX) {
 				ok = false;
 				break;
@@ -165,8 +184,9 @@ build_tree(struct tree *t, const struct profile *p, const struct stackwalk *w, b
 /* Labels */
 
 static const struct code_entry *
-frame_code(const struct stackwalk *w, uint32_t frame, int32_t *line)
+frame_code(const struct procset *ps, uint32_t proc, uint32_t frame, int32_t *line)
 {
+	const struct stackwalk *w = procset_at(ps, proc)->walk;
 	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(w), frame);
 	*line = fr->line;
 	return codecache_get(stackwalk_codes(w), fr->code_id);
@@ -175,20 +195,33 @@ frame_code(const struct stackwalk *w, uint32_t frame, int32_t *line)
 /* A frame's label, sanitized (visible escapes for control characters and
  * invalid UTF-8) but not yet escaped for XML. */
 static void
-node_label(const struct stackwalk *w, uint32_t frame, char *buf, size_t len)
+node_label(const struct procset *ps, const struct node *n, char *buf, size_t len)
 {
 	char a[1024], b[1024];
+	uint32_t frame = n->frame;
 	if (frame == NO_FRAMES) {
 		snprintf(buf, len, "<no Python frames>");
+	} else if ((frame & THREAD_BIT) && (frame & ~THREAD_BIT) >= appendlog_count(ps->slots)) {
+		snprintf(buf, len, "exited threads");
+	} else if (frame & PROC_BIT && !(frame & THREAD_BIT)) {
+		const struct proc_info *p = procset_at(ps, frame & ~PROC_BIT);
+		sanitize_for_terminal(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", a, sizeof a);
+		if (strlen(a) > 60) {  /* the start says what it is */
+			size_t cut = 57;
+			while (cut && ((unsigned char)a[cut] & 0xc0) == 0x80)
+				cut--;
+			memcpy(a + cut, "...", 4);
+		}
+		snprintf(buf, len, "process %d (%s)", (int)p->pid, a);
 	} else if (frame & THREAD_BIT) {
-		const struct thread_slot *s = appendlog_at(stackwalk_slots(w), frame & ~THREAD_BIT);
+		const struct thread_slot *s = procset_slot(ps, frame & ~THREAD_BIT);
 		const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name,
 							memory_order_acquire);
 		sanitize_for_terminal(name ? name : "?", a, sizeof a);
 		snprintf(buf, len, "thread %llu %s", (unsigned long long)s->native_tid, a);
 	} else {
 		int32_t line;
-		const struct code_entry *c = frame_code(w, frame, &line);
+		const struct code_entry *c = frame_code(ps, n->proc, frame, &line);
 		sanitize_for_terminal(c->qualname, a, sizeof a);
 		sanitize_for_terminal(c->filename, b, sizeof b);
 		snprintf(buf, len, "%s (%s:%d)", a, b, line);
@@ -254,19 +287,19 @@ fnv(uint64_t h, const char *s)
 }
 
 static void
-node_colour(const struct stackwalk *w, const struct node *n, uint64_t grand, char *buf,
+node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char *buf,
 	    size_t len)
 {
 	if (n->depth == 0 || n->frame == NO_FRAMES) {
 		snprintf(buf, len, "#c8c8c8");
 		return;
 	}
-	if (n->frame & THREAD_BIT) {
+	if (n->frame & (THREAD_BIT | PROC_BIT)) {
 		snprintf(buf, len, "#a8b8d0");
 		return;
 	}
 	int32_t line;
-	const struct code_entry *c = frame_code(w, n->frame, &line);
+	const struct code_entry *c = frame_code(ps, n->proc, n->frame, &line);
 	uint32_t h = hash_mix64(fnv(fnv(1469598103934665603ull, c->qualname), c->filename));
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
 	       v3 = ((h >> 16) & 0xff) / 255.0;
@@ -282,23 +315,25 @@ node_colour(const struct stackwalk *w, const struct node *n, uint64_t grand, cha
 /* ---------------------------------------------------------------------- */
 /* Layout and output */
 
-static const struct stackwalk *sort_walk;
+static const struct procset *sort_ps;
 
 static int
 cmp_children(const void *a, const void *b)
 {
 	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
-	bool tx = x->frame & THREAD_BIT, ty = y->frame & THREAD_BIT;
+	bool tx = x->frame & (THREAD_BIT | PROC_BIT), ty = y->frame & (THREAD_BIT | PROC_BIT);
 	if (tx || ty || x->frame == NO_FRAMES || y->frame == NO_FRAMES)
 		return x->frame < y->frame ? -1 : x->frame > y->frame;
 	int32_t lx, ly;
-	const struct code_entry *cx = frame_code(sort_walk, x->frame, &lx);
-	const struct code_entry *cy = frame_code(sort_walk, y->frame, &ly);
+	const struct code_entry *cx = frame_code(sort_ps, x->proc, x->frame, &lx);
+	const struct code_entry *cy = frame_code(sort_ps, y->proc, y->frame, &ly);
 	int c = strcmp(cx->qualname, cy->qualname);
 	if (!c)
 		c = strcmp(cx->filename, cy->filename);
 	if (!c)
 		c = lx < ly ? -1 : lx > ly;
+	if (!c)
+		c = x->proc < y->proc ? -1 : x->proc > y->proc;
 	if (!c)
 		c = x->frame < y->frame ? -1 : x->frame > y->frame;
 	return c;
@@ -310,7 +345,7 @@ cmp_children(const void *a, const void *b)
  * right end of their parent. Sorting only drawn frames keeps big profiles
  * fast: most nodes of a 50,000-stack profile are never drawn. */
 static bool
-link_children(struct tree *t, const struct stackwalk *w, uint64_t min)
+link_children(struct tree *t, const struct procset *ps, uint64_t min)
 {
 	uint32_t *nchild = calloc(t->count, sizeof *nchild);
 	uint32_t *start = malloc(((size_t)t->count + 1) * sizeof *start);
@@ -334,7 +369,7 @@ link_children(struct tree *t, const struct stackwalk *w, uint64_t min)
 		uint32_t par = t->nodes[i].parent;
 		order[start[par] + nchild[par]++] = &t->nodes[i];
 	}
-	sort_walk = w;
+	sort_ps = ps;
 	for (uint32_t i = 0; i < t->count; i++) {
 		if (nchild[i] > 1)
 			qsort(order + start[i], nchild[i], sizeof *order, cmp_children);
@@ -479,19 +514,19 @@ describe(const struct export_meta *m, uint64_t samples, char *heading, size_t hl
 }
 
 int
-flamegraph_write(const struct profile *p, const struct stackwalk *w,
+flamegraph_write(const struct profile *p, const struct procset *ps,
 		 const struct export_meta *meta, FILE *f)
 {
 	struct tree t = {0};
 	const double fw = IMAGE_WIDTH - 2 * PAD;
-	if (!build_tree(&t, p, w, meta->per_thread)) {
+	if (!build_tree(&t, p, ps, meta->per_thread, meta->per_process)) {
 		free(t.nodes);
 		free(t.slots);
 		return -1;
 	}
 	uint64_t grand = t.nodes[0].total;
 	uint64_t min = min_samples(&t, fw);
-	if (!link_children(&t, w, min)) {
+	if (!link_children(&t, ps, min)) {
 		free(t.nodes);
 		free(t.slots);
 		return -1;
@@ -567,8 +602,8 @@ flamegraph_write(const struct profile *p, const struct stackwalk *w,
 		if (n->depth == 0)
 			snprintf(label, sizeof label, "all");
 		else
-			node_label(w, n->frame, label, sizeof label);
-		node_colour(w, n, grand, colour, sizeof colour);
+			node_label(ps, n, label, sizeof label);
+		node_colour(ps, n, grand, colour, sizeof colour);
 		fputs("<g><title>", f);
 		put_xml(f, label, SIZE_MAX);
 		fprintf(f, "\n%llu samples, %.2f%%", (unsigned long long)n->total,

@@ -15,7 +15,7 @@
 #define FLAMEGRAPH_MIN_WIDTH_PX 0.1
 #define FLAMEGRAPH_MAX_FRAMES 30000
 
-int flamegraph_write(const struct profile *p, const struct stackwalk *w,
+int flamegraph_write(const struct profile *p, const struct procset *ps,
 		     const struct export_meta *meta, FILE *f);
 
 #endif

@@ -219,29 +219,42 @@ gzip_to(FILE *f, const uint8_t *data, size_t len)
 }
 
 int
-pprof_write(const struct profile *p, const struct stackwalk *w,
+pprof_write(const struct profile *p, const struct procset *ps,
 	    const struct export_meta *meta, FILE *f)
 {
-	const struct intern *in = stackwalk_intern(w);
-	const struct code_cache *codes = stackwalk_codes(w);
-	uint32_t nframes = appendlog_count(in->frames);
-	uint32_t ncodes = appendlog_count(codes->entries);
+	/* IDs are per process: per process, frame ID -> location ID and code
+	 * ID -> function ID (0: not yet); functions are shared by name. */
+	uint32_t nprocs = procset_count(ps);
+	uint32_t **loc_of = calloc(nprocs ? nprocs : 1, sizeof *loc_of);
+	uint32_t **func_of = calloc(nprocs ? nprocs : 1, sizeof *func_of);
+	uint32_t ncodes = 0;
 	struct strtab st = {0};
 	struct pb out = {0}, tmp = {0}, sub = {0};
 	struct functab ft = {0};
-	/* frame ID -> location ID; code ID -> function ID (0: not yet) */
-	uint32_t *loc_of = calloc(nframes + 1, sizeof *loc_of);
-	uint32_t *func_of = calloc(ncodes + 1, sizeof *func_of);
 	uint64_t *locs = NULL;
 	uint32_t loc_cap = 0;
 	int rc = -1;
+	if (!loc_of || !func_of)
+		goto done;
+	for (uint32_t pi = 0; pi < nprocs; pi++) {
+		const struct stackwalk *w = procset_at(ps, pi)->walk;
+		if (!w)
+			continue;
+		uint32_t nf = appendlog_count(stackwalk_intern(w)->frames);
+		uint32_t nc = appendlog_count(stackwalk_codes(w)->entries);
+		loc_of[pi] = calloc(nf + 1, sizeof **loc_of);
+		func_of[pi] = calloc(nc + 1, sizeof **func_of);
+		if (!loc_of[pi] || !func_of[pi])
+			goto done;
+		ncodes += nc;
+	}
 	ft.nslots = 1024;
 	while (ft.nslots < ncodes * 2 + 2)
 		ft.nslots *= 2;
 	ft.keys = calloc(ft.nslots, sizeof *ft.keys);
 	ft.starts = calloc(ft.nslots, sizeof *ft.starts);
 	ft.ids = calloc(ft.nslots, sizeof *ft.ids);
-	if (!loc_of || !func_of || !ft.keys || !ft.starts || !ft.ids)
+	if (!ft.keys || !ft.starts || !ft.ids)
 		goto done;
 
 	strtab_add(&st, "");
@@ -250,6 +263,7 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 	int64_t s_samples = strtab_add(&st, "samples"), s_count = strtab_add(&st, "count");
 	int64_t s_time = strtab_add(&st, time_type), s_ns = strtab_add(&st, "nanoseconds");
 	int64_t s_tid = strtab_add(&st, "thread_id"), s_tname = strtab_add(&st, "thread_name");
+	int64_t s_pid = meta->per_process ? strtab_add(&st, "pid") : 0;
 	value_type(&out, &tmp, PROFILE_SAMPLE_TYPE, s_samples, s_count);
 	value_type(&out, &tmp, PROFILE_SAMPLE_TYPE, s_time, s_ns);
 
@@ -268,6 +282,12 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;
+		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, e));
+		if (!proc->walk)
+			continue;
+		const struct intern *in = stackwalk_intern(proc->walk);
+		const struct code_cache *codes = stackwalk_codes(proc->walk);
+		uint32_t *ploc = loc_of[proc->index], *pfunc = func_of[proc->index];
 		uint32_t n = 0;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
 		if (depth + 1 > loc_cap) {
@@ -280,10 +300,10 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 		/* innermost first, as profile.proto wants */
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			uint32_t fid = intern_stack_at(in, s)->frame;
-			if (!loc_of[fid]) {
+			if (!ploc[fid]) {
 				const struct interned_frame *fr = intern_frame_at(in, fid);
 				const struct code_entry *c = codecache_get(codes, fr->code_id);
-				if (!func_of[fr->code_id]) {
+				if (!pfunc[fr->code_id]) {
 					int64_t name = strtab_add_target(&st, c->qualname);
 					int64_t file = strtab_add_target(&st, c->filename);
 					bool created;
@@ -296,11 +316,11 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 						pb_uint(&tmp, FUNCTION_START_LINE, (uint64_t)(int64_t)c->firstlineno);
 						pb_bytes(&out, PROFILE_FUNCTION, tmp.buf, tmp.len);
 					}
-					func_of[fr->code_id] = id;
+					pfunc[fr->code_id] = id;
 				}
-				loc_of[fid] = ++nlocs;
+				ploc[fid] = ++nlocs;
 				pb_reset(&sub);
-				pb_uint(&sub, LINE_FUNCTION_ID, func_of[fr->code_id]);
+				pb_uint(&sub, LINE_FUNCTION_ID, pfunc[fr->code_id]);
 				pb_uint(&sub, LINE_LINE, (uint64_t)(int64_t)fr->line);
 				pb_reset(&tmp);
 				pb_uint(&tmp, LOCATION_ID, nlocs);
@@ -308,7 +328,7 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 				pb_bytes(&tmp, LOCATION_LINE, sub.buf, sub.len);
 				pb_bytes(&out, PROFILE_LOCATION, tmp.buf, tmp.len);
 			}
-			locs[n++] = loc_of[fid];
+			locs[n++] = ploc[fid];
 		}
 		if (n == 0) {
 			if (!no_frames_loc) {
@@ -330,14 +350,21 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 			locs[n++] = no_frames_loc;
 		}
 
-		const struct thread_slot *ts = appendlog_at(stackwalk_slots(w), e->thread_slot);
-		const char *tname = atomic_load_explicit(&((struct thread_slot *)ts)->name,
-							 memory_order_acquire);
 		struct label labels[4];
 		int nl = 0;
-		labels[nl++] = (struct label){.key = s_tid, .num = (int64_t)ts->native_tid};
-		labels[nl++] = (struct label){.key = s_tname,
-					      .str = strtab_add_target(&st, tname ? tname : "?")};
+		if (e->thread_slot < appendlog_count(ps->slots)) {
+			const struct thread_slot *ts = procset_slot(ps, e->thread_slot);
+			const char *tname = atomic_load_explicit(&((struct thread_slot *)ts)->name,
+								 memory_order_acquire);
+			labels[nl++] = (struct label){.key = s_tid, .num = (int64_t)ts->native_tid};
+			labels[nl++] = (struct label){.key = s_tname,
+						      .str = strtab_add_target(&st, tname ? tname : "?")};
+		} else { /* the live view's bucket of threads that left */
+			labels[nl++] = (struct label){.key = s_tname,
+						      .str = strtab_add(&st, "exited threads")};
+		}
+		if (meta->per_process)
+			labels[nl++] = (struct label){.key = s_pid, .num = (int64_t)proc->pid};
 
 		pb_reset(&tmp);
 		pb_reset(&sub);
@@ -371,6 +398,10 @@ pprof_write(const struct profile *p, const struct stackwalk *w,
 	if (ferror(f))
 		rc = -1;
 done:
+	for (uint32_t pi = 0; pi < nprocs && loc_of && func_of; pi++) {
+		free(loc_of[pi]);
+		free(func_of[pi]);
+	}
 	free(loc_of);
 	free(func_of);
 	free(locs);

@@ -7,7 +7,7 @@
 
 #include "export.h"
 
-int pprof_write(const struct profile *p, const struct stackwalk *w,
+int pprof_write(const struct profile *p, const struct procset *ps,
 		const struct export_meta *meta, FILE *f);
 
 #endif

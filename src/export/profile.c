@@ -21,9 +21,9 @@ profile_free(struct profile *p)
 }
 
 static uint32_t
-key_hash(uint32_t stack, uint16_t slot)
+key_hash(uint32_t stack, uint16_t slot, uint16_t proc)
 {
-	uint64_t k = ((uint64_t)slot << 32 | stack) * 0x9E3779B97F4A7C15ull;
+	uint64_t k = ((uint64_t)proc << 48 | (uint64_t)slot << 32 | stack) * 0x9E3779B97F4A7C15ull;
 	return (uint32_t)(k >> 32);
 }
 
@@ -38,7 +38,7 @@ grow(struct profile *p)
 		const struct profile_entry *o = &p->entries[i];
 		if (!o->weight)
 			continue;
-		uint32_t h = key_hash(o->stack_id, o->thread_slot) & (n - 1);
+		uint32_t h = key_hash(o->stack_id, o->thread_slot, o->proc) & (n - 1);
 		while (e[h].weight)
 			h = (h + 1) & (n - 1);
 		e[h] = *o;
@@ -52,16 +52,25 @@ grow(struct profile *p)
 bool
 profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight)
 {
+	return profile_add_proc_weight(p, slot, 0, stack_id, weight);
+}
+
+bool
+profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
+			uint64_t weight)
+{
 	if ((p->count + 1) * 2 > p->nslots && !grow(p))
 		return false;
-	uint32_t h = key_hash(stack_id, slot) & (p->nslots - 1);
+	uint32_t h = key_hash(stack_id, slot, proc) & (p->nslots - 1);
 	while (p->entries[h].weight &&
-	       (p->entries[h].stack_id != stack_id || p->entries[h].thread_slot != slot))
+	       (p->entries[h].stack_id != stack_id || p->entries[h].thread_slot != slot ||
+		p->entries[h].proc != proc))
 		h = (h + 1) & (p->nslots - 1);
 	struct profile_entry *e = &p->entries[h];
 	if (!e->weight) {
 		e->stack_id = stack_id;
 		e->thread_slot = slot;
+		e->proc = proc;
 		p->count++;
 	}
 	e->weight += weight;
@@ -118,6 +127,8 @@ cmp_entries(const void *a, const void *b)
 		return x->weight < y->weight ? 1 : -1;
 	if (x->thread_slot != y->thread_slot)
 		return x->thread_slot < y->thread_slot ? -1 : 1;
+	if (x->proc != y->proc)
+		return x->proc < y->proc ? -1 : 1;
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
@@ -136,15 +147,26 @@ sorted_entries(const struct profile *p)
 	return v;
 }
 
-static void
-thread_label(const struct stackwalk *w, uint16_t slot, char *buf, size_t len)
+void
+profile_process_label(const struct proc_info *p, char *buf, size_t len)
 {
-	if (slot >= appendlog_count(stackwalk_slots(w))) {
+	char cmd[200];
+	folded_escape(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
+	/* long command lines: the start says what it is */
+	if (strlen(cmd) > 60)
+		memcpy(cmd + 57, "...", 4);
+	snprintf(buf, len, "process %d (%s)", (int)p->pid, cmd);
+}
+
+static void
+thread_label(const struct procset *ps, uint16_t slot, char *buf, size_t len)
+{
+	if (slot >= appendlog_count(ps->slots)) {
 		/* The live view's bucket of threads that left the target. */
 		snprintf(buf, len, "exited threads");
 		return;
 	}
-	const struct thread_slot *s = appendlog_at(stackwalk_slots(w), slot);
+	const struct thread_slot *s = procset_slot(ps, slot);
 	const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name, memory_order_acquire);
 	char safe[256];
 	folded_escape(name ? name : "?", safe, sizeof safe);
@@ -152,17 +174,19 @@ thread_label(const struct stackwalk *w, uint16_t slot, char *buf, size_t len)
 }
 
 int
-profile_write_collapsed(const struct profile *p, const struct stackwalk *w, FILE *f,
-			bool per_thread)
+profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE *f,
+			bool per_thread, bool per_process)
 {
 	struct profile_entry *v = sorted_entries(p);
 	if (!v)
 		return -1;
-	const struct intern *in = stackwalk_intern(w);
 	uint32_t *ids = NULL;
 	uint32_t cap = 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < p->count; i++) {
+		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, &v[i]));
+		const struct stackwalk *w = proc->walk;
+		const struct intern *in = stackwalk_intern(w);
 		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
 		if (depth > cap) {
 			cap = depth * 2;
@@ -177,10 +201,16 @@ profile_write_collapsed(const struct profile *p, const struct stackwalk *w, FILE
 		for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
 			ids[n++] = intern_stack_at(in, s)->frame;
 		bool first = true;
+		if (per_process) {
+			char label[300];
+			profile_process_label(proc, label, sizeof label);
+			fputs(label, f);
+			first = false;
+		}
 		if (per_thread) {
 			char label[300];
-			thread_label(w, v[i].thread_slot, label, sizeof label);
-			fputs(label, f);
+			thread_label(ps, v[i].thread_slot, label, sizeof label);
+			fprintf(f, "%s%s", first ? "" : ";", label);
 			first = false;
 		}
 		if (n == 0) {
@@ -201,31 +231,46 @@ profile_write_collapsed(const struct profile *p, const struct stackwalk *w, FILE
 }
 
 int
-profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FILE *f,
-			 const char *name, double interval_s)
+profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE *f,
+			 const char *name, double interval_s, bool per_process)
 {
 	struct profile_entry *v = sorted_entries(p);
 	if (!v)
 		return -1;
-	const struct intern *in = stackwalk_intern(w);
-	/* Frame IDs are dense, so speedscope's frame index is our frame ID - 1. */
-	uint32_t nframes = appendlog_count(in->frames);
+	/* Frame IDs are dense per process, so speedscope's frame index is the
+	 * process's base (frames of the processes before it) + frame ID - 1. */
+	uint32_t nprocs = procset_count(ps);
+	uint32_t *base = calloc(nprocs ? nprocs : 1, sizeof *base);
+	if (!base) {
+		free(v);
+		return -1;
+	}
 	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
 	      " \"exporter\": \"tachyon-top " PACKAGE_VERSION "\", \"name\": ", f);
 	json_put_string(f, name);
 	fputs(", \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", f);
-	for (uint32_t id = 1; id < nframes; id++) {
-		const struct interned_frame *fr = intern_frame_at(in, id);
-		const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
-		fprintf(f, "%s\n  {\"name\": ", id > 1 ? "," : "");
-		json_put_string(f, c->qualname);
-		fputs(", \"file\": ", f);
-		json_put_string(f, c->filename);
-		fprintf(f, ", \"line\": %d}", fr->line);
+	uint32_t written = 0;
+	for (uint32_t pi = 0; pi < nprocs; pi++) {
+		const struct stackwalk *w = procset_at(ps, pi)->walk;
+		base[pi] = written;
+		if (!w)
+			continue;
+		const struct intern *in = stackwalk_intern(w);
+		uint32_t nframes = appendlog_count(in->frames);
+		for (uint32_t id = 1; id < nframes; id++) {
+			const struct interned_frame *fr = intern_frame_at(in, id);
+			const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
+			fprintf(f, "%s\n  {\"name\": ", written ? "," : "");
+			json_put_string(f, c->qualname);
+			fputs(", \"file\": ", f);
+			json_put_string(f, c->filename);
+			fprintf(f, ", \"line\": %d}", fr->line);
+			written++;
+		}
 	}
 	fputs("]},\n \"profiles\": [", f);
 	/* One profile per thread, in order of first appearance. */
-	uint32_t nthreads = appendlog_count(stackwalk_slots(w));
+	uint32_t nthreads = appendlog_count(ps->slots);
 	bool first_profile = true;
 	for (uint32_t t = 0; t < nthreads; t++) {
 		uint64_t total = 0;
@@ -234,8 +279,17 @@ profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FIL
 				total += v[i].weight;
 		if (!total)
 			continue;
-		char label[300];
-		thread_label(w, (uint16_t)t, label, sizeof label);
+		const struct proc_info *proc = procset_of_slot(ps, t);
+		const struct intern *in = stackwalk_intern(proc->walk);
+		char label[600];
+		if (per_process) {
+			profile_process_label(proc, label, sizeof label);
+			size_t used = strlen(label);
+			label[used++] = ' ';
+			thread_label(ps, (uint16_t)t, label + used, sizeof label - used);
+		} else {
+			thread_label(ps, (uint16_t)t, label, sizeof label);
+		}
 		fprintf(f, "%s\n  {\"type\": \"sampled\", \"name\": ", first_profile ? "" : ",");
 		json_put_string(f, label);
 		fprintf(f, ", \"unit\": \"seconds\", \"startValue\": 0, \"endValue\": %.6f,\n   \"samples\": [",
@@ -251,13 +305,14 @@ profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FIL
 			uint32_t *ids = depth <= 256 ? stackbuf : malloc(depth * sizeof *ids);
 			if (!ids) {
 				free(v);
+				free(base);
 				return -1;
 			}
 			uint32_t n = 0;
 			for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
 				ids[n++] = intern_stack_at(in, s)->frame;
 			for (uint32_t k = n; k-- > 0;)
-				fprintf(f, "%s%u", k + 1 == n ? "" : ",", ids[k] - 1);
+				fprintf(f, "%s%u", k + 1 == n ? "" : ",", base[proc->index] + ids[k] - 1);
 			if (ids != stackbuf)
 				free(ids);
 			fputc(']', f);
@@ -276,5 +331,6 @@ profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FIL
 	}
 	fputs("]}\n", f);
 	free(v);
+	free(base);
 	return ferror(f) ? -1 : 0;
 }

@@ -8,12 +8,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
 
 struct profile_entry {
 	uint32_t stack_id;
 	uint16_t thread_slot;
+	uint16_t proc;            /* process index, for the exited bucket's slot only */
 	uint64_t weight;
 };
 
@@ -34,20 +36,37 @@ void profile_init(struct profile *p);
 void profile_free(struct profile *p);
 bool profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter);
 bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight);
+/* The same for a slot that names no thread (the live view's exited bucket,
+ * which holds every process's stacks): proc says whose stack it is. */
+bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
+			     uint64_t weight);
+
+/* The process whose IDs an entry's stack is in. */
+static inline uint32_t
+profile_entry_proc(const struct procset *ps, const struct profile_entry *e)
+{
+	return e->thread_slot < appendlog_count(ps->slots) ? procset_slot(ps, e->thread_slot)->proc
+							    : e->proc;
+}
 
 /* Folded stacks: one line per distinct stack, root first, frames
  * "qualname (file:line)" joined by ';', a space and the count. Strings from
  * the target are escaped so no control character, ';' or newline breaks the
- * format. With per_thread, each line starts with the thread. */
-int profile_write_collapsed(const struct profile *p, const struct stackwalk *w, FILE *f,
-			    bool per_thread);
+ * format. With per_thread, each line starts with the thread; with
+ * per_process, before that with "process PID (command)". */
+int profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE *f,
+			    bool per_thread, bool per_process);
 
-/* speedscope's file format: one sampled profile per thread. */
-int profile_write_speedscope(const struct profile *p, const struct stackwalk *w, FILE *f,
-			     const char *name, double interval_s);
+/* speedscope's file format: one sampled profile per thread (per process
+ * and thread with per_process). */
+int profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE *f,
+			     const char *name, double interval_s, bool per_process);
 
 /* Format one frame as "qualname (file:line)", escaped for the collapsed
  * format, into buf. */
 void profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, size_t len);
+
+/* "process PID (command)", escaped for the collapsed format. */
+void profile_process_label(const struct proc_info *p, char *buf, size_t len);
 
 #endif

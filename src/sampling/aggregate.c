@@ -29,10 +29,10 @@ agg_mode_matches(enum agg_mode mode, uint8_t cls)
 }
 
 int
-agg_init(struct aggregate *a, const struct stackwalk *walk, uint64_t now_ns)
+agg_init(struct aggregate *a, const struct procset *procs, uint64_t now_ns)
 {
 	memset(a, 0, sizeof *a);
-	a->walk = walk;
+	a->procs = procs;
 	a->window_start_ns = now_ns;
 	return 0;
 }
@@ -42,7 +42,10 @@ agg_free(struct aggregate *a)
 {
 	free(a->entries);
 	free(a->threads);
-	free(a->func_of_code);
+	free(a->exited_procs);
+	for (uint32_t i = 0; i < a->ncodemaps; i++)
+		free(a->codemaps[i].func_of_code);
+	free(a->codemaps);
 	free(a->funcs);
 	free(a->func_index);
 	memset(a, 0, sizeof *a);
@@ -51,17 +54,19 @@ agg_free(struct aggregate *a)
 void
 agg_reset(struct aggregate *a, uint64_t now_ns)
 {
-	const struct stackwalk *w = a->walk;
+	const struct procset *ps = a->procs;
 	/* Function identities stay valid; only counts go. */
-	uint32_t *foc = a->func_of_code, nmap = a->ncode_map;
+	struct agg_codemap *maps = a->codemaps;
+	uint32_t nmaps = a->ncodemaps;
 	struct agg_func *funcs = a->funcs;
 	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap, *fidx = a->func_index, nfidx = a->nfunc_index;
 	free(a->entries);
 	free(a->threads);
+	free(a->exited_procs);
 	memset(a, 0, sizeof *a);
-	a->walk = w;
-	a->func_of_code = foc;
-	a->ncode_map = nmap;
+	a->procs = ps;
+	a->codemaps = maps;
+	a->ncodemaps = nmaps;
 	a->funcs = funcs;
 	a->nfuncs = nfuncs;
 	a->funcs_cap = fcap;
@@ -71,26 +76,32 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 }
 
 static uint32_t
-entry_hash(uint16_t slot, uint8_t cls, uint32_t stack_id)
+entry_hash(uint16_t slot, uint16_t proc, uint8_t cls, uint32_t stack_id)
 {
-	return hash_mix64(((uint64_t)slot << 40) | ((uint64_t)cls << 32) | stack_id);
+	return hash_mix64((((uint64_t)slot << 40) | ((uint64_t)cls << 32) | stack_id) ^
+			  ((uint64_t)proc * 0x9e3779b97f4a7c15ull));
 }
 
-/* The entry for (slot, cls, stack) in table e of n (a power of two) slots,
- * claimed if new; the table must have room. */
+/* The entry for (slot, process, cls, stack) in table e of n (a power of
+ * two) slots, claimed if new; the table must have room. The process is in
+ * the key because stack IDs are per process: the exited bucket holds
+ * entries of every process under one slot. */
 static struct agg_entry *
-probe(struct agg_entry *e, uint32_t n, uint16_t slot, uint8_t cls, uint32_t stack_id, bool *fresh)
+probe(struct agg_entry *e, uint32_t n, uint16_t slot, uint16_t proc, uint8_t cls,
+      uint32_t stack_id, bool *fresh)
 {
-	for (uint32_t h = entry_hash(slot, cls, stack_id) & (n - 1);; h = (h + 1) & (n - 1)) {
+	for (uint32_t h = entry_hash(slot, proc, cls, stack_id) & (n - 1);; h = (h + 1) & (n - 1)) {
 		if (!e[h].used) {
 			e[h].used = true;
 			e[h].stack_id = stack_id;
 			e[h].slot = slot;
+			e[h].proc = proc;
 			e[h].cls = cls;
 			*fresh = true;
 			return &e[h];
 		}
-		if (e[h].stack_id == stack_id && e[h].slot == slot && e[h].cls == cls) {
+		if (e[h].stack_id == stack_id && e[h].slot == slot && e[h].proc == proc &&
+		    e[h].cls == cls) {
 			*fresh = false;
 			return &e[h];
 		}
@@ -112,7 +123,7 @@ rehash(struct aggregate *a, uint32_t n, const uint8_t *fold)
 			continue;
 		uint16_t slot = fold && o->slot < a->nthreads && fold[o->slot] ? AGG_EXITED_SLOT : o->slot;
 		bool fresh;
-		struct agg_entry *d = probe(e, n, slot, o->cls, o->stack_id, &fresh);
+		struct agg_entry *d = probe(e, n, slot, o->proc, o->cls, o->stack_id, &fresh);
 		count += fresh;
 		d->session += o->session;
 		d->window += o->window;
@@ -151,6 +162,8 @@ add_thread(struct agg_thread *to, const struct agg_thread *t)
 	to->seen = to->seen || t->seen;
 }
 
+static struct agg_thread *exited_of(struct aggregate *a, uint32_t proc);
+
 /* Fold gone threads into the exited bucket: those gone for AGG_FOLD_NS,
  * all gone ones when many wait (the walker will soon give their slots to
  * new threads), and slot `force` (already given to a new thread). One pass
@@ -158,9 +171,9 @@ add_thread(struct agg_thread *to, const struct agg_thread *t)
 static void
 fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 {
-	if (!a->walk || !a->nthreads)
+	if (!a->procs || !a->nthreads)
 		return;
-	const struct appendlog *slots = stackwalk_slots(a->walk);
+	const struct appendlog *slots = a->procs->slots;
 	uint32_t nslots = appendlog_count(slots), gone = 0, due = 0;
 	uint8_t *fold = calloc(a->nthreads, 1);
 	if (!fold)
@@ -197,12 +210,40 @@ fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 				if (!fold[i])
 					continue;
 				add_thread(&a->exited, &a->threads[i]);
+				struct agg_thread *pe = exited_of(a, procset_slot(a->procs, i)->proc);
+				if (pe)
+					add_thread(pe, &a->threads[i]);
 				memset(&a->threads[i], 0, sizeof a->threads[i]);
 			}
 			a->exited_threads += n;
 		}
 	}
 	free(fold);
+}
+
+/* The exited bucket of one process (its share of a->exited), or NULL when
+ * memory is short. */
+static struct agg_thread *
+exited_of(struct aggregate *a, uint32_t proc)
+{
+	if (proc >= a->nexited_procs) {
+		uint32_t n = a->nexited_procs ? a->nexited_procs : 8;
+		while (n <= proc)
+			n *= 2;
+		struct agg_thread *t = realloc(a->exited_procs, n * sizeof *t);
+		if (!t)
+			return NULL;
+		memset(t + a->nexited_procs, 0, (n - a->nexited_procs) * sizeof *t);
+		a->exited_procs = t;
+		a->nexited_procs = n;
+	}
+	return &a->exited_procs[proc];
+}
+
+const struct agg_thread *
+agg_exited_of(const struct aggregate *a, uint32_t proc)
+{
+	return proc < a->nexited_procs ? &a->exited_procs[proc] : NULL;
 }
 
 static struct agg_thread *
@@ -222,6 +263,8 @@ thread_at(struct aggregate *a, uint16_t slot)
 	return &a->threads[slot];
 }
 
+static void count_thread(struct agg_thread *t, const struct sample_record *rec, uint64_t w);
+
 bool
 agg_add(struct aggregate *a, const struct sample_record *rec)
 {
@@ -229,17 +272,21 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 	if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
 		return false;
 	uint16_t slot = rec->thread_slot;
-	struct agg_thread *t;
+	struct agg_thread *t, *pe = NULL;
 	uint64_t born = 0;
-	if (a->walk && slot < appendlog_count(stackwalk_slots(a->walk))) {
-		const struct thread_slot *ts = appendlog_at(stackwalk_slots(a->walk), slot);
+	uint16_t proc = 0;
+	if (a->procs && slot < appendlog_count(a->procs->slots)) {
+		const struct thread_slot *ts = procset_slot(a->procs, slot);
 		born = atomic_load_explicit(&((struct thread_slot *)ts)->born_ns, memory_order_acquire);
+		/* A slot is only reused within its process: the old occupant's too. */
+		proc = (uint16_t)ts->proc;
 	}
 	if (rec->time_ns < born) {
 		/* Taken before the slot's thread was born: its previous thread's,
 		 * which is gone. */
 		slot = AGG_EXITED_SLOT;
 		t = &a->exited;
+		pe = exited_of(a, proc);
 	} else {
 		t = thread_at(a, slot);
 		if (!t)
@@ -253,7 +300,7 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 		t->born_ns = born;
 	}
 	bool fresh;
-	struct agg_entry *e = probe(a->entries, a->nslots, slot, cls, rec->stack_id, &fresh);
+	struct agg_entry *e = probe(a->entries, a->nslots, slot, proc, cls, rec->stack_id, &fresh);
 	a->count += fresh;
 	uint64_t w = rec->weight;
 	e->session += w;
@@ -261,6 +308,15 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 	a->samples[AGG_SESSION] += w;
 	a->cur_samples += w;
 	a->records++;
+	count_thread(t, rec, w);
+	if (pe)
+		count_thread(pe, rec, w);
+	return true;
+}
+
+static void
+count_thread(struct agg_thread *t, const struct sample_record *rec, uint64_t w)
+{
 	t->seen = true;
 	t->samples[AGG_SESSION] += w;
 	t->cur_samples += w;
@@ -288,14 +344,13 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 		t->last_state = rec->state;
 		t->last_time_ns = rec->time_ns;
 	}
-	return true;
 }
 
 void
 agg_roll_window(struct aggregate *a, uint64_t now_ns)
 {
-	if (a->walk)
-		fold_gone(a, now_ns - stackwalk_epoch(a->walk), -1);
+	if (a->procs)
+		fold_gone(a, now_ns - a->procs->epoch_ns, -1);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct agg_entry *e = &a->entries[i];
 		if (e->used) {
@@ -303,8 +358,10 @@ agg_roll_window(struct aggregate *a, uint64_t now_ns)
 			e->current = 0;
 		}
 	}
-	for (uint32_t i = 0; i <= a->nthreads; i++) {
-		struct agg_thread *t = i < a->nthreads ? &a->threads[i] : &a->exited;
+	for (uint32_t i = 0; i <= a->nthreads + a->nexited_procs; i++) {
+		struct agg_thread *t = i < a->nthreads ? &a->threads[i]
+				       : i == a->nthreads ? &a->exited
+				       : &a->exited_procs[i - a->nthreads - 1];
 		t->samples[AGG_WINDOW] = t->cur_samples;
 		t->gil[AGG_WINDOW] = t->cur_gil;
 		t->gil_wait[AGG_WINDOW] = t->cur_gil_wait;
@@ -335,23 +392,44 @@ str_hash(const char *a, const char *b)
 	return hash_mix64(h);
 }
 
-static uint32_t
-func_for_code(struct aggregate *a, uint32_t code_id)
+static struct agg_codemap *
+codemap(struct aggregate *a, uint32_t proc)
 {
-	if (code_id < a->ncode_map && a->func_of_code[code_id])
-		return a->func_of_code[code_id] - 1;
-	if (code_id >= a->ncode_map) {
-		uint32_t n = a->ncode_map ? a->ncode_map : 1024;
+	if (proc >= a->ncodemaps) {
+		uint32_t n = a->ncodemaps ? a->ncodemaps : 8;
+		while (n <= proc)
+			n *= 2;
+		struct agg_codemap *m = realloc(a->codemaps, n * sizeof *m);
+		if (!m)
+			return NULL;
+		memset(m + a->ncodemaps, 0, (n - a->ncodemaps) * sizeof *m);
+		a->codemaps = m;
+		a->ncodemaps = n;
+	}
+	return &a->codemaps[proc];
+}
+
+static uint32_t
+func_for_code(struct aggregate *a, uint32_t proc, uint32_t code_id)
+{
+	struct agg_codemap *cm = codemap(a, proc);
+	if (!cm)
+		return UINT32_MAX;
+	if (code_id < cm->n && cm->func_of_code[code_id])
+		return cm->func_of_code[code_id] - 1;
+	if (code_id >= cm->n) {
+		uint32_t n = cm->n ? cm->n : 1024;
 		while (n <= code_id)
 			n *= 2;
-		uint32_t *m = realloc(a->func_of_code, n * sizeof *m);
+		uint32_t *m = realloc(cm->func_of_code, n * sizeof *m);
 		if (!m)
 			return UINT32_MAX;
-		memset(m + a->ncode_map, 0, (n - a->ncode_map) * sizeof *m);
-		a->func_of_code = m;
-		a->ncode_map = n;
+		memset(m + cm->n, 0, (n - cm->n) * sizeof *m);
+		cm->func_of_code = m;
+		cm->n = n;
 	}
-	const struct code_entry *c = codecache_get(stackwalk_codes(a->walk), code_id);
+	const struct code_entry *c = codecache_get(stackwalk_codes(procset_at(a->procs, proc)->walk),
+						   code_id);
 	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
 		uint32_t n = a->nfunc_index ? a->nfunc_index * 2 : 1024;
 		uint32_t *idx = calloc(n, sizeof *idx);
@@ -371,7 +449,7 @@ func_for_code(struct aggregate *a, uint32_t code_id)
 	for (; a->func_index[h]; h = (h + 1) & (a->nfunc_index - 1)) {
 		const struct agg_func *f = &a->funcs[a->func_index[h] - 1];
 		if (strcmp(f->qualname, c->qualname) == 0 && strcmp(f->filename, c->filename) == 0) {
-			a->func_of_code[code_id] = a->func_index[h];
+			cm->func_of_code[code_id] = a->func_index[h];
 			return a->func_index[h] - 1;
 		}
 	}
@@ -386,25 +464,47 @@ func_for_code(struct aggregate *a, uint32_t code_id)
 	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
 						.firstlineno = c->firstlineno};
 	a->func_index[h] = ++a->nfuncs;
-	a->func_of_code[code_id] = a->nfuncs;
+	cm->func_of_code[code_id] = a->nfuncs;
 	return a->nfuncs - 1;
 }
 
-static uint32_t
-frame_func(struct aggregate *a, uint32_t frame_id, int32_t *line)
+const struct intern *
+agg_proc_intern(const struct aggregate *a, uint32_t proc)
 {
-	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(a->walk), frame_id);
+	return stackwalk_intern(procset_at(a->procs, proc)->walk);
+}
+
+/* Where an entry's IDs resolve: its process's walker. */
+static const struct intern *
+intern_of(const struct aggregate *a, const struct agg_entry *e, uint32_t *proc)
+{
+	*proc = e->proc;
+	return agg_proc_intern(a, e->proc);
+}
+
+static uint32_t
+frame_func(struct aggregate *a, uint32_t proc, const struct intern *in, uint32_t frame_id,
+	   int32_t *line)
+{
+	const struct interned_frame *fr = intern_frame_at(in, frame_id);
 	if (line)
 		*line = fr->line;
-	return func_for_code(a, fr->code_id);
+	return func_for_code(a, proc, fr->code_id);
 }
 
 uint32_t
-agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
+agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id, int32_t *line)
 {
 	if (stack_id == 0)
 		return UINT32_MAX;
-	return frame_func(a, intern_stack_at(stackwalk_intern(a->walk), stack_id)->frame, line);
+	const struct intern *in = agg_proc_intern(a, proc);
+	return frame_func(a, proc, in, intern_stack_at(in, stack_id)->frame, line);
+}
+
+uint32_t
+agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line)
+{
+	return agg_proc_innermost_func(a, procset_slot(a->procs, slot)->proc, stack_id, line);
 }
 
 /* ---------------------------------------------------------------------
@@ -415,6 +515,8 @@ static bool
 entry_counts(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
 {
 	if (!e->used || (q->slot >= 0 && e->slot != q->slot) || !agg_mode_matches(q->mode, e->cls))
+		return false;
+	if (q->slot < 0 && q->proc >= 0 && e->proc != (uint32_t)q->proc)
 		return false;
 	*w = q->scope == AGG_SESSION ? e->session : e->window;
 	return *w > 0;
@@ -521,7 +623,6 @@ cmp_rows(const void *pa, const void *pb)
 bool
 agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table *t)
 {
-	const struct intern *in = stackwalk_intern(a->walk);
 	t->nrows = 0;
 	t->denominator = 0;
 	if (t->index)
@@ -534,9 +635,11 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 		t->denominator += w;
 		a->stamp++;
 		bool innermost = true;
+		uint32_t proc;
+		const struct intern *in = intern_of(a, e, &proc);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			int32_t line;
-			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, &line);
+			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, &line);
 			if (f == UINT32_MAX)
 				return false;
 			struct agg_row *r = row_for(t, f, q->by_line ? line : -1);
@@ -617,7 +720,6 @@ bool
 agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func, int32_t line,
 		     struct agg_links *out)
 {
-	const struct intern *in = stackwalk_intern(a->walk);
 	memset(out, 0, sizeof *out);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
@@ -626,12 +728,14 @@ agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 			continue;
 		/* The innermost occurrence of func decides caller and callee. */
 		uint32_t above = UINT32_MAX;
+		uint32_t proc;
+		const struct intern *in = intern_of(a, e, &proc);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			int32_t at = -1;
-			uint32_t f = frame_func(a, intern_stack_at(in, s)->frame, line >= 0 ? &at : NULL);
+			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, line >= 0 ? &at : NULL);
 			if (f == func && (line < 0 || at == line)) {
 				uint32_t parent = intern_stack_at(in, s)->parent;
-				uint32_t below = parent ? frame_func(a, intern_stack_at(in, parent)->frame, NULL)
+				uint32_t below = parent ? frame_func(a, proc, in, intern_stack_at(in, parent)->frame, NULL)
 							: UINT32_MAX;
 				if (!add_link(&out->callees, &out->ncallees, above, w) ||
 				    !add_link(&out->callers, &out->ncallers, below, w))
@@ -667,7 +771,7 @@ agg_to_profile(const struct aggregate *a, enum agg_scope scope, enum agg_mode mo
 		uint64_t w = scope == AGG_SESSION ? e->session : e->window;
 		if (!e->used || !w || !agg_mode_matches(mode, e->cls))
 			continue;
-		if (!profile_add_weight(p, e->slot, e->stack_id, w))
+		if (!profile_add_proc_weight(p, e->slot, e->proc, e->stack_id, w))
 			return false;
 	}
 	return true;

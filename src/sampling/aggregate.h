@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
 
@@ -35,6 +36,7 @@ enum agg_sort {
 struct agg_entry {
 	uint32_t stack_id;
 	uint16_t slot;
+	uint16_t proc;          /* process index: stack IDs are per process */
 	uint8_t cls;            /* AGG_CLS_* */
 	bool used;
 	uint64_t session, window, current;  /* window = last completed one */
@@ -82,6 +84,7 @@ struct agg_query {
 	enum agg_scope scope;
 	bool by_line;
 	int32_t slot;            /* -1: every thread */
+	int32_t proc;            /* with slot -1: -1 every process, else a process index */
 	const char *filter;      /* case-insensitive substring of function or file, or NULL */
 	enum agg_sort sort;
 	bool ascending;
@@ -108,20 +111,28 @@ struct agg_links {
 	uint64_t total;          /* samples with the function on the stack */
 };
 
+/* Per process: its code IDs -> function index + 1. */
+struct agg_codemap {
+	uint32_t *func_of_code;
+	uint32_t n;
+};
+
 struct aggregate {
-	const struct stackwalk *walk;
+	const struct procset *procs;
 	struct agg_entry *entries;
 	uint32_t nslots, count;
 	struct agg_thread *threads;
 	uint32_t nthreads;
 	struct agg_thread exited;            /* threads folded away, together */
 	uint64_t exited_threads;             /* how many */
+	struct agg_thread *exited_procs;     /* the same per process index */
+	uint32_t nexited_procs;
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
 	uint64_t records;
-	/* functions */
-	uint32_t *func_of_code;              /* code ID -> function index + 1 */
-	uint32_t ncode_map;
+	/* functions, shared by every process: (qualname, filename) is one */
+	struct agg_codemap *codemaps;        /* per process index */
+	uint32_t ncodemaps;
 	struct agg_func *funcs;
 	uint32_t nfuncs, funcs_cap;
 	uint32_t *func_index;                /* hash on (qualname, filename) -> index + 1 */
@@ -129,7 +140,7 @@ struct aggregate {
 	uint64_t stamp;
 };
 
-int agg_init(struct aggregate *a, const struct stackwalk *walk, uint64_t now_ns);
+int agg_init(struct aggregate *a, const struct procset *procs, uint64_t now_ns);
 void agg_free(struct aggregate *a);
 /* Forget every count (the `r` key). */
 void agg_reset(struct aggregate *a, uint64_t now_ns);
@@ -166,8 +177,15 @@ bool agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint
  * name or file; NULL or "" matches everything)? */
 bool agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter);
 
-/* The function of a stack's innermost frame, or UINT32_MAX for none. */
-uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
+/* The function of a thread's stack's innermost frame, or UINT32_MAX for none. */
+uint32_t agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line);
+/* The same for a stack of process proc (an entry's e->proc). */
+uint32_t agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id,
+				 int32_t *line);
+/* Where process proc's stack and frame IDs resolve. */
+const struct intern *agg_proc_intern(const struct aggregate *a, uint32_t proc);
+/* Process proc's share of the exited bucket (NULL if none of its threads was folded). */
+const struct agg_thread *agg_exited_of(const struct aggregate *a, uint32_t proc);
 
 /* Does a state byte count in a mode? */
 bool agg_mode_matches(enum agg_mode mode, uint8_t cls);

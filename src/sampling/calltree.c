@@ -103,7 +103,7 @@ child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
 }
 
 static bool
-grow_memo(struct calltree *t, uint32_t nstacks)
+grow_memo(struct ct_memo *t, uint32_t nstacks)
 {
 	if (nstacks <= t->nmemo)
 		return true;
@@ -128,6 +128,27 @@ grow_memo(struct calltree *t, uint32_t nstacks)
 	return true;
 }
 
+/* Process proc's memo, grown to its stacks so far. */
+static struct ct_memo *
+memo_of(struct calltree *t, const struct aggregate *a, uint32_t proc)
+{
+	if (proc >= t->nmemos) {
+		uint32_t n = t->nmemos ? t->nmemos : 4;
+		while (n <= proc)
+			n *= 2;
+		struct ct_memo *m = realloc(t->memos, n * sizeof *m);
+		if (!m)
+			return NULL;
+		memset(m + t->nmemos, 0, (n - t->nmemos) * sizeof *m);
+		t->memos = m;
+		t->nmemos = n;
+	}
+	struct ct_memo *m = &t->memos[proc];
+	if (!grow_memo(m, appendlog_count(agg_proc_intern(a, proc)->stacks)))
+		return NULL;
+	return m;
+}
+
 static bool
 push_scratch(struct calltree *t, uint32_t v)
 {
@@ -146,31 +167,31 @@ push_scratch(struct calltree *t, uint32_t v)
 /* The node a stack ends in (the node at the depth cap for deeper stacks).
  * Walks up to the nearest stack resolved in this build, then down. */
 static uint32_t
-node_of_stack(struct aggregate *a, struct calltree *t, const struct intern *in, bool by_line,
-	      uint32_t stack)
+node_of_stack(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32_t proc,
+	      const struct intern *in, bool by_line, uint32_t stack)
 {
 	t->nscratch = 0;
 	uint32_t s = stack;
-	while (s && t->memo_gen[s] != t->gen) {
+	while (s && m->memo_gen[s] != t->gen) {
 		if (!push_scratch(t, s))
 			return UINT32_MAX;
 		s = intern_stack_at(in, s)->parent;
 	}
-	uint32_t node = s ? t->memo[s] : 0;
+	uint32_t node = s ? m->memo[s] : 0;
 	while (t->nscratch) {
 		s = t->scratch[--t->nscratch];
 		const struct interned_stack *st = intern_stack_at(in, s);
 		if (st->depth <= t->depth_cap) {
 			int32_t line;
-			uint32_t f = agg_innermost_func(a, s, &line);
+			uint32_t f = agg_proc_innermost_func(a, proc, s, &line);
 			if (f == UINT32_MAX)
 				return UINT32_MAX;
 			node = child_of(t, node, f, by_line ? line : -1);
 			if (node == UINT32_MAX)
 				return node;
 		}
-		t->memo[s] = node;
-		t->memo_gen[s] = t->gen;
+		m->memo[s] = node;
+		m->memo_gen[s] = t->gen;
 	}
 	return node;
 }
@@ -178,20 +199,20 @@ node_of_stack(struct aggregate *a, struct calltree *t, const struct intern *in, 
 /* Does any frame of the stack match the filter? memo_match holds
  * gen * 2 + answer for stacks decided in this build. */
 static bool
-stack_matches(struct aggregate *a, struct calltree *t, const struct intern *in, uint32_t stack,
-	      const char *filter)
+stack_matches(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32_t proc,
+	      const struct intern *in, uint32_t stack, const char *filter)
 {
 	t->nscratch = 0;
 	uint32_t s = stack;
 	bool yes = false;
 	while (s) {
-		if (t->memo_match[s] >> 1 == t->gen) {
-			yes = t->memo_match[s] & 1;
+		if (m->memo_match[s] >> 1 == t->gen) {
+			yes = m->memo_match[s] & 1;
 			break;
 		}
-		uint32_t f = agg_innermost_func(a, s, NULL);
+		uint32_t f = agg_proc_innermost_func(a, proc, s, NULL);
 		if (f != UINT32_MAX && agg_func_matches(a, f, filter)) {
-			t->memo_match[s] = t->gen * 2 + 1;
+			m->memo_match[s] = t->gen * 2 + 1;
 			yes = true;
 			break;
 		}
@@ -201,7 +222,7 @@ stack_matches(struct aggregate *a, struct calltree *t, const struct intern *in, 
 	}
 	/* Everything walked through shares the answer of what it reached. */
 	while (t->nscratch)
-		t->memo_match[t->scratch[--t->nscratch]] = t->gen * 2 + (yes ? 1 : 0);
+		m->memo_match[t->scratch[--t->nscratch]] = t->gen * 2 + (yes ? 1 : 0);
 	return yes;
 }
 
@@ -228,8 +249,11 @@ reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
 		memset(t->index, 0, t->nindex * sizeof *t->index);
 	if (++t->gen >= 0x7fffffffu) {
 		t->gen = 1;
-		memset(t->memo_gen, 0, t->nmemo * sizeof *t->memo_gen);
-		memset(t->memo_match, 0, t->nmemo * sizeof *t->memo_match);
+		for (uint32_t p = 0; p < t->nmemos; p++) {
+			struct ct_memo *m = &t->memos[p];
+			memset(m->memo_gen, 0, m->nmemo * sizeof *m->memo_gen);
+			memset(m->memo_match, 0, m->nmemo * sizeof *m->memo_match);
+		}
 	}
 	t->depth_cap = depth_cap;
 	t->by_line = q->by_line;
@@ -248,7 +272,6 @@ bool
 calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_cap,
 	       struct calltree *t)
 {
-	const struct intern *in = stackwalk_intern(a->walk);
 	if (!depth_cap)
 		depth_cap = CALLTREE_DEFAULT_DEPTH;
 	/* The shape (which stack ends in which node) depends only on these;
@@ -259,8 +282,12 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 		if (!reset_shape(t, q, depth_cap))
 			return false;
 	}
-	if (!grow_memo(t, appendlog_count(in->stacks)))
-		return false;
+	/* Every process's memo is grown before counting: stacks interned
+	 * after this are newer than the entries we were given a count for. */
+	uint32_t nprocs = procset_count(a->procs);
+	for (uint32_t p = 0; p < nprocs; p++)
+		if (procset_at(a->procs, p)->walk && !memo_of(t, a, p))
+			return false;
 	t->build++;
 	t->cut = 0;
 	t->deepest = 0;
@@ -273,13 +300,15 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 		uint64_t w;
 		if (!agg_entry_weight(q, e, &w))
 			continue;
-		/* Stacks interned after grow_memo are newer than the entries we
-		 * were given a count for; the next build sees them. */
-		if (e->stack_id >= t->nmemo)
+		/* Stacks interned after the memos grew are newer than the entries
+		 * we were given a count for; the next build sees them. */
+		if (e->proc >= t->nmemos || e->stack_id >= t->memos[e->proc].nmemo)
 			continue;
-		if (filtered && !stack_matches(a, t, in, e->stack_id, t->filter))
+		struct ct_memo *m = &t->memos[e->proc];
+		const struct intern *in = agg_proc_intern(a, e->proc);
+		if (filtered && !stack_matches(a, t, m, e->proc, in, e->stack_id, t->filter))
 			continue;
-		uint32_t node = node_of_stack(a, t, in, q->by_line, e->stack_id);
+		uint32_t node = node_of_stack(a, t, m, e->proc, in, q->by_line, e->stack_id);
 		if (node == UINT32_MAX)
 			return false;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
@@ -356,9 +385,12 @@ calltree_free(struct calltree *t)
 	free(t->nodes);
 	free(t->kids);
 	free(t->index);
-	free(t->memo);
-	free(t->memo_gen);
-	free(t->memo_match);
+	for (uint32_t p = 0; p < t->nmemos; p++) {
+		free(t->memos[p].memo);
+		free(t->memos[p].memo_gen);
+		free(t->memos[p].memo_match);
+	}
+	free(t->memos);
 	free(t->scratch);
 	memset(t, 0, sizeof *t);
 }

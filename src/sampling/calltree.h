@@ -7,7 +7,8 @@
  *
  * Interned stacks share their prefixes (a stack is its parent stack plus
  * one frame), so each distinct stack is resolved to its node once per
- * build through a memo indexed by stack ID: building costs O(distinct
+ * build through a memo indexed by stack ID (one per process: IDs are
+ * per process, functions shared): building costs O(distinct
  * stacks + counted entries), not O(samples x depth). */
 #ifndef TT_CALLTREE_H
 #define TT_CALLTREE_H
@@ -34,6 +35,14 @@ struct ct_node {
 	uint64_t key;            /* hash of the path from the root: survives rebuilds */
 };
 
+/* One process's stacks resolved in this shape. */
+struct ct_memo {
+	uint32_t *memo;          /* per stack ID: node + 1 of this build, 0 unknown */
+	uint32_t *memo_gen;
+	uint32_t nmemo;
+	uint32_t *memo_match;    /* filter: build generation * 2 + matched */
+};
+
 struct calltree {
 	struct ct_node *nodes;
 	uint32_t n, cap;
@@ -48,10 +57,8 @@ struct calltree {
 	/* building */
 	uint64_t *index;         /* (parent, func, line) -> tag << 32 | node + 1 */
 	uint32_t nindex;
-	uint32_t *memo;          /* per stack ID: node + 1 of this build, 0 unknown */
-	uint32_t *memo_gen;
-	uint32_t nmemo, gen;
-	uint32_t *memo_match;    /* filter: build generation * 2 + matched */
+	struct ct_memo *memos;   /* per process index (stack IDs are per process) */
+	uint32_t nmemos, gen;
 	uint32_t *scratch;       /* stack IDs on the way up */
 	uint32_t nscratch, scratch_cap;
 };

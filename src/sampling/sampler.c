@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "follow.h"
 #include "sampler.h"
 #include "unwinder.h"
 
@@ -21,6 +22,18 @@
 #define SPIN_BELOW_NS 60000ull
 /* Publish walker counters to the shared statistics this often. */
 #define PUBLISH_NS 2000000ull
+
+/* A child whose reads keep failing this long is re-validated (dropped here,
+ * attached again by discovery if it is still a Python process: an exec). */
+#define CHILD_BAD_NS 200000000ull
+#define CHILD_BAD_COUNT 20
+
+struct proc_run {
+	uint32_t index;
+	uint64_t next;              /* next deadline */
+	uint32_t bad;               /* consecutive failed passes */
+	uint64_t bad_since;
+};
 
 struct pending_record {
 	struct sample_record rec;
@@ -79,32 +92,62 @@ stat_add(_Atomic uint64_t *field, uint64_t v)
 static void
 publish(struct sampler *s, uint64_t now)
 {
-	const struct walk_counters *c = stackwalk_counters(s->walk);
-	const struct code_cache *codes = stackwalk_codes(s->walk);
-	const struct intern *in = stackwalk_intern(s->walk);
+	struct walk_counters c = {0};
+	uint64_t code_hits = 0, code_misses = 0, code_rechecks = 0, reads = 0, bytes = 0;
+	uint64_t stacks = 0, frames = 0, codes_n = 0;
+	uint32_t n = procset_count(&s->procs);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proc_info *p = procset_at(&s->procs, i);
+		if (!p->walk)
+			continue;
+		const struct walk_counters *w = stackwalk_counters(p->walk);
+		c.full_hits += w->full_hits;
+		c.partial_hits += w->partial_hits;
+		c.misses += w->misses;
+		c.frames_reused += w->frames_reused;
+		c.frames_read += w->frames_read;
+		c.batch_attempts += w->batch_attempts;
+		c.batch_successes += w->batch_successes;
+		c.single_reads += w->single_reads;
+		c.proc_reads += w->proc_reads;
+		c.list_rebuilds += w->list_rebuilds;
+		c.threads_seen += w->threads_seen;
+		c.threads_gone += w->threads_gone;
+		c.slots_revived += w->slots_revived;
+		const struct code_cache *codes = stackwalk_codes(p->walk);
+		code_hits += codes->hits;
+		code_misses += codes->misses;
+		code_rechecks += codes->rechecks;
+		reads += p->target->mem.counters.reads;
+		bytes += p->target->mem.counters.bytes;
+		const struct intern *in = stackwalk_intern(p->walk);
+		stacks += appendlog_count(in->stacks) - 1;
+		frames += appendlog_count(in->frames) - 1;
+		codes_n += appendlog_count(codes->entries);
+	}
 	struct engine_stats *st = &s->stats;
-	stat_set(&st->full_hits, c->full_hits);
-	stat_set(&st->partial_hits, c->partial_hits);
-	stat_set(&st->misses, c->misses);
-	stat_set(&st->frames_reused, c->frames_reused);
-	stat_set(&st->frames_read, c->frames_read);
-	stat_set(&st->batch_attempts, c->batch_attempts);
-	stat_set(&st->batch_successes, c->batch_successes);
-	stat_set(&st->single_reads, c->single_reads);
-	stat_set(&st->proc_reads, c->proc_reads);
-	stat_set(&st->list_rebuilds, c->list_rebuilds);
-	stat_set(&st->code_hits, codes->hits);
-	stat_set(&st->code_misses, codes->misses);
-	stat_set(&st->code_rechecks, codes->rechecks);
-	stat_set(&st->remote_reads, s->target->mem.counters.reads);
-	stat_set(&st->remote_bytes, s->target->mem.counters.bytes);
-	stat_set(&st->stacks, appendlog_count(in->stacks) - 1);
-	stat_set(&st->frames, appendlog_count(in->frames) - 1);
-	stat_set(&st->codes, appendlog_count(codes->entries));
-	stat_set(&st->threads, c->threads_seen);
-	stat_set(&st->threads_gone, c->threads_gone);
-	stat_set(&st->threads_revived, c->slots_revived);
-	stat_set(&st->thread_slots, appendlog_count(stackwalk_slots(s->walk)));
+	stat_set(&st->full_hits, c.full_hits);
+	stat_set(&st->partial_hits, c.partial_hits);
+	stat_set(&st->misses, c.misses);
+	stat_set(&st->frames_reused, c.frames_reused);
+	stat_set(&st->frames_read, c.frames_read);
+	stat_set(&st->batch_attempts, c.batch_attempts);
+	stat_set(&st->batch_successes, c.batch_successes);
+	stat_set(&st->single_reads, c.single_reads);
+	stat_set(&st->proc_reads, c.proc_reads);
+	stat_set(&st->list_rebuilds, c.list_rebuilds);
+	stat_set(&st->code_hits, code_hits);
+	stat_set(&st->code_misses, code_misses);
+	stat_set(&st->code_rechecks, code_rechecks);
+	stat_set(&st->remote_reads, reads);
+	stat_set(&st->remote_bytes, bytes);
+	stat_set(&st->stacks, stacks);
+	stat_set(&st->frames, frames);
+	stat_set(&st->codes, codes_n);
+	stat_set(&st->threads, c.threads_seen);
+	stat_set(&st->threads_gone, c.threads_gone);
+	stat_set(&st->threads_revived, c.slots_revived);
+	stat_set(&st->thread_slots, appendlog_count(s->procs.slots));
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }
 
@@ -249,6 +292,49 @@ wait_until(uint64_t deadline)
 	}
 }
 
+/* Take on processes published since the last look (discovery adds them). */
+static void
+adopt(struct sampler *s, uint64_t now)
+{
+	uint32_t n = procset_count(&s->procs);
+	for (; s->adopted < n; s->adopted++) {
+		if (procset_state(procset_at(&s->procs, s->adopted)) != PROC_LIVE)
+			continue;   /* published as a failure to attach */
+		if (s->nrun == s->run_cap) {
+			uint32_t cap = s->run_cap ? s->run_cap * 2 : 8;
+			struct proc_run *r = realloc(s->run, cap * sizeof *r);
+			if (!r) {
+				/* Not sampled; say so rather than pretend. */
+				procset_end(&s->procs, s->adopted, PROC_LOST, "out of memory", now);
+				continue;
+			}
+			s->run = r;
+			s->run_cap = cap;
+		}
+		s->run[s->nrun++] = (struct proc_run){.index = s->adopted, .next = now};
+	}
+}
+
+/* Stop sampling a process: it ended or cannot be read. */
+static void
+drop(struct sampler *s, uint32_t at, enum proc_state how, const char *note, uint64_t now)
+{
+	struct proc_info *p = procset_at(&s->procs, s->run[at].index);
+	procset_end(&s->procs, p->index, how, note, now);
+	stackwalk_retire(p->walk);
+	s->run[at] = s->run[--s->nrun];
+}
+
+static void
+note_error(struct sampler *s, struct proc_info *p, tt_status st, const struct tt_error *err)
+{
+	stat_add(&s->stats.errors, 1);
+	stat_add(&s->stats.errors_by_status[st < TT_STATUS_COUNT ? st : TT_EIO], 1);
+	atomic_fetch_add_explicit(&p->errors, 1, memory_order_relaxed);
+	if (!s->error_example[0])
+		snprintf(s->error_example, sizeof s->error_example, "%s", err->msg);
+}
+
 static void *
 sampler_main(void *arg)
 {
@@ -257,7 +343,6 @@ sampler_main(void *arg)
 	struct tt_sample rs = {0};
 	bool verify = s->cfg.verify &&
 		      unwinder_init(&ref, s->target, 0, &s->error) == TT_OK;
-	uint64_t next = clock_now_ns();
 	uint64_t last_publish = 0;
 	enum sampler_end how = SAMPLER_STOPPED;
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
@@ -266,32 +351,66 @@ sampler_main(void *arg)
 			how = SAMPLER_DURATION;
 			break;
 		}
+		adopt(s, t0);
+		if (s->nrun == 0) {
+			/* Only the root ends a session, and it has ended: see below. */
+			how = SAMPLER_TARGET_EXITED;
+			break;
+		}
+		if (s->cursor >= s->nrun)
+			s->cursor = 0;
+		struct proc_run *r = &s->run[s->cursor];
+		if (s->cfg.interval_ns && r->next > t0) {
+			wait_until(r->next);
+			t0 = clock_now_ns();
+		}
+		struct proc_info *p = procset_at(&s->procs, r->index);
 		const struct walk_thread *threads;
 		uint32_t n;
 		struct tt_error err;
-		tt_status st = stackwalk_sample(s->walk, t0, &threads, &n, &err);
+		tt_status st = stackwalk_sample(p->walk, t0, &threads, &n, &err);
 		stat_add(&s->stats.samples, 1);
+		atomic_fetch_add_explicit(&p->samples, 1, memory_order_relaxed);
+		bool dropped = false;
 		if (st == TT_OK) {
+			r->bad = 0;
+			if (!atomic_load_explicit(&p->first_ns, memory_order_relaxed))
+				atomic_store_explicit(&p->first_ns, t0, memory_order_relaxed);
 			for (uint32_t i = 0; i < n; i++)
 				fold(s, &threads[i], t0);
 			stat_add(&s->stats.thread_samples, n);
-			if (verify)
+			if (verify && p->root)
 				verify_sample(s, &ref, &rs, threads, n);
 		} else {
-			stat_add(&s->stats.errors, 1);
-			stat_add(&s->stats.errors_by_status[st < TT_STATUS_COUNT ? st : TT_EIO], 1);
-			if (!s->error_example[0])
-				snprintf(s->error_example, sizeof s->error_example, "%s", err.msg);
-			if (st == TT_ENOPROC || !remote_pid_alive(s->target->pid)) {
-				how = SAMPLER_TARGET_EXITED;
-				break;
+			note_error(s, p, st, &err);
+			bool gone = st == TT_ENOPROC || !remote_pid_alive(p->pid);
+			if (p->root) {
+				if (gone) {
+					procset_end(&s->procs, p->index, PROC_EXITED, "exited", t0);
+					how = SAMPLER_TARGET_EXITED;
+					break;
+				}
+				if (st == TT_EPERM || st == TT_ENOMEM || st == TT_EIO) {
+					s->error = err;
+					procset_end(&s->procs, p->index, PROC_LOST, err.msg, t0);
+					how = SAMPLER_FAILED;
+					break;
+				}
+				/* Torn reads of a running target are counted, not fatal. */
+			} else if (gone) {
+				drop(s, s->cursor, PROC_EXITED, "exited", t0);
+				dropped = true;
+			} else if (st == TT_EPERM || st == TT_ENOMEM || st == TT_EIO) {
+				/* A child's trouble is reported in its entry, once. */
+				drop(s, s->cursor, PROC_LOST, err.msg, t0);
+				dropped = true;
+			} else if (r->bad++ == 0) {
+				r->bad_since = t0;
+			} else if (r->bad >= CHILD_BAD_COUNT && t0 - r->bad_since >= CHILD_BAD_NS) {
+				/* Persistently unreadable: most likely it exec'ed. */
+				drop(s, s->cursor, PROC_STALE, "unreadable for a while (exec'ed?)", t0);
+				dropped = true;
 			}
-			if (st == TT_EPERM || st == TT_ENOMEM || st == TT_EIO) {
-				s->error = err;
-				how = SAMPLER_FAILED;
-				break;
-			}
-			/* Torn reads of a running target are counted, not fatal. */
 		}
 		uint64_t t1 = clock_now_ns();
 		stat_add(&s->stats.busy_ns, t1 - t0);
@@ -301,18 +420,19 @@ sampler_main(void *arg)
 			publish(s, t1);
 			last_publish = t1;
 		}
+		if (dropped)
+			continue;   /* the last run took this place: it is next */
 		if (s->cfg.interval_ns) {
-			next += s->cfg.interval_ns;
-			if (t1 > next) {
+			r->next += s->cfg.interval_ns;
+			if (t1 > r->next) {
 				/* Behind schedule: count what we skip and restart the grid. */
-				uint64_t behind = (t1 - next) / s->cfg.interval_ns;
+				uint64_t behind = (t1 - r->next) / s->cfg.interval_ns;
 				stat_add(&s->stats.late, 1);
 				stat_add(&s->stats.missed, behind);
-				next += behind * s->cfg.interval_ns;
-			} else {
-				wait_until(next);
+				r->next += behind * s->cfg.interval_ns;
 			}
 		}
+		s->cursor++;
 	}
 	if (verify) {
 		tt_sample_free(&rs);
@@ -327,14 +447,22 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	      struct tt_error *err)
 {
 	memset(s, 0, sizeof *s);
-	s->target = t;
 	s->cfg = *cfg;
 	s->wake_fd = s->wake_write = -1;
-	tt_status st = stackwalk_new(t, &cfg->walk, &s->walk, err);
-	if (st != TT_OK)
+	if (procset_init(&s->procs) != 0)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
+	uint32_t root;
+	tt_status st = procset_add(&s->procs, t, t->pid > 0 ? follow_ppid(t->pid) : 0, true,
+				   &cfg->walk, &root, err);
+	if (st != TT_OK) {
+		procset_free(&s->procs);
 		return st;
+	}
+	s->target = procset_at(&s->procs, root)->target;
+	s->walk = procset_at(&s->procs, root)->walk;
 	if (!ring_init(&s->ring, cfg->ring_capacity)) {
-		stackwalk_free(s->walk);
+		procset_free(&s->procs);
+		s->walk = NULL;
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sample ring");
 	}
 	int p[2];
@@ -344,12 +472,15 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	}
 	s->start_ns = clock_now_ns();
 	s->last_flush_ns = s->start_ns;
+	s->procs.epoch_ns = s->start_ns;
 	stackwalk_set_epoch(s->walk, s->start_ns);
 	/* The sampler blocks every signal: they belong to the UI thread. */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(&s->thread, NULL, sampler_main, s);
+	if (rc == 0 && cfg->follow && t->pid > 0)
+		s->follow = follow_start(&s->procs, &cfg->walk);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	s->started = rc == 0;
 	if (rc != 0) {
@@ -365,6 +496,9 @@ sampler_stop(struct sampler *s)
 {
 	if (!s->walk)
 		return;
+	/* Discovery first: it adds processes the sampler would take on. */
+	follow_stop(s->follow);
+	s->follow = NULL;
 	atomic_store_explicit(&s->stop, true, memory_order_relaxed);
 	if (s->started) {
 		pthread_join(s->thread, NULL);
@@ -376,8 +510,12 @@ void
 sampler_free(struct sampler *s)
 {
 	sampler_stop(s);
-	stackwalk_free(s->walk);
+	if (s->procs.procs)
+		procset_free(&s->procs);
 	s->walk = NULL;
+	s->target = NULL;
+	free(s->run);
+	s->run = NULL;
 	ring_free(&s->ring);
 	free(s->pending);
 	s->pending = NULL;

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
 #include "target.h"
@@ -46,7 +47,8 @@ struct sampler_config {
 	uint64_t interval_ns;         /* 0: as fast as possible */
 	uint64_t duration_ns;         /* 0: until stopped */
 	uint32_t ring_capacity;
-	bool verify;                  /* compare each sample with the plain unwinder */
+	bool verify;                  /* compare each sample with the plain unwinder (root only) */
+	bool follow;                  /* follow the root's descendants (see follow.h) */
 	struct stackwalk_options walk;
 };
 
@@ -58,9 +60,14 @@ enum sampler_end {
 	SAMPLER_FAILED,       /* a fatal error (see error) */
 };
 
+struct proc_run;
+struct follow;
+
 struct sampler {
-	struct target *target;
-	struct stackwalk *walk;
+	struct procset procs;         /* every process sampled; index 0 is the root */
+	struct target *target;        /* the root's (procs entry 0) */
+	struct stackwalk *walk;       /* the root's walker */
+	struct follow *follow;        /* the discovery thread, when following a tree */
 	struct ring ring;
 	struct sampler_config cfg;
 	struct engine_stats stats;
@@ -72,6 +79,9 @@ struct sampler {
 	int wake_fd;                  /* readable when the sampler ends (for poll) */
 	int wake_write;
 	uint64_t start_ns;
+	/* processes being sampled, round-robin (sampler thread only) */
+	struct proc_run *run;
+	uint32_t nrun, run_cap, cursor, adopted;
 	/* folding, sampler thread only */
 	struct pending_record *pending;
 	uint32_t npending;
@@ -82,7 +92,9 @@ struct sampler {
 
 void sampler_default_config(struct sampler_config *cfg);
 
-/* Start sampling an attached target. */
+/* Start sampling an attached target (the root), and with cfg->follow its
+ * descendants as they appear. -r is a rate per process: each process has
+ * its own schedule; at max rate the processes take turns. */
 tt_status sampler_start(struct sampler *s, struct target *t, const struct sampler_config *cfg,
 			struct tt_error *err);
 

@@ -17,6 +17,7 @@ struct session_options {
 	const char *child_output;  /* where the command's stdout/stderr go (NULL: /dev/null) */
 	double rate_hz;            /* 0: as fast as possible */
 	double duration_s;         /* 0: until stopped */
+	bool no_subprocesses;      /* sample the process alone, not its descendants */
 };
 
 struct session {

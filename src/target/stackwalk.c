@@ -117,6 +117,8 @@ struct stackwalk {
 	struct code_cache codes;
 	struct intern in;
 	struct appendlog *slots;
+	bool owns_slots;
+	uint32_t proc;
 	struct interp interps[MAX_INTERPS];
 	uint32_t ninterps;
 	uint64_t interps_checked_ns, code_checked_ns, block_read_ns;
@@ -138,7 +140,9 @@ struct stackwalk {
 	int open_fds;
 	struct retired_name *retired; /* replaced names, freed once no reader can hold them */
 	uint32_t retired_head, nretired, retired_cap;
-	uint32_t *gone;               /* slots of gone threads, oldest first (a ring) */
+	/* Slots of this walker's gone threads, oldest first (a ring). Slots are
+	 * reused only within their process, so one never mixes two processes. */
+	uint32_t *gone;
 	uint32_t gone_head, ngone, gone_cap;
 	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
@@ -170,6 +174,14 @@ tt_status
 stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackwalk **out,
 	      struct tt_error *err)
 {
+	return stackwalk_new_shared(t, o, NULL, 0, out, err);
+}
+
+tt_status
+stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
+		     struct appendlog *slots, uint32_t proc, struct stackwalk **out,
+		     struct tt_error *err)
+{
 	struct stackwalk *w = calloc(1, sizeof *w);
 	if (!w)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
@@ -181,7 +193,9 @@ stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackw
 	w->first = true;
 	w->arena = malloc(ARENA_SIZE);
 	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
-	w->slots = appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
+	w->proc = proc;
+	w->owns_slots = slots == NULL;
+	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
 	if (!w->arena || !w->ra_buf || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
@@ -210,7 +224,7 @@ stackwalk_free(struct stackwalk *w)
 			tcache_release(w, &w->interps[i].threads[k]);
 		free(w->interps[i].threads);
 	}
-	if (w->slots) {
+	if (w->slots && w->owns_slots) {
 		uint32_t n = appendlog_count(w->slots);
 		for (uint32_t i = 0; i < n; i++) {
 			struct thread_slot *s = appendlog_at(w->slots, i);
@@ -229,6 +243,24 @@ stackwalk_free(struct stackwalk *w)
 	free(w->chain);
 	free(w->out);
 	free(w);
+}
+
+void
+stackwalk_retire(struct stackwalk *w)
+{
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+			tcache_release(w, &w->interps[i].threads[k]);
+		free(w->interps[i].threads);
+		w->interps[i].threads = NULL;
+		w->interps[i].nthreads = w->interps[i].cap = 0;
+	}
+	w->ninterps = 0;
+	free(w->arena);
+	w->arena = NULL;
+	free(w->chain);
+	w->chain = NULL;
+	w->chain_cap = 0;
 }
 
 const struct intern *
@@ -475,6 +507,7 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 		atomic_store_explicit(&s->name, NULL, memory_order_relaxed);
 		s->native_tid = tc->native_tid;
 		s->interp_id = interp_id;
+		s->proc = w->proc;
 		atomic_store_explicit(&s->gone_ns, 0, memory_order_relaxed);
 		/* Last: a consumer that sees the new birth sees the new thread. */
 		atomic_store_explicit(&s->born_ns, now - w->epoch_ns, memory_order_release);
@@ -485,6 +518,7 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads alive at once");
 		s->native_tid = tc->native_tid;
 		s->interp_id = interp_id;
+		s->proc = w->proc;
 		atomic_init(&s->name, NULL);
 		atomic_init(&s->born_ns, now - w->epoch_ns);
 		atomic_init(&s->gone_ns, 0);

@@ -40,6 +40,7 @@
 struct thread_slot {
 	uint64_t native_tid;
 	int64_t interp_id;
+	uint32_t proc;            /* the walker's process index (0 when not shared) */
 	_Atomic(char *) name;     /* kernel thread name, refreshed while young */
 	_Atomic uint64_t born_ns; /* when this occupant got the slot, since the epoch */
 	_Atomic uint64_t gone_ns; /* when its thread left the target's list; 0 while alive */
@@ -88,8 +89,17 @@ void stackwalk_default_options(struct stackwalk_options *o);
 
 tt_status stackwalk_new(struct target *t, const struct stackwalk_options *o,
 			struct stackwalk **out, struct tt_error *err);
+/* A walker whose thread slots go into a log shared with other walkers
+ * (not owned: its owner frees the slots and their names), marked proc. */
+tt_status stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
+			       struct appendlog *slots, uint32_t proc, struct stackwalk **out,
+			       struct tt_error *err);
 void stackwalk_free(struct stackwalk *w);
 
+/* The process is gone: free what only sampling needs (scratch, per-thread
+ * caches and their open files), keep what consumers resolve IDs with.
+ * The walker must not sample again. */
+void stackwalk_retire(struct stackwalk *w);
 /* Times in thread slots count from here (the sampler's start). */
 void stackwalk_set_epoch(struct stackwalk *w, uint64_t epoch_ns);
 uint64_t stackwalk_epoch(const struct stackwalk *w);

@@ -345,3 +345,22 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 		       "process %d is not a Python process (no CPython runtime in its mappings)",
 		       (int)pid);
 }
+
+tt_status
+target_attach_like(struct target *t, pid_t pid, const struct target *like, struct tt_error *err)
+{
+	memset(t, 0, sizeof *t);
+	t->pid = pid;
+	tt_status st = remote_open_pid(&t->mem, pid, err);
+	if (st != TT_OK)
+		return st;
+	/* A fork has its parent's mappings: the runtime is where it was.
+	 * Reading and checking the table there re-validates that. */
+	struct tt_error e = {0};
+	t->runtime_addr = like->runtime_addr;
+	if (read_layout(t, &e) == TT_OK && t->layout.version_hex == like->layout.version_hex) {
+		snprintf(t->binary, sizeof t->binary, "%s", like->binary);
+		return TT_OK;
+	}
+	return target_attach(t, pid, err);
+}

@@ -20,6 +20,12 @@ struct target {
 /* Find the CPython runtime in a live process and validate its layout. */
 tt_status target_attach(struct target *t, pid_t pid, struct tt_error *err);
 
+/* Attach to a process that may be a fork of `like` (already attached):
+ * reuse its runtime address if a valid table of the same version is there,
+ * else attach from scratch. */
+tt_status target_attach_like(struct target *t, pid_t pid, const struct target *like,
+			     struct tt_error *err);
+
 /* Attach through an arbitrary memory backend with a known runtime address
  * (fuzzing and unit tests). */
 tt_status target_attach_memory(struct target *t, struct remote_backend backend,

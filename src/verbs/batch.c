@@ -34,6 +34,60 @@ drain(struct session *s, struct aggregate *agg)
 			agg_add(agg, &buf[i]);
 }
 
+/* The processes a table covers: a count line, then one line each. */
+static void
+print_processes(const struct live_options *o, struct session *s, struct aggregate *agg,
+		enum agg_scope scope)
+{
+	const struct procset *ps = &s->sampler.procs;
+	uint32_t n = procset_count(ps), live, ended;
+	procset_counts(ps, &live, &ended);
+	printf("processes %u (%u live, %u exited)\n", n, live, ended);
+	if (n < 2)
+		return;
+	printf("%7s %7s %-9s %4s %9s %6s %6s  %-8s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
+	       "GIL%", "CPU%", "STATE", "COMMAND");
+	uint32_t nslots = appendlog_count(ps->slots);
+	for (uint32_t i = 0; i < n && i < (uint32_t)o->limit; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		uint64_t samples = 0, gil = 0, cpu = 0;
+		uint32_t threads = 0;
+		for (uint32_t k = 0; k < agg->nthreads && k < nslots; k++) {
+			const struct agg_thread *t = &agg->threads[k];
+			if (!t->seen || procset_slot(ps, k)->proc != i)
+				continue;
+			threads++;
+			samples += t->samples[scope];
+			gil += t->gil[scope];
+			cpu += t->on_cpu[scope];
+		}
+		const struct agg_thread *ex = agg_exited_of(agg, i);
+		if (ex) { /* its threads folded into the exited bucket */
+			samples += ex->samples[scope];
+			gil += ex->gil[scope];
+			cpu += ex->on_cpu[scope];
+		}
+		enum proc_state st = procset_state(p);
+		char cmd[300];
+		sanitize_for_terminal(procset_cmdline(p), cmd, sizeof cmd);
+		double d = samples ? (double)samples : 1;
+		printf("%7d %7d %-9s %4u %9llu %6.1f %6.1f  %-8s %.80s", (int)p->pid, (int)p->ppid,
+		       p->version, threads, (unsigned long long)samples, 100.0 * (double)gil / d,
+		       100.0 * (double)cpu / d,
+		       st == PROC_LIVE ? (p->root ? "root" : "live")
+		       : st == PROC_EXITED ? "exited" : st == PROC_STALE ? "checking" : "error",
+		       cmd);
+		if (st == PROC_LOST) {
+			char note[200];
+			sanitize_for_terminal(p->note, note, sizeof note);
+			printf(" (%s)", note);
+		}
+		printf("\n");
+	}
+	if (n > (uint32_t)o->limit)
+		printf("(%u more)\n", n - (uint32_t)o->limit);
+}
+
 static void
 print_table(const struct live_options *o, struct session *s, struct aggregate *agg,
 	    struct agg_table *t, enum agg_scope scope, double seconds, const char *title)
@@ -47,18 +101,25 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	sanitize_for_terminal(s->cmdline, cmd, sizeof cmd);
 	printf("tachyon-top %s - pid %d - %s - Python %s\n", title, (int)s->target.pid, cmd,
 	       s->target.layout.version_str);
-	char req[32];
+	char req[64];
 	if (s->rate_hz > 0)
-		snprintf(req, sizeof req, "%.0f/s", s->rate_hz);
+		snprintf(req, sizeof req, "%.0f/s%s", s->rate_hz,
+			 s->sampler.cfg.follow ? " per process" : "");
 	else
 		snprintf(req, sizeof req, "max");
-	double expected = s->rate_hz > 0 ? elapsed * s->rate_hz : 0;
+	/* -r is per process: each process's life at that rate. */
+	double life = procset_count(&s->sampler.procs) > 1
+			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
+			      : elapsed;
+	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
 	printf("rate %.0f/s (requested %s), missed %.1f%%, errors %.2f%%, samples %llu; "
 	       "%s %.2f s; mode %s; by %s\n",
 	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0,
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
 	       mode_names[o->mode], o->by_line ? "line" : "function");
+	if (s->sampler.cfg.follow)
+		print_processes(o, s, agg, scope);
 	printf("threads %llu seen, %llu exited (%llu folded into the exited bucket, %.1f%% of "
 	       "session samples)\n",
 	       (unsigned long long)atomic_load(&st->threads),
@@ -67,7 +128,7 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       agg->samples[AGG_SESSION]
 		       ? 100.0 * (double)agg->exited.samples[AGG_SESSION] / (double)agg->samples[AGG_SESSION]
 		       : 0.0);
-	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1,
+	struct agg_query q = {.mode = o->mode, .scope = scope, .by_line = o->by_line, .slot = -1, .proc = -1,
 			      .sort = o->sort};
 	if (o->tree) {
 		batch_print_tree(o, agg, &q, stdout);
@@ -81,6 +142,9 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	}
 	/* Time per sample: one sampling interval of the thread's life. */
 	double per_sample = rate > 0 ? 1.0 / rate : 0;
+	/* A sample is one process's: its share of that process's life. */
+	if (procset_count(&s->sampler.procs) > 1 && samples)
+		per_sample = life / (double)samples;
 	printf("%7s %7s %9s %9s  %-40s %s\n", "OWN%", "TOTAL%", "OWN(s)", "TOTAL(s)", "FUNCTION",
 	       "FILE:LINE");
 	uint32_t n = t->nrows < (uint32_t)o->limit ? t->nrows : (uint32_t)o->limit;
@@ -148,7 +212,7 @@ batch_run(const struct live_options *o)
 		return cli_report(&err);
 	struct aggregate agg;
 	uint64_t start = clock_now_ns();
-	agg_init(&agg, s.sampler.walk, start);
+	agg_init(&agg, &s.sampler.procs, start);
 	struct agg_table table = {0};
 	uint64_t delay = (uint64_t)(o->delay_s * 1e9), next = start + delay;
 	long printed = 0;

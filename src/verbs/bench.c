@@ -13,13 +13,15 @@
 #include "benchtasks.h"
 #include "cli.h"
 #include "clock.h"
+#include "follow.h"
 #include "sampler.h"
+#include "sanitize.h"
 
 static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
-	      "                         [--floor] [--tasks]\n"
+	      "                         [--floor] [--tasks] [--subprocesses]\n"
 	      "Sample process PID as fast as possible (or at RATE) and report the engine's figures.\n"
 	      "\n"
 	      "  -p, --pid PID        process to sample (read-only; it is never stopped)\n"
@@ -30,6 +32,8 @@ print_usage(FILE *f)
 	      "      --verify         check each sample against an independent plain walk\n"
 	      "      --floor          first measure the cheapest possible read of this process\n"
 	      "                       (one 8-byte read): no sampler can beat that per sample\n"
+	      "      --subprocesses   also sample PID's Python descendants (RATE is per process;\n"
+	      "                       max takes them in turns); figures per process and in total\n"
 	      "      --tasks          measure reading every asyncio task instead (Python 3.14+)\n"
 	      "  -h, --help           show this help\n", f);
 }
@@ -44,6 +48,70 @@ static double
 ratio(uint64_t a, uint64_t b)
 {
 	return b ? (double)a / (double)b : 0.0;
+}
+
+/* Seconds a process was sampled during the run (it may come late or go). */
+static double
+proc_seconds(const struct sampler *s, const struct proc_info *p, double secs)
+{
+	uint64_t start = p->start_ns > s->start_ns ? p->start_ns : s->start_ns;
+	uint64_t end = procset_state(p) == PROC_LIVE
+			       ? s->start_ns + (uint64_t)(secs * 1e9)
+			       : atomic_load_explicit(&((struct proc_info *)p)->end_ns, memory_order_relaxed);
+	return end > start ? (double)(end - start) / 1e9 : 0.0;
+}
+
+static void
+print_processes(struct sampler *s, double secs, uint64_t disc_ns, uint64_t passes, uint64_t scans,
+		uint64_t stat_reads, uint64_t attaches)
+{
+	const struct procset *ps = &s->procs;
+	uint32_t n = procset_count(ps), live, ended;
+	procset_counts(ps, &live, &ended);
+	printf("processes     %u (%u live, %u ended); per process:\n", n, live, ended);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		uint64_t samples = get((_Atomic uint64_t *)&p->samples);
+		double t = proc_seconds(s, p, secs);
+		printf("  pid %-7d   %llu samples = %.0f/s, %.3f reads per sample, %llu errors%s%s\n",
+		       (int)p->pid, (unsigned long long)samples, t > 0 ? (double)samples / t : 0.0,
+		       p->target ? ratio(p->target->mem.counters.reads, samples) : 0.0,
+		       (unsigned long long)get((_Atomic uint64_t *)&p->errors),
+		       procset_state(p) == PROC_LIVE ? "" : ", ended: ", p->note);
+	}
+	printf("discovery     %.2f%% of a core (%llu passes, %llu full scans, %llu stat reads, "
+	       "%llu attached)\n",
+	       secs > 0 ? 100.0 * (double)disc_ns / 1e9 / secs : 0.0, (unsigned long long)passes,
+	       (unsigned long long)scans, (unsigned long long)stat_reads,
+	       (unsigned long long)attaches);
+}
+
+static void
+print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, uint64_t passes,
+		     uint64_t scans)
+{
+	const struct procset *ps = &s->procs;
+	uint32_t n = procset_count(ps);
+	printf(" \"processes\": [");
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		uint64_t samples = get((_Atomic uint64_t *)&p->samples);
+		double t = proc_seconds(s, p, secs);
+		printf("%s\n  {\"pid\": %d, \"ppid\": %d, \"python\": ", i ? "," : "", (int)p->pid,
+		       (int)p->ppid);
+		json_put_string(stdout, p->version);
+		printf(", \"samples\": %llu, \"samples_per_sec\": %.1f, \"reads_per_sample\": %.4f, "
+		       "\"errors\": %llu, \"live\": %s, \"first_sample_s\": %.6f}",
+		       (unsigned long long)samples, t > 0 ? (double)samples / t : 0.0,
+		       p->target ? ratio(p->target->mem.counters.reads, samples) : 0.0,
+		       (unsigned long long)get((_Atomic uint64_t *)&p->errors),
+		       procset_state(p) == PROC_LIVE ? "true" : "false",
+		       /* CLOCK_MONOTONIC seconds, comparable with time.monotonic() */
+		       (double)get((_Atomic uint64_t *)&p->first_ns) / 1e9);
+	}
+	printf("],\n \"discovery\": {\"cpu\": %.5f, \"passes\": %llu, \"scans\": %llu},\n",
+	       secs > 0 ? (double)*disc_ns / 1e9 / secs : 0.0, (unsigned long long)passes,
+	       (unsigned long long)scans);
 }
 
 static volatile sig_atomic_t interrupted;
@@ -65,6 +133,7 @@ bench_main(int argc, char **argv)
 		{"no-cache", no_argument, NULL, 'C'},
 		{"verify", no_argument, NULL, 'V'},
 		{"floor", no_argument, NULL, 'F'},
+		{"subprocesses", no_argument, NULL, 'S'},
 		{"tasks", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -95,6 +164,7 @@ bench_main(int argc, char **argv)
 		case 'C': cfg.walk.cache = false; break;
 		case 'V': cfg.verify = true; break;
 		case 'F': want_floor = true; break;
+		case 'S': cfg.follow = true; break;
 		case 'T': want_tasks = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
@@ -139,6 +209,16 @@ bench_main(int argc, char **argv)
 		while ((n = ring_pop(&s.ring, buf, 4096)) > 0)
 			for (size_t i = 0; i < n; i++)
 				consumed += buf[i].weight;
+	}
+	/* Discovery's cost, before stopping frees it. */
+	struct { uint64_t busy_ns, passes, scans, stat_reads, attaches; } disc = {0};
+	if (s.follow) {
+		const struct follow_stats *fs = follow_stats(s.follow);
+		disc.busy_ns = get((_Atomic uint64_t *)&fs->busy_ns);
+		disc.passes = get((_Atomic uint64_t *)&fs->passes);
+		disc.scans = get((_Atomic uint64_t *)&fs->scans);
+		disc.stat_reads = get((_Atomic uint64_t *)&fs->stat_reads);
+		disc.attaches = get((_Atomic uint64_t *)&fs->attaches);
 	}
 	sampler_stop(&s);
 	size_t n;
@@ -197,6 +277,8 @@ bench_main(int argc, char **argv)
 			printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
 			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
 			       floor.syscall_us, floor.readv_us, floor.readv2_us, floor.proc_mem_us);
+		if (cfg.follow)
+			print_processes_json(&s, secs, &disc.busy_ns, disc.passes, disc.scans);
 		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
 		       "\"interrupted\": %s}\n",
 		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
@@ -250,6 +332,9 @@ bench_main(int argc, char **argv)
 			       (unsigned long long)get(&st->verified),
 			       (unsigned long long)get(&st->mismatched),
 			       s.mismatch_example[0] ? ": " : "", s.mismatch_example);
+		if (cfg.follow)
+			print_processes(&s, secs, disc.busy_ns, disc.passes, disc.scans, disc.stat_reads,
+					disc.attaches);
 		if (how == SAMPLER_TARGET_EXITED)
 			printf("target exited during the run\n");
 		if (interrupted)

@@ -4,11 +4,13 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "discover.h"
 #include "dump.h"
 #include "dumptasks.h"
 #include "kwait.h"
@@ -23,13 +25,15 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks | --subprocesses]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
-	      "  -p, --pid PID   process to inspect (read-only; it is never stopped)\n"
-	      "  -j, --json      print one JSON object instead of text\n"
-	      "  -t, --tasks     also every asyncio task: what it awaits, who awaits it\n"
-	      "                  (Python 3.14+)\n"
+	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
+	      "  -j, --json          print one JSON object instead of text\n"
+	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
+	      "                      (Python 3.14+)\n"
+	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
+	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "  -h, --help      show this help\n", f);
 }
 
@@ -74,15 +78,21 @@ thread_blocked(struct kwait_reader *kr, pid_t pid, uint64_t tid, struct kwait_in
 	return true;
 }
 
+/* ppid >= 0: one process of a tree (say its parent). */
 static void
-print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr)
+print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr,
+	   pid_t ppid)
 {
 	const struct target *t = u->target;
 	char cmd[1024], safe[4096], safe2[4096];
 	taskinfo_cmdline(t->pid, cmd, sizeof cmd);
 	sanitize_for_terminal(cmd, safe, sizeof safe);
-	printf("Process %d: %s\nPython %s (%s)\n", (int)t->pid, safe, t->layout.version_str,
-	       t->binary);
+	if (ppid >= 0)
+		printf("Process %d (parent %d): %s\nPython %s (%s)\n", (int)t->pid, (int)ppid, safe,
+		       t->layout.version_str, t->binary);
+	else
+		printf("Process %d: %s\nPython %s (%s)\n", (int)t->pid, safe, t->layout.version_str,
+		       t->binary);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64];
@@ -134,13 +144,20 @@ print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 	}
 }
 
+/* ppid >= 0: one process of a tree, with its parent and command line. */
 static void
 print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr,
-	   const struct tt_tasks *tasks)
+	   pid_t ppid, const struct tt_tasks *tasks)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
 	json_put_string(stdout, t->layout.version_str);
+	if (ppid >= 0) {
+		char cmd[4096];
+		taskinfo_cmdline(t->pid, cmd, sizeof cmd);
+		printf(", \"ppid\": %d, \"cmdline\": ", (int)ppid);
+		json_put_string(stdout, cmd);
+	}
 	printf(",\n \"threads\": [");
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
@@ -200,6 +217,97 @@ print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 	printf("}\n");
 }
 
+/* One process of a tree: sampled and printed, or a reason it was not. */
+static tt_status
+dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
+{
+	struct target t;
+	tt_status st = target_attach(&t, pid, err);
+	if (st != TT_OK)
+		return st;
+	struct unwinder u;
+	if ((st = unwinder_init(&u, &t, UNWIND_CPU_STATE, err)) != TT_OK)
+		return st;
+	struct tt_sample s = {0};
+	st = take_sample(&u, &s, err);
+	if (st == TT_OK) {
+		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
+		if (json) {
+			printf("%s", *printed ? ",\n" : "{\"processes\": [\n");
+			print_json(&u, &s, kr, ppid, NULL);
+		} else {
+			printf("%s", *printed ? "\n" : "");
+			print_text(&u, &s, kr, ppid);
+		}
+		kwait_reader_free(kr);
+		*printed = true;
+	}
+	tt_sample_free(&s);
+	unwinder_free(&u);
+	return st;
+}
+
+/* The process and its descendants, parents before children. The root's
+ * failure is the command's error; a descendant that is not Python is
+ * skipped, one that cannot be read or ends meanwhile is noted on stderr. */
+static int
+dump_tree(pid_t root, bool json)
+{
+	pid_t *todo = malloc(64 * sizeof *todo), *parent = malloc(64 * sizeof *parent);
+	size_t n = 0, cap = 64;
+	pid_t *kids = NULL;
+	size_t kcap = 0;
+	int rc = 0;
+	if (!todo || !parent) {
+		free(todo);
+		free(parent);
+		struct tt_error e;
+		tt_fail(&e, TT_ENOMEM, 0, "out of memory");
+		return cli_report(&e);
+	}
+	todo[n] = root;
+	parent[n++] = discover_ppid(root);
+	bool printed = false;
+	for (size_t i = 0; i < n; i++) {
+		struct tt_error err = {0};
+		tt_status st = dump_one(todo[i], parent[i], json, &printed, &err);
+		if (st != TT_OK && i == 0) {
+			rc = cli_report(&err);
+			break;
+		}
+		if (st != TT_OK && st != TT_ENOTPY && st != TT_EVERSION && st != TT_ENOPROC) {
+			fflush(stdout);
+			fprintf(stderr, "tachyon-top: process %d: %s\n", (int)todo[i], err.msg);
+		}
+		size_t k = discover_children(todo[i], &kids, &kcap, 0);
+		for (size_t j = 0; k != (size_t)-1 && j < k; j++) {
+			bool seen = false;
+			for (size_t m = 0; m < n && !seen; m++)
+				seen = todo[m] == kids[j];
+			if (seen)
+				continue;
+			if (n == cap) {
+				cap *= 2;
+				pid_t *a = realloc(todo, cap * sizeof *a), *b = a ? realloc(parent, cap * sizeof *b) : NULL;
+				if (a)
+					todo = a;
+				if (!a || !b)
+					break;
+				parent = b;
+			}
+			todo[n] = kids[j];
+			parent[n++] = todo[i];
+		}
+	}
+	if (json && printed)
+		printf("\n]}\n");
+	fflush(stdout);
+	free(todo);
+	free(parent);
+	free(kids);
+	return rc;
+}
+
 int
 dump_main(int argc, char **argv)
 {
@@ -207,15 +315,16 @@ dump_main(int argc, char **argv)
 		{"pid", required_argument, NULL, 'p'},
 		{"json", no_argument, NULL, 'j'},
 		{"tasks", no_argument, NULL, 't'},
+		{"subprocesses", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	bool json = false, want_tasks = false;
+	bool json = false, want_tasks = false, tree = false;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:jth", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jtsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
@@ -226,6 +335,9 @@ dump_main(int argc, char **argv)
 			break;
 		case 't':
 			want_tasks = true;
+			break;
+		case 's':
+			tree = true;
 			break;
 		case 'h':
 			print_usage(stdout);
@@ -240,6 +352,10 @@ dump_main(int argc, char **argv)
 	if (pid == 0)
 		return cli_usage_error("dump ", "missing -p PID");
 
+	if (tree && want_tasks)
+		return cli_usage_error("dump ", "--tasks reads one process: not with --subprocesses");
+	if (tree)
+		return dump_tree(pid, json);
 	struct tt_error err = {0};
 	struct target t;
 	tt_status st = target_attach(&t, pid, &err);
@@ -260,9 +376,9 @@ dump_main(int argc, char **argv)
 		 * (NULL without memory: it is then left out, not an error). */
 		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
 		if (json) {
-			print_json(&u, &s, kr, want_tasks ? &tasks : NULL);
+			print_json(&u, &s, kr, -1, want_tasks ? &tasks : NULL);
 		} else {
-			print_text(&u, &s, kr);
+			print_text(&u, &s, kr, -1);
 			if (want_tasks)
 				dumptasks_text(stdout, &tasks, &u.codes);
 		}

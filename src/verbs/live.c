@@ -22,7 +22,8 @@ live_print_help(void)
 	       "\n"
 	       "Live view options:\n"
 	       "  -p, --pid PID            attach to process PID\n"
-	       "  -r, --rate RATE          samples per second: 1000, 10k, max (default 10k)\n"
+	       "  -r, --rate RATE          samples per second and process: 1000, 10k, max\n"
+	       "                           (default 10k)\n"
 	       "  -m, --mode MODE          wall, cpu, gil or exception (default wall)\n"
 	       "  -s, --sort COLUMN        own, total, name or file (default own)\n"
 	       "  -l, --lines              aggregate by line instead of by function\n"
@@ -31,6 +32,8 @@ live_print_help(void)
 	       "      --theme NAME|PATH    colour theme (default, light, mono, high-contrast)\n"
 	       "      --no-color           no colours (also when NO_COLOR is set)\n"
 	       "      --output FILE        where a started COMMAND's output goes (default /dev/null)\n"
+	       "      --no-subprocesses    sample the process alone (by default its Python\n"
+	       "                           descendants are followed too, as they appear)\n"
 	       "      --export-dir DIR     where the e key writes profiles (default: current directory)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
@@ -56,7 +59,7 @@ int
 live_parse(int argc, char **argv, struct live_options *o)
 {
 	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
-	       OPT_EXPORT_DIR };
+	       OPT_EXPORT_DIR, OPT_NOSUB };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"rate", required_argument, NULL, 'r'},
@@ -72,6 +75,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 		{"batch", no_argument, NULL, 'b'},
 		{"iterations", required_argument, NULL, 'n'},
 		{"limit", required_argument, NULL, OPT_LIMIT},
+		{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
 		{"tree", no_argument, NULL, OPT_TREE},
 		{"threshold", required_argument, NULL, OPT_THRESHOLD},
 		{"help", no_argument, NULL, 'h'},
@@ -136,6 +140,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 		case OPT_THEME: o->theme = optarg; break;
 		case OPT_NOCOLOR: o->monochrome = true; break;
 		case OPT_OUTPUT: o->session.child_output = optarg; break;
+		case OPT_NOSUB: o->session.no_subprocesses = true; break;
 		case OPT_EXPORT_DIR: {
 			struct stat st;
 			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))

@@ -63,6 +63,10 @@ print_usage(FILE *f)
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
 	      "                         gil (threads holding the GIL only)\n"
 	      "  -t, --threads          collapsed, flamegraph: start each stack with its thread\n"
+	      "      --subprocesses     also sample PID's descendants (Python ones), found as\n"
+	      "                         they appear; stacks start with \"process PID (command)\",\n"
+	      "                         speedscope gets a profile per process and thread and\n"
+	      "                         pprof samples a pid label\n"
 	      "  -h, --help             show this help\n", f);
 }
 
@@ -88,6 +92,7 @@ record_main(int argc, char **argv)
 		{"duration", required_argument, NULL, 'd'},
 		{"mode", required_argument, NULL, 'm'},
 		{"threads", no_argument, NULL, 't'},
+		{"subprocesses", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -97,7 +102,7 @@ record_main(int argc, char **argv)
 	enum export_format format = EXPORT_COLLAPSED;
 	bool have_format = false;
 	double hz = 1000, seconds = 0;
-	bool per_thread = false;
+	bool per_thread = false, subprocesses = false;
 	enum profile_filter filter = PROFILE_WALL;
 	int c;
 	optind = 1;
@@ -138,6 +143,7 @@ record_main(int argc, char **argv)
 				return cli_usage_error("record ", "unknown mode '%s' (wall, cpu or gil)", optarg);
 			break;
 		case 't': per_thread = true; break;
+		case 'S': subprocesses = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("record ", "unknown or incomplete option '%s'",
@@ -172,6 +178,7 @@ record_main(int argc, char **argv)
 	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
 	cfg.duration_ns = (uint64_t)(seconds * 1e9);
 	cfg.ring_capacity = 1u << 18;
+	cfg.follow = subprocesses;
 	if (filter == PROFILE_CPU && hz > 0 && cfg.interval_ns < cfg.walk.cpu_period_ns)
 		cfg.walk.cpu_period_ns = cfg.interval_ns; /* on-CPU state per sample */
 
@@ -221,6 +228,7 @@ record_main(int argc, char **argv)
 		 * (deadlines missed on a busy machine make it longer than asked). */
 		.period_ns = passes ? elapsed_ns / passes : hz > 0 ? (uint64_t)(1e9 / hz) : 1,
 		.per_thread = per_thread,
+		.per_process = subprocesses,
 	};
 	char written[1024] = "";
 	/* Each output is committed whole or not at all; the first failure is
@@ -230,7 +238,7 @@ record_main(int argc, char **argv)
 	for (int i = 0; i < nouts; i++) {
 		struct tt_error e = {0};
 		FILE *f = outs[i].of.f;
-		int wrc = export_write(outs[i].format, &prof, s.walk, &meta, f);
+		int wrc = export_write(outs[i].format, &prof, &s.procs, &meta, f);
 		bool ok;
 		if (wrc != 0 && !ferror(f)) {
 			outfile_abort(&outs[i].of);

@@ -5,6 +5,8 @@ deep     a 900-frame stack, parked
 threads  20 threads computing and sleeping in turns
 mixed    a main loop of calls of varied depth and cost, with short sleeps,
          plus a few worker threads (like the reference benchmark's mixed case)
+tree     mixed in 8 processes: this one and 7 forked children
+         (for bench --subprocesses)
 """
 import math
 import random
@@ -87,5 +89,14 @@ def mixed():
         time.sleep(0.001)
 
 
+def tree():
+    import os
+    for _ in range(7):
+        if os.fork() == 0:
+            break   # a child runs mixed() too, and forks no further
+    mixed()
+
+
 if __name__ == "__main__":
-    {"busy": busy, "deep": deep, "threads": threads, "mixed": mixed}[sys.argv[1]]()
+    {"busy": busy, "deep": deep, "threads": threads, "mixed": mixed,
+     "tree": tree}[sys.argv[1]]()

@@ -1,0 +1,128 @@
+/* The processes one sampler follows: a process tree, or just one process.
+ * Each process has its own target and walker (caches, interned frames and
+ * stacks, code objects); thread slots are shared so that a slot number names
+ * one OS thread of one process for the whole session, and consumers find a
+ * slot's process, and through it the walker that resolves its stacks.
+ *
+ * Both tables are append-only logs published the lock-free way thread
+ * slots always were: one thread adds processes (the session's attach, then
+ * the discovery thread), the sampler thread adds thread slots; any thread
+ * may read what it has seen counted. */
+#ifndef TT_PROCSET_H
+#define TT_PROCSET_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "appendlog.h"
+#include "error.h"
+#include "stackwalk.h"
+#include "target.h"
+
+enum proc_state {
+	PROC_LIVE = 0,
+	PROC_EXITED,       /* the process ended */
+	PROC_LOST,         /* not readable (permission, I/O); see note */
+	PROC_STALE,        /* reads kept failing (an exec?): discovery re-validates it,
+			      then marks it exited (and attaches the new program) */
+};
+
+struct proc_info {
+	uint32_t index;
+	pid_t pid, ppid;
+	bool root;               /* the process the user named (or started) */
+	char cmdline[256];       /* raw bytes from the target: sanitize before display; */
+	char cmdline_late[256];  /* read again once, after start-up (setproctitle) */
+	_Atomic(const char *) cmd;   /* the newest of the two: use procset_cmdline */
+	char version[32];        /* "3.14.0", "3.15.0b3" */
+	struct target *target;   /* owned; NULL if never attached (see note) */
+	struct stackwalk *walk;  /* owned; consumers use its read-safe views; NULL likewise */
+	_Atomic int state;       /* enum proc_state */
+	_Atomic uint64_t samples;    /* sampling passes over this process */
+	_Atomic uint64_t errors;     /* failed passes */
+	uint64_t start_ns;           /* when it was added (clock_now_ns) */
+	_Atomic uint64_t first_ns;   /* its first good sample (clock_now_ns), 0 before */
+	_Atomic uint64_t end_ns;     /* when it ended (clock_now_ns), once not live */
+	char note[160];          /* why it ended; valid once state is not PROC_LIVE */
+};
+
+struct procset {
+	struct appendlog *procs;     /* struct proc_info */
+	struct appendlog *slots;     /* struct thread_slot, shared by every walker */
+	uint64_t epoch_ns;           /* slot times count from here (set before discovery starts) */
+};
+
+int procset_init(struct procset *ps);
+/* Free every walker and target (no sampler may be running). */
+void procset_free(struct procset *ps);
+
+/* Adder thread: take over an attached target (copied; the caller's struct
+ * may go) and publish it with a walker of its own. */
+tt_status procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
+		      const struct stackwalk_options *o, uint32_t *index, struct tt_error *err);
+
+/* Adder thread: publish a process that could not be attached (no walker,
+ * state PROC_LOST, the reason in its note), so the failure is shown once. */
+tt_status procset_add_failed(struct procset *ps, const struct target *t, pid_t ppid,
+			     const char *why, uint32_t *index, struct tt_error *err);
+
+/* Discovery: a stale process is settled (PROC_EXITED or PROC_LOST). */
+void procset_settle(struct procset *ps, uint32_t index, enum proc_state how);
+
+/* Mark a process ended (sampler thread); the first call wins. */
+void procset_end(struct procset *ps, uint32_t index, enum proc_state how, const char *note,
+		 uint64_t now_ns);
+
+static inline uint32_t
+procset_count(const struct procset *ps)
+{
+	return appendlog_count(ps->procs);
+}
+
+static inline struct proc_info *
+procset_at(const struct procset *ps, uint32_t i)
+{
+	return appendlog_at(ps->procs, i);
+}
+
+static inline enum proc_state
+procset_state(const struct proc_info *p)
+{
+	return (enum proc_state)atomic_load_explicit(&((struct proc_info *)p)->state,
+						     memory_order_acquire);
+}
+
+static inline const struct thread_slot *
+procset_slot(const struct procset *ps, uint32_t slot)
+{
+	return appendlog_at(ps->slots, slot);
+}
+
+/* The process of a thread slot. */
+static inline struct proc_info *
+procset_of_slot(const struct procset *ps, uint32_t slot)
+{
+	return procset_at(ps, procset_slot(ps, slot)->proc);
+}
+
+/* Seconds of sampled life of every process (for a per-process rate's
+ * expected sample count). */
+double procset_lifetime_s(const struct procset *ps, uint64_t now_ns);
+
+static inline const char *
+procset_cmdline(const struct proc_info *p)
+{
+	const char *c = atomic_load_explicit(&((struct proc_info *)p)->cmd, memory_order_acquire);
+	return c ? c : "";
+}
+
+/* Adder thread, once per process: read the command line again (workers
+ * rename themselves after they start). */
+void procset_refresh_cmdline(struct procset *ps, uint32_t index);
+
+/* Processes live and ended now. */
+void procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended);
+
+#endif

@@ -1,0 +1,499 @@
+#!/usr/bin/env python3
+"""Process-tree tests for tachyon-top (TAP), on real programs.
+
+Reuses the target rig of functional.py (TT_ROOT, TT_BIN, TT_BUILDDIR,
+TT_INTERPS, TT_SEED). Checks:
+
+  - Debian's gunicorn (the root's python3) with 3 sync workers under a
+    client loop, attached to the master: batch mode shows the CPU-heavy
+    handler within 2 s; dump --subprocesses --json lists the master and
+    every worker with gunicorn's worker frames (and plain dump is
+    unchanged); record --subprocesses has stacks from at least two workers
+    in both formats; kill -9 of a worker: the respawned pid appears, the
+    old one is marked exited; the live TUI in tmux lists the workers,
+    restricts the table to one, and shows the handler;
+  - per interpreter: multiprocessing pools with fork, spawn and forkserver,
+    ProcessPoolExecutor, a grandchild, a non-Python child (skipped) and a
+    child running another Python version, all found by dump and batch;
+  - children forked while sampling are sampled within 250 ms of starting;
+  - forked children that exec (another Python version, or sleep) are
+    attached again from scratch, or dropped.
+"""
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as rig  # noqa: E402
+from functional import Fail, expect, show  # noqa: E402
+
+RUN_TIMEOUT = 60
+NEW_CHILD_LATENCY = 0.25   # s: a new child is sampled this soon after it starts
+VERSIONS = {"python3.13": "3.13", "python3.14": "3.14", "python3.15": "3.15"}
+
+
+def run_tt(*args, timeout=RUN_TIMEOUT):
+    argv = [rig.BIN] + [str(a) for a in args]
+    try:
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Fail("tachyon-top %s hung" % " ".join(argv[1:]))
+    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    crash = run.crash()
+    if crash:
+        raise Fail("%s crashed: %s" % (run.cmd, crash), *run.details())
+    return run
+
+
+def children(pid):
+    found = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                found += [int(x) for x in f.read().split()]
+    return sorted(found)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def killpg(proc):
+    if proc and proc.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+
+
+def tables(text):
+    """Batch output split into tables (each starts with 'tachyon-top ')."""
+    return [t for t in re.split(r"(?m)^(?=tachyon-top )", text) if t.strip()]
+
+
+def process_rows(table):
+    """{pid: (ppid, state)} from a batch table's process list."""
+    rows = {}
+    for m in re.finditer(r"(?m)^\s*(\d+)\s+(\d+)\s+\S+\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+"
+                         r"(root|live|exited|checking|error)\b", table):
+        rows[int(m.group(1))] = (int(m.group(2)), m.group(3))
+    return rows
+
+
+def functions(table):
+    return set(re.findall(r"(?m)^\s*[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\S+)", table))
+
+
+# ----------------------------------------------------------------------
+# gunicorn
+# ----------------------------------------------------------------------
+
+class Gunicorn:
+    """Debian's gunicorn in the root: a master, 3 sync workers, a client loop."""
+
+    def __init__(self, suite):
+        self.dir = suite.new_dir("gunicorn")
+        self.port = free_port()
+        self.master = self.client = None
+
+    def __enter__(self):
+        host = rig.in_root(self.dir)
+        os.makedirs(host, exist_ok=True)
+        for name in ("wsgi_app.py", "http_client.py"):
+            shutil.copy(os.path.join(rig.TARGETS_DIR, name), host)
+        log = open(os.path.join(host, "gunicorn.log"), "wb")
+        self.master = subprocess.Popen(
+            [rig.CHROOT, rig.ROOT, "gunicorn", "-w", "3", "-b", "127.0.0.1:%d" % self.port,
+             "--chdir", self.dir, "--control-socket", self.dir + "/ctl.sock",
+             "wsgi_app:application"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=rig.TARGET_ENV,
+            start_new_session=True)
+        log.close()
+        try:
+            self._wait_up()
+            self.client = subprocess.Popen(
+                [rig.CHROOT, rig.ROOT, "python3", self.dir + "/http_client.py",
+                 "http://127.0.0.1:%d" % self.port, "2", "/cpu", "/sleep"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=rig.TARGET_ENV, start_new_session=True)
+            time.sleep(0.5)
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def _wait_up(self):
+        deadline = time.monotonic() + 30
+        while True:
+            if self.master.poll() is not None:
+                raise Fail("gunicorn exited with %d" % self.master.returncode, *self.log())
+            if len(self.workers()) == 3:
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen("http://127.0.0.1:%d/" % self.port, timeout=5).read()
+                    return
+            if time.monotonic() > deadline:
+                raise Fail("gunicorn not serving 3 workers within 30 s", *self.log())
+            time.sleep(0.1)
+
+    def workers(self):
+        return children(self.master.pid)
+
+    def log(self):
+        with contextlib.suppress(OSError):
+            with open(os.path.join(rig.in_root(self.dir), "gunicorn.log"), "rb") as f:
+                return ["gunicorn log: " + show(f.read()[-1500:], 1500)]
+        return []
+
+    def kill(self):
+        killpg(self.client)
+        killpg(self.master)
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False
+
+
+def test_gunicorn_batch(g):
+    """Attached to the master, the second table (at ~2 s) shows the handler."""
+    run = run_tt("-p", g.master.pid, "-b", "-n", "2", "--delay", "1", "--limit", "60",
+                 "-r", "2000")
+    run.expect_success()
+    out = run.out.decode("utf-8", "replace")
+    t = tables(out)
+    expect(len(t) >= 2, "fewer than 2 tables", show(out, 3000))
+    second = t[1]
+    rows = process_rows(second)
+    for w in g.workers():
+        expect(w in rows and rows[w] == (g.master.pid, "live"),
+               "worker %d not listed live under the master" % w, show(second, 3000))
+    expect(re.search(r"(?m)^processes [4-9] \(", second), "no 'processes N' line", show(second, 3000))
+    expect("crunch_numbers" in functions(second),
+           "the CPU-heavy handler is not in the table after 2 s", show(second, 3000))
+
+
+def test_gunicorn_dump(g):
+    run = run_tt("dump", "-p", g.master.pid, "--subprocesses", "--json")
+    run.expect_success()
+    rig.expect_no_control_bytes(run.out, "dump --subprocesses --json")
+    doc = json.loads(run.out)
+    procs = {p["pid"]: p for p in doc["processes"]}
+    workers = g.workers()
+    expect(set(procs) == {g.master.pid} | set(workers),
+           "processes %s, expected master %d and workers %s"
+           % (sorted(procs), g.master.pid, workers))
+    for pid, p in procs.items():
+        for key in ("pid", "python", "threads", "ppid", "cmdline"):
+            expect(key in p, "process %d lacks %r" % (pid, key), show(run.out, 2000))
+        rig.validate_dump({k: v for k, v in p.items() if k not in ("ppid", "cmdline")}, pid)
+        files = [f["file"] for t in p["threads"] for f in t["frames"]]
+        if pid == g.master.pid:
+            expect(any("gunicorn/arbiter.py" in f for f in files), "master without Arbiter frames")
+        else:
+            expect(p["ppid"] == g.master.pid, "worker %d ppid %s" % (pid, p["ppid"]))
+            expect(any("gunicorn/workers/" in f for f in files),
+                   "worker %d without gunicorn worker frames" % pid, show(files))
+            expect("gunicorn" in p["cmdline"], "worker cmdline %r" % p["cmdline"])
+    plain = json.loads(run_tt("dump", "-p", g.master.pid, "--json").out)
+    expect(plain["pid"] == g.master.pid and "processes" not in plain and "ppid" not in plain,
+           "plain dump --json changed shape", show(json.dumps(plain)[:300]))
+
+
+def test_gunicorn_record(g):
+    for fmt, name in (("collapsed", "tree.txt"), ("speedscope", "tree.json")):
+        path = os.path.join(rig.in_root(g.dir), name)
+        run = run_tt("record", "-p", g.master.pid, "--subprocesses", "-d", "2", "-r", "1000",
+                     "-f", fmt, "-o", path)
+        run.expect_success()
+        workers = set(g.workers())
+        with open(path, "rb") as f:
+            data = f.read()
+        rig.expect_no_control_bytes(data, name)
+        if fmt == "collapsed":
+            lines = data.decode().splitlines()
+            bad = [l for l in lines if not l.startswith("process ")]
+            expect(not bad, "lines without a process root frame", show(bad[:3]))
+            seen = {int(m.group(1)) for m in (re.match(r"process (\d+) \(", l) for l in lines) if m}
+        else:
+            doc = json.loads(data)
+            nframes = len(doc["shared"]["frames"])
+            seen = set()
+            for prof in doc["profiles"]:
+                m = re.match(r"process (\d+) \(.*\) thread \d+", prof["name"])
+                expect(m, "profile name %r names no process and thread" % prof["name"])
+                seen.add(int(m.group(1)))
+                expect(all(0 <= i < nframes for s in prof["samples"] for i in s),
+                       "speedscope frame index out of range")
+        expect(len(seen & workers) >= 2, "%s: stacks from %d workers (of %s), expected >= 2"
+               % (fmt, len(seen & workers), sorted(workers)))
+        expect(g.master.pid in seen, "%s: no stacks from the master" % fmt)
+
+
+def test_gunicorn_respawn(g):
+    before = g.workers()
+    proc = subprocess.Popen([rig.BIN, "-p", str(g.master.pid), "-b", "-d", "5", "--delay", "1",
+                             "--limit", "60", "-r", "1000"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        time.sleep(1.5)
+        victim = before[0]
+        os.kill(victim, signal.SIGKILL)
+        out, err = proc.communicate(timeout=RUN_TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    expect(proc.returncode == 0, "batch failed: %d" % proc.returncode, show(err))
+    final = tables(out.decode("utf-8", "replace"))[-1]
+    rows = process_rows(final)
+    new = [p for p, (pp, st) in rows.items() if pp == g.master.pid and p not in before
+           and st == "live"]
+    expect(rows.get(victim, (0, ""))[1] == "exited", "killed worker %d not marked exited" % victim,
+           show(final, 3000))
+    expect(new and set(new) <= set(g.workers()), "no respawned worker listed live",
+           "workers now: %s" % g.workers(), show(final, 3000))
+
+
+def test_gunicorn_tui(g):
+    sock = "tt-proctree-%d" % os.getpid()
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "TERM": "xterm-256color",
+           "LANG": "C.UTF-8", "HOME": os.environ.get("HOME", "/root")}
+
+    def tmux(*args):
+        return subprocess.run(["tmux", "-u", "-L", sock] + [str(a) for a in args], env=env,
+                              capture_output=True, timeout=20).stdout.decode("utf-8", "replace")
+
+    def screen():
+        return tmux("capture-pane", "-p", "-t", "tt")
+
+    def wait_for(pred, what, timeout=8):
+        deadline = time.monotonic() + timeout
+        while True:
+            text = screen()
+            if pred(text):
+                return text
+            if time.monotonic() > deadline:
+                raise Fail("TUI: %s within %d s" % (what, timeout), text)
+            time.sleep(0.2)
+
+    tmux("new-session", "-d", "-s", "tt", "-x", "200", "-y", "50",
+         "%s -p %d -r 2000" % (rig.BIN, g.master.pid))
+    try:
+        workers = g.workers()
+        text = wait_for(lambda s: "Processes" in s and all(str(w) in s for w in workers)
+                        and "crunch_numbers" in s, "processes panel with every worker and "
+                        "the handler on screen")
+        expect(re.search(r"processes 4 live / 0 exited", text), "header lacks process counts", text)
+        tmux("send-keys", "-t", "tt", "]")
+        tmux("send-keys", "-t", "tt", "]")
+        text = wait_for(lambda s: re.search(r"Showing .*process \d+", s) is not None,
+                        "a process selected with ]")
+        chosen = int(re.search(r"Showing .*process (\d+)", text).group(1))
+        expect(chosen in workers, "] selected %d, not a worker" % chosen, text)
+        # Restricted: the master's functions leave the table after a refresh.
+        text = wait_for(lambda s: "Arbiter.wait_for_signals" not in s.split("Functions")[-1],
+                        "the table restricted to the worker")
+        expect(re.search(r"(?m)^> %d\s+%d" % (chosen, g.master.pid), text),
+               "selected row not marked in the panel", text)
+    finally:
+        tmux("kill-server")
+
+
+# ----------------------------------------------------------------------
+# multiprocessing, per interpreter
+# ----------------------------------------------------------------------
+
+class Tree(rig.Target):
+    def __init__(self, suite, interp, method, other):
+        super().__init__(suite, interp, "mp_tree.py", args=(method, other), park=rig.PARK_NONE)
+
+
+def other_version(interp):
+    return "python3.13" if VERSIONS[interp] != "3.13" else "python3.14"
+
+
+def check_tree_dump(ctx, method):
+    other = other_version(ctx.interp)
+    with Tree(ctx.suite, ctx.interp, method, "/usr/bin/" + other) as t:
+        run = run_tt("dump", "-p", t.pid, "--subprocesses", "--json")
+        run.expect_success()
+        doc = json.loads(run.out)
+        procs = {p["pid"]: p for p in doc["processes"]}
+        where = {}
+        for pid, p in procs.items():
+            for th in p["threads"]:
+                for f in th["frames"]:
+                    where.setdefault(f["func"], set()).add(pid)
+        info = t.info
+        detail = ["processes: %s" % {p: (procs[p]["ppid"], procs[p]["python"],
+                                         procs[p]["cmdline"][:60]) for p in procs}]
+        expect(len(where.get("mp_pool_work", ())) == 2, "%s: pool workers found: %s"
+               % (method, where.get("mp_pool_work")), *detail)
+        expect(len(where.get("executor_work", ())) == 1, "%s: executor worker missing" % method,
+               *detail)
+        gc = where.get("grandchild_work", set())
+
+        def ancestors(pid):
+            while pid in procs:
+                pid = procs[pid]["ppid"]
+                yield pid
+        # (under forkserver, the child's own fork server sits in between)
+        expect(len(gc) == 1 and info["parent"] in ancestors(next(iter(gc))),
+               "%s: grandchild missing or not under its parent" % method, *detail)
+        ov = where.get("other_version_work", set())
+        expect(len(ov) == 1 and procs[next(iter(ov))]["python"].startswith(VERSIONS[other] + "."),
+               "%s: child running %s missing" % (method, other), *detail)
+        expect(info["sleeper"] not in procs, "the non-Python child is listed", *detail)
+        expect(run.err == b"", "stderr not empty", show(run.err))
+        if method != "fork":
+            return
+        run = run_tt("-p", t.pid, "-b", "-n", "2", "--delay", "1", "--limit", "80")
+        run.expect_success()
+        table = tables(run.out.decode("utf-8", "replace"))[-1]   # the whole session
+        funcs = functions(table)
+        for f in ("mp_pool_work", "executor_work", "grandchild_work", "other_version_work"):
+            expect(f in funcs, "batch: %s not in the table" % f, show(table, 4000))
+        rows = process_rows(table)
+        expect(info["other"] in rows and info["sleeper"] not in rows,
+               "batch: process list wrong", show(table, 4000))
+
+
+def test_fork(ctx):
+    check_tree_dump(ctx, "fork")
+
+
+def test_spawn(ctx):
+    check_tree_dump(ctx, "spawn")
+
+
+def test_forkserver(ctx):
+    check_tree_dump(ctx, "forkserver")
+
+
+def test_new_child_latency(ctx):
+    with Tree(ctx.suite, ctx.interp, "late", "-") as t:
+        started = time.monotonic()
+        run = run_tt("bench", "-p", t.pid, "--subprocesses", "--json", "-d", "3", "-r", "1000")
+        run.expect_success()
+        doc = json.loads(run.out)
+        first = {p["pid"]: p["first_sample_s"] for p in doc["processes"]}
+        with open(rig.in_root(t.info["log"])) as f:
+            born = [(int(a), float(b)) for a, b in (l.split() for l in f if l.strip())]
+        # children that began after the sampler was surely running
+        late = [(pid, ts) for pid, ts in born if started + 0.5 < ts < started + 2.5]
+        expect(len(late) >= 3, "only %d children started during the run" % len(late))
+        lat = []
+        for pid, ts in late:
+            expect(pid in first and first[pid] > 0, "child %d never sampled" % pid,
+                   show(run.out, 2000))
+            lat.append(first[pid] - ts)
+        rig.Tap.emit("# %s: new children sampled after %s ms" % (
+            ctx.interp, ", ".join("%.0f" % (x * 1000) for x in lat)))
+        expect(max(lat) < NEW_CHILD_LATENCY, "a new child was first sampled %.0f ms after it "
+               "started (limit %.0f)" % (max(lat) * 1000, NEW_CHILD_LATENCY * 1000))
+
+
+def test_exec(ctx):
+    """Forked children seen as forks, then exec'ing: re-attached from scratch."""
+    other = other_version(ctx.interp)
+    t = rig.Target(ctx.suite, ctx.interp, "execer.py", args=("/usr/bin/" + other,),
+                   park=rig.PARK_NONE)
+    with t:
+        run = run_tt("-p", t.pid, "-b", "-n", "5", "--delay", "1", "--limit", "60", "-r", "1000")
+        run.expect_success()
+        final = tables(run.out.decode("utf-8", "replace"))[-1]
+        pc, oc = t.info["python_child"], t.info["other_child"]
+        funcs = functions(final)
+        expect("before_exec" in funcs and "after_exec" in funcs,
+               "functions before and after the exec not both seen", show(final, 4000))
+        lines = [l.split() for l in final.splitlines()]
+        states = [(int(l[0]), l[2], l[7]) for l in lines if len(l) > 8 and l[0].isdigit()
+                  and l[1].isdigit()]
+        expect((pc, VERSIONS[other], "live") in [(p, v[:4], s) for p, v, s in states]
+               and (pc, VERSIONS[ctx.interp], "exited") in [(p, v[:4], s) for p, v, s in states],
+               "exec'ed Python child: expected its old entry exited and a %s one live" % other,
+               show(final, 4000))
+        expect([s for p, v, s in states if p == oc] == ["exited"],
+               "child that exec'ed sleep: expected one entry, exited", show(final, 4000))
+
+
+PER_INTERPRETER = [
+    ("multiprocessing fork pool, executor, grandchild, non-Python and other-version children",
+     test_fork),
+    ("multiprocessing spawn tree found by dump --subprocesses", test_spawn),
+    ("multiprocessing forkserver tree found by dump --subprocesses", test_forkserver),
+    ("children forked while sampling: sampled within 250 ms", test_new_child_latency),
+    ("forked children that exec another Python or sleep: re-attached or dropped", test_exec),
+]
+
+GUNICORN = [
+    ("gunicorn: batch on the master shows the workers' handler within 2 s", test_gunicorn_batch),
+    ("gunicorn: dump --subprocesses --json lists master and workers; plain dump unchanged",
+     test_gunicorn_dump),
+    ("gunicorn: record --subprocesses has stacks from >= 2 workers (collapsed, speedscope)",
+     test_gunicorn_record),
+    ("gunicorn: kill -9 a worker: respawned pid appears, old one marked exited",
+     test_gunicorn_respawn),
+    ("gunicorn: TUI lists the workers, ] restricts the table to one, handler on screen",
+     test_gunicorn_tui),
+]
+
+
+def main():
+    if not os.path.isdir(rig.ROOT):
+        return rig.root_missing()
+    if os.sep in rig.BIN:
+        rig.BIN = os.path.abspath(rig.BIN)
+    if not (os.path.isfile(rig.BIN) and os.access(rig.BIN, os.X_OK)):
+        print("Bail out! binary under test not found: %s (set TT_BIN)" % rig.BIN)
+        return 1
+    if os.geteuid() != 0 or rig.CHROOT is None:
+        print("Bail out! must run as root with chroot(8) available")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    # A tree of spawned interpreters takes longer to be ready than one target.
+    rig.READY_TIMEOUT = max(rig.READY_TIMEOUT, 60)
+    interps = [i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+               if i in VERSIONS]
+    seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
+    started = time.monotonic()
+    tap = rig.Tap(len(GUNICORN) + len(interps) * len(PER_INTERPRETER))
+    tap.comment("binary: %s; root: %s; seed: %d" % (rig.BIN, rig.ROOT, seed))
+    suite = rig.Suite(interps, rig.random.Random(seed))
+    try:
+        if not os.path.exists(rig.in_root("/usr/bin/gunicorn")):
+            for name, _ in GUNICORN:
+                tap.skip(name, "gunicorn is not installed in the root")
+        else:
+            try:
+                with Gunicorn(suite) as g:
+                    for name, fn in GUNICORN:
+                        tap.run(name, fn, g)
+            except Fail as failure:
+                for name, _ in GUNICORN[tap.number:]:
+                    tap.not_ok(name, failure.lines)
+        for interp in interps:
+            ctx = rig.Ctx(suite, interp, None)
+            for name, fn in PER_INTERPRETER:
+                tap.run("%s: %s" % (interp, name), fn, ctx)
+    finally:
+        suite.cleanup()
+    tap.comment("%d of %d failed; runtime %.1f s"
+                % (tap.failures, tap.planned, time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
