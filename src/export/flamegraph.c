@@ -436,15 +436,16 @@ static const char script[] =
 	"info=[],fill=[],rects=[],texts=[];\n"
 	"for(var i=0;i<n;i++){var g=gs[i],t=g.children[0].textContent,k=t.lastIndexOf('\\n');\n"
 	" lab.push(k<0?t:t.slice(0,k));info.push(k<0?'':t.slice(k+1));\n"
-	" var r=g.children[1];rects.push(r);texts.push(g.children[2]);fill.push(r.getAttribute('fill'));\n"
+	" var r=g.children[1];rects.push(r);texts.push(g.children[2]||null);fill.push(r.getAttribute('fill'));\n"
 	" ox[i]=+r.getAttribute('x');ow[i]=+r.getAttribute('width');oy[i]=+r.getAttribute('y');g._i=i;}\n"
 	"var details=document.getElementById('details'),matched=document.getElementById('matched'),"
 	"reset=document.getElementById('reset'),input=document.getElementById('search');\n"
-	"function fit(i,w){var s=lab[i],m=Math.floor((w-6)/CW);\n"
-	" texts[i].textContent=m<3?'':s.length<=m?s:s.slice(0,m-2)+'..';}\n"
+	"function fit(i,x,w){var s=lab[i],m=Math.floor((w-6)/CW),t=texts[i];\n"
+	" if(!t){if(m<3)return;t=texts[i]=document.createElementNS('http://www.w3.org/2000/svg','text');"
+	"t.setAttribute('y',oy[i]+FH-4);gs[i].appendChild(t);}\n"
+	" t.setAttribute('x',(x+3).toFixed(2));t.textContent=m<3?'':s.length<=m?s:s.slice(0,m-2)+'..';}\n"
 	"function place(i,x,w){rects[i].setAttribute('x',x.toFixed(2));"
-	"rects[i].setAttribute('width',w.toFixed(2));"
-	"texts[i].setAttribute('x',(x+3).toFixed(2));fit(i,w);}\n"
+	"rects[i].setAttribute('width',w.toFixed(2));fit(i,x,w);}\n"
 	"var zoomed=-1;\n"
 	"function zoom(z){zoomed=z;var zx=ox[z],zw=ow[z],zy=oy[z],s=FW/zw,e=1e-6*FW;\n"
 	" for(var i=0;i<n;i++){var g=gs[i];\n"
@@ -611,12 +612,18 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 		if (n->self && n->first_child)
 			fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->self / (double)grand);
 		fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-			   "fill=\"%s\" rx=\"2\"/><text x=\"%.2f\" y=\"%d\">",
-			x, y, width, FRAME_H - 1, colour, x + 3, y + FRAME_H - 4);
+			   "fill=\"%s\" rx=\"2\"/>",
+			x, y, width, FRAME_H - 1, colour);
+		/* Only frames wide enough for a label get a <text>: most frames of
+		 * a big profile are narrow, and empty texts cost the browser a
+		 * fifth of the file's opening time. The script adds one on zoom. */
 		double fits = floor((width - 6) / CHAR_W);
-		if (fits >= 3)
+		if (fits >= 3) {
+			fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FRAME_H - 4);
 			put_xml(f, label, (double)utf8_chars(label) <= fits ? SIZE_MAX : (size_t)fits - 2);
-		fputs("</text></g>\n", f);
+			fputs("</text>", f);
+		}
+		fputs("</g>\n", f);
 		/* Drawn children follow each other from the parent's x; pushed,
 		 * then reversed, so the leftmost pops first. */
 		uint64_t cx = it.x;
@@ -644,7 +651,7 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 	}
 	free(stack);
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
-	fprintf(f, "var FW=%.2f,PAD=%d,CW=%.2f;\n", fw, PAD, CHAR_W);
+	fprintf(f, "var FW=%.2f,PAD=%d,CW=%.2f,FH=%d;\n", fw, PAD, CHAR_W, FRAME_H);
 	fputs(script, f);
 	fputs("]]></script>\n</svg>\n", f);
 	free(t.nodes);
