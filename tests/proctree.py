@@ -33,6 +33,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import export  # noqa: E402  (go tool pprof)
 import functional as rig  # noqa: E402
 from functional import Fail, expect, show  # noqa: E402
 
@@ -211,7 +212,8 @@ def test_gunicorn_dump(g):
 
 
 def test_gunicorn_record(g):
-    for fmt, name in (("collapsed", "tree.txt"), ("speedscope", "tree.json")):
+    for fmt, name in (("collapsed", "tree.txt"), ("speedscope", "tree.json"),
+                      ("pprof", "tree.pb.gz"), ("flamegraph", "tree.svg")):
         path = os.path.join(rig.in_root(g.dir), name)
         run = run_tt("record", "-p", g.master.pid, "--subprocesses", "-d", "2", "-r", "1000",
                      "-f", fmt, "-o", path)
@@ -219,12 +221,28 @@ def test_gunicorn_record(g):
         workers = set(g.workers())
         with open(path, "rb") as f:
             data = f.read()
-        rig.expect_no_control_bytes(data, name)
+        if fmt != "pprof":   # gzip: binary by design
+            rig.expect_no_control_bytes(data, name)
         if fmt == "collapsed":
             lines = data.decode().splitlines()
             bad = [l for l in lines if not l.startswith("process ")]
             expect(not bad, "lines without a process root frame", show(bad[:3]))
             seen = {int(m.group(1)) for m in (re.match(r"process (\d+) \(", l) for l in lines) if m}
+        elif fmt == "pprof":
+            # go tool pprof -traces: every sample carries its process's pid
+            traces = export.go_pprof("-traces", path)
+            blocks = [b for b in traces.split("-----------+")[1:] if b.strip("-\n ")]
+            pids = [re.search(r"^\s*pid:\s+(\d+)$", b, re.M) for b in blocks]
+            expect(blocks and all(pids), "a pprof trace without a pid label",
+                   *next((b for b, m in zip(blocks, pids) if not m), traces).splitlines()[:8])
+            seen = {int(m.group(1)) for m in pids}
+        elif fmt == "flamegraph":
+            # the frames just above "all" are "process PID (command)"
+            titles = re.findall(rb"<title>([^<\n]*)\n", data)
+            seen = {int(m.group(1)) for m in (re.match(rb"process (\d+) \(", t) for t in titles)
+                    if m}
+            expect(b"process " + str(g.master.pid).encode() + b" (" in data
+                   and b"gunicorn" in data, "no process frame names the master's command")
         else:
             doc = json.loads(data)
             nframes = len(doc["shared"]["frames"])
@@ -442,7 +460,8 @@ GUNICORN = [
     ("gunicorn: batch on the master shows the workers' handler within 2 s", test_gunicorn_batch),
     ("gunicorn: dump --subprocesses --json lists master and workers; plain dump unchanged",
      test_gunicorn_dump),
-    ("gunicorn: record --subprocesses has stacks from >= 2 workers (collapsed, speedscope)",
+    ("gunicorn: record --subprocesses has stacks from >= 2 workers (collapsed, speedscope, "
+     "pprof pid labels, SVG process frames)",
      test_gunicorn_record),
     ("gunicorn: kill -9 a worker: respawned pid appears, old one marked exited",
      test_gunicorn_respawn),
