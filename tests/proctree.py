@@ -325,6 +325,12 @@ def test_gunicorn_tui(g):
                         "the table restricted to the worker")
         expect(re.search(r"(?m)^> %d\s+%d" % (chosen, g.master.pid), text),
                "selected row not marked in the panel", text)
+        # The kernel watcher follows the tree: the worker's thread, idle or
+        # in the sleeping handler, is seen waiting in the kernel.
+        wait_for(lambda s: re.search(r"(?m)^..%d\s.*\d+\.\ds (pselect6|select|poll|ppoll|accept4?|"
+                                     r"clock_nanosleep|epoll_wait) " % chosen,
+                                     s.split("Threads")[-1].split("Functions")[0]),
+                 "the worker's thread shown waiting in the kernel")
     finally:
         tmux("kill-server")
 
@@ -465,7 +471,8 @@ GUNICORN = [
      test_gunicorn_record),
     ("gunicorn: kill -9 a worker: respawned pid appears, old one marked exited",
      test_gunicorn_respawn),
-    ("gunicorn: TUI lists the workers, ] restricts the table to one, handler on screen",
+    ("gunicorn: TUI lists the workers, ] restricts the table to one, handler on screen, the "
+     "worker's kernel wait",
      test_gunicorn_tui),
 ]
 

@@ -1,7 +1,8 @@
 /* The kernel watcher on a real process (this one): a thread blocked in
  * read() on a pipe is seen as such, its duration grows between looks, and
  * snapshots handed to a consumer thread are whole (also run under
- * ThreadSanitizer as test_kwatch_tsan). */
+ * ThreadSanitizer as test_kwatch_tsan). Following descendants, a
+ * grandchild blocked in read() is seen too, and not without follow. */
 #include "config.h"
 
 #include <pthread.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -32,6 +34,74 @@ reader(void *arg)
 	return NULL;
 }
 
+/* Watch ourselves for up to 2 s; how many entries of other processes, and
+ * whether one of them, not `child`, is blocked in read() on a pipe (the
+ * grandchild) and one is `child` itself. */
+static void
+watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_seen)
+{
+	struct tt_error err;
+	struct kwatch *kw;
+	*others = 0;
+	*grandchild = *child_seen = false;
+	if (kwatch_start(&kw, getpid(), follow, &err) != TT_OK)
+		return;
+	uint64_t end = clock_now_ns() + 2000000000ull;
+	int snapshots = 0;
+	while (clock_now_ns() < end && !(*grandchild && *child_seen) && (follow || snapshots < 4)) {
+		struct kwatch_snapshot *s = kwatch_take(kw);
+		if (s) {
+			snapshots++;
+			for (uint32_t i = 0; i < s->n; i++) {
+				const struct kwatch_entry *e = &s->e[i];
+				if (e->pid == getpid())
+					continue;
+				(*others)++;
+				if (e->pid == child)
+					*child_seen = true;
+				else if (strcmp(e->info.name, "read") == 0 &&
+					 strcmp(e->info.object, "pipe") == 0)
+					*grandchild = true;
+			}
+			free(s);
+		}
+		usleep(20000);
+	}
+	kwatch_free(kw);
+}
+
+static void
+test_follow(void)
+{
+	int p[2];
+	if (pipe(p) != 0)
+		return;
+	pid_t child = fork();
+	if (child == 0) {
+		close(p[1]);   /* only the parent keeps the write end: its close ends the read */
+		pid_t g = fork();
+		if (g == 0) {
+			char c;
+			ssize_t r = read(p[0], &c, 1);
+			_exit(r == 1 ? 0 : 1);
+		}
+		close(p[0]);
+		waitpid(g, NULL, 0);
+		_exit(0);
+	}
+	close(p[0]);
+	int others;
+	bool grandchild, child_seen;
+	watch_tree(true, child, &others, &grandchild, &child_seen);
+	tap_ok(grandchild && child_seen, "following: the child (%s) and the grandchild blocked in "
+	       "read on a pipe (%s) are watched", child_seen ? "seen" : "not seen",
+	       grandchild ? "seen" : "not seen");
+	watch_tree(false, child, &others, &grandchild, &child_seen);
+	tap_ok(others == 0, "not following: %d entries of other processes", others);
+	close(p[1]);   /* the grandchild's read returns */
+	waitpid(child, NULL, 0);
+}
+
 int
 main(void)
 {
@@ -43,7 +113,7 @@ main(void)
 		usleep(1000);
 	struct tt_error err;
 	struct kwatch *kw;
-	if (kwatch_start(&kw, getpid(), &err) != TT_OK) {
+	if (kwatch_start(&kw, getpid(), false, &err) != TT_OK) {
 		/* Reading our own /proc needs nothing special: this is a bug. */
 		tap_ok(0, "kwatch_start on ourselves: %s", err.msg);
 		return tap_done();
@@ -84,5 +154,6 @@ main(void)
 	if (write(pipe_fds[1], "x", 1) != 1)
 		return 1;
 	pthread_join(th, NULL);
+	test_follow();
 	return tap_done();
 }

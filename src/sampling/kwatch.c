@@ -12,12 +12,24 @@
 #include <time.h>
 
 #include "clock.h"
+#include "discover.h"
 #include "kwatch.h"
 
-struct kwatch {
+/* One watched process: the watcher's own reader (the sampler's is not shared). */
+struct kwatched {
 	pid_t pid;
-	struct remote mem;          /* the watcher's own: the sampler's is not shared */
+	struct remote mem;
 	struct kwait_reader *reader;
+	bool seen;                  /* in the tree at this look */
+};
+
+struct kwatch {
+	pid_t pid;                  /* the root */
+	bool follow;                /* and its descendants */
+	struct kwatched *procs;     /* procs[0] is the root */
+	size_t nprocs, cap;
+	pid_t *tree;                /* this look's pids (watcher thread only) */
+	size_t ntree_cap;
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;       /* only to sleep on cond until stop */
@@ -58,43 +70,112 @@ kwatch_seconds(const struct kwatch_entry *e, uint64_t now_ns)
 	return now_ns > e->since_ns ? (double)(now_ns - e->since_ns) / 1e9 : 0.0;
 }
 
-/* One look at every thread of the target. */
-static struct kwatch_snapshot *
-look(struct kwatch *kw)
+/* The watched process of pid, added if new; NULL when memory is short. */
+static struct kwatched *
+watched(struct kwatch *kw, pid_t pid)
+{
+	for (size_t i = 0; i < kw->nprocs; i++)
+		if (kw->procs[i].pid == pid)
+			return &kw->procs[i];
+	if (kw->nprocs == kw->cap) {
+		size_t cap = kw->cap ? kw->cap * 2 : 8;
+		struct kwatched *g = realloc(kw->procs, cap * sizeof *g);
+		if (!g)
+			return NULL;
+		kw->procs = g;
+		kw->cap = cap;
+	}
+	struct kwatched *w = &kw->procs[kw->nprocs];
+	struct tt_error err;
+	if (remote_open_pid(&w->mem, pid, &err) != TT_OK)
+		return NULL;
+	w->pid = pid;
+	w->seen = false;
+	if (!(w->reader = kwait_reader_new(pid, &w->mem)))
+		return NULL;
+	kw->nprocs++;
+	return w;
+}
+
+/* Mark the processes of the tree as seen this look: the root and, when
+ * following, every descendant by the children files. A child born during
+ * the read may be missed for one look (a quarter of a second). */
+static void
+mark_tree(struct kwatch *kw)
+{
+	for (size_t i = 0; i < kw->nprocs; i++)
+		kw->procs[i].seen = i == 0;
+	if (!kw->follow)
+		return;
+	size_t n = discover_children(kw->pid, &kw->tree, &kw->ntree_cap, 0);
+	for (size_t i = 0; i < n && n != (size_t)-1; i++) {
+		struct kwatched *w = watched(kw, kw->tree[i]);
+		if (w)
+			w->seen = true;
+		n = discover_children(kw->tree[i], &kw->tree, &kw->ntree_cap, n);
+	}
+	/* Drop the processes that left the tree; the root stays. */
+	size_t keep = 1;
+	for (size_t i = 1; i < kw->nprocs; i++) {
+		if (kw->procs[i].seen)
+			kw->procs[keep++] = kw->procs[i];
+		else
+			kwait_reader_free(kw->procs[i].reader);
+	}
+	kw->nprocs = keep;
+}
+
+/* Append the blocked threads of one process to *s; false when memory is short. */
+static bool
+look_process(struct kwatched *w, struct kwatch_snapshot **s, uint32_t *cap)
 {
 	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)kw->pid);
+	snprintf(path, sizeof path, "/proc/%d/task", (int)w->pid);
 	DIR *d = opendir(path);
 	if (!d)
-		return NULL;
-	uint32_t cap = 16, n = 0;
-	struct kwatch_snapshot *s = malloc(sizeof *s + cap * sizeof s->e[0]);
-	if (!s) {
-		closedir(d);
-		return NULL;
-	}
-	kwait_reader_pass(kw->reader);
+		return true;
+	kwait_reader_pass(w->reader);
+	bool ok = true;
 	struct dirent *de;
 	while ((de = readdir(d)) != NULL) {
 		char *end;
 		long tid = strtol(de->d_name, &end, 10);
 		if (*end || tid <= 0)
 			continue;
-		if (n == cap) {
-			struct kwatch_snapshot *bigger = realloc(s, sizeof *s + 2 * cap * sizeof s->e[0]);
-			if (!bigger)
+		if ((*s)->n == *cap) {
+			struct kwatch_snapshot *bigger = realloc(*s, sizeof **s + 2 * *cap * sizeof (*s)->e[0]);
+			if (!bigger) {
+				ok = false;
 				break;
-			s = bigger;
-			cap *= 2;
+			}
+			*s = bigger;
+			*cap *= 2;
 		}
-		struct kwatch_entry *e = &s->e[n];
-		if (!kwait_read_thread(kw->reader, tid, &e->info))
+		struct kwatch_entry *e = &(*s)->e[(*s)->n];
+		if (!kwait_read_thread(w->reader, tid, &e->info))
 			continue;
 		e->tid = (uint64_t)tid;
-		n++;
+		e->pid = w->pid;
+		(*s)->n++;
 	}
 	closedir(d);
-	s->n = n;
+	return ok;
+}
+
+/* One look at every thread of the target (and of its descendants). */
+static struct kwatch_snapshot *
+look(struct kwatch *kw)
+{
+	uint32_t cap = 16;
+	struct kwatch_snapshot *s = malloc(sizeof *s + cap * sizeof s->e[0]);
+	if (!s)
+		return NULL;
+	s->n = 0;
+	mark_tree(kw);
+	for (size_t i = 0; i < kw->nprocs; i++)
+		if (!look_process(&kw->procs[i], &s, &cap))
+			break;
+	uint32_t n = s->n;
 	s->taken_ns = clock_now_ns();
 	qsort(s->e, n, sizeof s->e[0], cmp_tid);
 	/* Since when: the same call on the same fd as last time goes on;
@@ -107,7 +188,7 @@ look(struct kwatch *kw)
 			e->since_ns = p->since_ns;
 			continue;
 		}
-		double ran = kwait_since_last_ran(kw->pid, (long)e->tid);
+		double ran = kwait_since_last_ran(e->pid, (long)e->tid);
 		uint64_t ago = ran > 0 ? (uint64_t)(ran * 1e9) : 0;
 		e->since_ns = ago < s->taken_ns ? s->taken_ns - ago : 0;
 		if (p && kw->prev->taken_ns > e->since_ns)
@@ -149,23 +230,35 @@ watch_main(void *arg)
 }
 
 tt_status
-kwatch_start(struct kwatch **out, pid_t pid, struct tt_error *err)
+kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
 {
 	*out = NULL;
 	struct kwatch *kw = calloc(1, sizeof *kw);
 	if (!kw)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	kw->pid = pid;
-	tt_status st = remote_open_pid(&kw->mem, pid, err);
-	if (st != TT_OK) {
-		free(kw);
-		return st;
-	}
-	kw->reader = kwait_reader_new(pid, &kw->mem);
-	if (!kw->reader) {
+	kw->follow = follow;
+	kw->procs = calloc(1, sizeof *kw->procs);
+	if (!kw->procs) {
 		free(kw);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	}
+	kw->cap = 1;
+	struct kwatched *root = &kw->procs[0];
+	tt_status st = remote_open_pid(&root->mem, pid, err);
+	if (st != TT_OK) {
+		free(kw->procs);
+		free(kw);
+		return st;
+	}
+	root->pid = pid;
+	root->reader = kwait_reader_new(pid, &root->mem);
+	if (!root->reader) {
+		free(kw->procs);
+		free(kw);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
+	}
+	kw->nprocs = 1;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -205,7 +298,10 @@ kwatch_free(struct kwatch *kw)
 	pthread_mutex_destroy(&kw->lock);
 	free(atomic_exchange(&kw->latest, NULL));
 	free(kw->prev);
-	kwait_reader_free(kw->reader);
+	for (size_t i = 0; i < kw->nprocs; i++)
+		kwait_reader_free(kw->procs[i].reader);
+	free(kw->procs);
+	free(kw->tree);
 	free(kw);
 }
 

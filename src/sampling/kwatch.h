@@ -1,6 +1,7 @@
 /* The live views' kernel watcher: a low-rate thread of its own that reads,
  * a few times a second, what each thread of the target waits for in the
- * kernel (kwait.h) and since when, and publishes a snapshot. It is apart
+ * kernel (kwait.h) and since when, and publishes a snapshot; with follow,
+ * the same for the target's descendants. It is apart
  * from the sampler: the hot loop never reads /proc for this.
  *
  * Publishing hands a snapshot over whole (an atomic exchange of a pointer):
@@ -9,6 +10,7 @@
 #ifndef TT_KWATCH_H
 #define TT_KWATCH_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -20,6 +22,7 @@
 
 struct kwatch_entry {
 	uint64_t tid;
+	pid_t pid;                 /* the process of the thread */
 	uint64_t since_ns;         /* clock_now_ns() when the thread entered this call
 				      (as far as the watcher can tell) */
 	struct kwait_info info;    /* raw target text: sanitize before display */
@@ -35,8 +38,9 @@ struct kwatch_snapshot {
 
 struct kwatch;
 
-/* Start watching process pid. */
-tt_status kwatch_start(struct kwatch **out, pid_t pid, struct tt_error *err);
+/* Start watching process pid and, with follow, its descendants (found
+ * again at each look). */
+tt_status kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err);
 
 /* Stop the thread and free everything (NULL is fine). */
 void kwatch_free(struct kwatch *kw);

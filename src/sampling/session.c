@@ -133,7 +133,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	s->sampling = true;
 	/* The kernel's view is extra: without it the session goes on. */
 	struct tt_error kerr;
-	if (kwatch_start(&s->kwatch, s->target.pid, &kerr) != TT_OK)
+	if (kwatch_start(&s->kwatch, s->target.pid, cfg.follow, &kerr) != TT_OK)
 		s->kwatch = NULL;
 	return TT_OK;
 }
