@@ -12,7 +12,9 @@
 #include "follow.h"
 
 #define FAST_NS 100000000ull        /* children files of followed processes */
-#define FULL_NS 1000000000ull       /* the full scan of parent pids */
+#define FULL_NS 1000000000ull       /* the full scan of parent pids, at least this far apart */
+#define FULL_SHARE 400              /* and 1/400 of a core at most: further apart on a host
+				       where /proc is long to read (5,000 processes: ~3 s) */
 #define EXE_CHECK_NS 1000000000ull  /* has a skipped process exec'ed? */
 #define CMDLINE_LATE_NS 1000000000ull   /* a new process may rename itself meanwhile */
 #define RETRIES 3                   /* attach attempts while a process starts or re-execs */
@@ -253,10 +255,11 @@ follow_main(void *arg)
 		pthread_mutex_unlock(&f->lock);
 		uint64_t c0 = thread_cpu_ns(), now = clock_now_ns();
 		bool full = now >= next_full;
-		if (full)
-			next_full = now + FULL_NS;
 		pass(f, now, full);
-		atomic_fetch_add_explicit(&f->stats.busy_ns, thread_cpu_ns() - c0, memory_order_relaxed);
+		uint64_t cost = thread_cpu_ns() - c0;
+		if (full)
+			next_full = now + (cost * FULL_SHARE > FULL_NS ? cost * FULL_SHARE : FULL_NS);
+		atomic_fetch_add_explicit(&f->stats.busy_ns, cost, memory_order_relaxed);
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		uint64_t at = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + FAST_NS;
