@@ -55,7 +55,8 @@ DEFAULT_INTERPS = matrix.DEFAULT
 # position-independent object mapped at a random address.
 EMBED_HOST = matrix.EMBED_HOST
 
-DUMP_TIMEOUT = 20     # s: a dump taking longer is a hang
+# TT_SLOWDOWN stretches the time a tachyon-top run may take (memcheck.sh: x15).
+DUMP_TIMEOUT = 20 * float(os.environ.get("TT_SLOWDOWN") or 1)   # s: longer is a hang
 READY_TIMEOUT = 15    # s: for a target to write its ready file
 PARKED_TIMEOUT = 10   # s: for a target's threads to reach their sleep
 TARGET_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
