@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -22,6 +23,8 @@
 
 static int pipe_fds[2];
 static _Atomic long reader_tid;
+static int poll_fds[2];
+static _Atomic long poller_tid;
 
 static void *
 reader(void *arg)
@@ -38,24 +41,30 @@ reader(void *arg)
  * whether one of them, not `child`, is blocked in read() on a pipe (the
  * grandchild) and one is `child` itself. */
 static void
-watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_seen)
+watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_seen,
+	   bool *poller_seen)
 {
 	struct tt_error err;
 	struct kwatch *kw;
 	*others = 0;
-	*grandchild = *child_seen = false;
+	*grandchild = *child_seen = *poller_seen = false;
 	if (kwatch_start(&kw, getpid(), follow, &err) != TT_OK)
 		return;
 	uint64_t end = clock_now_ns() + 2000000000ull;
 	int snapshots = 0;
-	while (clock_now_ns() < end && !(*grandchild && *child_seen) && (follow || snapshots < 4)) {
+	while (clock_now_ns() < end && !(*grandchild && *child_seen && *poller_seen) &&
+	       (follow || snapshots < 4)) {
 		struct kwatch_snapshot *s = kwatch_take(kw);
 		if (s) {
 			snapshots++;
 			for (uint32_t i = 0; i < s->n; i++) {
 				const struct kwatch_entry *e = &s->e[i];
-				if (e->pid == getpid())
+				if (e->pid == getpid()) {
+					if ((long)e->tid == atomic_load(&poller_tid) &&
+					    strstr(e->info.name, "poll"))
+						*poller_seen = true;
 					continue;
+				}
 				(*others)++;
 				if (e->pid == child)
 					*child_seen = true;
@@ -70,12 +79,30 @@ watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_
 	kwatch_free(kw);
 }
 
+/* Blocked in poll(): the watcher reads its fd array from our memory, with
+ * the root's reader, after children were added (a use-after-free there
+ * once, found under ASan). */
+static void *
+poller(void *arg)
+{
+	(void)arg;
+	atomic_store(&poller_tid, (long)syscall(SYS_gettid));
+	struct pollfd pfd = {.fd = poll_fds[0], .events = POLLIN};
+	if (poll(&pfd, 1, -1) < 0)
+		perror("poll");
+	return NULL;
+}
+
 static void
 test_follow(void)
 {
 	int p[2];
-	if (pipe(p) != 0)
+	if (pipe(p) != 0 || pipe(poll_fds) != 0)
 		return;
+	pthread_t th;
+	pthread_create(&th, NULL, poller, NULL);
+	while (!atomic_load(&poller_tid))
+		usleep(1000);
 	pid_t child = fork();
 	if (child == 0) {
 		close(p[1]);   /* only the parent keeps the write end: its close ends the read */
@@ -91,15 +118,18 @@ test_follow(void)
 	}
 	close(p[0]);
 	int others;
-	bool grandchild, child_seen;
-	watch_tree(true, child, &others, &grandchild, &child_seen);
+	bool grandchild, child_seen, poller_seen;
+	watch_tree(true, child, &others, &grandchild, &child_seen, &poller_seen);
 	tap_ok(grandchild && child_seen, "following: the child (%s) and the grandchild blocked in "
 	       "read on a pipe (%s) are watched", child_seen ? "seen" : "not seen",
 	       grandchild ? "seen" : "not seen");
-	watch_tree(false, child, &others, &grandchild, &child_seen);
+	tap_ok(poller_seen, "following: our own thread blocked in poll is still seen");
+	watch_tree(false, child, &others, &grandchild, &child_seen, &poller_seen);
 	tap_ok(others == 0, "not following: %d entries of other processes", others);
 	close(p[1]);   /* the grandchild's read returns */
 	waitpid(child, NULL, 0);
+	if (write(poll_fds[1], "x", 1) == 1)
+		pthread_join(th, NULL);
 }
 
 int

@@ -26,7 +26,8 @@ struct kwatched {
 struct kwatch {
 	pid_t pid;                  /* the root */
 	bool follow;                /* and its descendants */
-	struct kwatched *procs;     /* procs[0] is the root */
+	struct kwatched **procs;    /* procs[0] is the root; each apart, as its reader
+				       keeps a pointer to its mem */
 	size_t nprocs, cap;
 	pid_t *tree;                /* this look's pids (watcher thread only) */
 	size_t ntree_cap;
@@ -75,25 +76,28 @@ static struct kwatched *
 watched(struct kwatch *kw, pid_t pid)
 {
 	for (size_t i = 0; i < kw->nprocs; i++)
-		if (kw->procs[i].pid == pid)
-			return &kw->procs[i];
+		if (kw->procs[i]->pid == pid)
+			return kw->procs[i];
 	if (kw->nprocs == kw->cap) {
 		size_t cap = kw->cap ? kw->cap * 2 : 8;
-		struct kwatched *g = realloc(kw->procs, cap * sizeof *g);
+		struct kwatched **g = realloc(kw->procs, cap * sizeof *g);
 		if (!g)
 			return NULL;
 		kw->procs = g;
 		kw->cap = cap;
 	}
-	struct kwatched *w = &kw->procs[kw->nprocs];
+	struct kwatched *w = calloc(1, sizeof *w);
 	struct tt_error err;
-	if (remote_open_pid(&w->mem, pid, &err) != TT_OK)
+	if (!w || remote_open_pid(&w->mem, pid, &err) != TT_OK) {
+		free(w);
 		return NULL;
+	}
 	w->pid = pid;
-	w->seen = false;
-	if (!(w->reader = kwait_reader_new(pid, &w->mem)))
+	if (!(w->reader = kwait_reader_new(pid, &w->mem))) {
+		free(w);
 		return NULL;
-	kw->nprocs++;
+	}
+	kw->procs[kw->nprocs++] = w;
 	return w;
 }
 
@@ -104,7 +108,7 @@ static void
 mark_tree(struct kwatch *kw)
 {
 	for (size_t i = 0; i < kw->nprocs; i++)
-		kw->procs[i].seen = i == 0;
+		kw->procs[i]->seen = i == 0;
 	if (!kw->follow)
 		return;
 	size_t n = discover_children(kw->pid, &kw->tree, &kw->ntree_cap, 0);
@@ -117,10 +121,12 @@ mark_tree(struct kwatch *kw)
 	/* Drop the processes that left the tree; the root stays. */
 	size_t keep = 1;
 	for (size_t i = 1; i < kw->nprocs; i++) {
-		if (kw->procs[i].seen)
+		if (kw->procs[i]->seen) {
 			kw->procs[keep++] = kw->procs[i];
-		else
-			kwait_reader_free(kw->procs[i].reader);
+		} else {
+			kwait_reader_free(kw->procs[i]->reader);
+			free(kw->procs[i]);
+		}
 	}
 	kw->nprocs = keep;
 }
@@ -173,7 +179,7 @@ look(struct kwatch *kw)
 	s->n = 0;
 	mark_tree(kw);
 	for (size_t i = 0; i < kw->nprocs; i++)
-		if (!look_process(&kw->procs[i], &s, &cap))
+		if (!look_process(kw->procs[i], &s, &cap))
 			break;
 	uint32_t n = s->n;
 	s->taken_ns = clock_now_ns();
@@ -239,14 +245,17 @@ kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
 	kw->pid = pid;
 	kw->follow = follow;
 	kw->procs = calloc(1, sizeof *kw->procs);
-	if (!kw->procs) {
+	struct kwatched *root = calloc(1, sizeof *root);
+	if (!kw->procs || !root) {
+		free(root);
+		free(kw->procs);
 		free(kw);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	}
 	kw->cap = 1;
-	struct kwatched *root = &kw->procs[0];
 	tt_status st = remote_open_pid(&root->mem, pid, err);
 	if (st != TT_OK) {
+		free(root);
 		free(kw->procs);
 		free(kw);
 		return st;
@@ -254,10 +263,12 @@ kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
 	root->pid = pid;
 	root->reader = kwait_reader_new(pid, &root->mem);
 	if (!root->reader) {
+		free(root);
 		free(kw->procs);
 		free(kw);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	}
+	kw->procs[0] = root;
 	kw->nprocs = 1;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -298,8 +309,10 @@ kwatch_free(struct kwatch *kw)
 	pthread_mutex_destroy(&kw->lock);
 	free(atomic_exchange(&kw->latest, NULL));
 	free(kw->prev);
-	for (size_t i = 0; i < kw->nprocs; i++)
-		kwait_reader_free(kw->procs[i].reader);
+	for (size_t i = 0; i < kw->nprocs; i++) {
+		kwait_reader_free(kw->procs[i]->reader);
+		free(kw->procs[i]);
+	}
 	free(kw->procs);
 	free(kw->tree);
 	free(kw);
