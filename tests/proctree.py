@@ -331,6 +331,20 @@ def test_gunicorn_tui(g):
                                      r"clock_nanosleep|epoll_wait) " % chosen,
                                      s.split("Threads")[-1].split("Functions")[0]),
                  "the worker's thread shown waiting in the kernel")
+        # All processes again ([ twice); kill -9 another worker: marked
+        # exited, and its thread leaves the threads panel for the exited
+        # bucket once the fold delay (10 s) has passed.
+        tmux("send-keys", "-t", "tt", "[")
+        tmux("send-keys", "-t", "tt", "[")
+        wait_for(lambda s: "all threads, by" in s, "all processes again after [ [")
+        victim = [w for w in workers if w != chosen][0]
+        os.kill(victim, signal.SIGKILL)
+
+        def threads_panel(s):
+            return s.split("\n Threads")[-1].split("\n Functions")[0]
+        wait_for(lambda s: re.search(r"(?m)^..%d\s.*\sexited\s" % victim, s.split("\n Threads")[0])
+                 and not re.search(r"(?m)^..%d\s" % victim, threads_panel(s)),
+                 "worker %d marked exited and its thread folded away" % victim, timeout=25)
     finally:
         tmux("kill-server")
 
@@ -472,7 +486,7 @@ GUNICORN = [
     ("gunicorn: kill -9 a worker: respawned pid appears, old one marked exited",
      test_gunicorn_respawn),
     ("gunicorn: TUI lists the workers, ] restricts the table to one, handler on screen, the "
-     "worker's kernel wait",
+     "worker's kernel wait; a killed worker exited, its thread folded",
      test_gunicorn_tui),
 ]
 

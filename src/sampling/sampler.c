@@ -321,7 +321,7 @@ drop(struct sampler *s, uint32_t at, enum proc_state how, const char *note, uint
 {
 	struct proc_info *p = procset_at(&s->procs, s->run[at].index);
 	procset_end(&s->procs, p->index, how, note, now);
-	stackwalk_retire(p->walk);
+	stackwalk_retire(p->walk, now);
 	s->run[at] = s->run[--s->nrun];
 }
 

@@ -245,12 +245,14 @@ stackwalk_free(struct stackwalk *w)
 	free(w);
 }
 
+static void release_gone(struct stackwalk *w, struct tcache *tc, uint64_t now);
+
 void
-stackwalk_retire(struct stackwalk *w)
+stackwalk_retire(struct stackwalk *w, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < w->ninterps; i++) {
 		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
-			tcache_release(w, &w->interps[i].threads[k]);
+			release_gone(w, &w->interps[i].threads[k], now_ns);
 		free(w->interps[i].threads);
 		w->interps[i].threads = NULL;
 		w->interps[i].nthreads = w->interps[i].cap = 0;

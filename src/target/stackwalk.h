@@ -96,10 +96,12 @@ tt_status stackwalk_new_shared(struct target *t, const struct stackwalk_options 
 			       struct tt_error *err);
 void stackwalk_free(struct stackwalk *w);
 
-/* The process is gone: free what only sampling needs (scratch, per-thread
- * caches and their open files), keep what consumers resolve IDs with.
- * The walker must not sample again. */
-void stackwalk_retire(struct stackwalk *w);
+/* The process is gone (at now_ns): its threads' slots are marked gone, as
+ * when a thread leaves (consumers fold them into their exited bucket);
+ * free what only sampling needs (scratch, per-thread caches and their open
+ * files), keep what consumers resolve IDs with. The walker must not sample
+ * again. */
+void stackwalk_retire(struct stackwalk *w, uint64_t now_ns);
 /* Times in thread slots count from here (the sampler's start). */
 void stackwalk_set_epoch(struct stackwalk *w, uint64_t epoch_ns);
 uint64_t stackwalk_epoch(const struct stackwalk *w);
