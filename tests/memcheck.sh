@@ -30,9 +30,13 @@ WRAP
 chmod 755 "$work/tachyon-top"
 
 start=$(date +%s)
+if [ -n "$interps" ]; then
+	TT_INTERPS=$interps
+	export TT_INTERPS
+fi
 # Timeouts x15: valgrind runs the sampler about that much slower.
 TT_BIN=$work/tachyon-top TT_BUILDDIR=$build TT_SLOWDOWN=15 \
-	${interps:+TT_INTERPS="$interps"} python3 "$here/functional.py" >"$work/functional.tap" 2>&1 || true
+	python3 "$here/functional.py" >"$work/functional.tap" 2>&1 || true
 runs=$(find "$work/logs" -name '*.log' | wc -l)
 found=$(find "$work/logs" -name '*.log' -size +0 | wc -l)
 tests=$(grep -c -E '^(ok|not ok)' "$work/functional.tap" || true)
