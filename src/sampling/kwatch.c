@@ -71,7 +71,29 @@ kwatch_seconds(const struct kwatch_entry *e, uint64_t now_ns)
 	return now_ns > e->since_ns ? (double)(now_ns - e->since_ns) / 1e9 : 0.0;
 }
 
-/* The watched process of pid, added if new; NULL when memory is short. */
+/* A new watched process with its own handle and reader, or NULL (err says why). */
+static struct kwatched *
+watched_open(pid_t pid, struct tt_error *err)
+{
+	struct kwatched *w = calloc(1, sizeof *w);
+	if (!w) {
+		tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
+		return NULL;
+	}
+	if (remote_open_pid(&w->mem, pid, err) != TT_OK) {
+		free(w);
+		return NULL;
+	}
+	w->pid = pid;
+	if (!(w->reader = kwait_reader_new(pid, &w->mem))) {
+		free(w);
+		tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
+		return NULL;
+	}
+	return w;
+}
+
+/* The watched process of pid, added if new; NULL when it cannot be. */
 static struct kwatched *
 watched(struct kwatch *kw, pid_t pid)
 {
@@ -86,18 +108,10 @@ watched(struct kwatch *kw, pid_t pid)
 		kw->procs = g;
 		kw->cap = cap;
 	}
-	struct kwatched *w = calloc(1, sizeof *w);
 	struct tt_error err;
-	if (!w || remote_open_pid(&w->mem, pid, &err) != TT_OK) {
-		free(w);
-		return NULL;
-	}
-	w->pid = pid;
-	if (!(w->reader = kwait_reader_new(pid, &w->mem))) {
-		free(w);
-		return NULL;
-	}
-	kw->procs[kw->nprocs++] = w;
+	struct kwatched *w = watched_open(pid, &err);
+	if (w)
+		kw->procs[kw->nprocs++] = w;
 	return w;
 }
 
@@ -245,31 +259,16 @@ kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
 	kw->pid = pid;
 	kw->follow = follow;
 	kw->procs = calloc(1, sizeof *kw->procs);
-	struct kwatched *root = calloc(1, sizeof *root);
-	if (!kw->procs || !root) {
-		free(root);
-		free(kw->procs);
+	if (!kw->procs) {
 		free(kw);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	}
-	kw->cap = 1;
-	tt_status st = remote_open_pid(&root->mem, pid, err);
-	if (st != TT_OK) {
-		free(root);
+	if (!(kw->procs[0] = watched_open(pid, err))) {
 		free(kw->procs);
 		free(kw);
-		return st;
+		return err->status;
 	}
-	root->pid = pid;
-	root->reader = kwait_reader_new(pid, &root->mem);
-	if (!root->reader) {
-		free(root);
-		free(kw->procs);
-		free(kw);
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
-	}
-	kw->procs[0] = root;
-	kw->nprocs = 1;
+	kw->cap = kw->nprocs = 1;
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
