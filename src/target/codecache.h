@@ -55,6 +55,11 @@ void codecache_invalidate(struct code_cache *c);
 tt_status codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout *l,
 			   uint64_t addr, uint32_t *id, struct tt_error *err);
 
+/* An entry for something that is not a code object (an asyncio task's
+ * marker in an async-aware stack): address 0, no line table, never found
+ * by codecache_lookup. Strings are copied. */
+tt_status codecache_add_made_up(struct code_cache *c, const char *qualname, const char *filename,
+				uint32_t *id, struct tt_error *err);
 /* Current line of a frame of code `id` whose instr_ptr is given. */
 int codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr);
 

@@ -75,6 +75,7 @@ struct tcache {
 	bool planned_full;           /* its spans cover the whole stack */
 	uint32_t span_lo, span_hi;   /* this thread's spans in w->spans */
 	bool was_running;            /* held the GIL at the last read */
+	uint64_t running_task;       /* its asyncio task at the last read of its state */
 	/* stack_is_small's answer, for this chain, chunk and stack top */
 	uint32_t chain_gen, small_gen;
 	uint64_t small_chunk, small_top;
@@ -129,14 +130,18 @@ struct stackwalk {
 	struct span spans[REMOTE_MAX_SEGS];
 	uint32_t nspans;
 	uint8_t *arena;
-	size_t arena_used;
+	size_t arena_used, arena_size;
 	struct cframe *chain;
 	uint32_t chain_cap;
 	uint8_t *ra_buf;              /* read-ahead for frames outside every span */
 	uint64_t ra_base;             /* the address at ra_buf[0] */
 	uint64_t ra_lo, ra_hi;        /* what it holds, this sample */
 	struct walk_thread *out;
+	struct tcache **out_tc;       /* whose stack each out[] is (this sample) */
 	uint32_t nout, out_cap;
+	/* thread state bytes read per thread: the layout's, or more to reach
+	 * the running asyncio task (ts_running_task, 0 when not read) */
+	uint64_t ts_len, ts_running_task;
 	int open_fds;
 	struct retired_name *retired; /* replaced names, freed once no reader can hold them */
 	uint32_t retired_head, nretired, retired_cap;
@@ -163,7 +168,7 @@ static void *
 arena_take(struct stackwalk *w, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
-	if (w->arena_used + n > ARENA_SIZE)
+	if (w->arena_used + n > w->arena_size)
 		return NULL;
 	void *p = w->arena + w->arena_used;
 	w->arena_used += n;
@@ -188,10 +193,12 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	w->t = t;
 	w->l = &t->layout;
 	w->o = *o;
+	w->ts_len = t->layout.ts_read_size;
 	if (w->o.check_depth == 0)
 		w->o.check_depth = 1;
 	w->first = true;
-	w->arena = malloc(ARENA_SIZE);
+	w->arena_size = ARENA_SIZE;
+	w->arena = malloc(w->arena_size);
 	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
 	w->proc = proc;
 	w->owns_slots = slots == NULL;
@@ -242,6 +249,7 @@ stackwalk_free(struct stackwalk *w)
 	free(w->ra_buf);
 	free(w->chain);
 	free(w->out);
+	free(w->out_tc);
 	free(w);
 }
 
@@ -596,14 +604,14 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 			st = tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
 			break;
 		}
-		uint8_t *buf = arena_take(w, l->ts_read_size);
+		uint8_t *buf = arena_take(w, w->ts_len);
 		if (!buf) {
 			/* Room for UNWIND_MAX_THREADS states: only a bad list gets here. */
 			st = tt_fail(err, TT_EBADMEM, 0, "thread list too long for the sample buffer");
 			break;
 		}
 		w->c.single_reads++;
-		if ((st = remote_read(&w->t->mem, ts, buf, l->ts_read_size, err)) != TT_OK)
+		if ((st = remote_read(&w->t->mem, ts, buf, w->ts_len, err)) != TT_OK)
 			break;
 		if (load_u64(buf, l->ts_interp) != iv->addr) {
 			st = tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
@@ -1226,6 +1234,7 @@ read_thread_state(struct stackwalk *w, struct tcache *tc, uint64_t now)
 		tc->sticky |= TT_THREAD_GIL_WAIT;
 	if (l->has_exception_state && load_u64(ts, l->ts_current_exception))
 		tc->sticky |= TT_THREAD_EXCEPTION;
+	tc->running_task = w->ts_running_task ? load_u64(ts, w->ts_running_task) & ~l->tag_mask : 0;
 	note_stack(w, tc);
 	(void)now;
 }
@@ -1248,6 +1257,78 @@ note_stack(struct stackwalk *w, struct tcache *tc)
 		    size >= 64 && size <= (1u << 30))
 			tc->chunk_end = chunk + size;
 	}
+}
+
+/* ---------------------------------------------------------------------
+ * Async-aware stacks: hooks for the sampler's asyncio layer
+ * ------------------------------------------------------------------- */
+
+/* Past this the running task is not read: the whole thread state would be
+ * copied every sample for one pointer. */
+#define RUNNING_TASK_MAX_OFFSET 4096u
+
+bool
+stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset)
+{
+	if (ts_offset == 0 || (ts_offset & 7) || ts_offset + 8 > RUNNING_TASK_MAX_OFFSET)
+		return false;
+	if (ts_offset + 8 > w->ts_len) {
+		/* Room for every thread's longer state, as for the shorter one.
+		 * Between samples: no pointer into the arena outlives a sample. */
+		size_t more = (size_t)UNWIND_MAX_THREADS * ((ts_offset + 8 + 15) & ~15ull);
+		uint8_t *a = realloc(w->arena, w->arena_size + more);
+		if (!a)
+			return false;
+		w->arena = a;
+		w->arena_size += more;
+		w->ts_len = ts_offset + 8;
+	}
+	w->ts_running_task = ts_offset;
+	return true;
+}
+
+uint32_t
+stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
+{
+	if (i >= w->nout)
+		return 0;
+	const struct tcache *tc = w->out_tc[i];
+	/* The task's coroutine is the outermost frame a generator owns: the
+	 * event loop below it runs in plain function frames. */
+	int32_t cut = -1;
+	for (uint32_t k = 0; k < tc->nframes; k++)
+		if (tc->frames[k].owner == w->l->owner_generator && tc->frames[k].frame_id)
+			cut = (int32_t)k;
+	if (cut < 0)
+		return 0;
+	uint32_t id = base;
+	for (int32_t k = cut; k >= 0; k--) {
+		if (tc->frames[k].frame_id == 0)
+			continue; /* a shim */
+		id = intern_stack(&w->in, id, tc->frames[k].frame_id);
+		if (id == 0)
+			return 0;
+	}
+	return id;
+}
+
+tt_status
+stackwalk_code_at(struct stackwalk *w, uint64_t code_addr, uint32_t *id, struct tt_error *err)
+{
+	return codecache_lookup(&w->codes, &w->t->mem, w->l, code_addr, id, err);
+}
+
+tt_status
+stackwalk_made_up_code(struct stackwalk *w, const char *qualname, const char *filename,
+		       uint32_t *id, struct tt_error *err)
+{
+	return codecache_add_made_up(&w->codes, qualname, filename, id, err);
+}
+
+struct intern *
+stackwalk_intern_rw(struct stackwalk *w)
+{
+	return &w->in;
 }
 
 /* ---------------------------------------------------------------------
@@ -1313,9 +1394,12 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 	if (w->nout == w->out_cap) {
 		uint32_t cap = w->out_cap ? w->out_cap * 2 : 64;
 		struct walk_thread *o = realloc(w->out, cap * sizeof *o);
-		if (!o)
+		if (o)
+			w->out = o;
+		struct tcache **otc = o ? realloc(w->out_tc, cap * sizeof *otc) : NULL;
+		if (!otc)
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
-		w->out = o;
+		w->out_tc = otc;
 		w->out_cap = cap;
 	}
 	uint32_t state = tc->sticky;
@@ -1329,8 +1413,9 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 	}
 	if (w->l->has_threads_main ? tc->tstate == iv->main : is_last)
 		state |= TT_THREAD_MAIN;
+	w->out_tc[w->nout] = tc;
 	w->out[w->nout++] = (struct walk_thread){.slot = tc->slot, .stack_id = tc->stack_id,
-						  .state = state};
+						  .state = state, .running_task = tc->running_task};
 	return TT_OK;
 }
 
@@ -1438,8 +1523,8 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 					 !tc->have_chain || revalidate_due(w, tc, now);
 			if (!predicted)
 				continue;
-			uint8_t *buf = arena_take(w, l->ts_read_size);
-			if (!buf || !add_seg(w, tc->tstate, buf, l->ts_read_size))
+			uint8_t *buf = arena_take(w, w->ts_len);
+			if (!buf || !add_seg(w, tc->tstate, buf, w->ts_len))
 				break;
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
@@ -1521,8 +1606,8 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			 * the two describe the same moment as nearly as possible. */
 			if (tc->tsbuf)
 				note_stack(w, tc);
-			uint8_t *buf = arena_take(w, l->ts_read_size);
-			if (!buf || !add_seg(w, tc->tstate, buf, l->ts_read_size))
+			uint8_t *buf = arena_take(w, w->ts_len);
+			if (!buf || !add_seg(w, tc->tstate, buf, w->ts_len))
 				return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
@@ -1560,11 +1645,11 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				    tc->tstate == before.holder || must_read(w, tc, now);
 			if (must) {
 				if (!tc->tsbuf) {
-					uint8_t *buf = arena_take(w, l->ts_read_size);
+					uint8_t *buf = arena_take(w, w->ts_len);
 					if (!buf)
 						return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
 					w->c.single_reads++;
-					if ((st = remote_read(&w->t->mem, tc->tstate, buf, l->ts_read_size, err)) != TT_OK)
+					if ((st = remote_read(&w->t->mem, tc->tstate, buf, w->ts_len, err)) != TT_OK)
 						return st;
 					tc->tsbuf = buf;
 					tc->cfbuf = NULL;

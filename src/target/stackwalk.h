@@ -56,6 +56,7 @@ struct walk_thread {
 	uint32_t slot;
 	uint32_t stack_id;
 	uint32_t state;           /* TT_THREAD_* */
+	uint64_t running_task;    /* the asyncio task it runs (see stackwalk_read_running_task) */
 };
 
 struct walk_counters {
@@ -109,6 +110,23 @@ uint64_t stackwalk_epoch(const struct stackwalk *w);
 /* Sample every thread; *threads stays valid until the next call. */
 tt_status stackwalk_sample(struct stackwalk *w, uint64_t now_ns, const struct walk_thread **threads,
 			   uint32_t *nthreads, struct tt_error *err);
+
+/* Async-aware stacks (sampler thread only; see asyncstack.h).
+ * Read each thread's running asyncio task, the pointer at ts_offset in its
+ * thread state, along with the state; false when the offset is implausible. */
+bool stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset);
+/* The stack of this sample's threads[i] cut below its running task's
+ * coroutine (the outermost frame a generator owns) and put on `base`
+ * instead of the event loop's frames; 0 when it has no such frame. */
+uint32_t stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base);
+/* The code ID of the code object at code_addr, in this walker's cache. */
+tt_status stackwalk_code_at(struct stackwalk *w, uint64_t code_addr, uint32_t *id,
+			    struct tt_error *err);
+/* A made-up code entry (an asyncio task's marker frame). */
+tt_status stackwalk_made_up_code(struct stackwalk *w, const char *qualname, const char *filename,
+				 uint32_t *id, struct tt_error *err);
+/* The walker's interning, to add stacks its consumers can resolve. */
+struct intern *stackwalk_intern_rw(struct stackwalk *w);
 
 /* Shared, read-safe views for consumers on other threads. */
 const struct intern *stackwalk_intern(const struct stackwalk *w);
