@@ -393,12 +393,16 @@ tasksview_draw(struct ui *u, int y, int h)
 	} else if (s->tasks.state == TASKS_UNSUPPORTED) {
 		snprintf(title, sizeof title, " asyncio tasks ");
 	} else {
+		/* Many tasks stretch the interval (taskwatch.h): say how often. */
+		char every[48];
+		if (s->next_in_ns <= TASKS_INTERVAL_NS)
+			snprintf(every, sizeof every, ", 4 times a second");
+		else
+			snprintf(every, sizeof every, ", every %.1f s", (double)s->next_in_ns / 1e9);
 		snprintf(title, sizeof title,
 			 " asyncio tasks  %u tasks at %u points, sorted by %s (s)  read %.1f ms%s%s ",
 			 s->tasks.n, s->ngroups, t->by_count ? "count" : "stuck time", s->read_ms,
-			 s->read_ms * 1e6 < (double)TASKS_INTERVAL_NS ? ", 4 times a second"
-								       : ", one after another",
-			 s->tasks.lost ? "  (some changed while read)" : "");
+			 every, s->tasks.lost ? "  (some changed while read)" : "");
 	}
 	ui_bar(y, theme_attr(ROLE_BORDER));
 	ui_draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));

@@ -201,6 +201,15 @@ build_groups(struct task_snapshot *s)
 
 /* ---- the thread ---- */
 
+static uint64_t
+read_period(uint64_t interval_ns, uint64_t read_ns)
+{
+	uint64_t period = read_ns * TASKWATCH_SHARE;
+	if (period < interval_ns)
+		period = interval_ns;
+	return period < TASKWATCH_MAX_INTERVAL_NS ? period : TASKWATCH_MAX_INTERVAL_NS;
+}
+
 static void
 publish(struct taskwatch *w, struct task_snapshot *s, const char *error)
 {
@@ -234,6 +243,8 @@ taskwatch_main(void *arg)
 			s->read_ms = (double)(now - start) / 1e6;
 			s->codes = &w->codes;
 			s->reads = ++w->reads;
+			s->ts_running_task = w->reader.found ? w->reader.ts_running_task : 0;
+			s->next_in_ns = read_period(w->interval_ns, now - start);
 			if (update_fingerprints(w, s, now) && build_groups(s)) {
 				publish(w, s, "");
 			} else {
@@ -242,7 +253,7 @@ taskwatch_main(void *arg)
 			}
 		}
 		/* Sleep out the interval, waking early to stop. */
-		uint64_t until = start + w->interval_ns;
+		uint64_t until = start + read_period(w->interval_ns, clock_now_ns() - start);
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		uint64_t nowm = clock_now_ns();

@@ -36,6 +36,8 @@ struct task_snapshot {
 	uint64_t taken_ns;
 	double read_ms;            /* what the read cost */
 	uint64_t reads;            /* reads so far */
+	uint64_t ts_running_task;  /* where a thread state keeps its running task; 0: unknown yet */
+	uint64_t next_in_ns;       /* when the next read starts, from this one's start */
 };
 
 struct fp_entry;
@@ -57,6 +59,12 @@ struct taskwatch {
 	uint32_t fps_cap;
 	uint64_t reads;
 };
+
+/* A read may take at most 1/TASKWATCH_SHARE of the time: with many tasks
+ * the interval stretches (up to TASKWATCH_MAX_INTERVAL_NS) rather than the
+ * watcher reading back to back. */
+#define TASKWATCH_SHARE 10
+#define TASKWATCH_MAX_INTERVAL_NS 5000000000ull
 
 tt_status taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_ns,
 			  struct tt_error *err);
