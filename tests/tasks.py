@@ -429,12 +429,125 @@ def test_old_python():
                "3.13: expected one line saying tasks need 3.14+", show(text[-300:]))
 
 
+# ---- --async: samples under their tasks' await chains ----
+
+# From a task's marker up to the root: what each "task heavy" stack must hold,
+# outermost first (function names; `task NAME` frames have no file:line).
+HEAVY_CHAIN = ["task Task-*", "main", "task dispatcher", "dispatch", "task heavy",
+               "handle_heavy", "step_heavy", "burn"]
+
+
+def frame_name(label):
+    return label.rsplit(" (", 1)[0] if label.endswith(")") and " (" in label else label
+
+
+def read_collapsed(path):
+    """[(frame names root first, samples)] from a collapsed-stacks file."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            out.append(([frame_name(x) for x in stack.split(";")], int(n)))
+    return out
+
+
+def innermost_task(frames):
+    marks = [x for x in frames if x.startswith("task ")]
+    return marks[-1] if marks else None
+
+
+def is_subsequence(want, frames):
+    it = iter(frames)
+    return all(any(x == w for x in it) for w in want)
+
+
+def truth_share(before, after):
+    dh, dl = after["heavy"] - before["heavy"], after["light"] - before["light"]
+    return 100.0 * dh / (dh + dl) if dh + dl > 0 else float("nan")
+
+
+def test_record_async(interp):
+    """record --async: two tasks burn CPU 75/25 through different await
+    chains; the split shows under each task's marker, within 5 points of
+    the split the target measured over the same seconds."""
+    with Target(interp, "tasks_split.py") as t:
+        truth = t.ready + ".truth"
+        before = t.wait_file(truth)
+        out = os.path.join(t.dir, "async.txt")
+        run = ft.tachyon("record", "-p", t.pid, "-d", "4", "--async", "-o", out)
+        after = t.wait_file(truth)
+        run.expect_success()
+        stacks = read_collapsed(out)
+        by_task = {}
+        for frames, n in stacks:
+            key = innermost_task(frames)
+            by_task[key] = by_task.get(key, 0) + n
+        total = sum(by_task.values())
+        heavy, light = by_task.get("task heavy", 0), by_task.get("task light", 0)
+        expect(heavy + light > 0.8 * total,
+               "under 80%% of samples are under task heavy or light: %s" % by_task)
+        share, real = 100.0 * heavy / (heavy + light), truth_share(before, after)
+        ft.Tap.emit("# %s: task heavy %.1f%% of the two tasks' samples (target measured "
+                    "%.1f%%, design 75%%), %d samples" % (interp, share, real, total))
+        expect(abs(share - real) <= 5, "split %.1f%% vs %.1f%% measured by the target"
+               % (share, real), "by innermost task: %s" % by_task)
+        # The whole await chain, no event loop below the task.
+        heaviest = max((x for x in stacks if innermost_task(x[0]) == "task heavy"),
+                       key=lambda x: x[1])[0]
+        expect(is_subsequence(HEAVY_CHAIN, heaviest) and heaviest[0] == "task Task-*",
+               "task heavy's stack is not its await chain", "want (in order): %s" % HEAVY_CHAIN,
+               "got: %s" % heaviest)
+        loop = sum(n for frames, n in stacks if "BaseEventLoop._run_once" in frames)
+        expect(loop <= 0.05 * total, "%d of %d samples still under the event loop"
+               % (loop, total))
+        # Without --async the same program is the loop's, with no task frames.
+        plain = os.path.join(t.dir, "plain.txt")
+        ft.tachyon("record", "-p", t.pid, "-d", "1", "-o", plain).expect_success()
+        marked = [f for f, _ in read_collapsed(plain) if innermost_task(f)]
+        expect(not marked, "task frames without --async", show(marked[:2]))
+
+
+def test_live_async():
+    """--async in batch mode and on the live screen: the tasks are rows with
+    their share, and the header says the view is async-aware."""
+    with Target("python3.15", "tasks_split.py") as t:
+        run = ft.tachyon("-p", t.pid, "--async", "-b", "-n", "1", "--delay", "2", "--limit", "40")
+        run.expect_success()
+        text = run.out.decode()
+        expect("tasks on their await chains (--async)" in text.splitlines()[1],
+               "batch header does not say --async", show(text[:400]))
+        rows = {m.group(2): float(m.group(1)) for m in
+                re.finditer(r"^\s*[\d.]+\s+([\d.]+)\s+[\d.]+\s+[\d.]+\s+(task \S+)", text, re.M)}
+        expect(set(rows) >= {"task heavy", "task light", "task dispatcher", "task Task-*"},
+               "batch rows lack the task frames", show(text, 2000))
+        expect(60 <= rows["task heavy"] <= 85 and 15 <= rows["task light"] <= 35,
+               "task totals far from 75/25: %s" % rows)
+        tui = Tmux("-p", t.pid, "--async")
+        try:
+            tui.wait(lambda s: "Functions" in s and ", async" in s and "task heavy" in s,
+                     "an async live view with a task heavy row")
+        finally:
+            tui.close()
+
+
+def test_async_old_python():
+    with Target("python3.13", "tasks_late.py", "never") as t:
+        time.sleep(0.2)
+        for argv in (["record", "-p", t.pid, "-d", "1", "--async", "-o", "/dev/null"],
+                     ["-p", t.pid, "--async", "-b", "-n", "1"]):
+            run = ft.tachyon(*argv)
+            err = run.err.decode().strip().splitlines()
+            expect(run.rc != 0 and len(err) == 1 and "Python 3.14 or newer" in err[0],
+                   "%s: expected one error line and a failure" % run.cmd, *run.details())
+
+
 PER_INTERP = [("oracle agrees on a forest of tasks", test_oracle),
               ("two loops in two threads", test_two_loops),
               ("%d parked tasks per loop" % BULK, test_bulk),
               ("tasks created and finished while dumping", test_churn),
               ("attach before import asyncio, tasks appear after", test_late_import),
-              ("a program that never imports asyncio", test_never)]
+              ("a program that never imports asyncio", test_never),
+              ("record --async splits 75/25 under the tasks' await chains", test_record_async)]
 
 
 def main():
@@ -451,11 +564,13 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 3)
+    tap = Tap(len(interps) * len(PER_INTERP) + 5)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
     tap.run("tasks view: tasks appear after import asyncio", test_live_late_import)
+    tap.run("--async on 3.13: one error line", test_async_old_python)
+    tap.run("--async in batch and on the live screen", test_live_async)
     for interp in interps:
         for desc, fn in PER_INTERP:
             tap.run("%s: %s" % (interp, desc), fn, interp)

@@ -201,8 +201,8 @@ draw_header(struct ui *u, int y)
 	move(y, 0);
 	clrtoeol();
 	x = draw_text(y, 0, COLS, " Showing ", theme_attr(ROLE_HEADER));
-	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s", mode_names[u->mode], scope, thread,
-		 u->by_line ? "line" : "function");
+	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s%s", mode_names[u->mode], scope, thread,
+		 u->by_line ? "line" : "function", s->sampler.cfg.async_aware ? ", async" : "");
 	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
 	x += draw_text(y, x, COLS - x, "   GIL ", theme_attr(ROLE_HEADER));
 	snprintf(buf, sizeof buf, "%.0f%%", pct(gil, all));

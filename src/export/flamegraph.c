@@ -224,7 +224,10 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 		const struct code_entry *c = frame_code(ps, n->proc, frame, &line);
 		sanitize_for_terminal(c->qualname, a, sizeof a);
 		sanitize_for_terminal(c->filename, b, sizeof b);
-		snprintf(buf, len, "%s (%s:%d)", a, b, line);
+		if (c->addr == 0)
+			snprintf(buf, len, "%s", a); /* an asyncio task's marker */
+		else
+			snprintf(buf, len, "%s (%s:%d)", a, b, line);
 	}
 }
 

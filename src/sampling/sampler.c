@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "asyncstack.h"
 #include "clock.h"
 #include "follow.h"
 #include "sampler.h"
@@ -33,7 +34,11 @@ struct proc_run {
 	uint64_t next;              /* next deadline */
 	uint32_t bad;               /* consecutive failed passes */
 	uint64_t bad_since;
+	struct asyncstack *async;   /* --async, once the process could have tasks */
 };
+
+/* --async: how often each process's tasks are read. */
+#define ASYNC_TASK_INTERVAL_NS 250000000ull
 
 struct pending_record {
 	struct sample_record rec;
@@ -311,7 +316,15 @@ adopt(struct sampler *s, uint64_t now)
 			s->run = r;
 			s->run_cap = cap;
 		}
-		s->run[s->nrun++] = (struct proc_run){.index = s->adopted, .next = now};
+		struct proc_run *r = &s->run[s->nrun++];
+		*r = (struct proc_run){.index = s->adopted, .next = now};
+		const struct proc_info *p = procset_at(&s->procs, s->adopted);
+		struct tt_error err;
+		/* A process too old for tasks is sampled as it is; the verbs
+		 * refuse --async up front when the root is. */
+		if (s->cfg.async_aware && p->target->layout.has_async &&
+		    asyncstack_new(p->target, ASYNC_TASK_INTERVAL_NS, &r->async, &err) != TT_OK)
+			r->async = NULL;
 	}
 }
 
@@ -322,6 +335,7 @@ drop(struct sampler *s, uint32_t at, enum proc_state how, const char *note, uint
 	struct proc_info *p = procset_at(&s->procs, s->run[at].index);
 	procset_end(&s->procs, p->index, how, note, now);
 	stackwalk_retire(p->walk, now);
+	asyncstack_free(s->run[at].async);
 	s->run[at] = s->run[--s->nrun];
 }
 
@@ -376,11 +390,13 @@ sampler_main(void *arg)
 			r->bad = 0;
 			if (!atomic_load_explicit(&p->first_ns, memory_order_relaxed))
 				atomic_store_explicit(&p->first_ns, t0, memory_order_relaxed);
+			if (verify && p->root)
+				verify_sample(s, &ref, &rs, threads, n);
+			if (r->async)
+				threads = asyncstack_apply(r->async, p->walk, threads, n, t0);
 			for (uint32_t i = 0; i < n; i++)
 				fold(s, &threads[i], t0);
 			stat_add(&s->stats.thread_samples, n);
-			if (verify && p->root)
-				verify_sample(s, &ref, &rs, threads, n);
 		} else {
 			note_error(s, p, st, &err);
 			bool gone = st == TT_ENOPROC || !remote_pid_alive(p->pid);
@@ -438,6 +454,10 @@ sampler_main(void *arg)
 		tt_sample_free(&rs);
 		unwinder_free(&ref);
 	}
+	for (uint32_t i = 0; i < s->nrun; i++) {
+		asyncstack_free(s->run[i].async);
+		s->run[i].async = NULL;
+	}
 	finish(s, how);
 	return NULL;
 }
@@ -449,6 +469,10 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	memset(s, 0, sizeof *s);
 	s->cfg = *cfg;
 	s->wake_fd = s->wake_write = -1;
+	if (cfg->async_aware && !t->layout.has_async)
+		return tt_fail(err, TT_EUSAGE, 0,
+			       "--async needs Python 3.14 or newer (process %d runs Python %s)",
+			       (int)t->pid, t->layout.version_str);
 	if (procset_init(&s->procs) != 0)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	uint32_t root;

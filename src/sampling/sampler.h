@@ -49,6 +49,7 @@ struct sampler_config {
 	uint32_t ring_capacity;
 	bool verify;                  /* compare each sample with the plain unwinder (root only) */
 	bool follow;                  /* follow the root's descendants (see follow.h) */
+	bool async_aware;             /* re-root task stacks on their await chains (asyncstack.h) */
 	struct stackwalk_options walk;
 };
 

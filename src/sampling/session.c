@@ -126,6 +126,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	cfg.duration_ns = (uint64_t)(o->duration_s * 1e9);
 	cfg.ring_capacity = 1u << 18;
 	cfg.follow = !o->no_subprocesses;
+	cfg.async_aware = o->async_aware;
 	if ((st = sampler_start(&s->sampler, &s->target, &cfg, err)) != TT_OK) {
 		session_end(s);
 		return st;

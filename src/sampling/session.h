@@ -18,6 +18,7 @@ struct session_options {
 	double rate_hz;            /* 0: as fast as possible */
 	double duration_s;         /* 0: until stopped */
 	bool no_subprocesses;      /* sample the process alone, not its descendants */
+	bool async_aware;          /* --async: task stacks on their await chains */
 };
 
 struct session {

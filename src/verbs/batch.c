@@ -113,11 +113,12 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 			      : elapsed;
 	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
 	printf("rate %.0f/s (requested %s), missed %.1f%%, errors %.2f%%, samples %llu; "
-	       "%s %.2f s; mode %s; by %s\n",
+	       "%s %.2f s; mode %s; by %s%s\n",
 	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0,
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
-	       mode_names[o->mode], o->by_line ? "line" : "function");
+	       mode_names[o->mode], o->by_line ? "line" : "function",
+	       s->sampler.cfg.async_aware ? "; tasks on their await chains (--async)" : "");
 	if (s->sampler.cfg.follow)
 		print_processes(o, s, agg, scope);
 	printf("threads %llu seen, %llu exited (%llu folded into the exited bucket, %.1f%% of "

@@ -34,6 +34,9 @@ live_print_help(void)
 	       "      --output FILE        where a started COMMAND's output goes (default /dev/null)\n"
 	       "      --no-subprocesses    sample the process alone (by default its Python\n"
 	       "                           descendants are followed too, as they appear)\n"
+	       "      --async              asyncio: a task's samples go under its await chain\n"
+	       "                           (the tasks awaiting it, as `task NAME` frames), not\n"
+	       "                           under the event loop (Python 3.14 or newer)\n"
 	       "      --export-dir DIR     where the e key writes profiles (default: current directory)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
@@ -59,7 +62,7 @@ int
 live_parse(int argc, char **argv, struct live_options *o)
 {
 	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
-	       OPT_EXPORT_DIR, OPT_NOSUB };
+	       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC };
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"rate", required_argument, NULL, 'r'},
@@ -76,6 +79,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 		{"iterations", required_argument, NULL, 'n'},
 		{"limit", required_argument, NULL, OPT_LIMIT},
 		{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
+		{"async", no_argument, NULL, OPT_ASYNC},
 		{"tree", no_argument, NULL, OPT_TREE},
 		{"threshold", required_argument, NULL, OPT_THRESHOLD},
 		{"help", no_argument, NULL, 'h'},
@@ -141,6 +145,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 		case OPT_NOCOLOR: o->monochrome = true; break;
 		case OPT_OUTPUT: o->session.child_output = optarg; break;
 		case OPT_NOSUB: o->session.no_subprocesses = true; break;
+		case OPT_ASYNC: o->session.async_aware = true; break;
 		case OPT_EXPORT_DIR: {
 			struct stat st;
 			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))

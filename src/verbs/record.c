@@ -67,6 +67,9 @@ print_usage(FILE *f)
 	      "                         they appear; stacks start with \"process PID (command)\",\n"
 	      "                         speedscope gets a profile per process and thread and\n"
 	      "                         pprof samples a pid label\n"
+	      "      --async            asyncio (Python 3.14+): a task's samples go under its\n"
+	      "                         await chain, the tasks awaiting it shown as\n"
+	      "                         \"task NAME\" frames, instead of under the event loop\n"
 	      "  -h, --help             show this help\n", f);
 }
 
@@ -93,6 +96,7 @@ record_main(int argc, char **argv)
 		{"mode", required_argument, NULL, 'm'},
 		{"threads", no_argument, NULL, 't'},
 		{"subprocesses", no_argument, NULL, 'S'},
+		{"async", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -102,7 +106,7 @@ record_main(int argc, char **argv)
 	enum export_format format = EXPORT_COLLAPSED;
 	bool have_format = false;
 	double hz = 1000, seconds = 0;
-	bool per_thread = false, subprocesses = false;
+	bool per_thread = false, subprocesses = false, async_aware = false;
 	enum profile_filter filter = PROFILE_WALL;
 	int c;
 	optind = 1;
@@ -144,6 +148,7 @@ record_main(int argc, char **argv)
 			break;
 		case 't': per_thread = true; break;
 		case 'S': subprocesses = true; break;
+		case 'A': async_aware = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("record ", "unknown or incomplete option '%s'",
@@ -179,6 +184,7 @@ record_main(int argc, char **argv)
 	cfg.duration_ns = (uint64_t)(seconds * 1e9);
 	cfg.ring_capacity = 1u << 18;
 	cfg.follow = subprocesses;
+	cfg.async_aware = async_aware;
 	if (filter == PROFILE_CPU && hz > 0 && cfg.interval_ns < cfg.walk.cpu_period_ns)
 		cfg.walk.cpu_period_ns = cfg.interval_ns; /* on-CPU state per sample */
 

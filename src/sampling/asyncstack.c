@@ -1,0 +1,362 @@
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "asyncstack.h"
+#include "hash.h"
+#include "taskwatch.h"
+
+/* How often the sampler looks for a newer task read (a mutex, not a read). */
+#define TAKE_EVERY_NS 10000000ull
+#define NONE UINT32_MAX
+
+/* A thread's last rewrite: reused while its stack, task and the task read
+ * are the same (an idle thread's cached stack costs nothing twice). */
+struct slot_memo {
+	uint64_t task;
+	uint32_t stack_in, stack_out, gen;
+};
+
+struct name_entry {
+	char *name;               /* NULL: empty */
+	uint32_t frame_id;
+};
+
+struct asyncstack {
+	struct taskwatch watch;
+	struct task_snapshot *snap;
+	uint32_t gen;                  /* snapshots installed */
+	uint64_t last_take_ns;
+	bool running_read;             /* the walker reads each thread's running task */
+	bool running_refused;          /* ... and cannot (offset out of reach) */
+	/* this snapshot: task id -> index + 1; each task's stack down to its
+	 * own marker frame (0: not built yet, NONE: could not be) */
+	uint32_t *index;
+	uint32_t index_cap;
+	uint32_t *top;
+	/* the watcher's code IDs -> the walker's, + 1 (0: not looked up yet) */
+	uint32_t *codes;
+	uint32_t codes_cap;
+	struct name_entry *names;      /* marker frames by (folded) task name */
+	uint32_t names_cap, nnames;
+	uint32_t other_frame;          /* the marker shared past ASYNCSTACK_MAX_NAMES */
+	uint32_t new_stack;            /* `task (new)` alone */
+	struct slot_memo *memo;
+	uint32_t memo_cap;
+	struct walk_thread *out;
+	uint32_t out_cap;
+};
+
+static bool
+grow_zeroed(void **p, uint32_t *cap, uint32_t need, size_t size)
+{
+	if (need <= *cap)
+		return true;
+	uint32_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *q = realloc(*p, (size_t)n * size);
+	if (!q)
+		return false;
+	memset((char *)q + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
+	*p = q;
+	*cap = n;
+	return true;
+}
+
+tt_status
+asyncstack_new(const struct target *t, uint64_t task_interval_ns, struct asyncstack **out,
+	       struct tt_error *err)
+{
+	if (!t->layout.has_async)
+		return tt_fail(err, TT_ENOTPY, 0,
+			       "--async needs Python 3.14 or newer (process %d runs %s)", (int)t->pid,
+			       t->layout.version_str);
+	struct asyncstack *a = calloc(1, sizeof *a);
+	if (!a)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
+	tt_status st = taskwatch_start(&a->watch, t, task_interval_ns, err);
+	if (st != TT_OK) {
+		free(a);
+		return st;
+	}
+	*out = a;
+	return TT_OK;
+}
+
+void
+asyncstack_free(struct asyncstack *a)
+{
+	if (!a)
+		return;
+	taskwatch_stop(&a->watch);
+	task_snapshot_free(a->snap);
+	for (uint32_t i = 0; i < a->names_cap; i++)
+		free(a->names[i].name);
+	free(a->names);
+	free(a->index);
+	free(a->top);
+	free(a->codes);
+	free(a->memo);
+	free(a->out);
+	free(a);
+}
+
+void
+asyncstack_error(struct asyncstack *a, char *buf, size_t len)
+{
+	taskwatch_error(&a->watch, buf, len);
+}
+
+/* ---- one task read ---- */
+
+static void
+install(struct asyncstack *a, struct task_snapshot *s)
+{
+	uint32_t n = s->tasks.n, cap = 64;
+	while (cap < 2 * n + 1)
+		cap *= 2;
+	uint32_t *index = calloc(cap, sizeof *index);
+	uint32_t *top = calloc(n + 1, sizeof *top);
+	if (!index || !top) {
+		/* Keep the older read: stale names beat none. */
+		free(index);
+		free(top);
+		task_snapshot_free(s);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t k = hash_mix64(s->tasks.tasks[i].id) & (cap - 1);
+		while (index[k])
+			k = (k + 1) & (cap - 1);
+		index[k] = i + 1;
+	}
+	task_snapshot_free(a->snap);
+	free(a->index);
+	free(a->top);
+	a->snap = s;
+	a->index = index;
+	a->index_cap = cap;
+	a->top = top;
+	a->gen++;
+}
+
+static uint32_t
+find_task(const struct asyncstack *a, uint64_t id)
+{
+	for (uint32_t k = hash_mix64(id) & (a->index_cap - 1);; k = (k + 1) & (a->index_cap - 1)) {
+		uint32_t v = a->index[k];
+		if (v == 0)
+			return NONE;
+		if (a->snap->tasks.tasks[v - 1].id == id)
+			return v - 1;
+	}
+}
+
+/* The first of a task's awaiters that is a task we read. */
+static uint32_t
+first_awaiter(const struct asyncstack *a, uint32_t idx)
+{
+	const struct tt_tasks *ts = &a->snap->tasks;
+	const struct tt_task *t = &ts->tasks[idx];
+	for (uint32_t k = 0; k < t->nawaiters; k++) {
+		uint32_t j = find_task(a, ts->awaiters[t->first_awaiter + k]);
+		if (j != NONE)
+			return j;
+	}
+	return NONE;
+}
+
+/* ---- frames in the walker's terms ---- */
+
+static uint32_t
+walker_code(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_code)
+{
+	if (watcher_code == UINT32_MAX - 1 ||
+	    !grow_zeroed((void **)&a->codes, &a->codes_cap, watcher_code + 1, sizeof *a->codes))
+		return NONE;
+	if (a->codes[watcher_code] == 0) {
+		const struct code_entry *e = codecache_get(a->snap->codes, watcher_code);
+		uint32_t id;
+		struct tt_error err;
+		if (stackwalk_code_at(w, e->addr, &id, &err) != TT_OK)
+			return NONE; /* not kept: the object may be back next read */
+		a->codes[watcher_code] = id + 1;
+	}
+	return a->codes[watcher_code] - 1;
+}
+
+static uint32_t
+made_up_frame(struct stackwalk *w, const char *label)
+{
+	char qualname[TASKS_NAME_MAX * 4 + 16];
+	snprintf(qualname, sizeof qualname, "task %s", label);
+	uint32_t code;
+	struct tt_error err;
+	if (stackwalk_made_up_code(w, qualname, ASYNCSTACK_FILE, &code, &err) != TT_OK)
+		return 0;
+	return intern_frame(stackwalk_intern_rw(w), code, 0);
+}
+
+/* asyncio's numbered default names (Task-123) fold into one, so that the
+ * requests that went the same way add up instead of each being a tower. */
+static const char *
+fold_name(const char *name)
+{
+	if (strncmp(name, "Task-", 5) != 0 || !name[5])
+		return name;
+	for (const char *p = name + 5; *p; p++)
+		if (*p < '0' || *p > '9')
+			return name;
+	return "Task-*";
+}
+
+static uint32_t
+hash_str(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
+	return hash_mix64(h);
+}
+
+/* The marker frame for a task's name. */
+static uint32_t
+marker_frame(struct asyncstack *a, struct stackwalk *w, const char *raw)
+{
+	const char *name = fold_name(raw);
+	if (a->names_cap == 0 &&
+	    !grow_zeroed((void **)&a->names, &a->names_cap, 2 * ASYNCSTACK_MAX_NAMES, sizeof *a->names))
+		return 0;
+	uint32_t mask = a->names_cap - 1;
+	uint32_t k = hash_str(name) & mask;
+	for (; a->names[k].name; k = (k + 1) & mask)
+		if (strcmp(a->names[k].name, name) == 0)
+			return a->names[k].frame_id;
+	if (a->nnames >= ASYNCSTACK_MAX_NAMES) {
+		if (!a->other_frame)
+			a->other_frame = made_up_frame(w, "(one of many names)");
+		return a->other_frame;
+	}
+	uint32_t frame = made_up_frame(w, name);
+	char *copy = frame ? strdup(name) : NULL;
+	if (!copy)
+		return 0;
+	a->names[k] = (struct name_entry){.name = copy, .frame_id = frame};
+	a->nnames++;
+	return frame;
+}
+
+/* `stack` with a suspended task's coroutines on top, outermost first. */
+static bool
+push_chain(struct asyncstack *a, struct stackwalk *w, uint32_t *stack, uint32_t idx)
+{
+	const struct tt_tasks *ts = &a->snap->tasks;
+	const struct tt_task *t = &ts->tasks[idx];
+	struct intern *in = stackwalk_intern_rw(w);
+	for (uint32_t k = t->nframes; k-- > 0;) {
+		const struct tt_frame *f = &ts->frames[t->first_frame + k];
+		uint32_t code = walker_code(a, w, f->code_id);
+		uint32_t frame = code == NONE ? 0 : intern_frame(in, code, f->line);
+		uint32_t s = frame ? intern_stack(in, *stack, frame) : 0;
+		if (!s)
+			return false;
+		*stack = s;
+	}
+	return true;
+}
+
+/* The stack that ends with task idx's marker: its awaiters' coroutines and
+ * markers down to the root task. Built once per task read, from the
+ * nearest ancestor already built. */
+static uint32_t
+task_top(struct asyncstack *a, struct stackwalk *w, uint32_t idx)
+{
+	uint32_t path[ASYNCSTACK_MAX_LEVELS];
+	uint32_t n = 0, cur = idx;
+	while (cur != NONE && a->top[cur] == 0) {
+		for (uint32_t k = 0; k < n; k++)
+			if (path[k] == cur)
+				goto root;   /* an await cycle: cut it here */
+		if (n == ASYNCSTACK_MAX_LEVELS)
+			goto root;   /* deeper than we follow */
+		path[n++] = cur;
+		cur = first_awaiter(a, cur);
+	}
+	if (0) {
+root:
+		cur = NONE;
+	}
+	uint32_t below = 0;
+	if (cur != NONE && a->top[cur] != NONE) {
+		below = a->top[cur];
+		if (!push_chain(a, w, &below, cur))
+			below = 0;
+	}
+	struct intern *in = stackwalk_intern_rw(w);
+	for (uint32_t k = n; k-- > 0;) {
+		uint32_t x = path[k];
+		uint32_t marker = marker_frame(a, w, tt_task_name(&a->snap->tasks, &a->snap->tasks.tasks[x]));
+		uint32_t s = marker ? intern_stack(in, below, marker) : 0;
+		a->top[x] = s ? s : NONE;
+		if (!s)
+			break;
+		below = s;
+		if (k > 0 && !push_chain(a, w, &below, x))
+			break;
+	}
+	return a->top[idx] == NONE ? 0 : a->top[idx];
+}
+
+const struct walk_thread *
+asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_thread *threads,
+		 uint32_t n, uint64_t now_ns)
+{
+	if (now_ns - a->last_take_ns >= TAKE_EVERY_NS) {
+		a->last_take_ns = now_ns;
+		struct task_snapshot *s = taskwatch_take(&a->watch);
+		if (s)
+			install(a, s);
+	}
+	if (!a->snap)
+		return threads;
+	if (!a->running_read && !a->running_refused && a->snap->ts_running_task) {
+		a->running_read = stackwalk_read_running_task(w, a->snap->ts_running_task);
+		a->running_refused = !a->running_read;
+	}
+	if (!a->running_read || !grow_zeroed((void **)&a->out, &a->out_cap, n, sizeof *a->out))
+		return threads;
+	memcpy(a->out, threads, n * sizeof *threads);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct walk_thread *t = &threads[i];
+		if (!t->running_task || t->stack_id == 0)
+			continue;
+		if (!grow_zeroed((void **)&a->memo, &a->memo_cap, t->slot + 1, sizeof *a->memo))
+			continue;
+		struct slot_memo *m = &a->memo[t->slot];
+		if (m->task == t->running_task && m->stack_in == t->stack_id && m->gen == a->gen) {
+			a->out[i].stack_id = m->stack_out;
+			continue;
+		}
+		uint32_t idx = find_task(a, t->running_task), base;
+		if (idx != NONE) {
+			base = task_top(a, w, idx);
+		} else {
+			if (!a->new_stack) {
+				uint32_t f = made_up_frame(w, "(new)");
+				a->new_stack = f ? intern_stack(stackwalk_intern_rw(w), 0, f) : 0;
+			}
+			base = a->new_stack;
+		}
+		uint32_t out = base ? stackwalk_restack(w, i, base) : 0;
+		if (out)
+			a->out[i].stack_id = out;
+		*m = (struct slot_memo){.task = t->running_task, .stack_in = t->stack_id,
+					.stack_out = a->out[i].stack_id, .gen = a->gen};
+	}
+	return a->out;
+}

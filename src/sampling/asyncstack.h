@@ -1,0 +1,48 @@
+/* Async-aware stacks (--async): a sample of a thread running an asyncio
+ * task is re-rooted on the task's await chain, as CPython's own
+ * --async-aware profiles do, so time is charged to the request path that
+ * awaits the work rather than to the event loop's _run_once.
+ *
+ * A thread's stack above its running task's coroutine stays as sampled;
+ * below it go a `task NAME` frame, then the coroutines of the task awaiting
+ * it, its `task NAME` frame, and so on up to the root task. Task names and
+ * await relations come from a task watcher of our own (taskwatch.h: a
+ * separate thread reading every task a few times a second), so the sampler
+ * itself adds one pointer per thread state to its reads. A task younger
+ * than the last task read has no known awaiters yet: it shows as
+ * `task (new)` over its own frames.
+ *
+ * One per sampled process, used by the sampler thread only. */
+#ifndef TT_ASYNCSTACK_H
+#define TT_ASYNCSTACK_H
+
+#include <stdint.h>
+
+#include "error.h"
+#include "stackwalk.h"
+#include "target.h"
+
+/* The marker frames' file name, as exports and views show it. */
+#define ASYNCSTACK_FILE "<asyncio task>"
+/* Awaiting tasks followed up from a running task. */
+#define ASYNCSTACK_MAX_LEVELS 32
+/* Distinct task names given their own marker; later ones share one. */
+#define ASYNCSTACK_MAX_NAMES 4096
+
+struct asyncstack;
+
+/* Start watching t's tasks (Python 3.14+; TT_ENOTPY before that). */
+tt_status asyncstack_new(const struct target *t, uint64_t task_interval_ns,
+			 struct asyncstack **out, struct tt_error *err);
+void asyncstack_free(struct asyncstack *a);
+
+/* This sample's threads with the stacks of task-running threads rewritten
+ * (a copy owned by `a`, valid until the next call), interned in w. */
+const struct walk_thread *asyncstack_apply(struct asyncstack *a, struct stackwalk *w,
+					   const struct walk_thread *threads, uint32_t n,
+					   uint64_t now_ns);
+
+/* What the task watcher last said went wrong ("" when nothing). */
+void asyncstack_error(struct asyncstack *a, char *buf, size_t len);
+
+#endif

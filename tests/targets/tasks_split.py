@@ -1,0 +1,75 @@
+"""Two named asyncio tasks burn CPU 75/25 through different await chains.
+
+main (Task-1) awaits the task "dispatcher", whose TaskGroup runs "heavy"
+(handle_heavy -> step_heavy -> burn, 3 ms a turn) and "light"
+(handle_light -> step_light -> burn, 1 ms a turn); each yields to the loop
+after every turn, so the one thread's CPU splits 75/25 between them.
+argv[1]: ready file ({"pid"}); argv[1] + ".truth" is rewritten every 0.1 s
+with each task's wall time inside burn() so far ({"heavy": s, "light": s}):
+on a loaded machine the split sampled is compared with what really happened.
+"""
+import asyncio
+import json
+import os
+import sys
+import time
+
+
+TRUTH = {"heavy": 0.0, "light": 0.0}
+
+
+def burn(seconds, who):
+    start = time.perf_counter()
+    end = time.thread_time() + seconds
+    while time.thread_time() < end:
+        pass
+    TRUTH[who] += time.perf_counter() - start
+
+
+async def step_heavy():
+    burn(0.003, "heavy")
+
+
+async def step_light():
+    burn(0.001, "light")
+
+
+def publish(path, doc):
+    with open(path + ".tmp", "w") as f:
+        json.dump(doc, f)
+    os.rename(path + ".tmp", path)
+
+
+async def report(out):
+    while True:
+        publish(out + ".truth", TRUTH)
+        await asyncio.sleep(0.1)
+
+
+async def handle_heavy():
+    while True:
+        await step_heavy()
+        await asyncio.sleep(0)
+
+
+async def handle_light():
+    while True:
+        await step_light()
+        await asyncio.sleep(0)
+
+
+async def dispatch():
+    async with asyncio.TaskGroup() as tg:
+        tg.create_task(handle_heavy(), name="heavy")
+        tg.create_task(handle_light(), name="light")
+
+
+async def main(out):
+    task = asyncio.create_task(dispatch(), name="dispatcher")
+    asyncio.create_task(report(out), name="reporter")
+    await asyncio.sleep(0.05)
+    publish(out, {"pid": os.getpid()})
+    await task
+
+
+asyncio.run(main(sys.argv[1]))
