@@ -497,6 +497,13 @@ def test_record_async(interp):
         expect(is_subsequence(HEAVY_CHAIN, heaviest) and heaviest[0] == "task Task-*",
                "task heavy's stack is not its await chain", "want (in order): %s" % HEAVY_CHAIN,
                "got: %s" % heaviest)
+        # Tasks that live 0.5 ms, never in a task read: read on their own.
+        short = [(f, n) for f, n in stacks if "run_short" in f]
+        named = sum(n for f, n in short if innermost_task(f) == "task short"
+                    and is_subsequence(["task spawner", "spawner", "task short"], f))
+        expect(short and named >= 0.8 * sum(n for _, n in short),
+               "short-lived tasks lack their name or awaiter: %d of %d samples"
+               % (named, sum(n for _, n in short)), show([f for f, _ in short][:3], 800))
         loop = sum(n for frames, n in stacks if "BaseEventLoop._run_once" in frames)
         expect(loop <= 0.05 * total, "%d of %d samples still under the event loop"
                % (loop, total))

@@ -26,8 +26,23 @@ struct name_entry {
 	uint32_t frame_id;
 };
 
+/* A task born since the last task read, read once on its own. */
+struct young_entry {
+	uint64_t task;            /* 0: empty */
+	uint32_t base;            /* its marker over its awaiters' chain */
+};
+
+/* Young tasks remembered until the next task read. */
+#define YOUNG_MAX 4096
+
 struct asyncstack {
 	struct taskwatch watch;
+	struct target *target;         /* the sampler's: read on the sampler thread */
+	struct task_reader one;        /* young tasks, with the walker's code IDs */
+	bool one_ready;
+	struct tt_tasks one_tasks;
+	struct young_entry *young;     /* YOUNG_MAX * 2 slots */
+	uint32_t nyoung;
 	struct task_snapshot *snap;
 	uint32_t gen;                  /* snapshots installed */
 	uint64_t last_take_ns;
@@ -69,7 +84,7 @@ grow_zeroed(void **p, uint32_t *cap, uint32_t need, size_t size)
 }
 
 tt_status
-asyncstack_new(const struct target *t, uint64_t task_interval_ns, struct asyncstack **out,
+asyncstack_new(struct target *t, uint64_t task_interval_ns, struct asyncstack **out,
 	       struct tt_error *err)
 {
 	if (!t->layout.has_async)
@@ -79,8 +94,12 @@ asyncstack_new(const struct target *t, uint64_t task_interval_ns, struct asyncst
 	struct asyncstack *a = calloc(1, sizeof *a);
 	if (!a)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
-	tt_status st = taskwatch_start(&a->watch, t, task_interval_ns, err);
+	a->target = t;
+	a->young = calloc(2 * YOUNG_MAX, sizeof *a->young);
+	tt_status st = a->young ? taskwatch_start(&a->watch, t, task_interval_ns, err)
+				: tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
 	if (st != TT_OK) {
+		free(a->young);
 		free(a);
 		return st;
 	}
@@ -95,6 +114,10 @@ asyncstack_free(struct asyncstack *a)
 		return;
 	taskwatch_stop(&a->watch);
 	task_snapshot_free(a->snap);
+	if (a->one_ready)
+		task_reader_free(&a->one);
+	tt_tasks_free(&a->one_tasks);
+	free(a->young);
 	for (uint32_t i = 0; i < a->names_cap; i++)
 		free(a->names[i].name);
 	free(a->names);
@@ -143,6 +166,9 @@ install(struct asyncstack *a, struct task_snapshot *s)
 	a->index_cap = cap;
 	a->top = top;
 	a->gen++;
+	/* Young tasks' stacks name the awaiters' chains of the older read. */
+	memset(a->young, 0, 2 * YOUNG_MAX * sizeof *a->young);
+	a->nyoung = 0;
 }
 
 static uint32_t
@@ -312,6 +338,59 @@ root:
 	return a->top[idx] == NONE ? 0 : a->top[idx];
 }
 
+static uint32_t
+new_task_stack(struct asyncstack *a, struct stackwalk *w)
+{
+	if (!a->new_stack) {
+		uint32_t f = made_up_frame(w, "(new)");
+		a->new_stack = f ? intern_stack(stackwalk_intern_rw(w), 0, f) : 0;
+	}
+	return a->new_stack;
+}
+
+/* The base of a task the last read did not see (a request handled in a few
+ * milliseconds never is): its name and awaiters read once, here, with its
+ * awaiters' chains from the read. Remembered until the next read. */
+static uint32_t
+young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
+{
+	uint32_t mask = 2 * YOUNG_MAX - 1, k = hash_mix64(task) & mask;
+	for (; a->young[k].task; k = (k + 1) & mask)
+		if (a->young[k].task == task)
+			return a->young[k].base;
+	if (a->nyoung >= YOUNG_MAX) {
+		memset(a->young, 0, 2 * YOUNG_MAX * sizeof *a->young);
+		a->nyoung = 0;
+		k = hash_mix64(task) & mask;
+	}
+	struct tt_error err;
+	if (!a->one_ready)
+		a->one_ready = task_reader_init(&a->one, a->target, stackwalk_codes_rw(w), 0, &err) ==
+			       TT_OK;
+	uint32_t base = 0;
+	if (a->one_ready && task_reader_read_task(&a->one, task, &a->one_tasks, &err) == TT_OK) {
+		const struct tt_tasks *ts = &a->one_tasks;
+		const struct tt_task *t = &ts->tasks[0];
+		uint32_t below = 0;
+		for (uint32_t i = 0; i < t->nawaiters; i++) {
+			uint32_t j = find_task(a, ts->awaiters[t->first_awaiter + i]);
+			if (j == NONE)
+				continue;
+			uint32_t top = task_top(a, w, j);
+			if (top && push_chain(a, w, &top, j))
+				below = top;
+			break;
+		}
+		uint32_t marker = marker_frame(a, w, tt_task_name(ts, t));
+		base = marker ? intern_stack(stackwalk_intern_rw(w), below, marker) : 0;
+	}
+	if (!base)
+		base = new_task_stack(a, w);
+	a->young[k] = (struct young_entry){.task = task, .base = base};
+	a->nyoung++;
+	return base;
+}
+
 const struct walk_thread *
 asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_thread *threads,
 		 uint32_t n, uint64_t now_ns)
@@ -342,16 +421,9 @@ asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_th
 			a->out[i].stack_id = m->stack_out;
 			continue;
 		}
-		uint32_t idx = find_task(a, t->running_task), base;
-		if (idx != NONE) {
-			base = task_top(a, w, idx);
-		} else {
-			if (!a->new_stack) {
-				uint32_t f = made_up_frame(w, "(new)");
-				a->new_stack = f ? intern_stack(stackwalk_intern_rw(w), 0, f) : 0;
-			}
-			base = a->new_stack;
-		}
+		uint32_t idx = find_task(a, t->running_task);
+		uint32_t base = idx != NONE ? task_top(a, w, idx)
+					    : young_task_base(a, w, t->running_task);
 		uint32_t out = base ? stackwalk_restack(w, i, base) : 0;
 		if (out)
 			a->out[i].stack_id = out;

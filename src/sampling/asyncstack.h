@@ -9,7 +9,8 @@
  * await relations come from a task watcher of our own (taskwatch.h: a
  * separate thread reading every task a few times a second), so the sampler
  * itself adds one pointer per thread state to its reads. A task younger
- * than the last task read has no known awaiters yet: it shows as
+ * than the last task read (a request served in milliseconds) is read once
+ * on its own, for its name and awaiters; one that cannot be shows as
  * `task (new)` over its own frames.
  *
  * One per sampled process, used by the sampler thread only. */
@@ -32,7 +33,7 @@
 struct asyncstack;
 
 /* Start watching t's tasks (Python 3.14+; TT_ENOTPY before that). */
-tt_status asyncstack_new(const struct target *t, uint64_t task_interval_ns,
+tt_status asyncstack_new(struct target *t, uint64_t task_interval_ns,
 			 struct asyncstack **out, struct tt_error *err);
 void asyncstack_free(struct asyncstack *a);
 

@@ -537,3 +537,32 @@ task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *e
 	}
 	return TT_OK;
 }
+
+tt_status
+task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_tasks *out,
+		      struct tt_error *err)
+{
+	out->n = out->nframes = out->nawaiters = out->names_len = 0;
+	out->lost = 0;
+	out->incomplete = out->truncated = false;
+	out->syscalls = 0;
+	out->state = TASKS_NO_ASYNCIO;
+	if (!r->target->layout.has_async)
+		return tt_fail(err, TT_ENOTPY, 0, "no asyncio tasks before Python 3.14");
+	if (!r->found) {
+		tt_status st = find_offsets(r, err);
+		if (st == TT_ENOTPY)
+			return tt_fail(err, st, 0, "asyncio is not imported");
+		if (st != TT_OK)
+			return st;
+	}
+	out->state = TASKS_READ;
+	if (++r->page_epoch == 0)
+		r->page_epoch = 1;
+	uint64_t next;
+	if ((task & 7) || task == 0 || !read_task(r, out, task + r->task_node, 0, 0, 0, &next) ||
+	    out->n != 1)
+		return tt_fail(err, TT_EBADMEM, 0, "task 0x%llx changed while read",
+			       (unsigned long long)task);
+	return TT_OK;
+}

@@ -96,6 +96,11 @@ void task_reader_free(struct task_reader *r);
  * whole; torn tasks are left out (out->lost). */
 tt_status task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *err);
 
+/* Read the one task object at `task` (out holds it alone, its thread
+ * unknown): for a task born since the last full read. */
+tt_status task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_tasks *out,
+				struct tt_error *err);
+
 void tt_tasks_free(struct tt_tasks *ts);
 
 #endif

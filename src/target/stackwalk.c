@@ -1331,6 +1331,12 @@ stackwalk_intern_rw(struct stackwalk *w)
 	return &w->in;
 }
 
+struct code_cache *
+stackwalk_codes_rw(struct stackwalk *w)
+{
+	return &w->codes;
+}
+
 /* ---------------------------------------------------------------------
  * The sample
  * ------------------------------------------------------------------- */

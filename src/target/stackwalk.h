@@ -125,8 +125,10 @@ tt_status stackwalk_code_at(struct stackwalk *w, uint64_t code_addr, uint32_t *i
 /* A made-up code entry (an asyncio task's marker frame). */
 tt_status stackwalk_made_up_code(struct stackwalk *w, const char *qualname, const char *filename,
 				 uint32_t *id, struct tt_error *err);
-/* The walker's interning, to add stacks its consumers can resolve. */
+/* The walker's interning and code cache, to add stacks its consumers can
+ * resolve and read task objects with the same code IDs. */
 struct intern *stackwalk_intern_rw(struct stackwalk *w);
+struct code_cache *stackwalk_codes_rw(struct stackwalk *w);
 
 /* Shared, read-safe views for consumers on other threads. */
 const struct intern *stackwalk_intern(const struct stackwalk *w);

@@ -1,5 +1,6 @@
 """A real aiohttp server (Debian's python3-aiohttp) whose /slow handler
-awaits an upstream that accepts connections and never answers. Listens on
+awaits an upstream that accepts connections and never answers, and whose
+/cpu handler burns a few milliseconds of CPU in crunch(). Listens on
 127.0.0.1 only, on a free port; writes {"pid", "port"} to argv[1]."""
 import asyncio
 import json
@@ -27,6 +28,21 @@ async def slow_handler(request):
     return web.Response(body=body)
 
 
+def crunch(n):
+    h = 0
+    for i in range(n):
+        h = (h * 31 + i) & 0xFFFFFFFF
+    return h
+
+
+async def compute():
+    return crunch(30000)
+
+
+async def cpu_handler(request):
+    return web.Response(text="%d\n" % await compute())
+
+
 async def fast_handler(request):
     return web.Response(text="ok\n")
 
@@ -35,6 +51,7 @@ async def main():
     app = web.Application()
     app.router.add_get("/slow", slow_handler)
     app.router.add_get("/fast", fast_handler)
+    app.router.add_get("/cpu", cpu_handler)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)

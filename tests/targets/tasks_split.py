@@ -4,6 +4,8 @@ main (Task-1) awaits the task "dispatcher", whose TaskGroup runs "heavy"
 (handle_heavy -> step_heavy -> burn, 3 ms a turn) and "light"
 (handle_light -> step_light -> burn, 1 ms a turn); each yields to the loop
 after every turn, so the one thread's CPU splits 75/25 between them.
+Beside them the task "spawner" starts a task "short" every 20 ms that
+burns 0.5 ms in run_short and ends: never seen by a periodic task read.
 argv[1]: ready file ({"pid"}); argv[1] + ".truth" is rewritten every 0.1 s
 with each task's wall time inside burn() so far ({"heavy": s, "light": s}):
 on a loaded machine the split sampled is compared with what really happened.
@@ -23,7 +25,8 @@ def burn(seconds, who):
     end = time.thread_time() + seconds
     while time.thread_time() < end:
         pass
-    TRUTH[who] += time.perf_counter() - start
+    if who:
+        TRUTH[who] += time.perf_counter() - start
 
 
 async def step_heavy():
@@ -32,6 +35,16 @@ async def step_heavy():
 
 async def step_light():
     burn(0.001, "light")
+
+
+async def run_short():
+    burn(0.0005, None)
+
+
+async def spawner():
+    while True:
+        await asyncio.create_task(run_short(), name="short")
+        await asyncio.sleep(0.02)
 
 
 def publish(path, doc):
@@ -67,6 +80,7 @@ async def dispatch():
 async def main(out):
     task = asyncio.create_task(dispatch(), name="dispatcher")
     asyncio.create_task(report(out), name="reporter")
+    asyncio.create_task(spawner(), name="spawner")
     await asyncio.sleep(0.05)
     publish(out, {"pid": os.getpid()})
     await task
