@@ -514,6 +514,54 @@ def test_record_async(interp):
         expect(not marked, "task frames without --async", show(marked[:2]))
 
 
+def keepalive_load(port, seconds, connections=3):
+    """Clients on persistent connections asking /cpu for *seconds*, in threads."""
+    import http.client
+    import threading
+    done = []
+
+    def client():
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        end = time.monotonic() + seconds
+        n = 0
+        while time.monotonic() < end:
+            c.request("GET", "/cpu")
+            r = c.getresponse()
+            r.read()
+            n += r.status == 200
+        done.append(n)
+    threads = [threading.Thread(target=client, daemon=True) for _ in range(connections)]
+    for th in threads:
+        th.start()
+    return threads, done
+
+
+def test_aiohttp_async():
+    """record --async on Debian's aiohttp under keep-alive load: the CPU of
+    the /cpu handler is under its connection's task and the request path,
+    not under the event loop."""
+    with Target("python3", "tasks_aiohttp.py") as t:
+        threads, done = keepalive_load(t.info["port"], 4.5)
+        time.sleep(0.5)
+        out = os.path.join(t.dir, "async.txt")
+        ft.tachyon("record", "-p", t.pid, "-d", "3", "--async", "-o", out).expect_success()
+        for th in threads:
+            th.join(timeout=20)
+        stacks = read_collapsed(out)
+        crunch = [(f, n) for f, n in stacks if f[-1] == "crunch"]
+        total = sum(n for _, n in crunch)
+        ft.Tap.emit("# aiohttp: %d requests served; %d of %d samples in crunch"
+                    % (sum(done), total, sum(n for _, n in stacks)))
+        expect(total >= 20, "under 20 samples in crunch", show(stacks[:3], 800))
+        want = ["task Task-*", "RequestHandler.start", "RequestHandler._handle_request",
+                "Application._handle", "cpu_handler", "compute", "crunch"]
+        good = sum(n for f, n in crunch if f[0] == "task Task-*" and is_subsequence(want, f)
+                   and "BaseEventLoop._run_once" not in f)
+        expect(good >= 0.9 * total, "%d of %d crunch samples under the request's await chain"
+               % (good, total), "want (in order): %s" % want,
+               "heaviest: %s" % max(crunch, key=lambda x: x[1])[0])
+
+
 def test_live_async():
     """--async in batch mode and on the live screen: the tasks are rows with
     their share, and the header says the view is async-aware."""
@@ -571,13 +619,15 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 5)
+    tap = Tap(len(interps) * len(PER_INTERP) + 6)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
     tap.run("tasks view: tasks appear after import asyncio", test_live_late_import)
     tap.run("--async on 3.13: one error line", test_async_old_python)
     tap.run("--async in batch and on the live screen", test_live_async)
+    tap.run("aiohttp server: record --async puts the handler's CPU on its request",
+            test_aiohttp_async)
     for interp in interps:
         for desc, fn in PER_INTERP:
             tap.run("%s: %s" % (interp, desc), fn, interp)
