@@ -45,5 +45,9 @@ echo "== tachyon-top dump -p $pid --tasks (threads, what each waits for, asyncio
 echo
 echo "== tachyon-top -p $pid --batch -d 3 --limit 12 (live tables as text)"
 ./tachyon-top -p "$pid" --batch -d 3 --delay 3 --limit 12
+echo "== tachyon-top record -p $pid --async -d 2 -o async.txt: the asyncio ticker's"
+echo "   stacks, heaviest first, on the task's await chain instead of the event loop"
+./tachyon-top record -p "$pid" --async -d 2 -o "$workdir/async.txt"
+awk '/task ticker/ { print $NF "\t" $0 }' "$workdir/async.txt" | sort -rn | head -3 | cut -f2-
 echo "== tachyon-top bench -p $pid -d 2"
 ./tachyon-top bench -p "$pid" -d 2
