@@ -1,6 +1,7 @@
 /* Feed both unwinders (the plain one and the sampler's batched, caching
- * walker) corrupted memory images of a synthetic interpreter and check they
- * never crash, hang or return nonsense. The walker keeps its caches across
+ * walker), and on 3.14+ the asyncio task reader, corrupted memory images of
+ * a synthetic interpreter and check they never crash, hang or return
+ * nonsense. The walker keeps its caches across
  * images, as it does across samples of a live target whose memory changes
  * under it. Run under the sanitizers in CI. TT_FUZZ_SECONDS bounds the time (default 3 per version),
  * TT_FUZZ_SEED reproduces a run. */
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "asynctasks.h"
 #include "fakemem.h"
 #include "pylayout.h"
 #include "stackwalk.h"
@@ -22,6 +24,8 @@ enum {
 	A_RUNTIME = 0x100000, A_INTERP = 0x200000, A_TSTATE = 0x300000,
 	A_FRAMES = 0x400000, A_CODE = 0x500000, A_STRINGS = 0x600000,
 	A_TYPE = 0x700000, A_TSTATE2 = 0x800000, A_CFRAME = 0x900000,
+	/* asyncio (3.14+): the offsets table, task objects, coroutines, types */
+	A_ASYNC = 0xa00000, A_TASKS = 0xb00000, A_COROS = 0xc00000, A_TYPES = 0xd00000,
 };
 #define STRUCT_SIZE 512
 #define RUNTIME_FIELDS 1024
@@ -52,6 +56,8 @@ synthetic_offset(const char *name, size_t index_in_group)
 		{"unicode_object.asciiobject_size", 40},
 		{"unicode_object.compactunicodeobject_size", 56},
 		{"bytes_object.ob_size", 16}, {"bytes_object.ob_sval", 32},
+		{"long_object.lv_tag", 16}, {"long_object.ob_digit", 24},
+		{"llist_node.next", 0}, {"llist_node.prev", 8},
 	};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
 		if (strcmp(fixed[i].name, name) == 0)
@@ -646,6 +652,8 @@ hostile_images(unsigned minor)
 #undef OFF
 }
 
+static void fuzz_tasks(const struct image *img, unsigned minor, double seconds);
+
 static void
 fuzz_version(unsigned minor, double seconds)
 {
@@ -741,6 +749,8 @@ fuzz_version(unsigned minor, double seconds)
 	tt_sample_free(&s);
 	fakemem_free(&work);
 	fuzz_walker(&img, minor, seconds);
+	if (minor >= 14)
+		fuzz_tasks(&img, minor, seconds);
 	hostile_images(minor);
 	fakemem_free(&img.mem);
 }
@@ -902,6 +912,261 @@ fuzz_compiled(unsigned minor, double seconds)
 	fakemem_free(&work);
 	fuzz_walker(&img, minor, seconds);
 	fakemem_free(&img.mem);
+}
+
+/* ---- asyncio tasks (3.14+) ---- */
+
+/* Our made-up Py_AsyncioModuleDebugOffsets: task object fields, and where
+ * the interpreter and thread states keep their task lists. */
+enum {
+	TASK_SIZE = 256, TASK_NAME = 32, TASK_AWAITED_BY = 40, TASK_IS_SET = 56,
+	TASK_CORO = 64, TASK_NODE = 96,
+	INTERP_TASKS = 2048, TS_LOOP = 2048, TS_RUNNING = 2056, TS_TASKS = 2064,
+	STR_TYPE = A_TYPES, LONG_TYPE = A_TYPES + 512,
+	CORO_STRIDE = 1024, NTASKS = 4,
+};
+
+static uint64_t
+task_addr(int k)
+{
+	return A_TASKS + 512 * (uint64_t)k;
+}
+
+/* Four tasks: "main"; "conn-1" (two coroutines deep) awaited by main;
+ * "conn-2", running, awaited by a set of {main, conn-1}; and one named by
+ * an int (Task-7) on the interpreter's list. */
+static void
+add_tasks(struct fakemem *m, const struct py_layout *l)
+{
+	uint8_t *tab = fakemem_add(m, A_ASYNC, 4096);
+	static const uint64_t table[] = {TASK_SIZE, TASK_NAME, TASK_AWAITED_BY, 48, TASK_IS_SET,
+					 TASK_CORO, TASK_NODE, 4096, INTERP_TASKS, 4096, TS_LOOP,
+					 TS_RUNNING, TS_TASKS};
+	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+		put64(tab, 8 * i, table[i]);
+	uint8_t *ty = fakemem_add(m, A_TYPES, 1024);
+	put64(ty, l->tp_flags, 1ull << 28);          /* Py_TPFLAGS_UNICODE_SUBCLASS */
+	put64(ty + 512, l->tp_flags, 1ull << 24);    /* Py_TPFLAGS_LONG_SUBCLASS */
+	uint8_t *tasks = fakemem_add(m, A_TASKS, 4096);
+	uint8_t *coros = fakemem_add(m, A_COROS, CORO_STRIDE * 8);
+	static const char *const names[] = {"main", "conn-1", "conn-2"};
+	for (int k = 0; k < NTASKS; k++) {
+		uint8_t *t = tasks + 512 * k;
+		uint64_t name = task_addr(k) + TASK_SIZE;
+		if (k < 3) {
+			put_ascii(tasks, A_TASKS, name, names[k]);
+			put64(tasks + (name - A_TASKS), 8, STR_TYPE);
+		} else {
+			uint8_t *n = tasks + (name - A_TASKS);
+			put64(n, 8, LONG_TYPE);
+			put64(n, l->long_lv_tag, 1u << 3);   /* one digit, positive */
+			put32(n, l->long_digit, 7);
+		}
+		put64(t, TASK_NAME, name);
+		put64(t, TASK_CORO, A_COROS + CORO_STRIDE * (uint64_t)k);
+	}
+	/* The set awaiting conn-2: 8 slots, a removed entry among them. */
+	uint64_t set = task_addr(2) + 384, entries = A_TASKS + 2048;
+	put64(tasks + (set - A_TASKS), l->set_used, 2);
+	put64(tasks + (set - A_TASKS), l->set_mask, 7);
+	put64(tasks + (set - A_TASKS), l->set_table, entries);
+	uint8_t *e = tasks + (entries - A_TASKS);
+	put64(e, 16 * 1, task_addr(0));
+	put64(e, 16 * 1 + 8, 11);
+	put64(e, 16 * 3, task_addr(3));
+	put64(e, 16 * 3 + 8, (uint64_t)-1);         /* a dummy: removed */
+	put64(e, 16 * 6, task_addr(1));
+	put64(e, 16 * 6 + 8, 13);
+	put64(tasks + 512 * 1, TASK_AWAITED_BY, task_addr(0));
+	put64(tasks + 512 * 2, TASK_AWAITED_BY, set);
+	tasks[512 * 2 + TASK_IS_SET] = 1;
+	/* Coroutines 0-4; conn-1's awaits coroutine 4 (same type). */
+	for (int k = 0; k < 5; k++) {
+		uint8_t *c = coros + CORO_STRIDE * k;
+		uint64_t at = A_COROS + CORO_STRIDE * (uint64_t)k;
+		put64(c, 8, A_TYPES + 256);
+		c[l->gen_frame_state] = (uint8_t)(int8_t)(k == 1 ? l->gen_state_yield_from
+								 : l->gen_state_yield_from - 1);
+		uint8_t *f = c + l->gen_iframe;
+		f[l->fr_owner] = (uint8_t)l->owner_generator;
+		uint64_t code = A_CODE + 512 * (uint64_t)(k % 3);
+		put64(f, l->fr_executable, code | 1);
+		put64(f, l->fr_instr_ptr, code + l->co_code_adaptive + 2 * (uint64_t)k);
+		uint64_t sp = at + 960;
+		put64(f, l->fr_stackpointer, sp);
+		if (k == 1)
+			put64(c, 960 - 8 * l->awaitee_slot, A_COROS + CORO_STRIDE * 4);
+	}
+	/* Lists: the thread's holds main, conn-1, conn-2; the interpreter's Task-7. */
+	uint8_t *ts = region_at(m, A_TSTATE), *in = region_at(m, A_INTERP);
+	uint64_t head = A_TSTATE + TS_TASKS, ihead = A_INTERP + INTERP_TASKS;
+	put64(ts, TS_TASKS + l->llist_next, task_addr(0) + TASK_NODE);
+	for (int k = 0; k < 3; k++)
+		put64(tasks + 512 * k, TASK_NODE + l->llist_next,
+		      k < 2 ? task_addr(k + 1) + TASK_NODE : head);
+	put64(in, INTERP_TASKS + l->llist_next, task_addr(3) + TASK_NODE);
+	put64(tasks + 512 * 3, TASK_NODE + l->llist_next, ihead);
+	put64(ts, TS_LOOP, 0x4000);
+	put64(ts, TS_RUNNING, task_addr(2));
+}
+
+/* Is a read's result within its own bounds? */
+static void
+check_tasks_sane(const struct tt_tasks *ts, const struct code_cache *codes, int *bad)
+{
+	if (ts->n > TASKS_MAX)
+		(*bad)++;
+	for (uint32_t i = 0; i < ts->n; i++) {
+		const struct tt_task *t = &ts->tasks[i];
+		if ((uint64_t)t->first_frame + t->nframes > ts->nframes ||
+		    t->nframes > TASKS_MAX_CHAIN ||
+		    (uint64_t)t->first_awaiter + t->nawaiters > ts->nawaiters ||
+		    t->nawaiters > TASKS_MAX_AWAITERS || t->name_off >= ts->names_len ||
+		    strnlen(ts->names + t->name_off, ts->names_len - t->name_off) ==
+			    ts->names_len - t->name_off) {
+			(*bad)++;
+			continue;
+		}
+		for (uint32_t f = 0; f < t->nframes; f++)
+			if (ts->frames[t->first_frame + f].code_id >= appendlog_count(codes->entries))
+				(*bad)++;
+	}
+}
+
+static const struct tt_task *
+task_named(const struct tt_tasks *ts, const char *name)
+{
+	for (uint32_t i = 0; i < ts->n; i++)
+		if (strcmp(tt_task_name(ts, &ts->tasks[i]), name) == 0)
+			return &ts->tasks[i];
+	return NULL;
+}
+
+static void
+fuzz_tasks(const struct image *img, unsigned minor, double seconds)
+{
+	struct fakemem pristine = {0}, work = {0};
+	for (size_t i = 0; i < img->mem.nregions; i++)
+		memcpy(fakemem_add(&pristine, img->mem.regions[i].addr, img->mem.regions[i].len),
+		       img->mem.regions[i].data, img->mem.regions[i].len);
+	struct tt_error err = {0};
+	struct target t;
+	tt_status st = attach_image(&t, &pristine, img, &err);
+	tap_ok(st == TT_OK && t.layout.has_async, "3.%u tasks: the layout reads asyncio (%s)",
+	       minor, err.msg);
+	if (st != TT_OK || !t.layout.has_async) {
+		fakemem_free(&pristine);
+		return;
+	}
+	add_tasks(&pristine, &t.layout);
+	for (size_t i = 0; i < pristine.nregions; i++)
+		memcpy(fakemem_add(&work, pristine.regions[i].addr, pristine.regions[i].len),
+		       pristine.regions[i].data, pristine.regions[i].len);
+	struct target wt;
+	attach_image(&wt, &work, img, &err);
+	struct code_cache codes;
+	codecache_init(&codes);
+	struct task_reader lived;
+	struct tt_tasks out = {0};
+	task_reader_init(&lived, &wt, &codes, 0, &err);
+	st = task_reader_use_table(&lived, A_ASYNC, &err);
+	if (st == TT_OK)
+		st = task_reader_read(&lived, &out, &err);
+	const struct tt_task *main_t = task_named(&out, "main"), *c1 = task_named(&out, "conn-1");
+	const struct tt_task *c2 = task_named(&out, "conn-2"), *t7 = task_named(&out, "Task-7");
+	tap_ok(st == TT_OK && out.n == NTASKS && out.lost == 0 && !out.incomplete && main_t && c1 &&
+		       c2 && t7,
+	       "3.%u tasks: pristine image reads 4 tasks by name (%u, %s)", minor, out.n, err.msg);
+	if (main_t && c1 && c2 && t7) {
+		const uint64_t *aw = out.awaiters;
+		tap_ok(c1->nframes == 2 && main_t->nframes == 1 && c1->nawaiters == 1 &&
+			       aw[c1->first_awaiter] == task_addr(0) && c2->nawaiters == 2 &&
+			       c2->running && !c1->running && t7->thread == 0 && c1->thread == 4242,
+		       "3.%u tasks: chains, awaiters (one and a set with a removed entry), running "
+		       "task and lists as built", minor);
+	} else {
+		tap_ok(false, "3.%u tasks: chains and awaiters as built", minor);
+	}
+
+	/* Hostile shapes random edits do not make: each bound must hold. */
+	const struct py_layout *l = &t.layout;
+	uint8_t *coro1 = region_at(&work, A_COROS) + CORO_STRIDE;
+	put64(coro1, 960 - 8 * l->awaitee_slot, A_COROS + CORO_STRIDE);   /* awaits itself */
+	st = task_reader_read(&lived, &out, &err);
+	c1 = st == TT_OK ? task_named(&out, "conn-1") : NULL;
+	tap_ok(c1 && c1->nframes == TASKS_MAX_CHAIN && c1->chain_cut,
+	       "3.%u tasks: a coroutine awaiting itself stops at %u frames (%u)", minor,
+	       TASKS_MAX_CHAIN, c1 ? c1->nframes : 0);
+	memcpy(coro1, region_at(&pristine, A_COROS) + CORO_STRIDE, CORO_STRIDE);
+	uint8_t *tk = region_at(&work, A_TASKS);
+	put64(tk + 512 * 2, TASK_NODE + l->llist_next, task_addr(1) + TASK_NODE); /* a lap */
+	st = task_reader_read(&lived, &out, &err);
+	tap_ok(st == TT_OK && out.truncated && out.n + out.lost <= TASKS_MAX,
+	       "3.%u tasks: a task list that never returns to its head stops at %u tasks (%u)",
+	       minor, TASKS_MAX, out.n);
+	put64(tk + 512 * 2, TASK_NODE + l->llist_next, A_TSTATE + TS_TASKS);
+	put64(tk + (task_addr(2) + 384 - A_TASKS), l->set_mask, (1ull << 40) - 1);
+	st = task_reader_read(&lived, &out, &err);
+	tap_ok(st == TT_OK && out.n == NTASKS - 1 && out.lost == 1 && !task_named(&out, "conn-2"),
+	       "3.%u tasks: an awaiter set of 2^40 slots costs that task only (%u read, %u lost)",
+	       minor, out.n, out.lost);
+
+	unsigned long iterations = 0, ok = 0, failed = 0;
+	int bad = 0, bad_status = 0;
+	struct timespec start, cur;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	do {
+		for (size_t i = 0; i < work.nregions; i++)
+			memcpy(work.regions[i].data, pristine.regions[i].data, work.regions[i].len);
+		int rounds = 1 + (int)(rng() % 3);
+		for (int k = 0; k < rounds; k++)
+			mutate(&work);
+		struct task_reader fresh, *r = &lived;
+		if (iterations % 3 == 0) {
+			/* A new reader takes the (maybe corrupted) table itself. */
+			task_reader_init(&fresh, &wt, &codes, 0, &err);
+			r = &fresh;
+			st = task_reader_use_table(r, A_ASYNC, &err);
+		} else {
+			st = TT_OK;
+		}
+		if (st == TT_OK)
+			st = task_reader_read(r, &out, &err);
+		if (st == TT_OK) {
+			check_tasks_sane(&out, &codes, &bad);
+			ok++;
+		} else {
+			failed++;
+		}
+		if (st != TT_OK && st != TT_EBADMEM && st != TT_EFAULT && !bad_status++)
+			tap_diag("tasks: unexpected status %s: %s", tt_status_name(st), err.msg);
+		/* One task at a time, as the sampler reads a task born since the last read. */
+		for (int k = 0; k <= NTASKS && r->found; k++) {
+			uint64_t at = k < NTASKS ? task_addr(k) : A_TASKS + (rng() % 4096);
+			st = task_reader_read_task(r, at, &out, &err);
+			if (st == TT_OK)
+				check_tasks_sane(&out, &codes, &bad);
+			else if (st != TT_EBADMEM && st != TT_EFAULT && !bad_status++)
+				tap_diag("tasks: one task, unexpected status %s: %s", tt_status_name(st),
+					 err.msg);
+		}
+		if (r == &fresh)
+			task_reader_free(&fresh);
+		iterations++;
+		clock_gettime(CLOCK_MONOTONIC, &cur);
+	} while ((cur.tv_sec - start.tv_sec) + (cur.tv_nsec - start.tv_nsec) / 1e9 < seconds);
+	tap_diag("3.%u tasks: %lu corrupted images, %lu read, %lu refused", minor, iterations, ok,
+		 failed);
+	tap_ok(iterations > 100, "3.%u task reader fuzzing ran (%lu iterations)", minor, iterations);
+	tap_ok(bad == 0, "3.%u tasks: every read stays within its bounds (%d bad)", minor, bad);
+	tap_ok(bad_status == 0, "3.%u tasks: failures are memory errors only (%d others)", minor,
+	       bad_status);
+	tap_ok(ok > 0 && failed > 0, "3.%u tasks: corruption both survived and detected", minor);
+	tt_tasks_free(&out);
+	task_reader_free(&lived);
+	codecache_free(&codes);
+	fakemem_free(&work);
+	fakemem_free(&pristine);
 }
 
 int

@@ -144,6 +144,13 @@ find_offsets(struct task_reader *r, struct tt_error *err)
 	if (size < ASYNC_TABLE_SIZE)
 		return tt_fail(err, TT_EBADMEM, 0, ".AsyncioDebug section too small (%llu bytes)",
 			       (unsigned long long)size);
+	return task_reader_use_table(r, addr, err);
+}
+
+tt_status
+task_reader_use_table(struct task_reader *r, uint64_t addr, struct tt_error *err)
+{
+	tt_status st;
 	uint8_t raw[ASYNC_TABLE_SIZE];
 	if ((st = remote_read(&r->target->mem, addr, raw, sizeof raw, err)) != TT_OK)
 		return st;

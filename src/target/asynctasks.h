@@ -96,6 +96,10 @@ void task_reader_free(struct task_reader *r);
  * whole; torn tasks are left out (out->lost). */
 tt_status task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *err);
 
+/* Take the Py_AsyncioModuleDebugOffsets table at addr in the target rather
+ * than looking for the section (a target read from a memory image). */
+tt_status task_reader_use_table(struct task_reader *r, uint64_t addr, struct tt_error *err);
+
 /* Read the one task object at `task` (out holds it alone, its thread
  * unknown): for a task born since the last full read. */
 tt_status task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_tasks *out,
