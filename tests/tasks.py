@@ -562,6 +562,38 @@ def test_aiohttp_async():
                "heaviest: %s" % max(crunch, key=lambda x: x[1])[0])
 
 
+def test_async_two_loops():
+    """Two event loops in two threads, each running its own heavy and light
+    tasks: each thread's CPU is on its own tasks' chains."""
+    with Target("python3.14", "tasks_split.py", "two-loops") as t:
+        out = os.path.join(t.dir, "async.txt")
+        ft.tachyon("record", "-p", t.pid, "-d", "3", "--async", "-t", "-o", out).expect_success()
+        per_thread, burning = {}, {}
+        for frames, n in read_collapsed(out):
+            tid = int(frames[0].split()[1])
+            counts = per_thread.setdefault(tid, {})
+            key = innermost_task(frames)
+            counts[key] = counts.get(key, 0) + n
+            if frames[-1] == "burn":
+                b = burning.setdefault(tid, {})
+                b[key] = b.get(key, 0) + n
+            if key == "task heavy" and frames[-1] == "burn":
+                expect(is_subsequence(["task dispatcher", "dispatch", "task heavy",
+                                       "handle_heavy", "burn"], frames),
+                       "thread %d: task heavy off its chain" % tid, show(frames, 800))
+        # A thread also waits for the GIL in select(), under no task: what
+        # must hold is that its burning is under its own tasks.
+        for tid in t.info["tids"]:
+            counts = per_thread.get(tid, {})
+            heavy, light = counts.get("task heavy", 0), counts.get("task light", 0)
+            unowned = burning.get(tid, {}).get(None, 0)
+            owned = sum(burning.get(tid, {}).values()) - unowned
+            expect(heavy > light > 50 and unowned <= 0.05 * (owned + unowned),
+                   "thread %d: heavy %d, light %d; burn() outside a task %d of %d samples"
+                   % (tid, heavy, light, unowned, owned + unowned),
+                   "by innermost task: %s" % counts)
+
+
 def test_live_async():
     """--async in batch mode and on the live screen: the tasks are rows with
     their share, and the header says the view is async-aware."""
@@ -619,13 +651,14 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 6)
+    tap = Tap(len(interps) * len(PER_INTERP) + 7)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
     tap.run("tasks view: tasks appear after import asyncio", test_live_late_import)
     tap.run("--async on 3.13: one error line", test_async_old_python)
     tap.run("--async in batch and on the live screen", test_live_async)
+    tap.run("--async with two event loops in two threads", test_async_two_loops)
     tap.run("aiohttp server: record --async puts the handler's CPU on its request",
             test_aiohttp_async)
     for interp in interps:

@@ -6,6 +6,8 @@ main (Task-1) awaits the task "dispatcher", whose TaskGroup runs "heavy"
 after every turn, so the one thread's CPU splits 75/25 between them.
 Beside them the task "spawner" starts a task "short" every 20 ms that
 burns 0.5 ms in run_short and ends: never seen by a periodic task read.
+With argv[2] == "two-loops" a second thread runs its own event loop with
+its own dispatcher, heavy and light tasks (ready file: {"pid", "tids"}).
 argv[1]: ready file ({"pid"}); argv[1] + ".truth" is rewritten every 0.1 s
 with each task's wall time inside burn() so far ({"heavy": s, "light": s}):
 on a loaded machine the split sampled is compared with what really happened.
@@ -14,6 +16,7 @@ import asyncio
 import json
 import os
 import sys
+import threading
 import time
 
 
@@ -77,13 +80,22 @@ async def dispatch():
         tg.create_task(handle_light(), name="light")
 
 
-async def main(out):
+async def second_loop():
+    await asyncio.create_task(dispatch(), name="dispatcher")
+
+
+async def main(out, tids):
     task = asyncio.create_task(dispatch(), name="dispatcher")
     asyncio.create_task(report(out), name="reporter")
     asyncio.create_task(spawner(), name="spawner")
     await asyncio.sleep(0.05)
-    publish(out, {"pid": os.getpid()})
+    publish(out, {"pid": os.getpid(), "tids": tids})
     await task
 
 
-asyncio.run(main(sys.argv[1]))
+TIDS = [threading.get_native_id()]
+if sys.argv[2:] == ["two-loops"]:
+    second = threading.Thread(target=asyncio.run, args=(second_loop(),), daemon=True)
+    second.start()
+    TIDS.append(second.native_id)
+asyncio.run(main(sys.argv[1], TIDS))
