@@ -473,6 +473,15 @@ read_list(struct task_reader *r, struct tt_tasks *out, uint64_t head, uint64_t t
 	}
 }
 
+/* A read starts with no page cached: the target moved on since the last. */
+static void
+begin_read(struct task_reader *r, struct tt_tasks *out)
+{
+	out->state = TASKS_READ;
+	if (++r->page_epoch == 0)
+		r->page_epoch = 1;
+}
+
 tt_status
 task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *err)
 {
@@ -500,9 +509,7 @@ task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *e
 		if (st != TT_OK)
 			return st;
 	}
-	out->state = TASKS_READ;
-	if (++r->page_epoch == 0)
-		r->page_epoch = 1;
+	begin_read(r, out);
 
 	uint64_t interp;
 	tt_status st = remote_read_u64(&r->target->mem, r->target->runtime_addr + l->rt_interpreters_head,
@@ -563,9 +570,7 @@ task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_tasks *out
 		if (st != TT_OK)
 			return st;
 	}
-	out->state = TASKS_READ;
-	if (++r->page_epoch == 0)
-		r->page_epoch = 1;
+	begin_read(r, out);
 	uint64_t next;
 	if ((task & 7) || task == 0 || !read_task(r, out, task + r->task_node, 0, 0, 0, &next) ||
 	    out->n != 1)
