@@ -224,7 +224,7 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 		const struct code_entry *c = frame_code(ps, n->proc, frame, &line);
 		sanitize_for_terminal(c->qualname, a, sizeof a);
 		sanitize_for_terminal(c->filename, b, sizeof b);
-		if (c->addr == 0)
+		if (c->made_up)
 			snprintf(buf, len, "%s", a); /* an asyncio task's marker */
 		else
 			snprintf(buf, len, "%s (%s:%d)", a, b, line);

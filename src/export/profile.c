@@ -115,7 +115,7 @@ profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, siz
 	const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
 	char q[1024], f[1024];
 	folded_escape(c->qualname, q, sizeof q);
-	if (c->addr == 0) {
+	if (c->made_up) {
 		/* a made-up frame (an asyncio task's): its name says it all */
 		snprintf(buf, len, "%s", q);
 		return;

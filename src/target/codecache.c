@@ -57,8 +57,8 @@ grow_slots(struct code_cache *c, struct tt_error *err)
 	uint32_t count = appendlog_count(c->entries);
 	for (uint32_t i = 0; i < count; i++) {
 		const struct code_entry *e = codecache_get(c, i);
-		if (e->addr == 0)
-			continue; /* a made-up entry: never looked up by address */
+		if (e->made_up)
+			continue; /* never looked up by address */
 		uint32_t h = hash_addr(e->addr) & (n - 1);
 		while (slots[h] && codecache_get(c, slots[h] - 1)->addr != e->addr)
 			h = (h + 1) & (n - 1);
@@ -136,6 +136,7 @@ read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, ui
 		return st;
 	uint64_t qualname = h->qualname, filename = h->filename, linetable = h->linetable;
 	e->addr = addr;
+	e->made_up = false;
 	e->firstlineno = h->firstlineno;
 	e->qualname_ptr = qualname;
 	e->filename_ptr = filename;
@@ -240,6 +241,7 @@ codecache_add_made_up(struct code_cache *c, const char *qualname, const char *fi
 	}
 	e->epoch = c->epoch;
 	e->last_line = -1;
+	e->made_up = true;
 	*id = appendlog_publish(c->entries);
 	return TT_OK;
 }
@@ -248,7 +250,7 @@ int
 codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr)
 {
 	struct code_entry *e = appendlog_at(c->entries, id);
-	if (e->addr == 0)
+	if (e->made_up)
 		return 0;
 	if (e->last_instr_ptr == instr_ptr && instr_ptr != 0)
 		return e->last_line;

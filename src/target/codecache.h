@@ -28,6 +28,7 @@ struct code_entry {
 	/* What identifies the object when we re-check it. */
 	uint64_t qualname_ptr, filename_ptr, linetable_ptr;
 	uint32_t epoch;            /* cache epoch it was last checked in */
+	bool made_up;              /* not a code object: an asyncio task's marker frame */
 	/* last lookup, since a frame usually sits on the same instruction */
 	uint64_t last_instr_ptr;
 	int last_line;
@@ -56,8 +57,8 @@ tt_status codecache_lookup(struct code_cache *c, struct remote *r, const struct 
 			   uint64_t addr, uint32_t *id, struct tt_error *err);
 
 /* An entry for something that is not a code object (an asyncio task's
- * marker in an async-aware stack): address 0, no line table, never found
- * by codecache_lookup. Strings are copied. */
+ * marker in an async-aware stack): made_up, address 0, no line table,
+ * never found by codecache_lookup. Strings are copied. */
 tt_status codecache_add_made_up(struct code_cache *c, const char *qualname, const char *filename,
 				uint32_t *id, struct tt_error *err);
 /* Current line of a frame of code `id` whose instr_ptr is given. */
