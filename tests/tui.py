@@ -539,7 +539,10 @@ def test_sort(ctx):
         expect(top.func != first and top.func in ("<module>", "loop"),
                "first row sorted by total is %s (before: %s), expected <module> or loop"
                % (top.func, first), *ui.details(screen))
-        expect(top.total == 100.0, "first row sorted by total has TOTAL%% %.1f" % top.total,
+        # Every stack starts in <module> and loop, bar the odd torn read on a
+        # loaded machine: a frame reused as it was read can end a chain early,
+        # and before 3.15 there is no base frame to tell (99.9% seen once in CI).
+        expect(top.total >= 99.5, "first row sorted by total has TOTAL%% %.1f" % top.total,
                *ui.details(screen))
         totals = [r.total for r in screen.rows]
         expect(totals == sorted(totals, reverse=True), "TOTAL%% column not descending: %s"
