@@ -1090,6 +1090,25 @@ fuzz_tasks(const struct image *img, unsigned minor, double seconds)
 
 	/* Hostile shapes random edits do not make: each bound must hold. */
 	const struct py_layout *l = &t.layout;
+	/* Offsets that wrap around when added to (found by ASan in this fuzz). */
+	static const uint64_t wraps[][2] = {
+		{40, (uint64_t)-2}, {8, (uint64_t)-4}, {16, (uint64_t)-1}, {32, (uint64_t)-1},
+		{48, (uint64_t)-8}, {80, (uint64_t)-3}, {88, (uint64_t)-8}, {96, (uint64_t)-12},
+	};
+	uint8_t *tab = region_at(&work, A_ASYNC);
+	int wrapped = 0;
+	for (size_t i = 0; i < sizeof wraps / sizeof wraps[0]; i++) {
+		uint64_t keep;
+		memcpy(&keep, tab + wraps[i][0], 8);
+		put64(tab, wraps[i][0], wraps[i][1]);
+		struct task_reader probe;
+		task_reader_init(&probe, &wt, &codes, 0, &err);
+		wrapped += task_reader_use_table(&probe, A_ASYNC, &err) == TT_OK;
+		task_reader_free(&probe);
+		put64(tab, wraps[i][0], keep);
+	}
+	tap_ok(wrapped == 0, "3.%u tasks: offsets near 2^64 are refused (%d of %zu taken)", minor,
+	       wrapped, sizeof wraps / sizeof wraps[0]);
 	uint8_t *coro1 = region_at(&work, A_COROS) + CORO_STRIDE;
 	put64(coro1, 960 - 8 * l->awaitee_slot, A_COROS + CORO_STRIDE);   /* awaits itself */
 	st = task_reader_read(&lived, &out, &err);

@@ -109,16 +109,24 @@ rd_u64(struct task_reader *r, struct tt_tasks *out, uint64_t addr, uint64_t *v)
 
 /* ---- finding the offsets ---- */
 
+/* len bytes at off lie within size bytes (no wrap-around: offsets come from
+ * the target and may be anything). */
+static bool
+fits_in(uint64_t off, uint64_t len, uint64_t size)
+{
+	return off <= size && len <= size - off;
+}
+
 static bool
 offsets_plausible(const struct task_reader *r, const struct py_layout *l)
 {
-	uint64_t ts = l->ts_size;
-	return r->task_size >= 32 && r->task_size <= 4096 &&
-	       r->task_name + 8 <= r->task_size && r->task_awaited_by + 8 <= r->task_size &&
-	       r->task_is_set < r->task_size && r->task_coro + 8 <= r->task_size &&
-	       r->task_node + 16 <= r->task_size &&
-	       r->ts_running_loop + 8 <= ts + 4096 && r->ts_running_task + 8 <= ts + 4096 &&
-	       r->ts_tasks_head + 16 <= ts + 4096 && r->interp_tasks_head < (64u << 20);
+	uint64_t ts = l->ts_size + 4096, task = r->task_size;
+	return task >= 32 && task <= 4096 && fits_in(r->task_name, 8, task) &&
+	       fits_in(r->task_awaited_by, 8, task) && fits_in(r->task_is_set, 1, task) &&
+	       fits_in(r->task_coro, 8, task) && fits_in(r->task_node, 16, task) &&
+	       fits_in(r->task_node + l->llist_next, 8, task) &&
+	       fits_in(r->ts_running_loop, 8, ts) && fits_in(r->ts_running_task, 8, ts) &&
+	       fits_in(r->ts_tasks_head, 16, ts) && r->interp_tasks_head < (64u << 20);
 }
 
 /* Look for .AsyncioDebug: in the interpreter's own file (3.15) or in the
