@@ -14,4 +14,17 @@ hash_mix64(uint64_t k)
 	return (uint32_t)k;
 }
 
+/* Where hash_fnv starts: the tables' and the flame graph's colours share it,
+ * so a function keeps its colour across releases. */
+#define HASH_FNV_SEED 1469598103934665603ull
+
+/* FNV-1a over a NUL-terminated string, continuing from h (strings chain). */
+static inline uint64_t
+hash_fnv(uint64_t h, const char *s)
+{
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
 #endif

@@ -281,14 +281,6 @@ utf8_chars(const char *s)
  * orange); time spent in the frame itself pushes it to deep red, so the hot
  * end stands out. Threads are blue-grey, "all" and missing frames grey. */
 
-static uint64_t
-fnv(uint64_t h, const char *s)
-{
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
 static void
 node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char *buf,
 	    size_t len)
@@ -303,7 +295,7 @@ node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char
 	}
 	int32_t line;
 	const struct code_entry *c = frame_code(ps, n->proc, n->frame, &line);
-	uint32_t h = hash_mix64(fnv(fnv(1469598103934665603ull, c->qualname), c->filename));
+	uint32_t h = hash_mix64(hash_fnv(hash_fnv(HASH_FNV_SEED, c->qualname), c->filename));
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
 	       v3 = ((h >> 16) & 0xff) / 255.0;
 	double heat = grand ? (double)n->self / (double)grand * 4.0 : 0;

@@ -46,10 +46,7 @@ struct strtab {
 static uint32_t
 str_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return hash_mix64(h);
+	return hash_mix64(hash_fnv(HASH_FNV_SEED, s));
 }
 
 static bool

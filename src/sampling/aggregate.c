@@ -383,13 +383,9 @@ agg_roll_window(struct aggregate *a, uint64_t now_ns)
 static uint32_t
 str_hash(const char *a, const char *b)
 {
-	uint64_t h = 1469598103934665603ull;
-	for (const char *p = a; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull;
-	for (const char *p = b; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	return hash_mix64(h);
+	/* 0xff, never in UTF-8, keeps ("ab", "c") apart from ("a", "bc"). */
+	uint64_t h = (hash_fnv(HASH_FNV_SEED, a) ^ 0xff) * 1099511628211ull;
+	return hash_mix64(hash_fnv(h, b));
 }
 
 static struct agg_codemap *

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "asyncstack.h"
+#include "grow.h"
 #include "hash.h"
 #include "taskwatch.h"
 
@@ -65,23 +66,6 @@ struct asyncstack {
 	struct walk_thread *out;
 	uint32_t out_cap;
 };
-
-static bool
-grow_zeroed(void **p, uint32_t *cap, uint32_t need, size_t size)
-{
-	if (need <= *cap)
-		return true;
-	uint32_t n = *cap ? *cap : 64;
-	while (n < need)
-		n *= 2;
-	void *q = realloc(*p, (size_t)n * size);
-	if (!q)
-		return false;
-	memset((char *)q + (size_t)*cap * size, 0, (size_t)(n - *cap) * size);
-	*p = q;
-	*cap = n;
-	return true;
-}
 
 tt_status
 asyncstack_new(struct target *t, uint64_t task_interval_ns, struct asyncstack **out,
@@ -203,7 +187,7 @@ static uint32_t
 walker_code(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_code)
 {
 	if (watcher_code == UINT32_MAX - 1 ||
-	    !grow_zeroed((void **)&a->codes, &a->codes_cap, watcher_code + 1, sizeof *a->codes))
+	    !grow_array((void **)&a->codes, &a->codes_cap, watcher_code + 1, sizeof *a->codes))
 		return NONE;
 	if (a->codes[watcher_code] == 0) {
 		const struct code_entry *e = codecache_get(a->snap->codes, watcher_code);
@@ -241,25 +225,16 @@ fold_name(const char *name)
 	return "Task-*";
 }
 
-static uint32_t
-hash_str(const char *s)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (; *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return hash_mix64(h);
-}
-
 /* The marker frame for a task's name. */
 static uint32_t
 marker_frame(struct asyncstack *a, struct stackwalk *w, const char *raw)
 {
 	const char *name = fold_name(raw);
 	if (a->names_cap == 0 &&
-	    !grow_zeroed((void **)&a->names, &a->names_cap, 2 * ASYNCSTACK_MAX_NAMES, sizeof *a->names))
+	    !grow_array((void **)&a->names, &a->names_cap, 2 * ASYNCSTACK_MAX_NAMES, sizeof *a->names))
 		return 0;
 	uint32_t mask = a->names_cap - 1;
-	uint32_t k = hash_str(name) & mask;
+	uint32_t k = hash_mix64(hash_fnv(HASH_FNV_SEED, name)) & mask;
 	for (; a->names[k].name; k = (k + 1) & mask)
 		if (strcmp(a->names[k].name, name) == 0)
 			return a->names[k].frame_id;
@@ -407,14 +382,14 @@ asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_th
 		a->running_read = stackwalk_read_running_task(w, a->snap->ts_running_task);
 		a->running_refused = !a->running_read;
 	}
-	if (!a->running_read || !grow_zeroed((void **)&a->out, &a->out_cap, n, sizeof *a->out))
+	if (!a->running_read || !grow_array((void **)&a->out, &a->out_cap, n, sizeof *a->out))
 		return threads;
 	memcpy(a->out, threads, n * sizeof *threads);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct walk_thread *t = &threads[i];
 		if (!t->running_task || t->stack_id == 0)
 			continue;
-		if (!grow_zeroed((void **)&a->memo, &a->memo_cap, t->slot + 1, sizeof *a->memo))
+		if (!grow_array((void **)&a->memo, &a->memo_cap, t->slot + 1, sizeof *a->memo))
 			continue;
 		struct slot_memo *m = &a->memo[t->slot];
 		if (m->task == t->running_task && m->stack_in == t->stack_id && m->gen == a->gen) {

@@ -7,6 +7,7 @@
 #include "asynctasks.h"
 #include "bytes.h"
 #include "clock.h"
+#include "grow.h"
 #include "pystr.h"
 
 /* Pages cached per read (direct-mapped). Tasks, their coroutines and names
@@ -184,25 +185,9 @@ task_reader_use_table(struct task_reader *r, uint64_t addr, struct tt_error *err
 /* ---- growing the result ---- */
 
 static bool
-grow(void **arr, uint32_t *cap, uint32_t need, size_t elem)
-{
-	if (need <= *cap)
-		return true;
-	uint32_t ncap = *cap ? *cap : 256;
-	while (ncap < need)
-		ncap *= 2;
-	void *n = realloc(*arr, (size_t)ncap * elem);
-	if (!n)
-		return false;
-	*arr = n;
-	*cap = ncap;
-	return true;
-}
-
-static bool
 push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off)
 {
-	if (!grow((void **)&ts->names, &ts->names_cap, ts->names_len + (uint32_t)len + 1, 1))
+	if (!grow_array((void **)&ts->names, &ts->names_cap, ts->names_len + (uint32_t)len + 1, 1))
 		return false;
 	*off = ts->names_len;
 	memcpy(ts->names + ts->names_len, s, len);
@@ -294,7 +279,7 @@ read_name(struct task_reader *r, struct tt_tasks *out, uint64_t obj, char *buf, 
 static bool
 push_frame(struct tt_tasks *out, uint32_t code_id, int line)
 {
-	if (!grow((void **)&out->frames, &out->frames_cap, out->nframes + 1, sizeof *out->frames))
+	if (!grow_array((void **)&out->frames, &out->frames_cap, out->nframes + 1, sizeof *out->frames))
 		return false;
 	out->frames[out->nframes++] = (struct tt_frame){.code_id = code_id, .line = line};
 	return true;
@@ -360,7 +345,7 @@ push_awaiter(struct tt_tasks *out, struct tt_task *t, uint64_t id)
 {
 	if (t->nawaiters >= TASKS_MAX_AWAITERS)
 		return true;
-	if (!grow((void **)&out->awaiters, &out->awaiters_cap, out->nawaiters + 1,
+	if (!grow_array((void **)&out->awaiters, &out->awaiters_cap, out->nawaiters + 1,
 		  sizeof *out->awaiters))
 		return false;
 	out->awaiters[out->nawaiters++] = id;
@@ -421,7 +406,7 @@ read_task(struct task_reader *r, struct tt_tasks *out, uint64_t node, uint64_t t
 	if (!rd(r, out, addr, obj, r->task_size))
 		return false;
 	*next = load_u64(obj, r->task_node + l->llist_next);
-	if (!grow((void **)&out->tasks, &out->cap, out->n + 1, sizeof *out->tasks))
+	if (!grow_array((void **)&out->tasks, &out->cap, out->n + 1, sizeof *out->tasks))
 		return false;
 	struct tt_task *t = &out->tasks[out->n];
 	memset(t, 0, sizeof *t);

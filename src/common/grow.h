@@ -1,0 +1,28 @@
+/* Growing an array to hold at least `need` elements: capacity doubles (from
+ * 64), new room is zeroed, and on failure the array is left as it was. */
+#ifndef TT_GROW_H
+#define TT_GROW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static inline bool
+grow_array(void **arr, uint32_t *cap, uint32_t need, size_t elem)
+{
+	if (need <= *cap)
+		return true;
+	uint32_t n = *cap ? *cap : 64;
+	while (n < need)
+		n *= 2;
+	void *p = realloc(*arr, (size_t)n * elem);
+	if (!p)
+		return false;
+	memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
+	*arr = p;
+	*cap = n;
+	return true;
+}
+
+#endif
