@@ -193,7 +193,8 @@ walker_code(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_code)
 		const struct code_entry *e = codecache_get(a->snap->codes, watcher_code);
 		uint32_t id;
 		struct tt_error err;
-		if (stackwalk_code_at(w, e->addr, &id, &err) != TT_OK)
+		if (codecache_lookup(stackwalk_codes_rw(w), &a->target->mem, &a->target->layout,
+				     e->addr, &id, &err) != TT_OK)
 			return NONE; /* not kept: the object may be back next read */
 		a->codes[watcher_code] = id + 1;
 	}
@@ -207,7 +208,8 @@ made_up_frame(struct stackwalk *w, const char *label)
 	snprintf(qualname, sizeof qualname, "task %s", label);
 	uint32_t code;
 	struct tt_error err;
-	if (stackwalk_made_up_code(w, qualname, ASYNCSTACK_FILE, &code, &err) != TT_OK)
+	if (codecache_add_made_up(stackwalk_codes_rw(w), qualname, ASYNCSTACK_FILE, &code, &err) !=
+	    TT_OK)
 		return 0;
 	return intern_frame(stackwalk_intern_rw(w), code, 0);
 }

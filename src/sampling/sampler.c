@@ -320,9 +320,9 @@ adopt(struct sampler *s, uint64_t now)
 		*r = (struct proc_run){.index = s->adopted, .next = now};
 		const struct proc_info *p = procset_at(&s->procs, s->adopted);
 		struct tt_error err;
-		/* A process too old for tasks is sampled as it is; the verbs
-		 * refuse --async up front when the root is. */
-		if (s->cfg.async_aware && p->target->layout.has_async &&
+		/* A process too old for tasks (asyncstack_new refuses it) is
+		 * sampled as it is; sampler_start refuses --async when the root is. */
+		if (s->cfg.async_aware &&
 		    asyncstack_new(p->target, ASYNC_TASK_INTERVAL_NS, &r->async, &err) != TT_OK)
 			r->async = NULL;
 	}

@@ -1312,19 +1312,6 @@ stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
 	return id;
 }
 
-tt_status
-stackwalk_code_at(struct stackwalk *w, uint64_t code_addr, uint32_t *id, struct tt_error *err)
-{
-	return codecache_lookup(&w->codes, &w->t->mem, w->l, code_addr, id, err);
-}
-
-tt_status
-stackwalk_made_up_code(struct stackwalk *w, const char *qualname, const char *filename,
-		       uint32_t *id, struct tt_error *err)
-{
-	return codecache_add_made_up(&w->codes, qualname, filename, id, err);
-}
-
 struct intern *
 stackwalk_intern_rw(struct stackwalk *w)
 {

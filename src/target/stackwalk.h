@@ -119,14 +119,9 @@ bool stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset);
  * coroutine (the outermost frame a generator owns) and put on `base`
  * instead of the event loop's frames; 0 when it has no such frame. */
 uint32_t stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base);
-/* The code ID of the code object at code_addr, in this walker's cache. */
-tt_status stackwalk_code_at(struct stackwalk *w, uint64_t code_addr, uint32_t *id,
-			    struct tt_error *err);
-/* A made-up code entry (an asyncio task's marker frame). */
-tt_status stackwalk_made_up_code(struct stackwalk *w, const char *qualname, const char *filename,
-				 uint32_t *id, struct tt_error *err);
-/* The walker's interning and code cache, to add stacks its consumers can
- * resolve and read task objects with the same code IDs. */
+/* The walker's interning and code cache, to add stacks and (made-up) code
+ * entries its consumers can resolve, and read task objects with the same
+ * code IDs. */
 struct intern *stackwalk_intern_rw(struct stackwalk *w);
 struct code_cache *stackwalk_codes_rw(struct stackwalk *w);
 
