@@ -22,6 +22,21 @@ fakemem_add(struct fakemem *m, uint64_t addr, size_t len)
 }
 
 void
+fakemem_copy(struct fakemem *m, const struct fakemem *src)
+{
+	for (size_t i = 0; i < src->nregions; i++)
+		memcpy(fakemem_add(m, src->regions[i].addr, src->regions[i].len),
+		       src->regions[i].data, src->regions[i].len);
+}
+
+void
+fakemem_restore(struct fakemem *m, const struct fakemem *src)
+{
+	for (size_t i = 0; i < m->nregions; i++)
+		memcpy(m->regions[i].data, src->regions[i].data, m->regions[i].len);
+}
+
+void
 fakemem_free(struct fakemem *m)
 {
 	for (size_t i = 0; i < m->nregions; i++)

@@ -18,6 +18,10 @@ struct fakemem {
 
 /* Add a zeroed region; returns its bytes for the test to fill. */
 uint8_t *fakemem_add(struct fakemem *m, uint64_t addr, size_t len);
+/* Add a copy of each of src's regions to m. */
+void fakemem_copy(struct fakemem *m, const struct fakemem *src);
+/* Put src's bytes back into m, whose regions are src's (same order, sizes). */
+void fakemem_restore(struct fakemem *m, const struct fakemem *src);
 void fakemem_free(struct fakemem *m);
 struct remote_backend fakemem_backend(struct fakemem *m);
 

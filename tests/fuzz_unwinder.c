@@ -326,9 +326,7 @@ static void
 fuzz_walker(const struct image *img, unsigned minor, double seconds)
 {
 	struct fakemem work = {0};
-	for (size_t i = 0; i < img->mem.nregions; i++)
-		memcpy(fakemem_add(&work, img->mem.regions[i].addr, img->mem.regions[i].len),
-		       img->mem.regions[i].data, img->mem.regions[i].len);
+	fakemem_copy(&work, &img->mem);
 	struct tt_error err = {0};
 	struct target t;
 	tt_status st = attach_image(&t, &work, img, &err);
@@ -366,8 +364,7 @@ fuzz_walker(const struct image *img, unsigned minor, double seconds)
 		/* Mostly small drifts from the last image, sometimes a fresh
 		 * copy: the cache sees both gradual and sudden change. */
 		if (rng() % 4 == 0)
-			for (size_t i = 0; i < work.nregions; i++)
-				memcpy(work.regions[i].data, img->mem.regions[i].data, work.regions[i].len);
+			fakemem_restore(&work, &img->mem);
 		mutate(&work);
 		now += rng() % 50000000ull;
 		struct stackwalk *fresh = NULL, *w = lived;
@@ -705,8 +702,7 @@ fuzz_version(unsigned minor, double seconds)
 	struct unwinder shared;
 	unwinder_init(&shared, &t, 0, &err);
 	do {
-		for (size_t i = 0; i < work.nregions; i++)
-			memcpy(work.regions[i].data, img.mem.regions[i].data, work.regions[i].len);
+		fakemem_restore(&work, &img.mem);
 		int rounds = 1 + (int)(rng() % 3);
 		for (int k = 0; k < rounds; k++)
 			mutate(&work);
@@ -880,8 +876,7 @@ fuzz_compiled(unsigned minor, double seconds)
 	struct unwinder shared;
 	unwinder_init(&shared, &ft, 0, &err);
 	do {
-		for (size_t i = 0; i < work.nregions; i++)
-			memcpy(work.regions[i].data, img.mem.regions[i].data, work.regions[i].len);
+		fakemem_restore(&work, &img.mem);
 		int rounds = 1 + (int)(rng() % 3);
 		for (int k = 0; k < rounds; k++)
 			mutate(&work);
@@ -1046,9 +1041,7 @@ static void
 fuzz_tasks(const struct image *img, unsigned minor, double seconds)
 {
 	struct fakemem pristine = {0}, work = {0};
-	for (size_t i = 0; i < img->mem.nregions; i++)
-		memcpy(fakemem_add(&pristine, img->mem.regions[i].addr, img->mem.regions[i].len),
-		       img->mem.regions[i].data, img->mem.regions[i].len);
+	fakemem_copy(&pristine, &img->mem);
 	struct tt_error err = {0};
 	struct target t;
 	tt_status st = attach_image(&t, &pristine, img, &err);
@@ -1059,9 +1052,7 @@ fuzz_tasks(const struct image *img, unsigned minor, double seconds)
 		return;
 	}
 	add_tasks(&pristine, &t.layout);
-	for (size_t i = 0; i < pristine.nregions; i++)
-		memcpy(fakemem_add(&work, pristine.regions[i].addr, pristine.regions[i].len),
-		       pristine.regions[i].data, pristine.regions[i].len);
+	fakemem_copy(&work, &pristine);
 	struct target wt;
 	attach_image(&wt, &work, img, &err);
 	struct code_cache codes;
@@ -1135,8 +1126,7 @@ fuzz_tasks(const struct image *img, unsigned minor, double seconds)
 	struct timespec start, cur;
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
-		for (size_t i = 0; i < work.nregions; i++)
-			memcpy(work.regions[i].data, pristine.regions[i].data, work.regions[i].len);
+		fakemem_restore(&work, &pristine);
 		int rounds = 1 + (int)(rng() % 3);
 		for (int k = 0; k < rounds; k++)
 			mutate(&work);
