@@ -69,8 +69,10 @@ def out_file(ctx, name):
                                     name))
 
 
-def collapsed_lines(path):
-    """(frames root-first, count) per line of a folded-stacks file."""
+def collapsed_lines(path, task_frames=False):
+    """(frames root-first, count) per line of a folded-stacks file; with
+    *task_frames* (record --async) a frame may also be an asyncio task's
+    marker, `task NAME`, which has no file and line."""
     with open(path, "rb") as f:
         data = f.read()
     rig.expect_no_control_bytes(data, path)
@@ -82,6 +84,8 @@ def collapsed_lines(path):
         for i, frame in enumerate(frames):
             if i == 0 and re.fullmatch(r"thread \d+ .*", frame):
                 continue  # record --threads
+            if task_frames and frame.startswith("task "):
+                continue
             expect(re.fullmatch(r".+ \(.+:-?\d+\)|<no Python frames>", frame),
                    "malformed frame %s in line %s" % (show(frame), show(raw)))
         lines.append((frames, int(m.group(2))))

@@ -27,6 +27,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import functional as ft  # noqa: E402
+import sampler  # noqa: E402
 from functional import Fail, Tap, expect, show  # noqa: E402
 
 TARGETS = os.path.join(ft.HERE, "targets")
@@ -443,12 +444,8 @@ def frame_name(label):
 
 def read_collapsed(path):
     """[(frame names root first, samples)] from a collapsed-stacks file."""
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            stack, _, n = line.rstrip("\n").rpartition(" ")
-            out.append(([frame_name(x) for x in stack.split(";")], int(n)))
-    return out
+    return [([frame_name(x) for x in frames], n)
+            for frames, n in sampler.collapsed_lines(path, task_frames=True)]
 
 
 def innermost_task(frames):
