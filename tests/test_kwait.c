@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kwait.h"
+#include "schedclock.h"
 #include "tap.h"
 
 static void
@@ -61,13 +62,13 @@ test_sched(void)
 			   "-------------------------------------------------------------------\n"
 			   "se.exec_start                                :        351526.545882\n"
 			   "se.vruntime                                  :           985.621813\n";
-	tap_ok(kwait_parse_sched_exec_start(text, &ns) && ns == 351526545882ull,
+	tap_ok(schedclock_parse_exec_start(text, &ns) && ns == 351526545882ull,
 	       "se.exec_start in ms with 6 decimals -> ns");
-	tap_ok(kwait_parse_sched_exec_start("se.exec_start : 12.5\n", &ns) && ns == 12500000ull,
+	tap_ok(schedclock_parse_exec_start("se.exec_start : 12.5\n", &ns) && ns == 12500000ull,
 	       "fewer decimals are padded");
-	tap_ok(!kwait_parse_sched_exec_start("se.vruntime : 1.0\n", &ns),
+	tap_ok(!schedclock_parse_exec_start("se.vruntime : 1.0\n", &ns),
 	       "no se.exec_start (no CONFIG_SCHED_DEBUG-like file) is not a time");
-	tap_ok(!kwait_parse_sched_exec_start("xse.exec_start : 1.0\nse.exec_start : abc\n", &ns),
+	tap_ok(!schedclock_parse_exec_start("xse.exec_start : 1.0\nse.exec_start : abc\n", &ns),
 	       "a field only named like it, or a malformed value, is rejected");
 }
 
@@ -185,6 +186,17 @@ test_format(void)
 	kwait_format_short(&ki, 75, buf, sizeof buf);
 	tap_ok(strcmp(buf, "1m15s recvfrom tcp 127.0.0.1:51234 -> 127.0.0.1:5432 ESTABLISHED") == 0,
 	       "short form: %s", buf);
+	/* A lower bound (the watcher saw the call, the kernel gave no time). */
+	ki.seconds_at_least = true;
+	kwait_format(&ki, 2.14, buf, sizeof buf);
+	tap_ok(strcmp(buf, "blocked \u2265 2.1 s in recvfrom on tcp 127.0.0.1:51234 -> "
+			   "127.0.0.1:5432 ESTABLISHED") == 0, "long form of a lower bound: %s", buf);
+	kwait_format_short(&ki, 2.14, buf, sizeof buf);
+	tap_ok(strcmp(buf, "\u22652.1s recvfrom tcp 127.0.0.1:51234 -> 127.0.0.1:5432 "
+			   "ESTABLISHED") == 0, "short form of a lower bound: %s", buf);
+	kwait_format_short(&ki, -1, buf, sizeof buf);
+	tap_ok(strncmp(buf, "recvfrom ", 9) == 0, "no duration: no bound sign either: %s", buf);
+	ki.seconds_at_least = false;
 	struct kwait_info fx = {.blocked = true, .nr = 202, .name = "futex", .fd = -1};
 	snprintf(fx.object, sizeof fx.object, "lock or condition wait");
 	kwait_format(&fx, -1, buf, sizeof buf);

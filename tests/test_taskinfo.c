@@ -2,6 +2,8 @@
  * and thread names. */
 #include "config.h"
 
+#include <sched.h>
+
 #include <signal.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -101,6 +103,40 @@ test_parse(void)
 			ok = false;
 	}
 	tap_ok(ok, "every prefix of a stat line: unknown (or idle) until the state is in");
+}
+
+/* A stat line whose fields 38 (exit_signal) and 39 (processor) are 17 and
+ * `cpu`, after a comm that fakes fields of its own. */
+#define STAT_HEAD "4321 (a) 1 2 3 17 9) S 1 1 1 0 -1 4194304 98 0 1 0 0 0 0 0 20 0 1 0 18797 " \
+	"3133440 361 18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 "
+
+static void
+test_parse_cpu(void)
+{
+	int cpu = -1;
+	bool parsed = taskinfo_parse_stat_cpu(STAT_HEAD "5 0 0 0 0 0\n",
+					      strlen(STAT_HEAD "5 0 0 0 0 0\n"), &cpu);
+	tap_ok(parsed && cpu == 5,
+	       "parse_stat_cpu: field 39 after a comm holding ')' and numbers (%d)", cpu);
+	cpu = -1;
+	parsed = taskinfo_parse_stat_cpu(STAT_HEAD "127\n", strlen(STAT_HEAD "127\n"), &cpu);
+	tap_ok(parsed && cpu == 127, "parse_stat_cpu: the field last on its line (%d)", cpu);
+	bool ok = true;
+	const char *full = STAT_HEAD "12 0\n";
+	size_t head = strlen(STAT_HEAD);
+	for (size_t k = 0; k < head; k++) {
+		cpu = -1;
+		char *p = malloc(k ? k : 1);
+		memcpy(p, full, k);
+		if (taskinfo_parse_stat_cpu(p, k, &cpu))
+			ok = false;
+		free(p);
+	}
+	tap_ok(ok, "parse_stat_cpu: every cut before field 39 has no CPU");
+	tap_ok(!taskinfo_parse_stat_cpu(STAT_HEAD "x1 0\n", strlen(STAT_HEAD "x1 0\n"), &cpu) &&
+		       !taskinfo_parse_stat_cpu(STAT_HEAD "99999999999 0\n",
+						strlen(STAT_HEAD "99999999999 0\n"), &cpu),
+	       "parse_stat_cpu: a malformed or absurd field 39 is refused");
 }
 
 static volatile sig_atomic_t spin_sink;
@@ -216,10 +252,59 @@ test_live(void)
 	tap_ok(cs == TASK_CPU_UNKNOWN, "a reaped child is unknown (%s)", state_name(cs));
 }
 
+/* A child that pins itself to each allowed CPU in turn and blocks there:
+ * taskinfo_last_cpu names that CPU. */
+static void
+test_last_cpu(void)
+{
+	cpu_set_t allowed;
+	if (sched_getaffinity(0, sizeof allowed, &allowed) != 0)
+		abort();
+	int checked = 0, right = 0;
+	for (int cpu = 0; cpu < CPU_SETSIZE && checked < 4; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed))
+			continue;
+		checked++;
+		int fds[2];
+		if (pipe(fds) != 0)
+			abort();
+		pid_t child = fork();
+		if (child == 0) {
+			cpu_set_t one;
+			CPU_ZERO(&one);
+			CPU_SET(cpu, &one);
+			char c;
+			close(fds[1]);
+			if (sched_setaffinity(0, sizeof one, &one) == 0)
+				(void)!read(fds[0], &c, 1);
+			_exit(0);
+		}
+		close(fds[0]);
+		int got = -1;
+		for (int i = 0; i < 200; i++) {
+			sleep_ms(5);
+			if (taskinfo_cpu_state(child, child) == TASK_CPU_IDLE &&
+			    (got = taskinfo_last_cpu(child, child)) == cpu)
+				break;
+		}
+		if (got == cpu)
+			right++;
+		else
+			tap_diag("a child blocked on CPU %d: last CPU read as %d", cpu, got);
+		close(fds[1]);
+		waitpid(child, NULL, 0);
+	}
+	tap_ok(checked > 0 && right == checked,
+	       "last_cpu: a child blocked on each CPU (%d of %d) is seen there", right, checked);
+	tap_ok(taskinfo_last_cpu(getpid(), 0x3ffffff0) == -1, "last_cpu of no such thread is -1");
+}
+
 int
 main(void)
 {
 	test_parse();
+	test_last_cpu();
+	test_parse_cpu();
 	test_live();
 	return tap_done();
 }

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "discover.h"
 #include "kwatch.h"
+#include "schedclock.h"
 
 /* One watched process: the watcher's own reader (the sampler's is not shared). */
 struct kwatched {
@@ -38,6 +39,7 @@ struct kwatch {
 	bool stop;
 	_Atomic(struct kwatch_snapshot *) latest;
 	struct kwatch_snapshot *prev; /* watcher thread only */
+	struct schedclock *clock;   /* watcher thread only; NULL: no durations but ours */
 };
 
 static int
@@ -200,16 +202,25 @@ look(struct kwatch *kw)
 	qsort(s->e, n, sizeof s->e[0], cmp_tid);
 	/* Since when: the same call on the same fd as last time goes on;
 	 * a new one started when the thread last ran (the kernel's word),
-	 * and not before the previous look if that saw something else. */
+	 * and not before the previous look if that saw something else.
+	 * Without the kernel's word, the call goes back at least to this
+	 * look, and the duration says it is a lower bound. */
 	for (uint32_t i = 0; i < n; i++) {
 		struct kwatch_entry *e = &s->e[i];
 		const struct kwatch_entry *p = kwatch_find(kw->prev, e->tid);
 		if (p && p->info.nr == e->info.nr && p->info.fd == e->info.fd) {
 			e->since_ns = p->since_ns;
+			e->info.seconds_at_least = p->info.seconds_at_least;
 			continue;
 		}
-		double ran = kwait_since_last_ran(e->pid, (long)e->tid);
-		uint64_t ago = ran > 0 ? (uint64_t)(ran * 1e9) : 0;
+		double ran = kw->clock ? schedclock_since_last_ran(kw->clock, e->pid, (long)e->tid)
+				       : -1;
+		if (ran < 0) {
+			e->since_ns = s->taken_ns;
+			e->info.seconds_at_least = true;
+			continue;
+		}
+		uint64_t ago = (uint64_t)(ran * 1e9);
 		e->since_ns = ago < s->taken_ns ? s->taken_ns - ago : 0;
 		if (p && kw->prev->taken_ns > e->since_ns)
 			e->since_ns = kw->prev->taken_ns;
@@ -269,6 +280,7 @@ kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
 		return err->status;
 	}
 	kw->cap = kw->nprocs = 1;
+	kw->clock = schedclock_new();
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -308,6 +320,7 @@ kwatch_free(struct kwatch *kw)
 	pthread_mutex_destroy(&kw->lock);
 	free(atomic_exchange(&kw->latest, NULL));
 	free(kw->prev);
+	schedclock_free(kw->clock);
 	for (size_t i = 0; i < kw->nprocs; i++) {
 		kwait_reader_free(kw->procs[i]->reader);
 		free(kw->procs[i]);

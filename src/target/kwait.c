@@ -176,48 +176,6 @@ kwait_parse_syscall(const char *text, struct kwait_call *out)
 	return true;
 }
 
-bool
-kwait_parse_sched_exec_start(const char *text, uint64_t *ns)
-{
-	/* "se.exec_start    :     351526.545882" (milliseconds, 6 decimals) */
-	const char *p = text;
-	while ((p = strstr(p, "se.exec_start")) != NULL) {
-		if (p != text && p[-1] != '\n') {
-			p++;
-			continue;
-		}
-		p = skip_spaces(p + strlen("se.exec_start"));
-		if (*p != ':')
-			return false;
-		p = skip_spaces(p + 1);
-		uint64_t ms = 0, frac = 0;
-		int digits = 0;
-		if (!isdigit((unsigned char)*p))
-			return false;
-		for (; isdigit((unsigned char)*p); p++) {
-			if (ms > UINT64_MAX / 10 / 1000000)
-				return false;
-			ms = ms * 10 + (uint64_t)(*p - '0');
-		}
-		if (*p == '.') {
-			for (p++; isdigit((unsigned char)*p); p++)
-				if (digits < 6) {
-					frac = frac * 10 + (uint64_t)(*p - '0');
-					digits++;
-				}
-		}
-		if (*p && *p != '\n' && *p != ' ')
-			return false;
-		while (digits < 6) {
-			frac *= 10;
-			digits++;
-		}
-		*ns = ms * 1000000 + frac;
-		return true;
-	}
-	return false;
-}
-
 static const char *const tcp_states[] = {
 	"?", "ESTABLISHED", "SYN_SENT", "SYN_RECV", "FIN_WAIT1", "FIN_WAIT2", "TIME_WAIT",
 	"CLOSE", "CLOSE_WAIT", "LAST_ACK", "LISTEN", "CLOSING", "NEW_SYN_RECV",
@@ -756,29 +714,6 @@ describe_call(struct kwait_reader *r, const struct kwait_call *c, struct kwait_i
 	}
 }
 
-static uint64_t
-sched_exec_start(const char *path, bool *ok)
-{
-	char buf[4096];
-	uint64_t ns = 0;
-	*ok = read_file(path, buf, sizeof buf) > 0 && kwait_parse_sched_exec_start(buf, &ns);
-	return ns;
-}
-
-double
-kwait_since_last_ran(pid_t pid, long tid)
-{
-	char path[64];
-	bool ok_self, ok;
-	snprintf(path, sizeof path, "/proc/%d/task/%ld/sched", (int)pid, tid);
-	uint64_t then = sched_exec_start(path, &ok);
-	/* Our own se.exec_start is "now" on the same clock: we are running. */
-	uint64_t now = sched_exec_start("/proc/thread-self/sched", &ok_self);
-	if (!ok || !ok_self || then == 0)
-		return -1;
-	return now > then ? (double)(now - then) / 1e9 : 0.0;
-}
-
 bool
 kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info)
 {
@@ -811,7 +746,8 @@ kwait_format(const struct kwait_info *info, double seconds, char *buf, size_t le
 {
 	size_t o;
 	if (seconds >= 0)
-		o = (size_t)snprintf(buf, len, "blocked %.1f s in %s", seconds, info->name);
+		o = (size_t)snprintf(buf, len, "blocked %s%.1f s in %s",
+				     info->seconds_at_least ? "\u2265 " : "", seconds, info->name);
 	else
 		o = (size_t)snprintf(buf, len, "blocked in %s", info->name);
 	if (o < len && info->object[0])
@@ -830,5 +766,7 @@ kwait_format_short(const struct kwait_info *info, double seconds, char *buf, siz
 		snprintf(dur, sizeof dur, "%dm%02ds ", (int)seconds / 60, (int)seconds % 60);
 	else if (seconds >= 3600)
 		snprintf(dur, sizeof dur, "%dh%02dm ", (int)(seconds / 3600), ((int)seconds / 60) % 60);
-	snprintf(buf, len, "%s%s%s%s", dur, info->name, info->object[0] ? " " : "", info->object);
+	const char *bound = dur[0] && info->seconds_at_least ? "\u2265" : "";
+	snprintf(buf, len, "%s%s%s%s%s", bound, dur, info->name, info->object[0] ? " " : "",
+		 info->object);
 }

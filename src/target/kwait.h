@@ -2,7 +2,7 @@
  * (/proc/PID/task/TID/syscall), the file descriptor that call waits on and
  * what that descriptor is (/proc/PID/fd, /proc/PID/fdinfo, and the
  * target's own /proc/PID/net tables, so a target in another network
- * namespace resolves too), and how long it has not run (/proc/.../sched).
+ * namespace resolves too). How long it has not run is schedclock.h's.
  *
  * Everything here is read from /proc about the target and may be chosen by
  * it (file and unix socket paths): callers sanitize the text before it
@@ -44,11 +44,6 @@ bool kwait_parse_syscall(const char *text, struct kwait_call *out);
 /* The x86-64 name of system call nr, or NULL when not in the table. */
 const char *kwait_syscall_name(long nr);
 
-/* se.exec_start (the scheduler's clock when the thread last ran, or last
- * stopped running) from /proc/.../sched, in ns. False without it (kernels
- * built without CONFIG_SCHED_DEBUG do not have the file). */
-bool kwait_parse_sched_exec_start(const char *text, uint64_t *ns);
-
 /* One line of /proc/net/{tcp,tcp6,udp,udp6}: when its inode is `inode`,
  * write "tcp 127.0.0.1:5000 -> 127.0.0.1:5432 ESTABLISHED" (proto is the
  * table's name: "tcp", "tcp6", "udp", "udp6") and return true. */
@@ -77,6 +72,8 @@ struct kwait_info {
 	char object[KWAIT_OBJECT_MAX]; /* what it waits on (raw target text), or "" */
 	bool object_is_fd;            /* "in NAME on OBJECT" rather than "in NAME (OBJECT)" */
 	double seconds;               /* how long; < 0 when not known */
+	bool seconds_at_least;        /* a lower bound: the caller saw the call start no
+					 later than that, the kernel did not say when */
 };
 
 /* A reader for one target. It caches the network tables for one pass over
@@ -92,19 +89,16 @@ void kwait_reader_pass(struct kwait_reader *r);
 /* What thread tid does in the kernel. Returns false (and info->blocked
  * false) for a running thread or one that cannot be read; never fails the
  * caller. info->seconds is left at -1: callers that want it ask
- * kwait_since_last_ran (two more reads). */
+ * schedclock_since_last_ran (schedclock.h). */
 bool kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info);
 
-/* Seconds since thread tid of pid last ran, from its se.exec_start against
- * the calling thread's own (the same scheduler clock). < 0 when unknown. */
-double kwait_since_last_ran(pid_t pid, long tid);
-
 /* "blocked 12.3 s in recvfrom on tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED"
- * (raw: sanitize before display). seconds < 0: no duration. */
+ * (raw: sanitize before display). seconds < 0: no duration; with
+ * info->seconds_at_least, "blocked ≥ 12.3 s in ...". */
 void kwait_format(const struct kwait_info *info, double seconds, char *buf, size_t len);
 
 /* "recvfrom tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED 12s": the short
- * form for a table column (raw). */
+ * form for a table column (raw); "≥12s" for a lower bound. */
 void kwait_format_short(const struct kwait_info *info, double seconds, char *buf, size_t len);
 
 #endif

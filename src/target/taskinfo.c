@@ -23,16 +23,21 @@ read_small_file(const char *path, char *buf, size_t len)
 	return n;
 }
 
+/* The last ')' of a stat line: the end of the comm field, which may hold
+ * anything. NULL without one. */
+static const char *
+comm_end(const char *text, size_t len)
+{
+	for (size_t i = len; i > 0; i--)
+		if (text[i - 1] == ')')
+			return text + i - 1;
+	return NULL;
+}
+
 enum task_cpu
 taskinfo_parse_stat(const char *text, size_t len)
 {
-	const char *paren = NULL;
-	for (size_t i = len; i > 0; i--) {
-		if (text[i - 1] == ')') {
-			paren = text + i - 1;
-			break;
-		}
-	}
+	const char *paren = comm_end(text, len);
 	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ')
 		return TASK_CPU_UNKNOWN;
 	switch (paren[2]) {
@@ -54,6 +59,45 @@ taskinfo_cpu_state(pid_t pid, long tid)
 	if (n <= 0)
 		return TASK_CPU_UNKNOWN;
 	return taskinfo_parse_stat(buf, (size_t)n);
+}
+
+bool
+taskinfo_parse_stat_cpu(const char *text, size_t len, int *cpu)
+{
+	const char *p = comm_end(text, len);
+	if (!p)
+		return false;
+	const char *end = text + len;
+	p++;
+	/* Fields 3 (state) to 38 come first: skip 36 of them. */
+	for (int field = 3; field < 39; field++) {
+		while (p < end && *p == ' ')
+			p++;
+		if (p == end)
+			return false;
+		while (p < end && *p != ' ' && *p != '\n')
+			p++;
+	}
+	while (p < end && *p == ' ')
+		p++;
+	long v = 0;
+	const char *digits = p;
+	for (; p < end && *p >= '0' && *p <= '9' && v < 1L << 24; p++)
+		v = v * 10 + (*p - '0');
+	if (p == digits || v >= 1L << 24 || (p < end && *p != ' ' && *p != '\n'))
+		return false;
+	*cpu = (int)v;
+	return true;
+}
+
+int
+taskinfo_last_cpu(pid_t pid, long tid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
+	ssize_t n = read_small_file(path, buf, sizeof buf);
+	int cpu;
+	return n > 0 && taskinfo_parse_stat_cpu(buf, (size_t)n, &cpu) ? cpu : -1;
 }
 
 void

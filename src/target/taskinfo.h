@@ -18,6 +18,13 @@ enum task_cpu taskinfo_parse_stat(const char *text, size_t len);
 
 enum task_cpu taskinfo_cpu_state(pid_t pid, long tid);
 
+/* The CPU the thread last ran on (field 39, "processor", of the same text).
+ * False when the text has no such field. */
+bool taskinfo_parse_stat_cpu(const char *text, size_t len, int *cpu);
+
+/* The same from the live file: the CPU thread tid of pid last ran on, or -1. */
+int taskinfo_last_cpu(pid_t pid, long tid);
+
 /* Thread name from /proc/PID/task/TID/comm, without the newline; "" if gone. */
 void taskinfo_comm(pid_t pid, long tid, char *buf, size_t len);
 

@@ -15,6 +15,7 @@
 #include "dumptasks.h"
 #include "kwait.h"
 #include "sanitize.h"
+#include "schedclock.h"
 #include "taskinfo.h"
 #include "target.h"
 #include "unwinder.h"
@@ -67,20 +68,40 @@ take_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 	return st;
 }
 
+/* The kernel's view of one process: what its threads wait for, and a
+ * clock for how long (NULL members: left out, not an error). */
+struct kernel_view {
+	struct kwait_reader *reader;
+	struct schedclock *clock;
+};
+
+static struct kernel_view
+kernel_view_open(pid_t pid, struct remote *mem)
+{
+	return (struct kernel_view){kwait_reader_new(pid, mem), schedclock_new()};
+}
+
+static void
+kernel_view_close(struct kernel_view *kv)
+{
+	kwait_reader_free(kv->reader);
+	schedclock_free(kv->clock);
+}
+
 /* What thread tid waits for in the kernel, seen once: how long is "since
  * it last ran" (the scheduler's word), not "since it entered the call". */
 static bool
-thread_blocked(struct kwait_reader *kr, pid_t pid, uint64_t tid, struct kwait_info *ki)
+thread_blocked(const struct kernel_view *kv, pid_t pid, uint64_t tid, struct kwait_info *ki)
 {
-	if (!kr || !kwait_read_thread(kr, (long)tid, ki))
+	if (!kv->reader || !kwait_read_thread(kv->reader, (long)tid, ki))
 		return false;
-	ki->seconds = kwait_since_last_ran(pid, (long)tid);
+	ki->seconds = kv->clock ? schedclock_since_last_ran(kv->clock, pid, (long)tid) : -1;
 	return true;
 }
 
 /* ppid >= 0: one process of a tree (say its parent). */
 static void
-print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr,
+print_text(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid)
 {
 	const struct target *t = u->target;
@@ -121,7 +142,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 			sep = ", ";
 		}
 		struct kwait_info ki;
-		if (thread_blocked(kr, t->pid, th->native_tid, &ki)) {
+		if (thread_blocked(kv, t->pid, th->native_tid, &ki)) {
 			char raw[2 * KWAIT_OBJECT_MAX];
 			kwait_format(&ki, ki.seconds, raw, sizeof raw);
 			sanitize_for_terminal(raw, safe, sizeof safe);
@@ -146,7 +167,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 
 /* ppid >= 0: one process of a tree, with its parent and command line. */
 static void
-print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_reader *kr,
+print_json(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid, const struct tt_tasks *tasks)
 {
 	const struct target *t = u->target;
@@ -179,7 +200,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, struct kwait_rea
 		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
 		struct kwait_info ki;
 		printf("   \"blocked\": ");
-		if (thread_blocked(kr, t->pid, th->native_tid, &ki)) {
+		if (thread_blocked(kv, t->pid, th->native_tid, &ki)) {
 			printf("{\"syscall\": ");
 			json_put_string(stdout, ki.name);
 			if (ki.fd >= 0)
@@ -231,15 +252,15 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, err);
 	if (st == TT_OK) {
-		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
+		struct kernel_view kv = kernel_view_open(pid, &t.mem);
 		if (json) {
 			printf("%s", *printed ? ",\n" : "{\"processes\": [\n");
-			print_json(&u, &s, kr, ppid, NULL);
+			print_json(&u, &s, &kv, ppid, NULL);
 		} else {
 			printf("%s", *printed ? "\n" : "");
-			print_text(&u, &s, kr, ppid);
+			print_text(&u, &s, &kv, ppid);
 		}
-		kwait_reader_free(kr);
+		kernel_view_close(&kv);
 		*printed = true;
 	}
 	tt_sample_free(&s);
@@ -374,15 +395,15 @@ dump_main(int argc, char **argv)
 	if (st == TT_OK) {
 		/* Right after the stacks: the kernel's view of the same moment
 		 * (NULL without memory: it is then left out, not an error). */
-		struct kwait_reader *kr = kwait_reader_new(pid, &t.mem);
+		struct kernel_view kv = kernel_view_open(pid, &t.mem);
 		if (json) {
-			print_json(&u, &s, kr, -1, want_tasks ? &tasks : NULL);
+			print_json(&u, &s, &kv, -1, want_tasks ? &tasks : NULL);
 		} else {
-			print_text(&u, &s, kr, -1);
+			print_text(&u, &s, &kv, -1);
 			if (want_tasks)
 				dumptasks_text(stdout, &tasks, &u.codes);
 		}
-		kwait_reader_free(kr);
+		kernel_view_close(&kv);
 		fflush(stdout);
 	}
 	tt_tasks_free(&tasks);

@@ -1,0 +1,225 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "grow.h"
+#include "schedclock.h"
+#include "taskinfo.h"
+
+/* An offset older than this is learnt again: it drifts by the time the
+ * hypervisor steals from its CPU, a few percent of a second per second on
+ * a busy host. */
+#define OFFSET_MAX_AGE_NS 1000000000ull
+/* A bracket wider than this was preempted: measure again. */
+#define BRACKET_MAX_NS 2000000ull
+#define BRACKET_TRIES 4
+/* How far in the future a reading may be before it is inconsistent: an
+ * offset is known to within half a bracket. */
+#define FUTURE_SLACK_NS 2000000
+
+struct cpu_clock {
+	uint64_t learnt_ns;  /* CLOCK_MONOTONIC when learnt (or refused); 0: never */
+	int64_t offset_ns;   /* monotonic = this CPU's scheduler clock + offset */
+	bool refused;        /* we may not run there, or could not read it */
+};
+
+struct schedclock {
+	struct cpu_clock *cpus;
+	uint32_t cap;
+	uint64_t calibrations;
+};
+
+static const char *
+skip_spaces(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+bool
+schedclock_parse_exec_start(const char *text, uint64_t *ns)
+{
+	/* "se.exec_start    :     351526.545882" (milliseconds, 6 decimals) */
+	const char *p = text;
+	while ((p = strstr(p, "se.exec_start")) != NULL) {
+		if (p != text && p[-1] != '\n') {
+			p++;
+			continue;
+		}
+		p = skip_spaces(p + strlen("se.exec_start"));
+		if (*p != ':')
+			return false;
+		p = skip_spaces(p + 1);
+		uint64_t ms = 0, frac = 0;
+		int digits = 0;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (ms > UINT64_MAX / 10 / 1000000)
+				return false;
+			ms = ms * 10 + (uint64_t)(*p - '0');
+		}
+		if (*p == '.') {
+			for (p++; isdigit((unsigned char)*p); p++)
+				if (digits < 6) {
+					frac = frac * 10 + (uint64_t)(*p - '0');
+					digits++;
+				}
+		}
+		if (*p && *p != '\n' && *p != ' ')
+			return false;
+		while (digits < 6) {
+			frac *= 10;
+			digits++;
+		}
+		*ns = ms * 1000000 + frac;
+		return true;
+	}
+	return false;
+}
+
+static bool
+read_exec_start(const char *path, uint64_t *ns)
+{
+	char buf[4096];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n;
+	do
+		n = read(fd, buf, sizeof buf - 1);
+	while (n < 0 && errno == EINTR);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	return schedclock_parse_exec_start(buf, ns);
+}
+
+struct schedclock *
+schedclock_new(void)
+{
+	return calloc(1, sizeof(struct schedclock));
+}
+
+void
+schedclock_free(struct schedclock *c)
+{
+	if (!c)
+		return;
+	free(c->cpus);
+	free(c);
+}
+
+uint64_t
+schedclock_calibrations(const struct schedclock *c)
+{
+	return c->calibrations;
+}
+
+bool
+schedclock_offset_now(struct schedclock *c, int cpu, int64_t *offset_ns)
+{
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return false;
+	cpu_set_t old, one;
+	if (sched_getaffinity(0, sizeof old, &old) != 0)
+		return false;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof one, &one) != 0)
+		return false;
+	c->calibrations++;
+	bool ok = false;
+	for (int i = 0; i < BRACKET_TRIES && !ok; i++) {
+		/* Coming back from a sleep, the scheduler sets our se.exec_start
+		 * from this CPU's clock when it picks us: after `before`, and
+		 * before the read that returns it. */
+		uint64_t before = clock_now_ns();
+		struct timespec nap = {0, 1000};
+		nanosleep(&nap, NULL);
+		uint64_t exec;
+		bool read = read_exec_start("/proc/thread-self/sched", &exec);
+		uint64_t after = clock_now_ns();
+		if (!read || exec == 0)
+			break;
+		if (sched_getcpu() != cpu || after - before > BRACKET_MAX_NS)
+			continue;
+		*offset_ns = (int64_t)(before + (after - before) / 2) - (int64_t)exec;
+		ok = true;
+	}
+	sched_setaffinity(0, sizeof old, &old);
+	return ok;
+}
+
+/* The offset of cpu's clock, learnt again when old or when `stale`; false
+ * when it cannot be had. *fresh: learnt by this call. */
+static bool
+cpu_offset(struct schedclock *c, int cpu, bool stale, int64_t *offset_ns, bool *fresh)
+{
+	*fresh = false;
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return false;
+	if (!grow_array((void **)&c->cpus, &c->cap, (uint32_t)cpu + 1, sizeof c->cpus[0]))
+		return false;
+	struct cpu_clock *k = &c->cpus[cpu];
+	uint64_t now = clock_now_ns();
+	bool young = k->learnt_ns && now - k->learnt_ns < OFFSET_MAX_AGE_NS;
+	if (young && k->refused)
+		return false;
+	if (!young || stale) {
+		k->learnt_ns = now;
+		k->refused = !schedclock_offset_now(c, cpu, &k->offset_ns);
+		*fresh = true;
+		if (k->refused)
+			return false;
+	}
+	*offset_ns = k->offset_ns;
+	return true;
+}
+
+double
+schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%ld/sched", (int)pid, tid);
+	/* The CPU read before and after the clock: if it changed, the
+	 * thread ran in between; look once more. */
+	int cpu = -1;
+	uint64_t then = 0;
+	for (int i = 0; i < 2; i++) {
+		int before = taskinfo_last_cpu(pid, tid);
+		if (!read_exec_start(path, &then) || then == 0)
+			return -1;
+		cpu = taskinfo_last_cpu(pid, tid);
+		if (before == cpu)
+			break;
+		cpu = -1;
+	}
+	if (cpu < 0)
+		return -1;
+	int64_t offset;
+	bool fresh;
+	if (!cpu_offset(c, cpu, false, &offset, &fresh))
+		return -1;
+	int64_t ago = (int64_t)clock_now_ns() - ((int64_t)then + offset);
+	if (ago < -FUTURE_SLACK_NS && !fresh) {
+		if (!cpu_offset(c, cpu, true, &offset, &fresh))
+			return -1;
+		ago = (int64_t)clock_now_ns() - ((int64_t)then + offset);
+	}
+	if (ago < -FUTURE_SLACK_NS)
+		return -1;
+	return ago > 0 ? (double)ago / 1e9 : 0.0;
+}
