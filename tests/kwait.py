@@ -12,10 +12,18 @@ live screen (tmux) shows the recv thread's peer address in the threads
 panel; and the same target inside a private network namespace (unshare -n,
 loopback up) still has its sockets resolved.  127.0.0.1 only.
 
+Durations across CPUs: tests/targets/kwait_pinned.py parks its threads on
+one CPU (the first allowed, then the last) and records when each blocked;
+tachyon-top, pinned to another CPU, must print every duration within
+PINNED_TOLERANCE of the target's own figure, in `dump --json` and in
+--batch.  The scheduler clocks of two CPUs disagree on a VM (steal time),
+so a "now" read on the wrong CPU is off by their skew, which is printed.
+
 Same environment as functional.py (TT_ROOT, TT_BIN, TT_INTERPS, TT_KEEP,
 CI).  Needs root, chroot(8), unshare(1), ip(8) and tmux(1).
 """
 
+import contextlib
 import os
 import re
 import shutil
@@ -35,6 +43,8 @@ SCRIPT = "kwait.py"
 UNIX_NAME = "ev\x1b[31mil\x07\nX.sock"
 PARK_TIMEOUT = 15    # s: for every thread to reach its call
 GAP = 1.0            # s: between the two dumps whose durations are compared
+PINNED_TOLERANCE = 0.1  # s: a duration against the blocked thread's own figure
+PINNED_WAIT = 1.0    # s: blocked at least this long before it is read
 
 # The calls each role parks in (x86-64), as /proc/PID/task/TID/syscall has them.
 CALLS = {"recv": {45: "recvfrom"}, "accept": {43: "accept", 288: "accept4"},
@@ -233,6 +243,105 @@ def test_netns(ctx):
         check_blocked(target, dump(target))
 
 
+@contextlib.contextmanager
+def pinned(cpu):
+    """This thread (and so what it starts) on one CPU, then as before."""
+    old = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, old)
+
+
+def sched_offset(cpu):
+    """CLOCK_MONOTONIC minus cpu's scheduler clock (s): on that CPU, a nap
+    makes the scheduler stamp our se.exec_start from its clock."""
+    with pinned(cpu):
+        before = time.monotonic()
+        time.sleep(1e-6)
+        with open("/proc/thread-self/sched") as f:
+            text = f.read()
+        after = time.monotonic()
+    m = re.search(r"^se\.exec_start\s*:\s*([0-9.]+)$", text, re.M)
+    return (before + after) / 2 - float(m.group(1)) / 1e3 if m else None
+
+
+def other_cpu(cpus, cpu):
+    return next(c for c in cpus if c != cpu)
+
+
+def check_pinned_dump(target, reader_cpu):
+    """Every parked thread's duration in dump --json, read from reader_cpu,
+    against the time the thread itself noted when it blocked."""
+    info, r = target.info, roles(target)
+    time.sleep(max(0.0, PINNED_WAIT - (time.monotonic() - min(info["blocked_at"].values()))))
+    with pinned(reader_cpu):
+        t0 = time.monotonic()
+        got = rig.threads_by_tid(dump(target))
+        t1 = time.monotonic()
+    problems = []
+    for name, tid in sorted(r.items()):
+        b = got.get(tid, {}).get("blocked")
+        at = info["blocked_at"][name]
+        if not b or b["seconds"] is None:
+            problems.append("%s: blocked %s" % (name, show(b)))
+            continue
+        # The dump read the thread somewhere between t0 and t1.
+        low, high = t0 - at - PINNED_TOLERANCE, t1 - at + PINNED_TOLERANCE
+        if not low <= b["seconds"] <= high:
+            problems.append("%s: %.3f s, the thread's own figure %.3f..%.3f s"
+                            % (name, b["seconds"], t0 - at, t1 - at))
+    expect(not problems, "dump on CPU %d of threads blocked on CPU %d: durations off by more "
+           "than %.1f s" % (reader_cpu, info["cpu"], PINNED_TOLERANCE), *problems)
+
+
+def check_pinned_batch(target, reader_cpu):
+    """The kernel watcher's figures (--batch) from reader_cpu: each at least
+    the time the thread has been blocked when the run starts, at most when
+    it ends, give or take the tolerance."""
+    info, r = target.info, roles(target)
+    argv = [rig.BIN, "-p", str(target.pid), "--batch", "-d", "0.6", "--delay", "0.5",
+            "--limit", "1"]
+    with pinned(reader_cpu):
+        t0 = time.monotonic()
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        t1 = time.monotonic()
+    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    run.expect_success()
+    text = run.out.decode("utf-8", "replace")
+    problems = []
+    for name, tid in sorted(r.items()):
+        at = info["blocked_at"][name]
+        m = re.search(r"^\s*%d\s+\S+\s+blocked (\d+\.\d) s in " % tid, text, re.M)
+        if not m:
+            problems.append("%s: no 'blocked N.N s' line for thread %d" % (name, tid))
+            continue
+        seconds = float(m.group(1))
+        if not t0 - at - PINNED_TOLERANCE <= seconds <= t1 - at + PINNED_TOLERANCE:
+            problems.append("%s: %.1f s, the thread's own figure %.3f..%.3f s"
+                            % (name, seconds, t0 - at, t1 - at))
+    expect(not problems, "--batch on CPU %d of threads blocked on CPU %d: durations off"
+           % (reader_cpu, info["cpu"]), *problems, *run.details())
+
+
+def test_pinned(ctx):
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise rig.Skip("one CPU allowed: no other CPU to read from")
+    for target_cpu in (cpus[0], cpus[-1]):
+        reader_cpu = other_cpu(cpus, target_cpu)
+        a, b = sched_offset(target_cpu), sched_offset(reader_cpu)
+        if a is not None and b is not None:
+            rig.Tap.emit("# %s: CPU %d's scheduler clock is %+.3f s from CPU %d's"
+                         % (ctx.interp, reader_cpu, a - b, target_cpu))
+        with rig.Target(ctx.suite, ctx.interp, "kwait_pinned.py", args=(target_cpu,),
+                        park=rig.PARK_NONE) as target:
+            wait_parked(target)
+            check_pinned_dump(target, reader_cpu)
+            check_pinned_batch(target, reader_cpu)
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -250,6 +359,8 @@ SHARED = [
 OWN = [
     ("unshare -n: sockets of a target in a private network namespace still resolve",
      test_netns),
+    ("threads blocked on one CPU, read from another: durations within 0.1 s of their own",
+     test_pinned),
 ]
 
 
