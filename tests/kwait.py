@@ -325,6 +325,78 @@ def check_pinned_batch(target, reader_cpu):
            % (reader_cpu, info["cpu"]), *problems, *run.details())
 
 
+CPUSET_V1 = "/sys/fs/cgroup/cpuset"
+CPUSET_V2 = "/sys/fs/cgroup"
+
+
+@contextlib.contextmanager
+def cpuset_of(cpu):
+    """A cgroup whose cpuset is cpu alone; yields an argv prefix that runs a
+    command in it (a container limited to some CPUs).  Skip where cpusets
+    cannot be made."""
+    if os.path.isfile(os.path.join(CPUSET_V1, "cpuset.cpus")):
+        parent, mems = CPUSET_V1, "cpuset.mems"
+    else:
+        try:
+            with open(os.path.join(CPUSET_V2, "cgroup.subtree_control")) as f:
+                enabled = "cpuset" in f.read().split()
+        except OSError:
+            enabled = False
+        if not enabled:
+            raise rig.Skip("no cpuset cgroup controller to confine tachyon-top to one CPU")
+        parent, mems = CPUSET_V2, "cpuset.mems.effective"
+    path = os.path.join(parent, "tt-kwait-%d" % os.getpid())
+    os.mkdir(path)
+    try:
+        with open(os.path.join(parent, mems)) as f:
+            mem_nodes = f.read().strip()
+        with open(os.path.join(path, "cpuset.mems"), "w") as f:
+            f.write(mem_nodes)
+        with open(os.path.join(path, "cpuset.cpus"), "w") as f:
+            f.write(str(cpu))
+        procs = os.path.join(path, "cgroup.procs")
+        yield ["sh", "-c", 'echo $$ > "$0" && exec "$@"', procs]
+    finally:
+        os.rmdir(path)
+
+
+def check_confined_batch(target, reader_cpu):
+    """tachyon-top confined to a CPU set without the threads' CPU cannot read
+    that CPU's clock: --batch shows the time since it first saw each call,
+    marked as a lower bound ("blocked ≥ N s") and never more than the truth;
+    dump gives no duration (null) rather than a wrong one."""
+    info, r = target.info, roles(target)
+    with cpuset_of(reader_cpu) as confine:
+        argv = confine + [rig.BIN, "-p", str(target.pid), "--batch", "-d", "1.6", "--delay",
+                          "1.5", "--limit", "1"]
+        t0 = time.monotonic()
+        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        t1 = time.monotonic()
+        argv_dump = confine + [rig.BIN, "dump", "-p", str(target.pid), "--json"]
+        dproc = subprocess.run(argv_dump, stdin=subprocess.DEVNULL, capture_output=True,
+                               timeout=30)
+    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    run.expect_success()
+    text = run.out.decode("utf-8", "replace")
+    problems = []
+    for name, tid in sorted(r.items()):
+        at = info["blocked_at"][name]
+        m = re.search(r"^\s*%d\s+\S+\s+blocked \u2265 (\d+\.\d) s in " % tid, text, re.M)
+        if not m:
+            problems.append("%s: no 'blocked \u2265 N.N s' line for thread %d" % (name, tid))
+        elif not 1.0 <= float(m.group(1)) <= t1 - at + 0.05:
+            problems.append("%s: \u2265 %s s, the thread's own figure %.3f..%.3f s"
+                            % (name, m.group(1), t0 - at, t1 - at))
+    expect(not problems, "--batch confined to CPU %d, threads on CPU %d: no lower bounds"
+           % (reader_cpu, info["cpu"]), *problems, *run.details())
+    drun = rig.Run(argv_dump, dproc.returncode, dproc.stdout, dproc.stderr)
+    got = rig.threads_by_tid(drun.json(target.pid))
+    wrong = ["%s: %s" % (name, show(got[tid]["blocked"])) for name, tid in sorted(r.items())
+             if not got[tid]["blocked"] or got[tid]["blocked"]["seconds"] is not None]
+    expect(not wrong, "dump confined to CPU %d: a duration it cannot know is not null"
+           % reader_cpu, *wrong)
+
+
 def test_pinned(ctx):
     cpus = sorted(os.sched_getaffinity(0))
     if len(cpus) < 2:
@@ -340,6 +412,8 @@ def test_pinned(ctx):
             wait_parked(target)
             check_pinned_dump(target, reader_cpu)
             check_pinned_batch(target, reader_cpu)
+            if target_cpu == cpus[0]:
+                check_confined_batch(target, reader_cpu)
 
 
 class Ctx:
