@@ -88,6 +88,8 @@ int main(void) {
 	P("tstate.datastack_top", offsetof(PyThreadState, datastack_top));
 	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
 	P("stackchunk.size", offsetof(_PyStackChunk, size));
+	/* where a frame becomes complete (the __init__ shim is not) */
+	P("code.firsttraceable", offsetof(PyCodeObject, _co_firsttraceable));
 #if PY_MINOR_VERSION >= 14
 	/* generator frame states, which asyncio task chains depend on */
 	printf("gen.state_suspended_yield_from=%d\n", (int)FRAME_SUSPENDED_YIELD_FROM);
@@ -102,7 +104,7 @@ CEOF
 for build in 3.13 3.13d 3.14 3.14d 3.15 3.15d; do
 	minor=${build%d}
 	n=$((n + 1))
-	desc="${build}: derived offsets (GIL switch counter, thread list, data stack) and generator states match the headers"
+	desc="${build}: derived offsets (GIL switch counter, thread list, data stack, first traceable instruction) and generator states match the headers"
 	inc="$work/inc$build"
 	mkdir -p "$inc/x86_64-linux-gnu"
 	ln -s "$TT_ROOT/usr/include/x86_64-linux-gnu/python$build" "$inc/x86_64-linux-gnu/python$minor"
@@ -186,6 +188,7 @@ int main(void) {
 	P("code.linetable", offsetof(PyCodeObject, co_linetable));
 	P("code.firstlineno", offsetof(PyCodeObject, co_firstlineno));
 	P("code.co_code_adaptive", offsetof(PyCodeObject, co_code_adaptive));
+	P("code.firsttraceable", offsetof(PyCodeObject, _co_firsttraceable));
 	P("object.ob_type", offsetof(PyObject, ob_type));
 	P("type.tp_name", offsetof(PyTypeObject, tp_name));
 	P("str.state", offsetof(PyASCIIObject, state));

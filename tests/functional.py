@@ -647,6 +647,27 @@ def test_python_version(ctx):
            % (show(doc["python"]), show(ctx.target.info["python"])))
 
 
+INIT_SHIM_FUNCS = ["Session.__init__", "open_session", "<module>"]
+
+
+def test_init_shim(ctx):
+    """No interpreter shim frame between __init__ and its caller: in dump,
+    and in what record writes (the sampler's cached walk)."""
+    frames = ctx.target.info["frames"]
+    expect([f["func"] for f in frames] == INIT_SHIM_FUNCS,
+           "target's stack is not the designed one: " + show(frames, 1000))
+    got = threads_by_tid(dump_target(ctx))
+    compare_stacks("main thread parked in __init__", frames, got[ctx.target.pid]["frames"])
+    path = in_root(os.path.join(ctx.target.dir, "shim.collapsed"))
+    tachyon("record", "-p", ctx.target.pid, "-d", "1", "-r", "500", "-o", path).expect_success()
+    with open(path, encoding="utf-8") as f:
+        lines = [l for l in f.read().splitlines() if "Session.__init__" in l]
+    want = ";".join("%s (%s:%d)" % (f["func"], f["file"], f["line"]) for f in reversed(frames))
+    expect(lines and all(l.rsplit(" ", 1)[0] == want for l in lines),
+           "record's stacks through Session.__init__ are not exactly the target's own",
+           "expected: " + show(want), *["collapsed: " + show(l) for l in lines[:4]])
+
+
 def test_qualnames(ctx):
     info = ctx.target.info
     main, aio = info["threads"][-1], info["threads"][0]
@@ -957,6 +978,9 @@ PER_INTERPRETER = [
     Group("qualnames.py", PARK_ALL, [
         ("qualnames: nested classes, closures, lambda, generator, coroutines, asyncio",
          test_qualnames)]),
+    Group("initshim.py", PARK_MAIN, [
+        ("a class instantiated 200 times, parked in __init__: no shim frame (dump, record)",
+         test_init_shim)]),
     Group("nonascii.py", PARK_MAIN, [
         ("latin-1/UCS-2/UCS-4 names and non-ASCII filenames round-trip exactly",
          test_nonascii)], subdir=NONASCII_DIR),

@@ -99,7 +99,7 @@ check_code_type(struct code_cache *c, struct remote *r, const struct py_layout *
 /* The fields of a code object header that identify it. */
 struct code_header {
 	uint64_t type, qualname, filename, linetable;
-	int32_t firstlineno;
+	int32_t firstlineno, firsttraceable;
 };
 
 static tt_status
@@ -117,6 +117,7 @@ read_header(struct remote *r, const struct py_layout *l, uint64_t addr, struct c
 	memcpy(&h->filename, buf + l->co_filename, 8);
 	memcpy(&h->linetable, buf + l->co_linetable, 8);
 	memcpy(&h->firstlineno, buf + l->co_firstlineno, 4);
+	memcpy(&h->firsttraceable, buf + l->co_firsttraceable, 4);
 	return TT_OK;
 }
 
@@ -143,6 +144,11 @@ read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, ui
 	e->linetable_ptr = linetable;
 	e->epoch = c->epoch;
 	e->bytecode_addr = addr + l->co_code_adaptive;
+	/* A RESUME further in than a megabyte of code is not one: never
+	 * hide a frame on a misread. */
+	e->traceable_addr = h->firsttraceable >= 0 && h->firsttraceable < (1 << 19)
+				    ? e->bytecode_addr + 2 * (uint64_t)h->firsttraceable
+				    : 0;
 	e->last_line = -1;
 	if ((st = pystr_read(r, l, qualname, &e->qualname, err)) != TT_OK ||
 	    (st = pystr_read(r, l, filename, &e->filename, err)) != TT_OK ||

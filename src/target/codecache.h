@@ -25,6 +25,8 @@ struct code_entry {
 	size_t linetable_len;
 	int firstlineno;
 	uint64_t bytecode_addr;    /* addr + co_code_adaptive */
+	uint64_t traceable_addr;   /* its first RESUME (bytecode + _co_firsttraceable
+				      code units); 0 for a made-up entry */
 	/* What identifies the object when we re-check it. */
 	uint64_t qualname_ptr, filename_ptr, linetable_ptr;
 	uint32_t epoch;            /* cache epoch it was last checked in */
@@ -68,6 +70,18 @@ static inline const struct code_entry *
 codecache_get(const struct code_cache *c, uint32_t id)
 {
 	return appendlog_at(c->entries, id);
+}
+
+/* Is a frame of code `id` (not owned by a generator) at instr_ptr still
+ * incomplete: before its first RESUME? CPython leaves such frames out of
+ * f_back and tracebacks (_PyFrame_IsIncomplete). The one that lasts is the
+ * shim 3.13+ push under a specialised call of a class's __init__ (its code,
+ * named "__init__", starts with the instruction that checks __init__'s
+ * result, before its RESUME). Generator frames are always complete. */
+static inline bool
+codecache_frame_incomplete(const struct code_cache *c, uint32_t id, uint64_t instr_ptr)
+{
+	return instr_ptr < codecache_get(c, id)->traceable_addr;
 }
 
 #endif

@@ -254,6 +254,8 @@ finish_layout(struct py_layout *l, uint64_t is_size, struct tt_error *err)
 	l->co_read_size = max_u64(max_u64(l->co_filename, l->co_qualname),
 				  max_u64(l->co_linetable, l->co_name)) + 8;
 	l->co_read_size = max_u64(l->co_read_size, l->co_firstlineno + 4);
+	l->co_firsttraceable = l->co_code_adaptive - 16;
+	l->co_read_size = max_u64(l->co_read_size, l->co_firsttraceable + 4);
 	if (l->has_async) {
 		l->gen_read_size = max_u64(l->gen_frame_state + 1,
 					   l->gen_iframe + max_u64(l->fr_read_size,
@@ -464,7 +466,7 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	else if (co_size > MAX_SMALL_STRUCT || !fits(l->co_filename, 8, co_size) ||
 		 !fits(l->co_name, 8, co_size) || !fits(l->co_qualname, 8, co_size) ||
 		 !fits(l->co_linetable, 8, co_size) || !fits(l->co_firstlineno, 4, co_size) ||
-		 l->co_code_adaptive > co_size || l->co_code_adaptive == 0)
+		 l->co_code_adaptive > co_size || l->co_code_adaptive < 64)
 		bad = "code_object";
 	/* state and length are read from the header alone (str_ascii_size
 	 * bytes), so they must lie within it. */
@@ -725,6 +727,7 @@ pylayout_print(FILE *f, const struct py_layout *l)
 		{"code.linetable", l->co_linetable, true},
 		{"code.firstlineno", l->co_firstlineno, true},
 		{"code.co_code_adaptive", l->co_code_adaptive, true},
+		{"code.firsttraceable", l->co_firsttraceable, true},
 		{"object.ob_type", l->ob_type, true},
 		{"type.tp_name", l->tp_name, true},
 		{"str.state", l->str_state, true},

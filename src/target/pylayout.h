@@ -112,6 +112,13 @@ struct py_layout {
 	/* PyCodeObject */
 	uint64_t co_filename, co_name, co_qualname, co_linetable, co_firstlineno;
 	uint64_t co_code_adaptive;
+	/* derived: int _co_firsttraceable, the index of the code's first RESUME.
+	 * On every version we read, it and then void *co_extra end just before
+	 * co_code_adaptive (not in the table; checked against each build's
+	 * headers by tests/check-layouts.sh). A frame of a thread that has not
+	 * reached it yet is "incomplete", and CPython leaves it out of
+	 * tracebacks and f_back: so do we (see codecache_frame_incomplete). */
+	uint64_t co_firsttraceable;
 	uint64_t co_read_size;
 
 	/* Objects */

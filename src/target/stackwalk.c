@@ -1165,14 +1165,21 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 			uint64_t code = cf->executable & ~l->tag_mask;
 			if ((st = codecache_lookup(&w->codes, &w->t->mem, l, code, &cf->code_id, err)) != TT_OK)
 				return st;
-			cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
-			cf->frame_id = intern_frame(&w->in, cf->code_id, cf->line);
-			if (cf->frame_id == 0)
-				return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
+			if (cf->owner != l->owner_generator &&
+			    codecache_frame_incomplete(&w->codes, cf->code_id, cf->instr_ptr)) {
+				/* Left out, like a shim (as f_back leaves it out). */
+				cf->line = 0;
+				cf->frame_id = 0;
+			} else {
+				cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
+				cf->frame_id = intern_frame(&w->in, cf->code_id, cf->line);
+				if (cf->frame_id == 0)
+					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
+			}
 		}
 		if (match)
 			matched_total++;
-		if (kind == PY_FRAME_PYTHON)
+		if (kind == PY_FRAME_PYTHON && cf->frame_id)
 			npy++;
 		n++;
 		cur = cf->previous;

@@ -176,9 +176,15 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 			st = codecache_lookup(&u->codes, mem, l, code, &id, err);
 			if (st != TT_OK)
 				return st;
+			uint64_t instr_ptr = load_u64(buf, l->fr_instr_ptr);
+			/* Not yet at its first RESUME (the __init__ shim): CPython's
+			 * f_back leaves it out, and so do we. */
+			if (owner != l->owner_generator &&
+			    codecache_frame_incomplete(&u->codes, id, instr_ptr))
+				break;
 			struct tt_frame f = {
 				.code_id = id,
-				.line = codecache_line(&u->codes, id, load_u64(buf, l->fr_instr_ptr)),
+				.line = codecache_line(&u->codes, id, instr_ptr),
 			};
 			if ((st = push_frame(s, f, err)) != TT_OK)
 				return st;
