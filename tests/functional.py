@@ -318,7 +318,7 @@ def validate_blocked(t):
     b = t["blocked"]
     if b is None:
         return
-    expect(isinstance(b, dict) and set(b) == {"syscall", "fd", "object", "seconds"},
+    expect(isinstance(b, dict) and set(b) == {"syscall", "fd", "object", "seconds", "peer"},
            "blocked of thread %s is malformed: %s" % (t["tid"], show(b)))
     expect(isinstance(b["syscall"], str) and b["syscall"],
            "blocked.syscall of thread %s: %s" % (t["tid"], show(b)))
@@ -331,6 +331,23 @@ def validate_blocked(t):
                                     and not isinstance(b["seconds"], bool)
                                     and b["seconds"] >= 0),
            "blocked.seconds of thread %s: %s" % (t["tid"], show(b)))
+    validate_peer(t["tid"], b["peer"], b["fd"])
+
+
+def validate_peer(tid, p, fd):
+    """"peer": null, or the other end of the one descriptor waited on."""
+    if p is None:
+        return
+    what = "blocked.peer of thread %s: %s" % (tid, show(p))
+    expect(fd is not None and isinstance(p, dict) and p.get("kind") in ("unix", "inet", "pipe"),
+           what)
+    name = {"unix": {"path"}, "inet": {"addr"}, "pipe": set()}[p["kind"]]
+    expect(set(p) == {"kind", "pid", "cmd", "more"} | name, what)
+    expect(all(p[k] is None or isinstance(p[k], str) for k in name), what)
+    pid_ok = p["pid"] is None or (isinstance(p["pid"], int) and not isinstance(p["pid"], bool)
+                                  and p["pid"] > 0)
+    expect(pid_ok and (p["cmd"] is None) == (p["pid"] is None) and isinstance(p["more"], int),
+           what)
 
 
 def expect_at_most_one_gil_holder(doc):

@@ -103,6 +103,18 @@ def expected_objects(target):
 FD_ROLES = {"recv", "accept", "select", "fifo", "unix"}
 
 
+def own_cmd(target):
+    with open("/proc/%d/cmdline" % target.pid, "rb") as f:
+        return f.read().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")[:159]
+
+
+PEERS = {
+    "recv": lambda t: {"kind": "inet", "addr": t.info["recv_peer"], "pid": t.pid,
+                       "cmd": own_cmd(t), "more": 0},
+    "select": lambda t: {"kind": "pipe", "pid": t.pid, "cmd": own_cmd(t), "more": 0},
+}
+
+
 def check_blocked(target, doc):
     got = rig.threads_by_tid(doc)
     objects = expected_objects(target)
@@ -119,6 +131,11 @@ def check_blocked(target, doc):
                % (name, show(b["object"]), show(objects[name])))
         expect((b["fd"] is not None) == (name in FD_ROLES),
                "thread %s: fd %s" % (name, show(b["fd"])))
+        # The other ends of the recv connection and the select pipe are the
+        # target's own; listeners, FIFOs (no inode link) and the rest have none.
+        want = PEERS.get(name, lambda *_: None)(target)
+        expect(b["peer"] == want, "thread %s: peer %s, expected %s"
+               % (name, show(b["peer"]), show(want)))
         expect(isinstance(b["seconds"], (int, float)),
                "thread %s: seconds %s (does this kernel lack /proc/PID/task/TID/sched?)"
                % (name, show(b["seconds"])))
@@ -143,12 +160,12 @@ def test_text(ctx):
     text = run.out.decode("utf-8", "replace")
     r, info = roles(ctx.target), ctx.target.info
     recv = re.search(r'^Thread %d "[^"\n]*" \(idle, blocked \d+\.\d s in recvfrom on '
-                     r'tcp %s -> %s ESTABLISHED\)$'
-                     % (r["recv"], re.escape(info["recv_local"]), re.escape(info["recv_peer"])),
-                     text, re.M)
+                     r'tcp %s -> %s ESTABLISHED, peer pid %d \(python[^\n]*\)\)$'
+                     % (r["recv"], re.escape(info["recv_local"]), re.escape(info["recv_peer"]),
+                        ctx.target.pid), text, re.M)
     expect(recv, "no header line 'Thread %d \"...\" (idle, blocked N s in recvfrom on tcp "
-           "%s -> %s ESTABLISHED)'" % (r["recv"], info["recv_local"], info["recv_peer"]),
-           *run.details())
+           "%s -> %s ESTABLISHED, peer pid %d (python...))'"
+           % (r["recv"], info["recv_local"], info["recv_peer"], ctx.target.pid), *run.details())
     escaped = info["unix_path"].replace("\x1b", "\\x1b").replace("\x07", "\\x07").replace(
         "\n", "\\x0a")
     expect(re.search(r'^Thread %d "[^"\n]*" \(idle, blocked \d+\.\d s in accept4? on unix %s '
@@ -192,8 +209,9 @@ def test_batch(ctx):
     info, r = ctx.target.info, roles(ctx.target)
     text = run.out.decode("utf-8", "replace")
     expect(re.search(r"^\s*%d\s+\S+\s+blocked \d+\.\d s in recvfrom on tcp %s -> %s "
-                     r"ESTABLISHED$" % (r["recv"], re.escape(info["recv_local"]),
-                                        re.escape(info["recv_peer"])), text, re.M),
+                     r"ESTABLISHED, peer pid %d \(python.*\)$"
+                     % (r["recv"], re.escape(info["recv_local"]), re.escape(info["recv_peer"]),
+                        ctx.target.pid), text, re.M),
            "--batch has no line for the recv thread's call and peer", *run.details())
     expect(re.search(r"^\s*%d\s+\S+\s+-$" % r["busy"], text, re.M),
            "--batch: the running thread is not shown as '-'", *run.details())

@@ -8,8 +8,10 @@
 #include <string.h>
 
 #include "kwait.h"
+#include "owners.h"
 #include "schedclock.h"
 #include "tap.h"
+#include "unixdiag.h"
 
 static void
 test_syscall(void)
@@ -204,6 +206,105 @@ test_format(void)
 	       "no duration, a non-fd object: %s", buf);
 }
 
+/* Two ends of one loopback connection (ports 0xA000 and 0x1F90) and a
+ * listener, as /proc/net/tcp has them. */
+static const char tcp_table[] =
+	"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+	"   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 100 1 0000000000000000 100 0 0 10 0\n"
+	"   1: 0100007F:A000 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1000        0 200 1 0000000000000000 20 4 30 10 -1\n"
+	"   2: 0100007F:1F90 0100007F:A000 01 00000000:00000000 00:00000000 00000000     0        0 300 1 0000000000000000 20 4 30 10 -1\n"
+	"   3: 0100007F:1F90 0100007F:B000 01 00000000:00000000 00:00000000 00000000     0        0 0 1 0000000000000000 20 4 30 10 -1\n";
+
+static void
+test_peers(void)
+{
+	char local[64], remote[64];
+	unsigned long ino = 0;
+	const char *row = strchr(tcp_table, '\n') + 1;
+	row = strchr(row, '\n') + 1;
+	bool parsed = kwait_parse_inet_tokens(row, local, remote, sizeof local, &ino);
+	tap_ok(parsed && ino == 200 &&
+		       strcmp(local, "0100007F:A000") == 0 && strcmp(remote, "0100007F:1F90") == 0,
+	       "inet tokens: local, remote and inode of a row (%s %s %lu)", local, remote, ino);
+	tap_ok(!kwait_parse_inet_tokens(tcp_table, local, remote, sizeof local, &ino),
+	       "inet tokens: the heading is not a row");
+	tap_ok(!kwait_parse_inet_tokens("   1: 0100007F:A000 0100007F:1F90 01 00:00\n", local,
+					remote, sizeof local, &ino),
+	       "inet tokens: a row cut short has no inode");
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:A000", "0100007F:1F90") == 300,
+	       "inet peer: the row with the addresses swapped is the other end");
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:1F90", "0100007F:A000") == 200,
+	       "inet peer: and back");
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:C000", "0A000001:0050") == 0,
+	       "inet peer: none for a remote host");
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:B000", "0100007F:1F90") == 0,
+	       "inet peer: none for a connection no process holds yet (inode 0)");
+
+	char name[64];
+	unixdiag_format_name((const unsigned char *)"/run/app.sock\0", 14, name, sizeof name);
+	tap_ok(strcmp(name, "/run/app.sock") == 0, "unix name: a path (with its NUL): %s", name);
+	unixdiag_format_name((const unsigned char *)"\0abs\0x", 6, name, sizeof name);
+	tap_ok(strcmp(name, "@abs@x") == 0, "unix name: abstract, inner NULs as '@': %s", name);
+	unixdiag_format_name((const unsigned char *)"", 0, name, sizeof name);
+	tap_ok(name[0] == '\0', "unix name: none");
+	unixdiag_format_name((const unsigned char *)"/a/very/long/path", 17, name, 6);
+	tap_ok(strcmp(name, "/a/ve") == 0, "unix name: cut to the room there is: %s", name);
+
+	enum owner_kind kind;
+	unsigned long inode;
+	tap_ok(owners_parse_link("socket:[4321]", &kind, &inode) && kind == OWNER_SOCKET &&
+		       inode == 4321, "owners: a socket link");
+	tap_ok(owners_parse_link("pipe:[77]", &kind, &inode) && kind == OWNER_PIPE && inode == 77,
+	       "owners: a pipe link");
+	tap_ok(!owners_parse_link("socket:[12", &kind, &inode) &&
+		       !owners_parse_link("socket:[]", &kind, &inode) &&
+		       !owners_parse_link("/tmp/socket:[1]", &kind, &inode) &&
+		       !owners_parse_link("anon_inode:[eventpoll]", &kind, &inode) &&
+		       !owners_parse_link("socket:[99999999999999999999999]", &kind, &inode),
+	       "owners: anything else, or a malformed or absurd inode, is refused");
+
+	struct kwait_info ki = {.blocked = true, .nr = 7, .name = "poll", .fd = 5,
+				.object_is_fd = true};
+	char buf[1200];
+	snprintf(ki.object, sizeof ki.object, "unix (unnamed)");
+	ki.peer = (struct kwait_peer){.kind = KWAIT_PEER_UNIX, .pid = 24199};
+	snprintf(ki.peer.name, sizeof ki.peer.name, "/run/postgresql/.s.PGSQL.5432");
+	snprintf(ki.peer.cmd, sizeof ki.peer.cmd, "postgres: 18/main: postgres postgres [local] "
+		 "UPDATE waiting");
+	kwait_format(&ki, 5.6, buf, sizeof buf);
+	tap_ok(strcmp(buf, "blocked 5.6 s in poll on unix (unnamed), peer "
+			   "/run/postgresql/.s.PGSQL.5432 pid 24199 (postgres: 18/main: postgres "
+			   "postgres [local] UPDATE waiting)") == 0, "long form with a peer: %s", buf);
+	kwait_format_short(&ki, 5.6, buf, sizeof buf);
+	tap_ok(strcmp(buf, "5.6s poll unix (unnamed) \u2192 /run/postgresql/.s.PGSQL.5432 24199 "
+			   "postgres: 18/main: postg\u2026") == 0, "short form with a peer: %s", buf);
+	ki.peer.pid = 0;
+	kwait_format(&ki, 5.6, buf, sizeof buf);
+	tap_ok(strcmp(buf, "blocked 5.6 s in poll on unix (unnamed), peer "
+			   "/run/postgresql/.s.PGSQL.5432") == 0, "a peer nobody can be seen holding: %s",
+	       buf);
+	ki.peer = (struct kwait_peer){.kind = KWAIT_PEER_INET, .name = "127.0.0.1:6379"};
+	snprintf(ki.object, sizeof ki.object, "tcp 127.0.0.1:40000 -> 127.0.0.1:6379 ESTABLISHED");
+	kwait_format(&ki, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "blocked 1.0 s in poll on tcp 127.0.0.1:40000 -> 127.0.0.1:6379 "
+			   "ESTABLISHED") == 0, "a TCP peer without a process adds nothing: %s", buf);
+	ki.peer.pid = 812;
+	ki.peer.more = 2;
+	snprintf(ki.peer.cmd, sizeof ki.peer.cmd, "redis-server *:6379");
+	kwait_format(&ki, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "blocked 1.0 s in poll on tcp 127.0.0.1:40000 -> 127.0.0.1:6379 "
+			   "ESTABLISHED, peer pid 812 (redis-server *:6379) and 2 more") == 0,
+	       "a TCP peer's process, and how many more hold it: %s", buf);
+	ki.peer = (struct kwait_peer){.kind = KWAIT_PEER_PIPE, .pid = 900};
+	snprintf(ki.peer.cmd, sizeof ki.peer.cmd, "celery worker \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+		 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");
+	snprintf(ki.object, sizeof ki.object, "pipe");
+	kwait_format_short(&ki, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "1.0s poll pipe \u2192 900 celery worker \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
+			   "\xc3\xa9\u2026") == 0,
+	       "a pipe's other end, its command line cut between characters: %s", buf);
+}
+
 int
 main(void)
 {
@@ -214,5 +315,6 @@ main(void)
 	test_unix();
 	test_epoll();
 	test_format();
+	test_peers();
 	return tap_done();
 }

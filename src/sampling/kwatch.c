@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "discover.h"
 #include "kwatch.h"
+#include "owners.h"
 #include "schedclock.h"
 
 /* One watched process: the watcher's own reader (the sampler's is not shared). */
@@ -40,6 +41,7 @@ struct kwatch {
 	_Atomic(struct kwatch_snapshot *) latest;
 	struct kwatch_snapshot *prev; /* watcher thread only */
 	struct schedclock *clock;   /* watcher thread only; NULL: no durations but ours */
+	struct owners *owners;      /* watcher thread only: who holds the other ends */
 };
 
 static int
@@ -75,7 +77,7 @@ kwatch_seconds(const struct kwatch_entry *e, uint64_t now_ns)
 
 /* A new watched process with its own handle and reader, or NULL (err says why). */
 static struct kwatched *
-watched_open(pid_t pid, struct tt_error *err)
+watched_open(pid_t pid, struct owners *owners, struct tt_error *err)
 {
 	struct kwatched *w = calloc(1, sizeof *w);
 	if (!w) {
@@ -87,7 +89,7 @@ watched_open(pid_t pid, struct tt_error *err)
 		return NULL;
 	}
 	w->pid = pid;
-	if (!(w->reader = kwait_reader_new(pid, &w->mem))) {
+	if (!(w->reader = kwait_reader_new(pid, &w->mem, owners))) {
 		free(w);
 		tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 		return NULL;
@@ -111,7 +113,7 @@ watched(struct kwatch *kw, pid_t pid)
 		kw->cap = cap;
 	}
 	struct tt_error err;
-	struct kwatched *w = watched_open(pid, &err);
+	struct kwatched *w = watched_open(pid, kw->owners, &err);
 	if (w)
 		kw->procs[kw->nprocs++] = w;
 	return w;
@@ -274,7 +276,9 @@ kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
 		free(kw);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	}
-	if (!(kw->procs[0] = watched_open(pid, err))) {
+	kw->owners = owners_new();
+	if (!(kw->procs[0] = watched_open(pid, kw->owners, err))) {
+		owners_free(kw->owners);
 		free(kw->procs);
 		free(kw);
 		return err->status;
@@ -325,6 +329,7 @@ kwatch_free(struct kwatch *kw)
 		kwait_reader_free(kw->procs[i]->reader);
 		free(kw->procs[i]);
 	}
+	owners_free(kw->owners);
 	free(kw->procs);
 	free(kw->tree);
 	free(kw);

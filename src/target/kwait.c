@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "kwait.h"
+#include "owners.h"
 #include "taskinfo.h"
+#include "unixdiag.h"
 
 /* A network table larger than this is not read (a server with hundreds of
  * thousands of connections): its sockets are shown as "socket". */
@@ -266,6 +268,61 @@ kwait_parse_inet_line(const char *line, const char *proto, unsigned long inode, 
 	return true;
 }
 
+/* The next whitespace-separated field of a line into out; false at its end. */
+static bool
+next_field(const char **pp, char *out, size_t len)
+{
+	const char *p = skip_spaces(*pp);
+	size_t n = 0;
+	while (*p && *p != ' ' && *p != '\t' && *p != '\n') {
+		if (n + 1 < len)
+			out[n++] = *p;
+		p++;
+	}
+	if (len)
+		out[n] = '\0';
+	*pp = p;
+	return n > 0;
+}
+
+bool
+kwait_parse_inet_tokens(const char *line, char *local, char *remote, size_t len,
+			unsigned long *inode)
+{
+	/* sl local rem st tx:rx tr:when retrnsmt uid timeout inode */
+	char field[64];
+	const char *p = line;
+	if (!next_field(&p, field, sizeof field) || field[strlen(field) - 1] != ':' ||
+	    !next_field(&p, local, len) || !next_field(&p, remote, len) ||
+	    !strchr(local, ':') || !strchr(remote, ':'))
+		return false;
+	/* st, tx:rx, tr:when, retrnsmt, uid, timeout, then the inode */
+	for (int i = 0; i < 7; i++)
+		if (!next_field(&p, field, sizeof field))
+			return false;
+	const char *q = field;
+	uint64_t ino;
+	if (!parse_number(&q, 10, &ino, false))
+		return false;
+	*inode = (unsigned long)ino;
+	return true;
+}
+
+unsigned long
+kwait_find_inet_peer(const char *text, const char *local, const char *remote)
+{
+	const char *line = strchr(text, '\n'); /* skip the heading */
+	while (line && *++line) {
+		char l[64], r[64];
+		unsigned long ino;
+		if (kwait_parse_inet_tokens(line, l, r, sizeof l, &ino) && ino != 0 &&
+		    strcmp(l, remote) == 0 && strcmp(r, local) == 0)
+			return ino;
+		line = strchr(line, '\n');
+	}
+	return 0;
+}
+
 /* Does this line start an entry of /proc/net/unix ("<hex>: ")? */
 static bool
 unix_entry_start(const char *line)
@@ -363,16 +420,20 @@ struct kwait_reader {
 	pid_t pid;
 	struct remote *mem;
 	struct net_table net[NET_COUNT];
+	struct owners *owners;       /* not ours; NULL: no processes named */
+	struct unixdiag *diag;       /* opened on first need */
+	bool diag_tried;
 };
 
 struct kwait_reader *
-kwait_reader_new(pid_t pid, struct remote *mem)
+kwait_reader_new(pid_t pid, struct remote *mem, struct owners *owners)
 {
 	struct kwait_reader *r = calloc(1, sizeof *r);
 	if (!r)
 		return NULL;
 	r->pid = pid;
 	r->mem = mem;
+	r->owners = owners;
 	return r;
 }
 
@@ -392,6 +453,7 @@ kwait_reader_free(struct kwait_reader *r)
 	if (!r)
 		return;
 	kwait_reader_pass(r);
+	unixdiag_close(r->diag);
 	free(r);
 }
 
@@ -622,12 +684,116 @@ poll_fds(struct kwait_reader *r, uint64_t addr, uint64_t nfds, int *fds, size_t 
 	return (long)n;
 }
 
+/* The process holding the other end (inode of kind), not the waiting
+ * descriptor itself; for a pipe, one holding the other direction. */
+static void
+peer_process(struct kwait_reader *r, enum owner_kind kind, unsigned long inode, int fd,
+	     int writes, struct kwait_peer *peer)
+{
+	if (!r->owners)
+		return;
+	struct owner found[8];
+	size_t n = owners_find(r->owners, kind, inode, r->pid, fd, writes, found, 8);
+	if (n == 0)
+		return;
+	/* Another process is the more telling answer than the target itself. */
+	size_t pick = 0;
+	for (size_t i = 0; i < n; i++)
+		if (found[i].pid != r->pid) {
+			pick = i;
+			break;
+		}
+	peer->pid = (int)found[pick].pid;
+	unsigned others = 0;
+	for (size_t i = 0; i < n; i++)
+		others += found[i].pid != found[pick].pid;
+	peer->more = others;
+	taskinfo_cmdline(found[pick].pid, peer->cmd, sizeof peer->cmd);
+}
+
+/* A TCP socket's other end on this machine: the row of the same table with
+ * the addresses swapped. */
+static bool
+inet_peer(struct kwait_reader *r, unsigned long inode, struct kwait_peer *peer)
+{
+	for (int which = NET_TCP; which <= NET_TCP6; which++) {
+		const char *text = net_table(r, which);
+		if (!text)
+			continue;
+		const char *line = strchr(text, '\n');
+		while (line && *++line) {
+			char local[64], remote[64];
+			unsigned long ino;
+			if (kwait_parse_inet_tokens(line, local, remote, sizeof local, &ino) &&
+			    ino == inode) {
+				const char *p = remote;
+				if (strspn(remote, "0:") == strlen(remote) ||
+				    !parse_inet_addr(&p, which == NET_TCP6, peer->name, sizeof peer->name))
+					return false; /* listening: no other end */
+				peer->kind = KWAIT_PEER_INET;
+				unsigned long other = kwait_find_inet_peer(text, local, remote);
+				if (other)
+					peer_process(r, OWNER_SOCKET, other, -1, -1, peer);
+				return true;
+			}
+			line = strchr(line, '\n');
+		}
+	}
+	return false;
+}
+
+/* The other end of the one descriptor a thread waits on: a connected
+ * socket's peer or a pipe's other side, and who holds it. */
+static void
+find_peer(struct kwait_reader *r, int fd, struct kwait_peer *peer)
+{
+	memset(peer, 0, sizeof *peer);
+	char path[64], link[64];
+	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->pid, fd);
+	ssize_t n = readlink(path, link, sizeof link - 1);
+	if (n <= 0)
+		return;
+	link[n] = '\0';
+	enum owner_kind kind;
+	unsigned long inode;
+	if (!owners_parse_link(link, &kind, &inode))
+		return;
+	if (kind == OWNER_PIPE) {
+		/* Reading waits on the writers, writing on the readers. */
+		bool we_write = false;
+		char info_path[64], info[512];
+		snprintf(info_path, sizeof info_path, "/proc/%d/fdinfo/%d", (int)r->pid, fd);
+		if (read_file(info_path, info, sizeof info) > 0) {
+			const char *f = strstr(info, "flags:");
+			unsigned long flags = f ? strtoul(f + 6, NULL, 8) : 0;
+			we_write = (flags & O_ACCMODE) == O_WRONLY;
+		}
+		peer->kind = KWAIT_PEER_PIPE;
+		peer_process(r, OWNER_PIPE, inode, fd, we_write ? 0 : 1, peer);
+		return;
+	}
+	if (inet_peer(r, inode, peer))
+		return;
+	if (!r->diag_tried) {
+		r->diag = unixdiag_open(r->pid);
+		r->diag_tried = true;
+	}
+	unsigned long other = 0;
+	if (!unixdiag_peer(r->diag, inode, &other, peer->name, sizeof peer->name) || other == 0) {
+		peer->name[0] = '\0';
+		return;
+	}
+	peer->kind = KWAIT_PEER_UNIX;
+	peer_process(r, OWNER_SOCKET, other, -1, -1, peer);
+}
+
 static void
 describe_fd_list(struct kwait_reader *r, struct kwait_info *info, const int *fds, size_t n)
 {
 	if (n == 1) {
 		info->fd = fds[0];
 		describe_fd(r, fds[0], false, info->object, sizeof info->object);
+		find_peer(r, info->fd, &info->peer);
 	} else if (n > 1) {
 		describe_set(r, fds, n, n, info->object, sizeof info->object);
 	}
@@ -647,6 +813,8 @@ describe_call(struct kwait_reader *r, const struct kwait_call *c, struct kwait_i
 			info->fd = (int)c->args[0];
 			describe_fd(r, info->fd, false, info->object, sizeof info->object);
 			info->object_is_fd = true;
+			if (kind == CALL_FD)
+				find_peer(r, info->fd, &info->peer);
 		}
 		break;
 	case CALL_SELECT: {
@@ -741,6 +909,47 @@ kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info)
 	return true;
 }
 
+/* At most max bytes of s, cut at a character boundary (UTF-8). */
+static int
+utf8_prefix(const char *s, int max)
+{
+	int n = (int)strnlen(s, (size_t)max + 1);
+	if (n <= max)
+		return n;
+	n = max;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return n;
+}
+
+/* ", peer /run/app.sock pid 812 (app-server --workers 4)" or "". */
+static void
+format_peer(const struct kwait_peer *p, bool short_form, char *out, size_t len)
+{
+	out[0] = '\0';
+	if (p->kind == KWAIT_PEER_NONE || len == 0)
+		return;
+	/* A TCP peer's address is in the object already. */
+	bool name = p->kind == KWAIT_PEER_UNIX && p->name[0];
+	if (!name && !p->pid)
+		return;
+	int cmd_max = short_form ? 24 : 72;
+	int cut = utf8_prefix(p->cmd, cmd_max);
+	const char *ellipsis = p->cmd[cut] ? "\u2026" : "";
+	size_t o = (size_t)snprintf(out, len, "%s",
+				    short_form ? " \u2192"
+				    : p->kind == KWAIT_PEER_PIPE ? ", other end" : ", peer");
+	if (o < len && name)
+		o += (size_t)snprintf(out + o, len - o, " %s", p->name);
+	if (o < len && p->pid && short_form)
+		o += (size_t)snprintf(out + o, len - o, " %d %.*s%s", p->pid, cut, p->cmd, ellipsis);
+	else if (o < len && p->pid)
+		o += (size_t)snprintf(out + o, len - o, " pid %d (%.*s%s)", p->pid, cut, p->cmd,
+				      ellipsis);
+	if (o < len && p->pid && p->more && !short_form)
+		snprintf(out + o, len - o, " and %u more", p->more);
+}
+
 void
 kwait_format(const struct kwait_info *info, double seconds, char *buf, size_t len)
 {
@@ -751,7 +960,12 @@ kwait_format(const struct kwait_info *info, double seconds, char *buf, size_t le
 	else
 		o = (size_t)snprintf(buf, len, "blocked in %s", info->name);
 	if (o < len && info->object[0])
-		snprintf(buf + o, len - o, info->object_is_fd ? " on %s" : " (%s)", info->object);
+		o += (size_t)snprintf(buf + o, len - o, info->object_is_fd ? " on %s" : " (%s)",
+				      info->object);
+	char peer[512];
+	format_peer(&info->peer, false, peer, sizeof peer);
+	if (o < len && peer[0])
+		snprintf(buf + o, len - o, "%s", peer);
 }
 
 void
@@ -767,6 +981,8 @@ kwait_format_short(const struct kwait_info *info, double seconds, char *buf, siz
 	else if (seconds >= 3600)
 		snprintf(dur, sizeof dur, "%dh%02dm ", (int)(seconds / 3600), ((int)seconds / 60) % 60);
 	const char *bound = dur[0] && info->seconds_at_least ? "\u2265" : "";
-	snprintf(buf, len, "%s%s%s%s%s", bound, dur, info->name, info->object[0] ? " " : "",
-		 info->object);
+	char peer[512];
+	format_peer(&info->peer, true, peer, sizeof peer);
+	snprintf(buf, len, "%s%s%s%s%s%s", bound, dur, info->name, info->object[0] ? " " : "",
+		 info->object, peer);
 }

@@ -50,6 +50,18 @@ const char *kwait_syscall_name(long nr);
 bool kwait_parse_inet_line(const char *line, const char *proto, unsigned long inode,
 			   char *out, size_t len);
 
+/* The raw address fields and inode of one line of /proc/net/{tcp,udp}[6]
+ * ("0100007F:1F90" as the table has them). False for a heading or a
+ * malformed line. */
+bool kwait_parse_inet_tokens(const char *line, char *local, char *remote, size_t len,
+			     unsigned long *inode);
+
+/* In the text of a whole table: the inode of the socket whose local address
+ * is `remote` and remote address is `local` (the other end of a connection
+ * between two sockets of this machine), or 0 when there is none (the other
+ * end is on another host, or in another network namespace). */
+unsigned long kwait_find_inet_peer(const char *text, const char *local, const char *remote);
+
 /* The whole text of /proc/net/unix: find the socket with `inode` and write
  * "unix /run/app.sock" (LISTEN when listening; "unix (unnamed)" without a
  * path; an abstract name starts with '@'). A path may hold newlines: a line
@@ -64,6 +76,22 @@ size_t kwait_parse_epoll_fdinfo(const char *text, int *fds, size_t max);
  * Reading a live target
  * ---------------------------------------------------------------- */
 
+enum kwait_peer_kind {
+	KWAIT_PEER_NONE = 0,
+	KWAIT_PEER_UNIX,      /* name: the other end's bound path ("" unnamed) */
+	KWAIT_PEER_INET,      /* name: its address, "127.0.0.1:5432" */
+	KWAIT_PEER_PIPE,      /* no name */
+};
+
+/* The other end of the one socket or pipe a thread waits on. */
+struct kwait_peer {
+	enum kwait_peer_kind kind;
+	char name[256];       /* raw: the peer's choice */
+	int pid;              /* a process holding the other end; 0 when none can be seen */
+	unsigned more;        /* how many others hold it too */
+	char cmd[160];        /* pid's command line, raw, cut */
+};
+
 struct kwait_info {
 	bool blocked;                 /* in a system call, off CPU */
 	long nr;                      /* system call number */
@@ -74,15 +102,19 @@ struct kwait_info {
 	double seconds;               /* how long; < 0 when not known */
 	bool seconds_at_least;        /* a lower bound: the caller saw the call start no
 					 later than that, the kernel did not say when */
+	struct kwait_peer peer;       /* the other end (kind NONE: nothing to name) */
 };
 
 /* A reader for one target. It caches the network tables for one pass over
  * the threads (kwait_reader_pass starts a new pass). `mem` reads fd sets
- * of poll/select from the target; NULL leaves them out. Not thread-safe:
- * one reader per thread, with its own `mem`. */
+ * of poll/select from the target; NULL leaves them out. `owners` (shared by
+ * the readers of one thread) finds the processes at the other ends; NULL
+ * names the other ends without their processes. Not thread-safe: one
+ * reader per thread, with its own `mem`. */
 struct kwait_reader;
+struct owners;
 
-struct kwait_reader *kwait_reader_new(pid_t pid, struct remote *mem);
+struct kwait_reader *kwait_reader_new(pid_t pid, struct remote *mem, struct owners *owners);
 void kwait_reader_free(struct kwait_reader *r);
 void kwait_reader_pass(struct kwait_reader *r);
 
@@ -94,11 +126,13 @@ bool kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info
 
 /* "blocked 12.3 s in recvfrom on tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED"
  * (raw: sanitize before display). seconds < 0: no duration; with
- * info->seconds_at_least, "blocked ≥ 12.3 s in ...". */
+ * info->seconds_at_least, "blocked ≥ 12.3 s in ...". The other end
+ * follows: ", peer /run/app.sock (pid 812: app-server --workers 4)". */
 void kwait_format(const struct kwait_info *info, double seconds, char *buf, size_t len);
 
-/* "recvfrom tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED 12s": the short
- * form for a table column (raw); "≥12s" for a lower bound. */
+/* "12s recvfrom tcp 127.0.0.1:5 -> 127.0.0.1:6 ESTABLISHED": the short
+ * form for a table column (raw); "≥12s" for a lower bound; the other end
+ * as " → /run/app.sock 812 app-server". */
 void kwait_format_short(const struct kwait_info *info, double seconds, char *buf, size_t len);
 
 #endif

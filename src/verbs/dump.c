@@ -14,6 +14,7 @@
 #include "dump.h"
 #include "dumptasks.h"
 #include "kwait.h"
+#include "owners.h"
 #include "sanitize.h"
 #include "schedclock.h"
 #include "taskinfo.h"
@@ -73,12 +74,14 @@ take_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 struct kernel_view {
 	struct kwait_reader *reader;
 	struct schedclock *clock;
+	struct owners *owners;
 };
 
 static struct kernel_view
 kernel_view_open(pid_t pid, struct remote *mem)
 {
-	return (struct kernel_view){kwait_reader_new(pid, mem), schedclock_new()};
+	struct owners *owners = owners_new();
+	return (struct kernel_view){kwait_reader_new(pid, mem, owners), schedclock_new(), owners};
 }
 
 static void
@@ -86,6 +89,7 @@ kernel_view_close(struct kernel_view *kv)
 {
 	kwait_reader_free(kv->reader);
 	schedclock_free(kv->clock);
+	owners_free(kv->owners);
 }
 
 /* What thread tid waits for in the kernel, seen once: how long is "since
@@ -97,6 +101,36 @@ thread_blocked(const struct kernel_view *kv, pid_t pid, uint64_t tid, struct kwa
 		return false;
 	ki->seconds = kv->clock ? schedclock_since_last_ran(kv->clock, pid, (long)tid) : -1;
 	return true;
+}
+
+/* "peer": {"path"|"addr": ..., "pid": N|null, "cmd": ...|null, "more": N} or null. */
+static void
+print_peer_json(const struct kwait_peer *p)
+{
+	printf(", \"peer\": ");
+	if (p->kind == KWAIT_PEER_NONE) {
+		printf("null");
+		return;
+	}
+	printf("{\"kind\": \"%s\"", p->kind == KWAIT_PEER_UNIX ? "unix"
+				     : p->kind == KWAIT_PEER_INET ? "inet" : "pipe");
+	if (p->kind == KWAIT_PEER_UNIX) {
+		printf(", \"path\": ");
+		if (p->name[0])
+			json_put_string(stdout, p->name);
+		else
+			printf("null");
+	} else if (p->kind == KWAIT_PEER_INET) {
+		printf(", \"addr\": ");
+		json_put_string(stdout, p->name);
+	}
+	if (p->pid) {
+		printf(", \"pid\": %d, \"cmd\": ", p->pid);
+		json_put_string(stdout, p->cmd);
+		printf(", \"more\": %u}", p->more);
+	} else {
+		printf(", \"pid\": null, \"cmd\": null, \"more\": 0}");
+	}
 }
 
 /* ppid >= 0: one process of a tree (say its parent). */
@@ -212,9 +246,11 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 			else
 				printf("null");
 			if (ki.seconds >= 0)
-				printf(", \"seconds\": %.3f},\n", ki.seconds);
+				printf(", \"seconds\": %.3f", ki.seconds);
 			else
-				printf(", \"seconds\": null},\n");
+				printf(", \"seconds\": null");
+			print_peer_json(&ki.peer);
+			printf("},\n");
 		} else {
 			printf("null,\n");
 		}

@@ -1,0 +1,38 @@
+/* The other end of a unix socket, from the kernel's socket diagnostics
+ * (NETLINK_SOCK_DIAG: UNIX_DIAG_PEER, UNIX_DIAG_NAME). /proc/net/unix names
+ * sockets but does not say which is connected to which; this does.
+ *
+ * A netlink socket answers for the network namespace it was made in, so a
+ * reader made for a process in another namespace (a container) makes its
+ * socket there when it may (setns on a short-lived thread of its own: root
+ * or CAP_SYS_ADMIN); otherwise it asks in ours, where the kernel finds no
+ * such socket and nothing is said. Socket inodes are unique machine-wide:
+ * a lookup never finds the wrong one.
+ *
+ * Names are the target's (or its peer's) choice: raw bytes, to be sanitized
+ * before display. */
+#ifndef TT_UNIXDIAG_H
+#define TT_UNIXDIAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct unixdiag;
+
+/* For the sockets of process pid; NULL when netlink is not available. */
+struct unixdiag *unixdiag_open(pid_t pid);
+void unixdiag_close(struct unixdiag *d);
+
+/* Unix socket inode's peer (0: none, not connected) and the peer's bound
+ * name ("" unnamed; "@name" abstract). False when the kernel does not know
+ * the socket (gone, another namespace). */
+bool unixdiag_peer(struct unixdiag *d, unsigned long inode, unsigned long *peer, char *peer_name,
+		   size_t len);
+
+/* The name of one netlink reply's UNIX_DIAG_NAME payload (sun_path bytes,
+ * not NUL-terminated; an abstract name starts with a NUL): "" for none,
+ * "@..." for abstract names. Pure; unit-tested. */
+void unixdiag_format_name(const unsigned char *path, size_t n, char *out, size_t len);
+
+#endif
