@@ -342,7 +342,9 @@ def validate_peer(tid, p, fd):
     expect(fd is not None and isinstance(p, dict) and p.get("kind") in ("unix", "inet", "pipe"),
            what)
     name = {"unix": {"path"}, "inet": {"addr"}, "pipe": set()}[p["kind"]]
-    expect(set(p) == {"kind", "pid", "cmd", "more"} | name, what)
+    extra = {"accepted"} if p["kind"] == "inet" else set()
+    expect(set(p) == {"kind", "pid", "cmd", "more"} | name | extra, what)
+    expect(not extra or isinstance(p["accepted"], bool), what)
     expect(all(p[k] is None or isinstance(p[k], str) for k in name), what)
     pid_ok = p["pid"] is None or (isinstance(p["pid"], int) and not isinstance(p["pid"], bool)
                                   and p["pid"] > 0)

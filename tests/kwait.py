@@ -109,8 +109,8 @@ def own_cmd(target):
 
 
 PEERS = {
-    "recv": lambda t: {"kind": "inet", "addr": t.info["recv_peer"], "pid": t.pid,
-                       "cmd": own_cmd(t), "more": 0},
+    "recv": lambda t: {"kind": "inet", "addr": t.info["recv_peer"], "accepted": True,
+                       "pid": t.pid, "cmd": own_cmd(t), "more": 0},
     "select": lambda t: {"kind": "pipe", "pid": t.pid, "cmd": own_cmd(t), "more": 0},
 }
 
@@ -160,7 +160,7 @@ def test_text(ctx):
     text = run.out.decode("utf-8", "replace")
     r, info = roles(ctx.target), ctx.target.info
     recv = re.search(r'^Thread %d "[^"\n]*" \(idle, blocked \d+\.\d s in recvfrom on '
-                     r'tcp %s -> %s ESTABLISHED, peer pid %d \(python[^\n]*\)\)$'
+                     r'tcp %s -> %s ESTABLISHED, peer pid %d \([^\n]*python[^\n]*\)\)$'
                      % (r["recv"], re.escape(info["recv_local"]), re.escape(info["recv_peer"]),
                         ctx.target.pid), text, re.M)
     expect(recv, "no header line 'Thread %d \"...\" (idle, blocked N s in recvfrom on tcp "
@@ -209,7 +209,7 @@ def test_batch(ctx):
     info, r = ctx.target.info, roles(ctx.target)
     text = run.out.decode("utf-8", "replace")
     expect(re.search(r"^\s*%d\s+\S+\s+blocked \d+\.\d s in recvfrom on tcp %s -> %s "
-                     r"ESTABLISHED, peer pid %d \(python.*\)$"
+                     r"ESTABLISHED, peer pid %d \(.*python.*\)$"
                      % (r["recv"], re.escape(info["recv_local"]), re.escape(info["recv_peer"]),
                         ctx.target.pid), text, re.M),
            "--batch has no line for the recv thread's call and peer", *run.details())
@@ -434,6 +434,105 @@ def test_pinned(ctx):
                 check_confined_batch(target, reader_cpu)
 
 
+@contextlib.contextmanager
+def remote_server():
+    """A TCP server in a network namespace of its own, reached over a veth
+    pair: to this machine's tables it is another host. Yields "host:port",
+    or None where namespaces or veth cannot be made."""
+    tag = "tt%d" % (os.getpid() % 100000)
+    ns, host_if, ns_if = tag + "-ns", tag + "h", tag + "s"
+    net = "10.213.%d" % (os.getpid() % 250)
+    ip = shutil.which("ip") or shutil.which("ip", path="/usr/sbin:/sbin")
+    server = None
+    setup = [[ip, "netns", "add", ns],
+             [ip, "link", "add", host_if, "type", "veth", "peer", "name", ns_if, "netns", ns],
+             [ip, "addr", "add", net + ".1/30", "dev", host_if],
+             [ip, "link", "set", host_if, "up"],
+             [ip, "-n", ns, "addr", "add", net + ".2/30", "dev", ns_if],
+             [ip, "-n", ns, "link", "set", ns_if, "up"],
+             [ip, "-n", ns, "link", "set", "lo", "up"]]
+    try:
+        for argv in setup:
+            if subprocess.run(argv, capture_output=True).returncode != 0:
+                yield None
+                return
+        code = ("import socket, time\ns = socket.socket(); s.bind(('%s.2', 0)); s.listen(4)\n"
+                "print(s.getsockname()[1], flush=True)\nc = s.accept()\ntime.sleep(600)\n" % net)
+        server = subprocess.Popen([ip, "netns", "exec", ns, sys.executable, "-c", code],
+                                  stdout=subprocess.PIPE, text=True)
+        line = server.stdout.readline()
+        yield "%s.2:%s" % (net, line.strip()) if line.strip().isdigit() else None
+    finally:
+        if server:
+            server.kill()
+            server.wait()
+        subprocess.run([ip, "link", "del", host_if], capture_output=True)
+        subprocess.run([ip, "netns", "del", ns], capture_output=True)
+
+
+def cmd_of(pid):
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        return f.read().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")[:159]
+
+
+def wait_peers_parked(target):
+    calls = {"unix": {45}, "tcp": {45}, "queued": {45}, "remote": {45}, "pipe": {0}}
+    deadline = time.monotonic() + PARK_TIMEOUT
+    while True:
+        waiting = {n: syscall_nr(target.pid, t) for n, t in target.info["roles"].items()
+                   if syscall_nr(target.pid, t) not in calls[n]}
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise Fail("threads not parked in their calls within %d s: %s"
+                       % (PARK_TIMEOUT, waiting), *target.status())
+        time.sleep(0.02)
+
+
+def test_peers(ctx):
+    """The other ends: a server process's unix socket and TCP port, a
+    connection still in its accept queue, a child holding a pipe, and a
+    host whose sockets this machine's tables do not hold."""
+    with remote_server() as remote:
+        args = ["%s/s.sock"] + ([remote] if remote else [])
+        target = rig.Target(ctx.suite, ctx.interp, "kwait_peers.py", park=rig.PARK_NONE)
+        target.args = [args[0] % target.dir] + args[1:]
+        with target:
+            wait_peers_parked(target)
+            info, r = target.info, target.info["roles"]
+            server = {"pid": info["server"], "cmd": cmd_of(info["server"]), "more": 0}
+            want = {
+                "unix": dict(kind="unix", path=info["socket_path"], **server),
+                "tcp": dict(kind="inet", addr=info["tcp_addr"], accepted=True, **server),
+                "queued": dict(kind="inet", addr=info["queued_addr"], accepted=False, **server),
+                "pipe": {"kind": "pipe", "pid": info["child"], "cmd": cmd_of(info["child"]),
+                         "more": 0},
+            }
+            if remote:
+                want["remote"] = {"kind": "inet", "addr": remote, "accepted": True, "pid": None,
+                                  "cmd": None, "more": 0}
+            got = rig.threads_by_tid(dump(target))
+            wrong = ["%s: %s, expected %s" % (n, show(got[r[n]]["blocked"] and
+                                                      got[r[n]]["blocked"]["peer"]), show(w))
+                     for n, w in sorted(want.items())
+                     if not got[r[n]]["blocked"] or got[r[n]]["blocked"]["peer"] != w]
+            expect(not wrong, "dump --json: the other ends of the waits", *wrong)
+            run = rig.tachyon("dump", "-p", target.pid)
+            run.expect_success()
+            text = run.out.decode("utf-8", "replace")
+            line = re.search(r'^Thread %d .*$' % r["unix"], text, re.M)
+            expect(line and ", peer %s pid %d (" % (info["socket_path"], info["server"])
+                   in line.group(0),
+                   "dump text: the unix thread's line does not name the server's path and pid",
+                   "line: " + show(line and line.group(0)))
+            queued = re.search(r'^Thread %d .*$' % r["queued"], text, re.M)
+            expect(queued and queued.group(0).endswith("which has not accepted the connection)"),
+                   "dump text: the queued connection does not say it is not accepted",
+                   "line: " + show(queued and queued.group(0)))
+    if not remote:
+        raise rig.Skip("no veth pair into a namespace of its own: the remote host is left out")
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -453,6 +552,8 @@ OWN = [
      test_netns),
     ("threads blocked on one CPU, read from another: durations within 0.1 s of their own",
      test_pinned),
+    ("the other ends: a server's unix socket and port, its accept queue, a child's pipe, "
+     "a remote host", test_peers),
 ]
 
 

@@ -231,15 +231,25 @@ test_peers(void)
 	tap_ok(!kwait_parse_inet_tokens("   1: 0100007F:A000 0100007F:1F90 01 00:00\n", local,
 					remote, sizeof local, &ino),
 	       "inet tokens: a row cut short has no inode");
-	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:A000", "0100007F:1F90") == 300,
-	       "inet peer: the row with the addresses swapped is the other end");
-	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:1F90", "0100007F:A000") == 200,
-	       "inet peer: and back");
-	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:C000", "0A000001:0050") == 0,
+	unsigned long other = 1;
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:A000", "0100007F:1F90", &other) &&
+		       other == 300, "inet peer: the row with the addresses swapped is the other end");
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:1F90", "0100007F:A000", &other) &&
+		       other == 200, "inet peer: and back");
+	tap_ok(!kwait_find_inet_peer(tcp_table, "0100007F:C000", "0A000001:0050", &other),
 	       "inet peer: none for a remote host");
-	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:B000", "0100007F:1F90") == 0,
-	       "inet peer: none for a connection no process holds yet (inode 0)");
-
+	tap_ok(kwait_find_inet_peer(tcp_table, "0100007F:B000", "0100007F:1F90", &other) &&
+		       other == 0, "inet peer: a connection no process holds yet has inode 0");
+	tap_ok(kwait_find_inet_listener(tcp_table, "0100007F:1F90") == 100,
+	       "inet listener: the socket listening on the address");
+	tap_ok(kwait_find_inet_listener(tcp_table, "0A000001:1F90") == 0,
+	       "inet listener: none on another address with the same port");
+	static const char wild[] =
+		"  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
+		"   0: 00000000:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 555 1 0\n";
+	tap_ok(kwait_find_inet_listener(wild, "0A000001:1F90") == 555 &&
+		       kwait_find_inet_listener(wild, "0A000001:1F91") == 0,
+	       "inet listener: one on the wildcard address takes its port on every address");
 	char name[64];
 	unixdiag_format_name((const unsigned char *)"/run/app.sock\0", 14, name, sizeof name);
 	tap_ok(strcmp(name, "/run/app.sock") == 0, "unix name: a path (with its NUL): %s", name);
@@ -295,6 +305,12 @@ test_peers(void)
 	tap_ok(strcmp(buf, "blocked 1.0 s in poll on tcp 127.0.0.1:40000 -> 127.0.0.1:6379 "
 			   "ESTABLISHED, peer pid 812 (redis-server *:6379) and 2 more") == 0,
 	       "a TCP peer's process, and how many more hold it: %s", buf);
+	ki.peer.more = 0;
+	ki.peer.unaccepted = true;
+	kwait_format(&ki, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "blocked 1.0 s in poll on tcp 127.0.0.1:40000 -> 127.0.0.1:6379 "
+			   "ESTABLISHED, peer pid 812 (redis-server *:6379), which has not accepted "
+			   "the connection") == 0, "a connection its listener has not accepted: %s", buf);
 	ki.peer = (struct kwait_peer){.kind = KWAIT_PEER_PIPE, .pid = 900};
 	snprintf(ki.peer.cmd, sizeof ki.peer.cmd, "celery worker \xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9"
 		 "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9");

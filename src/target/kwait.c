@@ -308,17 +308,42 @@ kwait_parse_inet_tokens(const char *line, char *local, char *remote, size_t len,
 	return true;
 }
 
-unsigned long
-kwait_find_inet_peer(const char *text, const char *local, const char *remote)
+/* Each row of a table (after its heading): its tokens and inode. */
+#define FOR_EACH_INET_ROW(text, line) \
+	for (const char *line = strchr(text, '\n'); line && *++line; line = strchr(line, '\n'))
+
+bool
+kwait_find_inet_peer(const char *text, const char *local, const char *remote,
+		     unsigned long *inode)
 {
-	const char *line = strchr(text, '\n'); /* skip the heading */
-	while (line && *++line) {
+	FOR_EACH_INET_ROW(text, line) {
 		char l[64], r[64];
 		unsigned long ino;
-		if (kwait_parse_inet_tokens(line, l, r, sizeof l, &ino) && ino != 0 &&
-		    strcmp(l, remote) == 0 && strcmp(r, local) == 0)
+		if (kwait_parse_inet_tokens(line, l, r, sizeof l, &ino) && strcmp(l, remote) == 0 &&
+		    strcmp(r, local) == 0) {
+			*inode = ino;
+			return true;
+		}
+	}
+	return false;
+}
+
+unsigned long
+kwait_find_inet_listener(const char *text, const char *addr)
+{
+	const char *port = strrchr(addr, ':');
+	if (!port)
+		return 0;
+	FOR_EACH_INET_ROW(text, line) {
+		char l[64], r[64];
+		unsigned long ino;
+		if (!kwait_parse_inet_tokens(line, l, r, sizeof l, &ino) || ino == 0 ||
+		    strspn(r, "0:") != strlen(r))
+			continue;
+		const char *lport = strrchr(l, ':');
+		bool wildcard = (size_t)(lport - l) == strspn(l, "0");
+		if (strcmp(l, addr) == 0 || (wildcard && strcmp(lport, port) == 0))
 			return ino;
-		line = strchr(line, '\n');
 	}
 	return 0;
 }
@@ -731,9 +756,18 @@ inet_peer(struct kwait_reader *r, unsigned long inode, struct kwait_peer *peer)
 				    !parse_inet_addr(&p, which == NET_TCP6, peer->name, sizeof peer->name))
 					return false; /* listening: no other end */
 				peer->kind = KWAIT_PEER_INET;
-				unsigned long other = kwait_find_inet_peer(text, local, remote);
+				unsigned long other;
+				if (!kwait_find_inet_peer(text, local, remote, &other))
+					return true; /* another host, or another namespace */
+				if (other == 0) {
+					/* Still in the accept queue: its listener's process. */
+					other = kwait_find_inet_listener(text, remote);
+					peer->unaccepted = other != 0;
+				}
 				if (other)
 					peer_process(r, OWNER_SOCKET, other, -1, -1, peer);
+				if (!peer->pid)
+					peer->unaccepted = false;
 				return true;
 			}
 			line = strchr(line, '\n');
@@ -947,7 +981,10 @@ format_peer(const struct kwait_peer *p, bool short_form, char *out, size_t len)
 		o += (size_t)snprintf(out + o, len - o, " pid %d (%.*s%s)", p->pid, cut, p->cmd,
 				      ellipsis);
 	if (o < len && p->pid && p->more && !short_form)
-		snprintf(out + o, len - o, " and %u more", p->more);
+		o += (size_t)snprintf(out + o, len - o, " and %u more", p->more);
+	if (o < len && p->unaccepted)
+		snprintf(out + o, len - o, short_form ? " (not accepted)"
+						      : ", which has not accepted the connection");
 }
 
 void

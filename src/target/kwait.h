@@ -56,11 +56,17 @@ bool kwait_parse_inet_line(const char *line, const char *proto, unsigned long in
 bool kwait_parse_inet_tokens(const char *line, char *local, char *remote, size_t len,
 			     unsigned long *inode);
 
-/* In the text of a whole table: the inode of the socket whose local address
- * is `remote` and remote address is `local` (the other end of a connection
- * between two sockets of this machine), or 0 when there is none (the other
- * end is on another host, or in another network namespace). */
-unsigned long kwait_find_inet_peer(const char *text, const char *local, const char *remote);
+/* In the text of a whole table: the socket whose local address is `remote`
+ * and remote address is `local` (the other end of a connection between two
+ * sockets of this machine). False when there is none (the other end is on
+ * another host, or in another network namespace); *inode 0 when no process
+ * holds it yet (it waits in its listener's accept queue). */
+bool kwait_find_inet_peer(const char *text, const char *local, const char *remote,
+			  unsigned long *inode);
+
+/* The inode of the socket listening on `addr` (or on the wildcard address
+ * with its port), 0 when none. */
+unsigned long kwait_find_inet_listener(const char *text, const char *addr);
 
 /* The whole text of /proc/net/unix: find the socket with `inode` and write
  * "unix /run/app.sock" (LISTEN when listening; "unix (unnamed)" without a
@@ -88,6 +94,7 @@ struct kwait_peer {
 	enum kwait_peer_kind kind;
 	char name[256];       /* raw: the peer's choice */
 	int pid;              /* a process holding the other end; 0 when none can be seen */
+	bool unaccepted;      /* TCP: pid's listener has not accepted the connection yet */
 	unsigned more;        /* how many others hold it too */
 	char cmd[160];        /* pid's command line, raw, cut */
 };

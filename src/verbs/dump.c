@@ -103,7 +103,8 @@ thread_blocked(const struct kernel_view *kv, pid_t pid, uint64_t tid, struct kwa
 	return true;
 }
 
-/* "peer": {"path"|"addr": ..., "pid": N|null, "cmd": ...|null, "more": N} or null. */
+/* "peer": {"kind", "path"|"addr" (and "accepted"), "pid": N|null, "cmd": ...|null,
+ * "more": N} or null. */
 static void
 print_peer_json(const struct kwait_peer *p)
 {
@@ -123,6 +124,7 @@ print_peer_json(const struct kwait_peer *p)
 	} else if (p->kind == KWAIT_PEER_INET) {
 		printf(", \"addr\": ");
 		json_put_string(stdout, p->name);
+		printf(", \"accepted\": %s", p->unaccepted ? "false" : "true");
 	}
 	if (p->pid) {
 		printf(", \"pid\": %d, \"cmd\": ", p->pid);
