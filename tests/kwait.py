@@ -533,6 +533,68 @@ def test_peers(ctx):
         raise rig.Skip("no veth pair into a namespace of its own: the remote host is left out")
 
 
+NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+def as_nobody():
+    """An argv prefix running the target as nobody: chroot's --userspec for
+    a chrooted interpreter (chroot needs root), setpriv on the host."""
+    return ["sh", "-c", 'case "$1" in */chroot|chroot) c=$1; shift; '
+            'exec "$c" --userspec=65534:65534 "$@";; *) exec setpriv %s "$@";; esac'
+            % " ".join(NOBODY), "as-nobody"]
+
+
+def test_nobody(ctx):
+    """An unprivileged user's tachyon-top on its own process, whose peer is
+    root's server: no error, no pid (root's descriptors are not ours to
+    read), the server's path still named."""
+    first = next((i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+                  if ctx.suite.has(i)), None)
+    if ctx.interp != first:
+        raise rig.Skip("runs once, under the first interpreter of the run (%s)" % first)
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        raise rig.Skip("setpriv(1) not found")
+    target = rig.Target(ctx.suite, ctx.interp, "kwait_client.py", park=rig.PARK_NONE,
+                        wrapper=as_nobody())
+    host_dir = rig.in_root(target.dir)
+    os.chmod(ctx.suite.scratch, 0o755)
+    os.makedirs(host_dir, mode=0o777)
+    os.chmod(host_dir, 0o777)
+    sock_path = host_dir + "/root.sock"
+    code = ("import os, socket, sys, time\nu = socket.socket(socket.AF_UNIX)\n"
+            "u.bind(sys.argv[1]); os.chmod(sys.argv[1], 0o777); u.listen(1)\n"
+            "print('up', flush=True)\nc = u.accept()\ntime.sleep(600)\n")
+    server = subprocess.Popen([sys.executable, "-c", code, sock_path], stdout=subprocess.PIPE,
+                              text=True)
+    bindir = tempfile.mkdtemp(prefix="tt-nobody-")
+    try:
+        expect(server.stdout.readline().strip() == "up", "root's server did not start")
+        target.args = [target.dir + "/root.sock"]
+        os.chmod(bindir, 0o755)
+        binary = os.path.join(bindir, "tachyon-top")
+        shutil.copy(rig.BIN, binary)
+        with target:
+            tid = target.info["roles"]["client"]
+            deadline = time.monotonic() + PARK_TIMEOUT
+            while syscall_nr(target.pid, tid) != 45 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            argv = [setpriv] + NOBODY + [binary, "dump", "-p", str(target.pid), "--json"]
+            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
+                                  timeout=30)
+            run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+            got = rig.threads_by_tid(run.json(target.pid))
+            expect(not run.err.strip(), "stderr is not empty", *run.details())
+            b = got[tid]["blocked"]
+            want = {"kind": "unix", "path": sock_path, "pid": None, "cmd": None, "more": 0}
+            expect(b and b["peer"] == want, "the client's peer as nobody: %s, expected %s"
+                   % (show(b and b["peer"]), show(want)), *run.details())
+    finally:
+        server.kill()
+        server.wait()
+        shutil.rmtree(bindir, ignore_errors=True)
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -554,6 +616,8 @@ OWN = [
      test_pinned),
     ("the other ends: a server's unix socket and port, its accept queue, a child's pipe, "
      "a remote host", test_peers),
+    ("as nobody, on its own process whose peer is root's: the path, no pid, no error",
+     test_nobody),
 ]
 
 
