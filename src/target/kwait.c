@@ -967,18 +967,29 @@ format_peer(const struct kwait_peer *p, bool short_form, char *out, size_t len)
 	bool name = p->kind == KWAIT_PEER_UNIX && p->name[0];
 	if (!name && !p->pid)
 		return;
+	/* A column has room for little: the program's name without its
+	 * directory ("python3 /usr/bin/gunicorn -w 2", not "/usr/bin/pyt"). */
+	const char *cmd = p->cmd;
+	if (short_form) {
+		size_t word = strcspn(cmd, " ");
+		for (size_t i = word; i > 0; i--)
+			if (cmd[i - 1] == '/') {
+				cmd += i;
+				break;
+			}
+	}
 	int cmd_max = short_form ? 24 : 72;
-	int cut = utf8_prefix(p->cmd, cmd_max);
-	const char *ellipsis = p->cmd[cut] ? "\u2026" : "";
+	int cut = utf8_prefix(cmd, cmd_max);
+	const char *ellipsis = cmd[cut] ? "\u2026" : "";
 	size_t o = (size_t)snprintf(out, len, "%s",
 				    short_form ? " \u2192"
 				    : p->kind == KWAIT_PEER_PIPE ? ", other end" : ", peer");
 	if (o < len && name)
 		o += (size_t)snprintf(out + o, len - o, " %s", p->name);
 	if (o < len && p->pid && short_form)
-		o += (size_t)snprintf(out + o, len - o, " %d %.*s%s", p->pid, cut, p->cmd, ellipsis);
+		o += (size_t)snprintf(out + o, len - o, " %d %.*s%s", p->pid, cut, cmd, ellipsis);
 	else if (o < len && p->pid)
-		o += (size_t)snprintf(out + o, len - o, " pid %d (%.*s%s)", p->pid, cut, p->cmd,
+		o += (size_t)snprintf(out + o, len - o, " pid %d (%.*s%s)", p->pid, cut, cmd,
 				      ellipsis);
 	if (o < len && p->pid && p->more && !short_form)
 		o += (size_t)snprintf(out + o, len - o, " and %u more", p->more);

@@ -5,7 +5,9 @@
  * /proc/PID/fd/N that reads "socket:[INODE]" or "pipe:[INODE]". Reading
  * them all costs one readlink per descriptor of the machine, so a map is
  * built by one such scan and kept; an inode the map lacks (or whose holder
- * has let go of it) starts a new scan, at most once per OWNERS_RESCAN_NS.
+ * has let go of it) starts a new scan, at most once per OWNERS_RESCAN_NS,
+ * and no more often than 50 times the last scan's duration (so that on a
+ * machine with many descriptors scanning stays under 2% of the thread).
  * Processes whose descriptors we may not read (another user's, without
  * privilege) are simply not in it: a caller then says nothing of a pid.
  *
@@ -18,7 +20,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A full scan at most this often. */
+/* A full scan at most this often (or less often when scans are slow). */
 #define OWNERS_RESCAN_NS 1000000000ull
 
 enum owner_kind { OWNER_SOCKET, OWNER_PIPE };
