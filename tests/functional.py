@@ -287,6 +287,8 @@ def validate_dump(doc, pid, may_have_no_threads=False):
         typed(t.get("tid"), int, "tid")
         expect(t["tid"] > 0, "tid %d is not a native thread id (thread %s)"
                % (t["tid"], show(t, 400)))
+        typed(t.get("ns_tid"), int, "ns_tid of thread %s" % t["tid"])
+        typed(t.get("tid_known"), bool, "tid_known of thread %s" % t["tid"])
         typed(t.get("name"), str, "name of thread %s" % t["tid"])
         typed(t.get("interpreter"), int, "interpreter of thread %s" % t["tid"])
         for flag in ("main", "gil", "on_cpu", "truncated"):

@@ -311,7 +311,8 @@ static const struct kwatch_entry *
 thread_kwait(const struct ui *u, uint32_t i)
 {
 	const struct thread_slot *ts = appendlog_at(stackwalk_slots(u->s->sampler.walk), i);
-	return kwatch_find(u->kw, ts->native_tid);
+	/* A thread no task is known to be has no kernel state: never another's. */
+	return ts->tid_unknown ? NULL : kwatch_find(u->kw, ts->native_tid);
 }
 
 static uint64_t

@@ -10,6 +10,7 @@
 #include "bytes.h"
 #include "cycle.h"
 #include "stackwalk.h"
+#include "tidmap.h"
 #include "taskinfo.h"
 #include "unwinder.h"
 
@@ -49,7 +50,12 @@ struct cframe {
 };
 
 struct tcache {
-	uint64_t tstate, native_tid;
+	uint64_t tstate;
+	uint64_t recorded_tid;       /* the id the thread state records (its namespace's) */
+	uint64_t native_tid;         /* its task's id in ours (tidmap.h), or recorded_tid
+					when tid_unknown */
+	bool tid_unknown;            /* no task of the process could be told to be it */
+	uint64_t ns_tid;             /* its id in its own PID namespace */
 	uint32_t slot;
 	struct cframe *frames;       /* innermost first, shims included */
 	uint32_t nframes, cap;
@@ -75,6 +81,7 @@ struct tcache {
 	bool planned_full;           /* its spans cover the whole stack */
 	uint32_t span_lo, span_hi;   /* this thread's spans in w->spans */
 	bool was_running;            /* held the GIL at the last read */
+	bool was_main;               /* the main thread when first read */
 	uint64_t running_task;       /* its asyncio task at the last read of its state */
 	/* stack_is_small's answer, for this chain, chunk and stack top */
 	uint32_t chain_gen, small_gen;
@@ -114,6 +121,7 @@ struct retired_name {
 struct stackwalk {
 	struct target *t;
 	const struct py_layout *l;
+	struct tidmap tids;          /* recorded thread ids -> ours */
 	struct stackwalk_options o;
 	struct code_cache codes;
 	struct intern in;
@@ -193,6 +201,7 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	w->t = t;
 	w->l = &t->layout;
 	w->o = *o;
+	tidmap_init(&w->tids, t->pid);
 	w->ts_len = t->layout.ts_read_size;
 	if (w->o.check_depth == 0)
 		w->o.check_depth = 1;
@@ -243,6 +252,7 @@ stackwalk_free(struct stackwalk *w)
 		free(w->retired[(w->retired_head + i) % w->retired_cap].name);
 	free(w->retired);
 	free(w->gone);
+	tidmap_free(&w->tids);
 	codecache_free(&w->codes);
 	intern_free(&w->in);
 	free(w->arena);
@@ -332,6 +342,8 @@ static void
 refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
 	char name[64];
+	if (tc->tid_unknown)
+		return;
 	w->c.proc_reads++;
 	taskinfo_comm(w->t->pid, (long)tc->native_tid, name, sizeof name);
 	if (!name[0])
@@ -364,6 +376,11 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
 		return;
 	tc->cpu_checked_ns = now;
+	if (tc->tid_unknown) {
+		/* Never another task's state: unknown. */
+		tc->sticky = (tc->sticky & ~(uint32_t)TT_THREAD_ON_CPU) | TT_THREAD_CPU_UNKNOWN;
+		return;
+	}
 	w->c.proc_reads++;
 	char buf[1024];
 	ssize_t n = -1;
@@ -516,6 +533,8 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 	if (s) {
 		atomic_store_explicit(&s->name, NULL, memory_order_relaxed);
 		s->native_tid = tc->native_tid;
+		s->ns_tid = tc->ns_tid;
+		s->tid_unknown = tc->tid_unknown;
 		s->interp_id = interp_id;
 		s->proc = w->proc;
 		atomic_store_explicit(&s->gone_ns, 0, memory_order_relaxed);
@@ -527,6 +546,8 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 		if (!s)
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads alive at once");
 		s->native_tid = tc->native_tid;
+		s->ns_tid = tc->ns_tid;
+		s->tid_unknown = tc->tid_unknown;
 		s->interp_id = interp_id;
 		s->proc = w->proc;
 		atomic_init(&s->name, NULL);
@@ -554,6 +575,24 @@ unstarted(const struct py_layout *l, const struct tcache *tc)
 			   load_u64(tc->tsbuf, l->ts_root_cframe + l->cf_current_frame) == 0);
 }
 
+/* Which of the process's tasks a new thread is (tidmap.h). A fake target
+ * (pid 0: fuzzing) keeps the recorded ids. */
+static void
+resolve_tid(struct stackwalk *w, struct tcache *tc, bool only_thread)
+{
+	if (w->t->pid <= 0) {
+		tc->tid_unknown = false;
+		tc->ns_tid = tc->native_tid;
+		return;
+	}
+	w->c.proc_reads++;
+	bool in_ns;
+	uint64_t ours = tidmap_resolve(&w->tids, tc->recorded_tid, tc->was_main, only_thread, &in_ns);
+	tc->tid_unknown = ours == 0;
+	tc->native_tid = ours ? ours : tc->recorded_tid;
+	tc->ns_tid = in_ns ? tc->recorded_tid : tc->native_tid;
+}
+
 static uint32_t
 drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
 {
@@ -561,7 +600,7 @@ drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
 	for (uint32_t k = 0; k < n; k++) {
 		bool drop = false;
 		for (uint32_t j = 0; j < n && !drop; j++)
-			drop = j != k && fresh[j].native_tid == fresh[k].native_tid &&
+			drop = j != k && fresh[j].recorded_tid == fresh[k].recorded_tid &&
 			       unstarted(w->l, &fresh[k]);
 		if (drop && fresh[k].slot == UINT32_MAX)
 			tcache_release(w, &fresh[k]);
@@ -633,7 +672,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 			struct tcache *tc = &fresh[n++];
 			struct tcache *prev = NULL;
 			for (uint32_t k = 0; k < nold && !prev; k++)
-				if (old[k].tstate == ts && old[k].native_tid == tid)
+				if (old[k].tstate == ts && old[k].recorded_tid == tid)
 					prev = &old[k];
 			if (prev) {
 				*tc = *prev;
@@ -641,7 +680,10 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 			} else {
 				memset(tc, 0, sizeof *tc);
 				tc->tstate = ts;
-				tc->native_tid = tid;
+				tc->recorded_tid = tc->native_tid = tid;
+				/* which task it is: once the whole list is known */
+				tc->tid_unknown = true;
+				tc->was_main = l->has_threads_main ? ts == iv->main : next == 0;
 				tc->stat_fd = -1;
 				tc->slot = UINT32_MAX; /* given once the whole list has been read */
 			}
@@ -655,6 +697,10 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	}
 	if (st == TT_OK && l->has_cframe)
 		n = drop_unstarted(w, fresh, n);
+	/* New threads' tasks, now that the whole list is known. */
+	for (uint32_t k = 0; k < n && st == TT_OK; k++)
+		if (fresh[k].slot == UINT32_MAX)
+			resolve_tid(w, &fresh[k], n == 1 && w->ninterps == 1);
 	/* Slots are for good: only threads of a list read whole get one, or a
 	 * list torn into a loop would use them up sample after sample. */
 	for (uint32_t k = 0; k < n && st == TT_OK; k++)
@@ -667,7 +713,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		for (uint32_t k = 0; k < n; k++) {
 			bool moved = false;
 			for (uint32_t j = 0; j < nold; j++) {
-				if (old[j].tstate == 0 && old[j].native_tid == fresh[k].native_tid) {
+				if (old[j].tstate == 0 && old[j].recorded_tid == fresh[k].recorded_tid) {
 					old[j] = fresh[k];
 					moved = true;
 					break;

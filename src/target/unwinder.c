@@ -15,6 +15,7 @@ unwinder_init(struct unwinder *u, struct target *t, unsigned flags, struct tt_er
 	memset(u, 0, sizeof *u);
 	u->target = t;
 	u->flags = flags;
+	tidmap_init(&u->tids, t->pid);
 	if (codecache_init(&u->codes) != 0)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the code cache");
 	return TT_OK;
@@ -24,6 +25,7 @@ void
 unwinder_free(struct unwinder *u)
 {
 	codecache_free(&u->codes);
+	tidmap_free(&u->tids);
 }
 
 void
@@ -248,13 +250,6 @@ sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t
 		th->status |= TT_THREAD_EXCEPTION;
 	if (l->has_threads_main ? tstate == iv->threads_main : *next == 0)
 		th->status |= TT_THREAD_MAIN; /* 3.13's list is head-inserted: main is last */
-	if ((u->flags & UNWIND_CPU_STATE) && u->target->pid > 0) {
-		switch (taskinfo_cpu_state(u->target->pid, (long)th->native_tid)) {
-		case TASK_CPU_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
-		case TASK_CPU_IDLE: break;
-		case TASK_CPU_UNKNOWN: th->status |= TT_THREAD_CPU_UNKNOWN; break;
-		}
-	}
 	uint64_t base = l->has_base_frame ? load_u64(buf, l->ts_base_frame) : 0;
 	uint64_t frame;
 	if (l->has_cframe) {
@@ -290,6 +285,33 @@ drop_unstarted(struct tt_sample *s, uint32_t from)
 			s->threads[kept++] = s->threads[k];
 	}
 	s->nthreads = kept;
+}
+
+/* Which of the process's tasks each thread is (tidmap.h), then what the
+ * kernel says of it. A fake target (pid 0: fuzzing) keeps the recorded ids. */
+static void
+resolve_threads(struct unwinder *u, struct tt_sample *s, bool only_thread)
+{
+	pid_t pid = u->target->pid;
+	for (uint32_t i = 0; i < s->nthreads && pid > 0; i++) {
+		struct tt_thread *th = &s->threads[i];
+		bool in_ns;
+		uint64_t ours = tidmap_resolve(&u->tids, th->native_tid,
+					       (th->status & TT_THREAD_MAIN) != 0, only_thread, &in_ns);
+		th->tid_unknown = ours == 0;
+		th->ns_tid = in_ns ? th->native_tid : ours ? ours : th->native_tid;
+		if (ours)
+			th->native_tid = ours;
+		if (!(u->flags & UNWIND_CPU_STATE))
+			continue;
+		switch (th->tid_unknown ? TASK_CPU_UNKNOWN : taskinfo_cpu_state(pid, (long)ours)) {
+		case TASK_CPU_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
+		case TASK_CPU_IDLE: break;
+		case TASK_CPU_UNKNOWN: th->status |= TT_THREAD_CPU_UNKNOWN; break;
+		}
+	}
+	for (uint32_t i = 0; i < s->nthreads && pid <= 0; i++)
+		s->threads[i].ns_tid = s->threads[i].native_tid;
 }
 
 tt_status
@@ -331,5 +353,6 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 			drop_unstarted(s, first_thread);
 		interp = iv.next;
 	}
+	resolve_threads(u, s, ninterp == 1 && s->nthreads == 1);
 	return TT_OK;
 }

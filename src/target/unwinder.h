@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "codecache.h"
+#include "tidmap.h"
 #include "error.h"
 #include "target.h"
 
@@ -38,7 +39,11 @@ struct tt_frame {
 struct tt_thread {
 	uint64_t tstate;
 	int64_t interp_id;
-	uint64_t native_tid;
+	uint64_t native_tid;    /* its task's id in our PID namespace (tidmap.h); the
+				   recorded id when tid_unknown */
+	uint64_t ns_tid;        /* its id in its own PID namespace (native_tid outside one) */
+	bool tid_unknown;       /* no task of the process is known to be it: nothing is
+				   read of the kernel by its id */
 	uint32_t status;        /* TT_THREAD_* */
 	uint32_t first_frame;   /* index into tt_sample.frames */
 	uint32_t nframes;       /* innermost first */
@@ -58,6 +63,7 @@ enum {
 struct unwinder {
 	struct target *target;
 	struct code_cache codes;
+	struct tidmap tids;
 	unsigned flags;
 };
 

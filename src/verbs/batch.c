@@ -24,6 +24,18 @@ on_signal(int sig)
 
 static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
 
+/* "16481", or "16481 (ns 3)" for a thread whose own namespace calls it 3
+ * (a container): logs print threading.get_native_id(), which is the latter. */
+static void
+format_tid(const struct thread_slot *ts, char *buf, size_t len)
+{
+	if (ts->tid_unknown || ts->ns_tid == ts->native_tid || ts->ns_tid == 0)
+		snprintf(buf, len, "%llu", (unsigned long long)ts->native_tid);
+	else
+		snprintf(buf, len, "%llu (ns %llu)", (unsigned long long)ts->native_tid,
+			 (unsigned long long)ts->ns_tid);
+}
+
 static void
 drain(struct session *s, struct aggregate *agg)
 {
@@ -188,13 +200,16 @@ print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot *
 		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
 		char safe_name[128], raw[2 * KWAIT_OBJECT_MAX], safe[4 * KWAIT_OBJECT_MAX];
 		sanitize_for_terminal(name ? name : "?", safe_name, sizeof safe_name);
-		const struct kwatch_entry *e = kwatch_find(*kw, ts->native_tid);
+		const struct kwatch_entry *e = ts->tid_unknown ? NULL : kwatch_find(*kw, ts->native_tid);
 		if (e)
 			kwait_format(&e->info, kwatch_seconds(e, now), raw, sizeof raw);
 		else
-			snprintf(raw, sizeof raw, "-");
+			snprintf(raw, sizeof raw, ts->tid_unknown ? "? (no task of the process is this "
+								     "thread)" : "-");
 		sanitize_for_terminal(raw, safe, sizeof safe);
-		printf("%10llu  %-16s %s\n", (unsigned long long)ts->native_tid, safe_name, safe);
+		char tid[48];
+		format_tid(ts, tid, sizeof tid);
+		printf("%10s  %-16s %s\n", tid, safe_name, safe);
 	}
 	printf("\n");
 	fflush(stdout);

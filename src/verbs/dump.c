@@ -152,10 +152,15 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		       t->binary);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
-		char comm[64];
-		taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
+		char comm[64] = "";
+		if (!th->tid_unknown)
+			taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
 		sanitize_for_terminal(comm, safe, sizeof safe);
-		printf("\nThread %llu \"%s\"", (unsigned long long)th->native_tid, safe);
+		printf("\nThread %llu", (unsigned long long)th->native_tid);
+		/* Logs print the id in the thread's own namespace: say it too. */
+		if (th->ns_tid != th->native_tid)
+			printf(" (ns %llu)", (unsigned long long)th->ns_tid);
+		printf(" \"%s\"", safe);
 		if (th->interp_id != 0)
 			printf(" interpreter %lld", (long long)th->interp_id);
 		const char *sep = " (";
@@ -178,7 +183,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 			sep = ", ";
 		}
 		struct kwait_info ki;
-		if (thread_blocked(kv, t->pid, th->native_tid, &ki)) {
+		if (!th->tid_unknown && thread_blocked(kv, t->pid, th->native_tid, &ki)) {
 			char raw[2 * KWAIT_OBJECT_MAX];
 			kwait_format(&ki, ki.seconds, raw, sizeof raw);
 			sanitize_for_terminal(raw, safe, sizeof safe);
@@ -218,10 +223,12 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	printf(",\n \"threads\": [");
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
-		char comm[64];
-		taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
-		printf("%s\n  {\"tid\": %llu, \"name\": ", i ? "," : "",
-		       (unsigned long long)th->native_tid);
+		char comm[64] = "";
+		if (!th->tid_unknown)
+			taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
+		printf("%s\n  {\"tid\": %llu, \"ns_tid\": %llu, \"tid_known\": %s, \"name\": ",
+		       i ? "," : "", (unsigned long long)th->native_tid,
+		       (unsigned long long)th->ns_tid, th->tid_unknown ? "false" : "true");
 		json_put_string(stdout, comm);
 		/* One OS thread running a subinterpreter has a thread state in
 		 * each interpreter: (tid, interpreter) names an entry. */
@@ -236,7 +243,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
 		struct kwait_info ki;
 		printf("   \"blocked\": ");
-		if (thread_blocked(kv, t->pid, th->native_tid, &ki)) {
+		if (!th->tid_unknown && thread_blocked(kv, t->pid, th->native_tid, &ki)) {
 			printf("{\"syscall\": ");
 			json_put_string(stdout, ki.name);
 			if (ki.fd >= 0)
