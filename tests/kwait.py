@@ -24,6 +24,7 @@ CI).  Needs root, chroot(8), unshare(1), ip(8) and tmux(1).
 """
 
 import contextlib
+import json
 import os
 import re
 import shutil
@@ -69,11 +70,25 @@ def roles(target):
     return r
 
 
-def wait_parked(target):
+def host_tids(pid):
+    """{id in the process's own PID namespace: id here}, from NSpid lines."""
+    ids = {}
+    for task in os.listdir("/proc/%d/task" % pid):
+        with contextlib.suppress(OSError):
+            with open("/proc/%d/task/%s/status" % (pid, task)) as f:
+                line = next(l for l in f if l.startswith("NSpid:"))
+            fields = line.split()[1:]
+            ids[int(fields[-1])] = int(fields[0])
+    return ids
+
+
+def wait_parked(target, in_namespace=False):
     deadline = time.monotonic() + PARK_TIMEOUT
     while True:
-        waiting = {name: syscall_nr(target.pid, tid) for name, tid in roles(target).items()
-                   if name in CALLS and syscall_nr(target.pid, tid) not in CALLS[name]}
+        ids = host_tids(target.pid) if in_namespace else None
+        here = (lambda t: ids.get(t, 0)) if ids is not None else (lambda t: t)
+        waiting = {name: syscall_nr(target.pid, here(tid)) for name, tid in roles(target).items()
+                   if name in CALLS and syscall_nr(target.pid, here(tid)) not in CALLS[name]}
         if not waiting:
             return
         if rig.process_exited(target.pid) or time.monotonic() > deadline:
@@ -595,6 +610,73 @@ def test_nobody(ctx):
         shutil.rmtree(bindir, ignore_errors=True)
 
 
+class PidNsTarget(rig.Target):
+    """The target as PID 1 of a PID namespace of its own (as in a container):
+    `unshare --pid --fork` runs it as its child, so its host pid is that
+    child's, and its thread states record the namespace's ids."""
+
+    def _wait_ready(self):
+        """As the rig's, but the target reports its namespace's pid (1)."""
+        host_ready = rig.in_root(self.ready_file)
+        deadline = time.monotonic() + rig.READY_TIMEOUT
+        while not os.path.exists(host_ready):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self._fail("target not ready (unshare exited %s)" % self.proc.poll())
+            time.sleep(0.01)
+        with open(host_ready, encoding="ascii") as f:
+            return json.load(f)
+
+    @property
+    def pid(self):
+        if getattr(self, "_inner", None) is None:
+            deadline = time.monotonic() + 10
+            while True:
+                with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
+                    kids = f.read().split()
+                if kids or time.monotonic() > deadline:
+                    break
+                time.sleep(0.01)
+            self._inner = int(kids[0]) if kids else self.proc.pid
+        return self._inner
+
+
+def test_pidns(ctx):
+    """The blocked-threads target in its own PID namespace: every thread is
+    named by its host tid with its namespace's id beside it, and has the same
+    kernel waits (calls, objects, durations, peers) as outside one."""
+    unshare = shutil.which("unshare") or shutil.which("unshare", path="/usr/sbin:/sbin")
+    proc_dir = "/proc" if rig.matrix.get(ctx.interp).on_host else rig.in_root("/proc")
+    wrapper = [unshare, "--pid", "--fork", "--mount-proc=" + proc_dir]
+    with PidNsTarget(ctx.suite, ctx.interp, SCRIPT, args=(UNIX_NAME,), park=rig.PARK_NONE,
+                     wrapper=wrapper) as target:
+        expect(target.info["pid"] == 1 and target.pid != 1,
+               "the target is not PID 1 of its own namespace (%s inside, %d here)"
+               % (target.info["pid"], target.pid))
+        wait_parked(target, in_namespace=True)
+        doc = dump(target)
+        r = roles(target)
+        by_ns = {t["ns_tid"]: t for t in doc["threads"]}
+        wrong = ["%s: recorded %d, dump has %s" % (name, tid, show(by_ns.get(tid, {}).get("tid")))
+                 for name, tid in sorted(r.items())
+                 if tid not in by_ns or by_ns[tid]["tid"] == tid or not by_ns[tid]["tid_known"]
+                 or not os.path.exists("/proc/%d/task/%d" % (target.pid, by_ns[tid]["tid"]))]
+        expect(not wrong, "threads not mapped to host tasks (ns_tid -> tid)", *wrong)
+        named = [t for t in doc["threads"] if not t["name"]]
+        expect(not named, "threads without a name: %s" % [t["tid"] for t in named])
+        host = by_ns[r["recv"]]["tid"]
+        # The same checks as outside, by the ids the target recorded.
+        for t in doc["threads"]:
+            t["tid"] = t["ns_tid"]
+        check_blocked(target, doc)
+        run = rig.tachyon("dump", "-p", target.pid)
+        run.expect_success()
+        text = run.out.decode("utf-8", "replace")
+        expect(re.search(r'^Thread %d \(ns %d\) "[^"\n]*" \(idle, blocked \d+\.\d s in recvfrom '
+                         % (host, r["recv"]), text, re.M),
+               "dump text has no 'Thread %d (ns %d) ... blocked N s in recvfrom' line"
+               % (host, r["recv"]), *run.details())
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -618,6 +700,8 @@ OWN = [
      "a remote host", test_peers),
     ("as nobody, on its own process whose peer is root's: the path, no pid, no error",
      test_nobody),
+    ("PID 1 of its own PID namespace: host tids beside the namespace's, the same waits",
+     test_pidns),
 ]
 
 

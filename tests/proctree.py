@@ -135,17 +135,17 @@ class Gunicorn:
             raise
         return self
 
-    def _wait_up(self):
+    def _wait_up(self, nworkers=3):
         deadline = time.monotonic() + 30
         while True:
             if self.master.poll() is not None:
-                raise Fail("gunicorn exited with %d" % self.master.returncode, *self.log())
-            if len(self.workers()) == 3:
+                raise Fail("server exited with %d" % self.master.returncode, *self.log())
+            if len(self.workers()) == nworkers:
                 with contextlib.suppress(OSError):
                     urllib.request.urlopen("http://127.0.0.1:%d/" % self.port, timeout=5).read()
                     return
             if time.monotonic() > deadline:
-                raise Fail("gunicorn not serving 3 workers within 30 s", *self.log())
+                raise Fail("server not serving %d workers within 30 s" % nworkers, *self.log())
             time.sleep(0.1)
 
     def workers(self):
@@ -467,6 +467,105 @@ def test_exec(ctx):
                "child that exec'ed sleep: expected one entry, exited", show(final, 4000))
 
 
+# ----------------------------------------------------------------------
+# uWSGI: workers forked without Python's after-fork hook
+# ----------------------------------------------------------------------
+
+class Uwsgi(Gunicorn):
+    """Debian's uWSGI with the python3 plugin in the root: a master, 2
+    workers, a client loop. The workers' thread states keep the master's
+    thread id (no after-fork hook)."""
+
+    def __enter__(self):
+        host = rig.in_root(self.dir)
+        os.makedirs(host, exist_ok=True)
+        for name in ("wsgi_app.py", "http_client.py"):
+            shutil.copy(os.path.join(rig.TARGETS_DIR, name), host)
+        log = open(os.path.join(host, "gunicorn.log"), "wb")
+        self.master = subprocess.Popen(
+            [rig.CHROOT, rig.ROOT, "uwsgi", "--plugin", "python3", "--http-socket",
+             "127.0.0.1:%d" % self.port, "--wsgi-file", self.dir + "/wsgi_app.py",
+             "--master", "--processes", "2", "--die-on-term"],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=rig.TARGET_ENV,
+            start_new_session=True)
+        log.close()
+        try:
+            self._wait_up(2)
+            self.client = subprocess.Popen(
+                [rig.CHROOT, rig.ROOT, "python3", self.dir + "/http_client.py",
+                 "http://127.0.0.1:%d" % self.port, "2", "/cpu"],
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, env=rig.TARGET_ENV, start_new_session=True)
+            time.sleep(0.5)
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def workers(self):
+        # uWSGI's master is a child of chroot's exec: the Popen pid itself.
+        return children(self.master.pid)
+
+
+def kernel_rows(table):
+    """[(tid text, kernel column)] of a batch table's kernel-wait section."""
+    part = table.split("KERNEL\n", 1)
+    if len(part) < 2:
+        return []
+    rows = []
+    for line in part[1].splitlines():
+        m = re.match(r"^\s*(\d+(?: \(ns \d+\))?)\s+\S+\s+(.*)$", line)
+        if not m:
+            break
+        rows.append((m.group(1), m.group(2)))
+    return rows
+
+
+def test_uwsgi_batch(u):
+    """Each worker's thread is its own task: its own pid as TID, never the
+    master's kernel state, and on a CPU while it serves /cpu."""
+    run = run_tt("-p", u.master.pid, "-b", "-n", "2", "--delay", "1", "--limit", "40",
+                 "-r", "2000")
+    run.expect_success()
+    out = run.out.decode("utf-8", "replace")
+    t = tables(out)
+    expect(len(t) >= 2, "fewer than 2 tables", show(out, 3000))
+    second = t[1]
+    workers = u.workers()
+    tids = [tid for tid, _ in kernel_rows(second)]
+    expect(sorted(tids) == sorted(str(p) for p in [u.master.pid] + workers),
+           "kernel table TIDs %s, expected the master %d and each worker's own pid %s"
+           % (tids, u.master.pid, workers), show(second, 3000))
+    rows = {m.group(1): float(m.group(2)) for m in re.finditer(
+        r"(?m)^\s*(\d+)\s+\d+\s+\S+\s+\d+\s+\d+\s+[\d.]+\s+([\d.]+)\s+live\b", second)}
+    busy = [w for w in workers if rows.get(str(w), 0) > 5]
+    expect(busy, "no worker on a CPU while serving /cpu (CPU%% by pid: %s)" % rows,
+           show(second, 3000))
+    expect("crunch_numbers" in functions(second), "the handler is not in the table",
+           show(second, 3000))
+
+
+def test_uwsgi_dump(u):
+    run = run_tt("dump", "-p", u.master.pid, "--subprocesses", "--json")
+    run.expect_success()
+    doc = json.loads(run.out)
+    procs = {p["pid"]: p for p in doc["processes"]}
+    master_wait = None
+    for pid, p in sorted(procs.items()):
+        expect(len(p["threads"]) == 1, "process %d has %d threads" % (pid, len(p["threads"])))
+        th = p["threads"][0]
+        expect(th["tid"] == pid and th["tid_known"],
+               "process %d's thread is tid %s (known: %s), expected its own pid"
+               % (pid, th["tid"], th["tid_known"]), show(p, 1500))
+        if pid == u.master.pid:
+            master_wait = th["blocked"]
+        else:
+            expect(th["name"].startswith("uWSGIWorker"),
+                   "worker %d's thread is named %r, not by its own task" % (pid, th["name"]))
+    expect(master_wait and master_wait["syscall"].startswith("epoll"),
+           "the master is not in its epoll loop: %s" % show(master_wait))
+
+
 PER_INTERPRETER = [
     ("multiprocessing fork pool, executor, grandchild, non-Python and other-version children",
      test_fork),
@@ -491,6 +590,13 @@ GUNICORN = [
 ]
 
 
+UWSGI = [
+    ("uWSGI (workers forked without the after-fork hook): batch shows each worker's own "
+     "tid, on a CPU serving /cpu, never the master's wait", test_uwsgi_batch),
+    ("uWSGI: dump --subprocesses --json: each worker's thread is its own task", test_uwsgi_dump),
+]
+
+
 def main():
     if not os.path.isdir(rig.ROOT):
         return rig.root_missing()
@@ -509,7 +615,7 @@ def main():
                if i in VERSIONS]
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
     started = time.monotonic()
-    tap = rig.Tap(len(GUNICORN) + len(interps) * len(PER_INTERPRETER))
+    tap = rig.Tap(len(GUNICORN) + len(UWSGI) + len(interps) * len(PER_INTERPRETER))
     tap.comment("binary: %s; root: %s; seed: %d" % (rig.BIN, rig.ROOT, seed))
     suite = rig.Suite(interps, rig.random.Random(seed))
     try:
@@ -523,6 +629,18 @@ def main():
                         tap.run(name, fn, g)
             except Fail as failure:
                 for name, _ in GUNICORN[tap.number:]:
+                    tap.not_ok(name, failure.lines)
+        if not os.path.exists(rig.in_root("/usr/bin/uwsgi-core")):
+            for name, _ in UWSGI:
+                tap.skip(name, "uwsgi is not installed in the root (tests/provision.sh)")
+        else:
+            done = tap.number
+            try:
+                with Uwsgi(suite) as u:
+                    for name, fn in UWSGI:
+                        tap.run(name, fn, u)
+            except Fail as failure:
+                for name, _ in UWSGI[tap.number - done:]:
                     tap.not_ok(name, failure.lines)
         for interp in interps:
             ctx = rig.Ctx(suite, interp, None)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "taskinfo.h"
+#include "tidmap.h"
 #include "tap.h"
 
 static const char *
@@ -137,6 +138,37 @@ test_parse_cpu(void)
 		       !taskinfo_parse_stat_cpu(STAT_HEAD "99999999999 0\n",
 						strlen(STAT_HEAD "99999999999 0\n"), &cpu),
 	       "parse_stat_cpu: a malformed or absurd field 39 is refused");
+}
+
+static void
+test_nspid(void)
+{
+	uint64_t ours = 0, inner = 0;
+	bool parsed = tidmap_parse_nspid(
+		"Name:\tpython3\nTgid:\t16475\nNSpid:\t16475\t5\nNSpgid:\t1\n", &ours, &inner);
+	tap_ok(parsed && ours == 16475 && inner == 5,
+	       "NSpid: ours first, the innermost namespace's last (%llu, %llu)",
+	       (unsigned long long)ours, (unsigned long long)inner);
+	tap_ok(tidmap_parse_nspid("NSpid:\t900\t40\t3\n", &ours, &inner) && ours == 900 &&
+		       inner == 3, "NSpid: a nested namespace");
+	tap_ok(tidmap_parse_nspid("Pid:\t77\nNSpid:\t77\n", &ours, &inner) && ours == 77 &&
+		       inner == 77, "NSpid: outside any namespace, one id");
+	tap_ok(!tidmap_parse_nspid("Pid:\t77\n", &ours, &inner) &&
+		       !tidmap_parse_nspid("NSpid:\t\n", &ours, &inner) &&
+		       !tidmap_parse_nspid("NSpid:\t12x\n", &ours, &inner) &&
+		       !tidmap_parse_nspid("NSpid:\t99999999999999999999999\n", &ours, &inner),
+	       "NSpid: missing, empty, malformed or absurd is refused");
+	/* This process: its own id maps to itself, and nothing maps a stranger. */
+	struct tidmap m;
+	tidmap_init(&m, getpid());
+	bool in_ns;
+	uint64_t self = tidmap_resolve(&m, (uint64_t)getpid(), true, false, &in_ns);
+	tap_ok(self == (uint64_t)getpid() && !in_ns, "tidmap: our own main thread is itself");
+	tap_ok(tidmap_resolve(&m, 0x3ffffff0, false, false, &in_ns) == 0,
+	       "tidmap: an id that is none of our tasks, not main, not alone: unknown");
+	tap_ok(tidmap_resolve(&m, 0x3ffffff0, true, false, &in_ns) == (uint64_t)getpid(),
+	       "tidmap: the main thread's stale id: the main task");
+	tidmap_free(&m);
 }
 
 static volatile sig_atomic_t spin_sink;
@@ -305,6 +337,7 @@ main(void)
 	test_parse();
 	test_last_cpu();
 	test_parse_cpu();
+	test_nspid();
 	test_live();
 	return tap_done();
 }
