@@ -629,24 +629,50 @@ class PidNsTarget(rig.Target):
     @property
     def pid(self):
         if getattr(self, "_inner", None) is None:
+            # Down the chain of unshare processes (two for a nested
+            # namespace) to the interpreter: the first descendant whose
+            # NSpid ends in 1 and that is not unshare itself.
             deadline = time.monotonic() + 10
-            while True:
-                with open("/proc/%d/task/%d/children" % (self.proc.pid, self.proc.pid)) as f:
-                    kids = f.read().split()
-                if kids or time.monotonic() > deadline:
-                    break
+            pid = self.proc.pid
+            while time.monotonic() < deadline:
+                with contextlib.suppress(OSError):
+                    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                        kids = f.read().split()
+                    if kids:
+                        pid = int(kids[0])
+                        with open("/proc/%d/comm" % pid) as f:
+                            if f.read().strip() != "unshare":
+                                break
+                        continue
                 time.sleep(0.01)
-            self._inner = int(kids[0]) if kids else self.proc.pid
+            self._inner = pid
         return self._inner
 
 
 def test_pidns(ctx):
     """The blocked-threads target in its own PID namespace: every thread is
     named by its host tid with its namespace's id beside it, and has the same
-    kernel waits (calls, objects, durations, peers) as outside one."""
+    kernel waits (calls, objects, durations, peers) as outside one. Under the
+    run's first interpreter, also two levels deep, and in a user namespace
+    (rootless podman's way: --user --map-root-user)."""
     unshare = shutil.which("unshare") or shutil.which("unshare", path="/usr/sbin:/sbin")
     proc_dir = "/proc" if rig.matrix.get(ctx.interp).on_host else rig.in_root("/proc")
-    wrapper = [unshare, "--pid", "--fork", "--mount-proc=" + proc_dir]
+    one = [unshare, "--pid", "--fork", "--mount-proc=" + proc_dir]
+    first = next((i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+                  if ctx.suite.has(i)), None)
+    variants = [("", one)]
+    if ctx.interp == first:
+        variants += [("nested: ", one + one),
+                     ("user namespace: ", [unshare, "--user", "--map-root-user"] + one[1:])]
+    for label, wrapper in variants:
+        try:
+            check_pidns(ctx, wrapper)
+        except Fail as failure:
+            failure.lines[0] = label + failure.lines[0]
+            raise
+
+
+def check_pidns(ctx, wrapper):
     with PidNsTarget(ctx.suite, ctx.interp, SCRIPT, args=(UNIX_NAME,), park=rig.PARK_NONE,
                      wrapper=wrapper) as target:
         expect(target.info["pid"] == 1 and target.pid != 1,
