@@ -280,6 +280,8 @@ def validate_dump(doc, pid, may_have_no_threads=False):
     typed(doc.get("python"), str, "python")
     expect(re.fullmatch(r"\d+\.\d+\.\d+\S*", doc["python"]),
            "python field %s is not a full version" % show(doc["python"]))
+    expect("ns_pid" in doc and (doc["ns_pid"] is None or isinstance(doc["ns_pid"], int)),
+           "ns_pid should be null or an int, got %s" % show(doc.get("ns_pid")))
     typed(doc.get("threads"), list, "threads")
     expect(doc["threads"] or may_have_no_threads, "threads is empty")
     for t in doc["threads"]:

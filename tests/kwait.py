@@ -680,6 +680,7 @@ def check_pidns(ctx, wrapper):
                % (target.info["pid"], target.pid))
         wait_parked(target, in_namespace=True)
         doc = dump(target)
+        expect(doc.get("ns_pid") == 1, "dump --json: ns_pid %s, expected 1" % doc.get("ns_pid"))
         r = roles(target)
         by_ns = {t["ns_tid"]: t for t in doc["threads"]}
         wrong = ["%s: recorded %d, dump has %s" % (name, tid, show(by_ns.get(tid, {}).get("tid")))
@@ -697,6 +698,8 @@ def check_pidns(ctx, wrapper):
         run = rig.tachyon("dump", "-p", target.pid)
         run.expect_success()
         text = run.out.decode("utf-8", "replace")
+        expect(text.startswith("Process %d (pid 1 in its PID namespace): " % target.pid),
+               "dump text does not say the process is pid 1 in its namespace", *run.details())
         expect(re.search(r'^Thread %d \(ns %d\) "[^"\n]*" \(idle, blocked \d+\.\d s in recvfrom '
                          % (host, r["recv"]), text, re.M),
                "dump text has no 'Thread %d (ns %d) ... blocked N s in recvfrom' line"

@@ -141,6 +141,18 @@ procs_draw(struct ui *u, int y, int height)
 					       : st == PROC_EXITED ? ROLE_DIM : ROLE_ERROR));
 		x = x < 64 ? 64 : x;
 		short_command(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
+		if (p->ns_pid) {
+			/* In a container: its pid there first (what its logs say). */
+			char tag[32];
+			size_t tl = (size_t)snprintf(tag, sizeof tag, "[ns %llu] ",
+						     (unsigned long long)p->ns_pid);
+			size_t keep = strlen(cmd);
+			if (keep + tl >= sizeof cmd)
+				keep = sizeof cmd - 1 - tl;
+			memmove(cmd + tl, cmd, keep);
+			memcpy(cmd, tag, tl);
+			cmd[tl + keep] = '\0';
+		}
 		x += ui_draw_text(y, x, 20, cmd, base) + 1;
 		x = x < 85 ? 85 : x;
 		if (st == PROC_EXITED || st == PROC_STALE) {

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "procset.h"
+#include "tidmap.h"
 #include "taskinfo.h"
 
 /* Most processes one session follows (a respawning pool adds one per worker
@@ -77,6 +78,8 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	p->ppid = ppid;
 	p->root = root;
 	p->target = copy;
+	if (!tidmap_process_ns_pid(t->pid, &p->ns_pid))
+		p->ns_pid = 0;
 	snprintf(p->version, sizeof p->version, "%s", t->layout.version_str);
 	if (t->pid > 0)
 		taskinfo_cmdline(t->pid, p->cmdline, sizeof p->cmdline);

@@ -37,6 +37,8 @@ struct proc_info {
 	char cmdline_late[256];  /* read again once, after start-up (setproctitle) */
 	_Atomic(const char *) cmd;   /* the newest of the two: use procset_cmdline */
 	char version[32];        /* "3.14.0", "3.15.0b3" */
+	uint64_t ns_pid;         /* its pid in its own PID namespace (a container's), 0 when
+				    it is in ours */
 	struct target *target;   /* owned; NULL if never attached (see note) */
 	struct stackwalk *walk;  /* owned; consumers use its read-safe views; NULL likewise */
 	_Atomic int state;       /* enum proc_state */

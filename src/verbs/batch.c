@@ -81,7 +81,10 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 		}
 		enum proc_state st = procset_state(p);
 		char cmd[300];
-		sanitize_for_terminal(procset_cmdline(p), cmd, sizeof cmd);
+		/* A process in a container: its pid there first (what its logs say). */
+		int tag = p->ns_pid ? snprintf(cmd, sizeof cmd, "[ns pid %llu] ",
+					       (unsigned long long)p->ns_pid) : 0;
+		sanitize_for_terminal(procset_cmdline(p), cmd + tag, sizeof cmd - (size_t)tag);
 		double d = samples ? (double)samples : 1;
 		printf("%7d %7d %-9s %4u %9llu %6.1f %6.1f  %-8s %.80s", (int)p->pid, (int)p->ppid,
 		       p->version, threads, (unsigned long long)samples, 100.0 * (double)gil / d,

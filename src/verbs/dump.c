@@ -19,6 +19,7 @@
 #include "schedclock.h"
 #include "taskinfo.h"
 #include "target.h"
+#include "tidmap.h"
 #include "unwinder.h"
 
 /* A live target can be caught mid-update; retry torn samples this often. */
@@ -144,12 +145,17 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	char cmd[1024], safe[4096], safe2[4096];
 	taskinfo_cmdline(t->pid, cmd, sizeof cmd);
 	sanitize_for_terminal(cmd, safe, sizeof safe);
+	/* In a container, its pid there too: what its own logs say. */
+	uint64_t ns_pid;
+	char ns[48] = "";
+	if (tidmap_process_ns_pid(t->pid, &ns_pid))
+		snprintf(ns, sizeof ns, " (pid %llu in its PID namespace)", (unsigned long long)ns_pid);
 	if (ppid >= 0)
-		printf("Process %d (parent %d): %s\nPython %s (%s)\n", (int)t->pid, (int)ppid, safe,
-		       t->layout.version_str, t->binary);
+		printf("Process %d%s (parent %d): %s\nPython %s (%s)\n", (int)t->pid, ns, (int)ppid,
+		       safe, t->layout.version_str, t->binary);
 	else
-		printf("Process %d: %s\nPython %s (%s)\n", (int)t->pid, safe, t->layout.version_str,
-		       t->binary);
+		printf("Process %d%s: %s\nPython %s (%s)\n", (int)t->pid, ns, safe,
+		       t->layout.version_str, t->binary);
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
@@ -214,6 +220,11 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
 	json_put_string(stdout, t->layout.version_str);
+	uint64_t ns_pid;
+	if (tidmap_process_ns_pid(t->pid, &ns_pid))
+		printf(", \"ns_pid\": %llu", (unsigned long long)ns_pid);
+	else
+		printf(", \"ns_pid\": null");
 	if (ppid >= 0) {
 		char cmd[4096];
 		taskinfo_cmdline(t->pid, cmd, sizeof cmd);
