@@ -628,25 +628,62 @@ class PidNsTarget(rig.Target):
 
     @property
     def pid(self):
+        """The interpreter: the descendant of unshare (one or two levels of
+        it) running the script. Not its own children (the target starts
+        `sleep`), nor an unshare caught before it execs."""
         if getattr(self, "_inner", None) is None:
-            # Down the chain of unshare processes (two for a nested
-            # namespace) to the interpreter: the first descendant whose
-            # NSpid ends in 1 and that is not unshare itself.
             deadline = time.monotonic() + 10
-            pid = self.proc.pid
-            while time.monotonic() < deadline:
-                with contextlib.suppress(OSError):
-                    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-                        kids = f.read().split()
-                    if kids:
-                        pid = int(kids[0])
-                        with open("/proc/%d/comm" % pid) as f:
-                            if f.read().strip() != "unshare":
-                                break
-                        continue
+            while self._inner_or_none() is None and time.monotonic() < deadline:
                 time.sleep(0.01)
-            self._inner = pid
+            self._inner = self._inner_or_none() or self.proc.pid
         return self._inner
+
+    def _inner_or_none(self):
+        todo = [self.proc.pid]
+        while todo:
+            pid = todo.pop(0)
+            with contextlib.suppress(OSError):
+                with open("/proc/%d/cmdline" % pid, "rb") as f:
+                    argv = f.read().split(b"\0")
+                with open("/proc/%d/comm" % pid) as f:
+                    comm = f.read().strip()
+                if comm not in ("unshare", "chroot") and any(
+                        a.endswith(self.script.encode()) for a in argv):
+                    return pid
+                with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
+                    todo += [int(k) for k in f.read().split()]
+        return None
+
+
+def live_in_namespace(ctx, target, host):
+    """The live view on the namespaced target: the recv thread's row (by its
+    host tid) names its call and peer, and the spinning thread has CPU%."""
+    info = target.info
+    workdir = tempfile.mkdtemp(prefix="tt-kwait-ns-")
+    try:
+        with tui.Tmux("kwait-ns-" + ctx.interp) as tmux:
+            pane = tui.Pane(tmux, "kwait-ns", ["--delay", "0.5", "-r", "2000", "-p",
+                                               target.pid], workdir, size=(160, 48))
+
+            def rows(screen):
+                return {int(m.group(1)): line for line in screen.lines
+                        for m in [re.match(r"[ >] (\d+) ", line)] if m}
+
+            def ready(screen):
+                got = rows(screen)
+                recv, busy = got.get(host["recv"], ""), got.get(host["busy"], "")
+                fields = busy.split()
+                return ("recvfrom tcp %s -> %s" % (info["recv_local"], info["recv_peer"]) in recv
+                        and "recv_worker:" in recv and len(fields) > 6
+                        and re.fullmatch(r"[\d.]+", fields[5]) and float(fields[5]) > 50)
+            pane.wait(ready, "the recv thread's row (tid %d) with its call and peer, and the "
+                      "busy thread's (tid %d) with CPU%% > 50" % (host["recv"], host["busy"]),
+                      timeout=tui.SCREEN_TIMEOUT)
+            status, _, screen = pane.quit()
+            expect(status == 0, "tachyon-top exited %s" % status, *pane.details(screen))
+    finally:
+        if not os.environ.get("TT_KEEP"):
+            shutil.rmtree(workdir, ignore_errors=True)
 
 
 def test_pidns(ctx):
@@ -690,7 +727,8 @@ def check_pidns(ctx, wrapper):
         expect(not wrong, "threads not mapped to host tasks (ns_tid -> tid)", *wrong)
         named = [t for t in doc["threads"] if not t["name"]]
         expect(not named, "threads without a name: %s" % [t["tid"] for t in named])
-        host = by_ns[r["recv"]]["tid"]
+        hosts = {name: by_ns[tid]["tid"] for name, tid in r.items()}
+        host = hosts["recv"]
         # The same checks as outside, by the ids the target recorded.
         for t in doc["threads"]:
             t["tid"] = t["ns_tid"]
@@ -704,6 +742,8 @@ def check_pidns(ctx, wrapper):
                          % (host, r["recv"]), text, re.M),
                "dump text has no 'Thread %d (ns %d) ... blocked N s in recvfrom' line"
                % (host, r["recv"]), *run.details())
+        if wrapper.count("--pid") == 1 and "--user" not in wrapper:
+            live_in_namespace(ctx, target, hosts)
 
 
 class Ctx:
