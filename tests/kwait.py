@@ -91,7 +91,10 @@ def wait_parked(target, in_namespace=False):
                    if name in CALLS and syscall_nr(target.pid, here(tid)) not in CALLS[name]}
         if not waiting:
             return
-        if rig.process_exited(target.pid) or time.monotonic() > deadline:
+        # A namespaced target is unshare's child, not ours: ask about unshare.
+        exited = (target.proc.poll() is not None if in_namespace
+                  else rig.process_exited(target.pid))
+        if exited or time.monotonic() > deadline:
             raise Fail("threads not parked in their calls within %d s: %s"
                        % (PARK_TIMEOUT, waiting), *target.status())
         time.sleep(0.02)
