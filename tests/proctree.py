@@ -590,6 +590,61 @@ GUNICORN = [
 ]
 
 
+def test_gunicorn_pidns(suite):
+    """Debian's gunicorn as PID 1 of its own PID namespace (a container), 2
+    workers: attached to the master by its host pid, the batch kernel table
+    has every thread of the tree under its host tid with its namespace's id
+    beside it, a name, and a kernel wait; the processes table says each
+    one's pid in the namespace."""
+    d = suite.new_dir("gunicorn-pidns")
+    host = rig.in_root(d)
+    os.makedirs(host, exist_ok=True)
+    shutil.copy(os.path.join(rig.TARGETS_DIR, "wsgi_app.py"), host)
+    port = free_port()
+    unshare = shutil.which("unshare") or shutil.which("unshare", path="/usr/sbin:/sbin")
+    proc = subprocess.Popen(
+        [unshare, "--pid", "--fork", "--mount-proc=" + rig.in_root("/proc"), rig.CHROOT, rig.ROOT,
+         "gunicorn", "-w", "2", "-b", "127.0.0.1:%d" % port, "--chdir", d,
+         "--control-socket", d + "/ctl.sock", "wsgi_app:application"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        env=rig.TARGET_ENV, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        master, workers = None, []
+        while time.monotonic() < deadline:
+            kids = children(proc.pid)
+            master = kids[0] if kids else None
+            workers = [w for w in children(master)] if master else []
+            if len(workers) == 2:
+                with contextlib.suppress(OSError):
+                    urllib.request.urlopen("http://127.0.0.1:%d/" % port, timeout=5).read()
+                    break
+            time.sleep(0.1)
+        expect(master and len(workers) == 2, "gunicorn in a PID namespace did not come up")
+        run = run_tt("-p", master, "-b", "-n", "1", "--delay", "1.5", "--limit", "40")
+        run.expect_success()
+        out = run.out.decode("utf-8", "replace")
+        rows = kernel_rows(tables(out)[0])
+        tids = {}
+        for tid, kernel in rows:
+            m = re.fullmatch(r"(\d+) \(ns (\d+)\)", tid)
+            expect(m, "kernel table row %r has no namespace id beside the host tid" % tid,
+                   show(out, 3000))
+            tids[int(m.group(1))] = (int(m.group(2)), kernel)
+        for pid in [master] + workers:
+            expect(pid in tids, "no kernel row for process %d's main thread" % pid,
+                   show(out, 3000))
+            expect(tids[pid][1].startswith("blocked "), "process %d: kernel %r" %
+                   (pid, tids[pid][1]), show(out, 3000))
+        expect(tids[master][0] == 1, "the master is not pid 1 in its namespace: %s"
+               % (tids[master],))
+        expect(re.search(r"(?m)^\s*%d\s+.*\[ns pid 1\] " % master, out),
+               "the processes table does not say the master is pid 1 in its namespace",
+               show(out, 3000))
+    finally:
+        killpg(proc)
+
+
 UWSGI = [
     ("uWSGI (workers forked without the after-fork hook): batch shows each worker's own "
      "tid, on a CPU serving /cpu, never the master's wait", test_uwsgi_batch),
@@ -615,7 +670,7 @@ def main():
                if i in VERSIONS]
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
     started = time.monotonic()
-    tap = rig.Tap(len(GUNICORN) + len(UWSGI) + len(interps) * len(PER_INTERPRETER))
+    tap = rig.Tap(len(GUNICORN) + 1 + len(UWSGI) + len(interps) * len(PER_INTERPRETER))
     tap.comment("binary: %s; root: %s; seed: %d" % (rig.BIN, rig.ROOT, seed))
     suite = rig.Suite(interps, rig.random.Random(seed))
     try:
@@ -630,6 +685,12 @@ def main():
             except Fail as failure:
                 for name, _ in GUNICORN[tap.number:]:
                     tap.not_ok(name, failure.lines)
+        if not os.path.exists(rig.in_root("/usr/bin/gunicorn")):
+            tap.skip("gunicorn in a PID namespace of its own", "gunicorn is not installed")
+        else:
+            tap.run("gunicorn as PID 1 of its own PID namespace: every thread of the tree "
+                    "named, host tid with the namespace's id, its kernel wait", test_gunicorn_pidns,
+                    suite)
         if not os.path.exists(rig.in_root("/usr/bin/uwsgi-core")):
             for name, _ in UWSGI:
                 tap.skip(name, "uwsgi is not installed in the root (tests/provision.sh)")

@@ -161,12 +161,12 @@ test_nspid(void)
 	/* This process: its own id maps to itself, and nothing maps a stranger. */
 	struct tidmap m;
 	tidmap_init(&m, getpid());
-	bool in_ns;
-	uint64_t self = tidmap_resolve(&m, (uint64_t)getpid(), true, false, &in_ns);
+	bool in_ns, retry;
+	uint64_t self = tidmap_resolve(&m, (uint64_t)getpid(), true, false, &in_ns, &retry);
 	tap_ok(self == (uint64_t)getpid() && !in_ns, "tidmap: our own main thread is itself");
-	tap_ok(tidmap_resolve(&m, 0x3ffffff0, false, false, &in_ns) == 0,
+	tap_ok(tidmap_resolve(&m, 0x3ffffff0, false, false, &in_ns, &retry) == 0,
 	       "tidmap: an id that is none of our tasks, not main, not alone: unknown");
-	tap_ok(tidmap_resolve(&m, 0x3ffffff0, true, false, &in_ns) == (uint64_t)getpid(),
+	tap_ok(tidmap_resolve(&m, 0x3ffffff0, true, false, &in_ns, &retry) == (uint64_t)getpid(),
 	       "tidmap: the main thread's stale id: the main task");
 	tidmap_free(&m);
 }

@@ -55,6 +55,7 @@ struct tcache {
 	uint64_t native_tid;         /* its task's id in ours (tidmap.h), or recorded_tid
 					when tid_unknown */
 	bool tid_unknown;            /* no task of the process could be told to be it */
+	bool tid_retry;              /* unknown only for now: resolve again (refresh_cpu) */
 	uint64_t ns_tid;             /* its id in its own PID namespace */
 	uint32_t slot;
 	struct cframe *frames;       /* innermost first, shims included */
@@ -362,6 +363,8 @@ refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	atomic_store_explicit(&s->name, copy, memory_order_release);
 }
 
+static void resolve_tid(struct stackwalk *w, struct tcache *tc, bool only_thread);
+
 static void
 refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
@@ -376,6 +379,18 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
 		return;
 	tc->cpu_checked_ns = now;
+	if (tc->tid_retry) {
+		resolve_tid(w, tc, false);
+		if (!tc->tid_unknown) {
+			/* Its slot learns the task: ids first, then the flag the
+			 * readers test before they use them. */
+			struct thread_slot *s = appendlog_at(w->slots, tc->slot);
+			s->native_tid = tc->native_tid;
+			s->ns_tid = tc->ns_tid;
+			atomic_store_explicit(&s->tid_unknown, false, memory_order_release);
+			refresh_name(w, tc, now);
+		}
+	}
 	if (tc->tid_unknown) {
 		/* Never another task's state: unknown. */
 		tc->sticky = (tc->sticky & ~(uint32_t)TT_THREAD_ON_CPU) | TT_THREAD_CPU_UNKNOWN;
@@ -534,7 +549,7 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 		atomic_store_explicit(&s->name, NULL, memory_order_relaxed);
 		s->native_tid = tc->native_tid;
 		s->ns_tid = tc->ns_tid;
-		s->tid_unknown = tc->tid_unknown;
+		atomic_store_explicit(&s->tid_unknown, tc->tid_unknown, memory_order_relaxed);
 		s->interp_id = interp_id;
 		s->proc = w->proc;
 		atomic_store_explicit(&s->gone_ns, 0, memory_order_relaxed);
@@ -547,7 +562,7 @@ new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads alive at once");
 		s->native_tid = tc->native_tid;
 		s->ns_tid = tc->ns_tid;
-		s->tid_unknown = tc->tid_unknown;
+		atomic_init(&s->tid_unknown, tc->tid_unknown);
 		s->interp_id = interp_id;
 		s->proc = w->proc;
 		atomic_init(&s->name, NULL);
@@ -587,7 +602,8 @@ resolve_tid(struct stackwalk *w, struct tcache *tc, bool only_thread)
 	}
 	w->c.proc_reads++;
 	bool in_ns;
-	uint64_t ours = tidmap_resolve(&w->tids, tc->recorded_tid, tc->was_main, only_thread, &in_ns);
+	uint64_t ours = tidmap_resolve(&w->tids, tc->recorded_tid, tc->was_main, only_thread, &in_ns,
+				       &tc->tid_retry);
 	tc->tid_unknown = ours == 0;
 	tc->native_tid = ours ? ours : tc->recorded_tid;
 	tc->ns_tid = in_ns ? tc->recorded_tid : tc->native_tid;

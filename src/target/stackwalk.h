@@ -41,8 +41,10 @@ struct thread_slot {
 	uint64_t native_tid;      /* its task's id in our PID namespace (tidmap.h) */
 	uint64_t ns_tid;          /* its id in its own PID namespace (a container's):
 				     native_tid outside one */
-	bool tid_unknown;         /* no task of the process is known to be it: native_tid
-				     is ns_tid, and nothing is read of the kernel by it */
+	_Atomic bool tid_unknown; /* no task of the process is known to be it: native_tid
+				     is its recorded id and nothing is read of the kernel
+				     by it. Cleared (after the ids) once a thread born
+				     between two listings is found: test it first. */
 	int64_t interp_id;
 	uint32_t proc;            /* the walker's process index (0 when not shared) */
 	_Atomic(char *) name;     /* kernel thread name, refreshed while young */

@@ -120,9 +120,10 @@ list_tasks(struct tidmap *m)
 
 uint64_t
 tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thread,
-	       bool *in_namespace)
+	       bool *in_namespace, bool *retry)
 {
 	*in_namespace = false;
+	*retry = false;
 	if (m->pid <= 0 || recorded == 0)
 		return 0;
 	/* Ours already: the task of that id in this process has it innermost. */
@@ -134,8 +135,13 @@ tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thre
 		return recorded;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1 || !m->listed_ns) {
-			if (m->listed_ns && clock_now_ns() - m->listed_ns < TIDMAP_RELIST_NS)
+			if (m->listed_ns && clock_now_ns() - m->listed_ns < TIDMAP_RELIST_NS) {
+				/* Listed too recently to list again: a thread born since
+				 * is not in it yet, so ask again later. A main thread or a
+				 * process's only thread had its task then already. */
+				*retry = !is_main && !only_thread;
 				break;
+			}
 			list_tasks(m);
 		}
 		for (uint32_t i = 0; i < m->n; i++)
@@ -144,6 +150,8 @@ tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thre
 				return m->e[i].host;
 			}
 	}
+	if (*retry)
+		return 0;
 	/* Not one of its tasks: a fork that kept the parent's id. */
 	if (only_thread && m->n == 1)
 		return m->e[0].host;

@@ -41,10 +41,12 @@ void tidmap_free(struct tidmap *m);
  * is_main: it is the interpreter's main thread; only_thread: the only
  * thread state of the process. 0 when it cannot be told. *in_namespace:
  * `recorded` is the thread's id in its own PID namespace (not a stale one).
+ * *retry: 0 only because the tasks were listed too recently to list them
+ * again (a thread born since): ask again later.
  * Costs one small /proc read when the id is ours; a listing of the tasks
  * (at most every 100 ms) otherwise. */
 uint64_t tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thread,
-		       bool *in_namespace);
+		       bool *in_namespace, bool *retry);
 
 /* The first and last ids of the "NSpid:" line of a status text (ours and
  * the innermost namespace's; the same outside a namespace). Pure. */

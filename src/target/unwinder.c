@@ -295,9 +295,10 @@ resolve_threads(struct unwinder *u, struct tt_sample *s, bool only_thread)
 	pid_t pid = u->target->pid;
 	for (uint32_t i = 0; i < s->nthreads && pid > 0; i++) {
 		struct tt_thread *th = &s->threads[i];
-		bool in_ns;
+		bool in_ns, retry;
 		uint64_t ours = tidmap_resolve(&u->tids, th->native_tid,
-					       (th->status & TT_THREAD_MAIN) != 0, only_thread, &in_ns);
+					       (th->status & TT_THREAD_MAIN) != 0, only_thread, &in_ns,
+					       &retry);
 		th->tid_unknown = ours == 0;
 		th->ns_tid = in_ns ? th->native_tid : ours ? ours : th->native_tid;
 		if (ours)
