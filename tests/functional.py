@@ -905,7 +905,8 @@ ROOT_ADVICE = ("run as root", "setcap", "ptrace_scope=0", "grant")
 def test_refusal_messages(suite):
     """A refused read says what refused it and suggests only what would help:
     as root with CAP_SYS_PTRACE, pid 1 (when the kernel refuses it) gets no
-    'run as root' advice; as another user, the uid mismatch is named."""
+    'run as root' advice; as another user, the uid mismatch is named; as the
+    root of a user namespace, that namespace is named."""
     run = tachyon("dump", "-p", 1)
     if "permission denied" in run.err.decode(errors="replace"):
         msg = run.err.decode(errors="replace")
@@ -935,6 +936,18 @@ def test_refusal_messages(suite):
         msg = nobody.err.decode(errors="replace")
         expect("uid 0" in msg and "uid 65534" in msg and "run it as root" in msg,
                "as uid 65534 the refusal does not name the uids and the remedy", *nobody.details())
+        # "Root" inside a user namespace (rootless podman) against a host process.
+        unshare = shutil.which("unshare") or shutil.which("unshare", path="/usr/sbin:/sbin")
+        if unshare and os.geteuid() == 0:
+            argv = [unshare, "--user", "--map-root-user", BIN, "dump", "-p", str(proc.pid)]
+            out = subprocess.run(argv, capture_output=True, timeout=DUMP_TIMEOUT)
+            inside = Run(argv, out.returncode, out.stdout, out.stderr)
+            inside.expect_one_line_error(
+                contains="permission denied reading process %d" % proc.pid)
+            msg = inside.err.decode(errors="replace")
+            expect("runs in a user namespace" in msg and "from the host" in msg
+                   and "confine" not in msg,
+                   "in a user namespace the refusal does not say so", *inside.details())
     finally:
         proc.kill()
         proc.wait()

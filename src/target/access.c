@@ -164,6 +164,19 @@ access_explain(pid_t pid, char *buf, size_t len)
 	ssize_t b = readlink(path, theirs, sizeof theirs - 1);
 	if (a > 0)
 		mine[a] = '\0';
+	/* Inside a user namespace (rootless podman, unshare --user), "root" and
+	 * its CAP_SYS_PTRACE count only for that namespace's processes; one
+	 * outside it cannot even have its namespace looked at. */
+	char map[128];
+	if (read_small("/proc/self/uid_map", map, sizeof map) && !strstr(map, "4294967295") &&
+	    (b <= 0 || (theirs[b] = '\0', strcmp(mine, theirs) != 0))) {
+		snprintf(buf, len, "tachyon-top runs in a user namespace (%s), where its root and "
+			 "CAP_SYS_PTRACE count only for that namespace's processes, and process %d "
+			 "is outside it: run tachyon-top from the host (or the namespace that made "
+			 "this one), or attach to a process inside the namespace", a > 0 ? mine : "?",
+			 (int)pid);
+		return;
+	}
 	if (a > 0 && b > 0) {
 		theirs[b] = '\0';
 		if (strcmp(mine, theirs) != 0) {

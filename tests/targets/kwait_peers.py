@@ -18,6 +18,7 @@ Ready file: {"roles": {name: tid}, "server": pid, "child": pid,
 """
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -67,7 +68,11 @@ def pipe_worker(fd):
 
 
 def main():
-    server = subprocess.Popen([sys.executable, "-c", SERVER, "peer-server", SOCKET_PATH],
+    # An embedding application (tests/embedhost) is no interpreter to run:
+    # any Python serves.
+    python = sys.executable if os.path.basename(sys.executable or "").startswith("python") else \
+        shutil.which("python3")
+    server = subprocess.Popen([python, "-c", SERVER, "peer-server", SOCKET_PATH],
                               stdout=subprocess.PIPE, text=True)
     tcp_port, queued_port = (int(p) for p in server.stdout.readline().split())
     r, w = os.pipe()
