@@ -658,6 +658,28 @@ class PidNsTarget(rig.Target):
         return None
 
 
+def sidecar(target):
+    """tachyon-top inside the target's PID and mount namespaces (a sidecar
+    sharing the pod's process namespace, kubectl debug): it is pid 1 there,
+    its recorded ids are ours, and the dump is the same as outside one."""
+    nsenter = shutil.which("nsenter") or shutil.which("nsenter", path="/usr/sbin:/sbin")
+    argv = [nsenter, "-t", str(target.pid), "--pid", "--mount", rig.BIN, "dump", "-p", "1",
+            "--json"]
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    doc = run.json(1)
+    wrong = [t["tid"] for t in doc["threads"] if t["ns_tid"] != t["tid"] or not t["tid_known"]
+             or not t["name"]]
+    expect(not wrong and doc["ns_pid"] is None, "inside the namespace, threads %s are not "
+           "their own ids with names (ns_pid %s)" % (wrong, doc["ns_pid"]), *run.details())
+    # Peers are named by the pids the sidecar sees: the target is 1 there.
+    for t in doc["threads"]:
+        peer = t["blocked"] and t["blocked"]["peer"]
+        if peer and peer["pid"] == 1:
+            peer["pid"] = target.pid
+    check_blocked(target, doc)
+
+
 def live_in_namespace(ctx, target, host):
     """The live view on the namespaced target: the recv thread's row (by its
     host tid) names its call and peer, and the spinning thread has CPU%."""
@@ -747,6 +769,8 @@ def check_pidns(ctx, wrapper):
                % (host, r["recv"]), *run.details())
         if wrapper.count("--pid") == 1 and "--user" not in wrapper:
             live_in_namespace(ctx, target, hosts)
+            if rig.matrix.get(ctx.interp).on_host:
+                sidecar(target)
 
 
 class Ctx:
