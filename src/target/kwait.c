@@ -794,16 +794,9 @@ find_peer(struct kwait_reader *r, int fd, struct kwait_peer *peer)
 		return;
 	if (kind == OWNER_PIPE) {
 		/* Reading waits on the writers, writing on the readers. */
-		bool we_write = false;
-		char info_path[64], info[512];
-		snprintf(info_path, sizeof info_path, "/proc/%d/fdinfo/%d", (int)r->pid, fd);
-		if (read_file(info_path, info, sizeof info) > 0) {
-			const char *f = strstr(info, "flags:");
-			unsigned long flags = f ? strtoul(f + 6, NULL, 8) : 0;
-			we_write = (flags & O_ACCMODE) == O_WRONLY;
-		}
 		peer->kind = KWAIT_PEER_PIPE;
-		peer_process(r, OWNER_PIPE, inode, fd, we_write ? 0 : 1, peer);
+		peer_process(r, OWNER_PIPE, inode, fd, owners_open_for_writing(r->pid, fd) ? 0 : 1,
+			     peer);
 		return;
 	}
 	if (inet_peer(r, inode, peer))

@@ -164,9 +164,8 @@ still_held(pid_t pid, int fd, enum owner_kind kind, unsigned long inode)
 	return owners_parse_link(link, &got, &ino) && got == kind && ino == inode;
 }
 
-/* Is (pid, fd) open for writing? From the "flags:" line of its fdinfo (octal). */
-static bool
-open_for_writing(pid_t pid, int fd)
+bool
+owners_open_for_writing(pid_t pid, int fd)
 {
 	char path[64], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)pid, fd);
@@ -203,7 +202,7 @@ lookup(struct owners *o, enum owner_kind kind, unsigned long inode, pid_t not_pi
 		const struct held *h = &o->held[i];
 		if ((h->pid == not_pid && h->fd == not_fd) || !still_held(h->pid, h->fd, kind, inode))
 			continue;
-		bool w = kind == OWNER_PIPE && open_for_writing(h->pid, h->fd);
+		bool w = kind == OWNER_PIPE && owners_open_for_writing(h->pid, h->fd);
 		if (writes >= 0 && w != (writes > 0))
 			continue;
 		if (found < max)
