@@ -782,15 +782,9 @@ static void
 find_peer(struct kwait_reader *r, int fd, struct kwait_peer *peer)
 {
 	memset(peer, 0, sizeof *peer);
-	char path[64], link[64];
-	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)r->pid, fd);
-	ssize_t n = readlink(path, link, sizeof link - 1);
-	if (n <= 0)
-		return;
-	link[n] = '\0';
 	enum owner_kind kind;
 	unsigned long inode;
-	if (!owners_parse_link(link, &kind, &inode))
+	if (!owners_fd_inode(r->pid, fd, &kind, &inode))
 		return;
 	if (kind == OWNER_PIPE) {
 		/* Reading waits on the writers, writing on the readers. */

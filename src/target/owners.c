@@ -149,9 +149,8 @@ scan(struct owners *o)
 	o->last_scan_ns = o->scanned_ns - t0;
 }
 
-/* Does (pid, fd) still hold inode of kind? */
-static bool
-still_held(pid_t pid, int fd, enum owner_kind kind, unsigned long inode)
+bool
+owners_fd_inode(pid_t pid, int fd, enum owner_kind *kind, unsigned long *inode)
 {
 	char path[64], link[64];
 	snprintf(path, sizeof path, "/proc/%d/fd/%d", (int)pid, fd);
@@ -159,9 +158,16 @@ still_held(pid_t pid, int fd, enum owner_kind kind, unsigned long inode)
 	if (k <= 0)
 		return false;
 	link[k] = '\0';
+	return owners_parse_link(link, kind, inode);
+}
+
+/* Does (pid, fd) still hold inode of kind? */
+static bool
+still_held(pid_t pid, int fd, enum owner_kind kind, unsigned long inode)
+{
 	enum owner_kind got;
 	unsigned long ino;
-	return owners_parse_link(link, &got, &ino) && got == kind && ino == inode;
+	return owners_fd_inode(pid, fd, &got, &ino) && got == kind && ino == inode;
 }
 
 bool

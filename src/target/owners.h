@@ -47,6 +47,10 @@ size_t owners_find(struct owners *o, enum owner_kind kind, unsigned long inode, 
  * cost, for measurements. */
 void owners_stats(const struct owners *o, uint64_t *scans, size_t *fds, uint64_t *last_ns);
 
+/* The socket or pipe descriptor fd of pid is: its kind and inode. False
+ * for anything else, or a descriptor that cannot be read. */
+bool owners_fd_inode(pid_t pid, int fd, enum owner_kind *kind, unsigned long *inode);
+
 /* Is descriptor fd of pid open for writing (O_WRONLY or O_RDWR, from the
  * octal "flags:" line of /proc/PID/fdinfo/FD)? False when unreadable. */
 bool owners_open_for_writing(pid_t pid, int fd);
