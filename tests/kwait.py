@@ -121,6 +121,13 @@ def expected_objects(target):
 FD_ROLES = {"recv", "accept", "select", "fifo", "unix"}
 
 
+def run_cmd(argv):
+    """Run tachyon-top (perhaps behind a wrapper: taskset, a cgroup, setpriv,
+    nsenter) to its end."""
+    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+    return rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+
+
 def own_cmd(target):
     with open("/proc/%d/cmdline" % target.pid, "rb") as f:
         return f.read().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")[:159]
@@ -220,8 +227,7 @@ def test_durations_grow(ctx):
 def test_batch(ctx):
     argv = [rig.BIN, "-p", str(ctx.target.pid), "--batch", "-d", "1.2", "--delay", "1",
             "--limit", "3"]
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
-    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    run = run_cmd(argv)
     run.expect_success()
     rig.expect_no_control_bytes(run.out, "batch output")
     info, r = ctx.target.info, roles(ctx.target)
@@ -341,9 +347,8 @@ def check_pinned_batch(target, reader_cpu):
             "--limit", "1"]
     with pinned(reader_cpu):
         t0 = time.monotonic()
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        run = run_cmd(argv)
         t1 = time.monotonic()
-    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
     run.expect_success()
     text = run.out.decode("utf-8", "replace")
     problems = []
@@ -406,12 +411,9 @@ def check_confined_batch(target, reader_cpu):
         argv = confine + [rig.BIN, "-p", str(target.pid), "--batch", "-d", "1.6", "--delay",
                           "1.5", "--limit", "1"]
         t0 = time.monotonic()
-        proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
+        run = run_cmd(argv)
         t1 = time.monotonic()
-        argv_dump = confine + [rig.BIN, "dump", "-p", str(target.pid), "--json"]
-        dproc = subprocess.run(argv_dump, stdin=subprocess.DEVNULL, capture_output=True,
-                               timeout=30)
-    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+        drun = run_cmd(confine + [rig.BIN, "dump", "-p", str(target.pid), "--json"])
     run.expect_success()
     text = run.out.decode("utf-8", "replace")
     problems = []
@@ -425,7 +427,6 @@ def check_confined_batch(target, reader_cpu):
                             % (name, m.group(1), t0 - at, t1 - at))
     expect(not problems, "--batch confined to CPU %d, threads on CPU %d: no lower bounds"
            % (reader_cpu, info["cpu"]), *problems, *run.details())
-    drun = rig.Run(argv_dump, dproc.returncode, dproc.stdout, dproc.stderr)
     got = rig.threads_by_tid(drun.json(target.pid))
     wrong = ["%s: %s" % (name, show(got[tid]["blocked"])) for name, tid in sorted(r.items())
              if not got[tid]["blocked"] or got[tid]["blocked"]["seconds"] is not None]
@@ -598,9 +599,7 @@ def test_nobody(ctx):
             while syscall_nr(target.pid, tid) != 45 and time.monotonic() < deadline:
                 time.sleep(0.02)
             argv = [setpriv] + NOBODY + [binary, "dump", "-p", str(target.pid), "--json"]
-            proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                                  timeout=30)
-            run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+            run = run_cmd(argv)
             got = rig.threads_by_tid(run.json(target.pid))
             expect(not run.err.strip(), "stderr is not empty", *run.details())
             b = got[tid]["blocked"]
@@ -665,8 +664,7 @@ def sidecar(target):
     nsenter = shutil.which("nsenter") or shutil.which("nsenter", path="/usr/sbin:/sbin")
     argv = [nsenter, "-t", str(target.pid), "--pid", "--mount", rig.BIN, "dump", "-p", "1",
             "--json"]
-    proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
-    run = rig.Run(argv, proc.returncode, proc.stdout, proc.stderr)
+    run = run_cmd(argv)
     doc = run.json(1)
     wrong = [t["tid"] for t in doc["threads"] if t["ns_tid"] != t["tid"] or not t["tid_known"]
              or not t["name"]]

@@ -104,21 +104,28 @@ def functions(table):
 class Gunicorn:
     """Debian's gunicorn in the root: a master, 3 sync workers, a client loop."""
 
+    NAME = "gunicorn"
+    NWORKERS = 3
+    CLIENT_PATHS = ("/cpu", "/sleep")
+
     def __init__(self, suite):
-        self.dir = suite.new_dir("gunicorn")
+        self.dir = suite.new_dir(self.NAME)
         self.port = free_port()
         self.master = self.client = None
+
+    def server_argv(self):
+        return ["gunicorn", "-w", str(self.NWORKERS), "-b", "127.0.0.1:%d" % self.port,
+                "--chdir", self.dir, "--control-socket", self.dir + "/ctl.sock",
+                "wsgi_app:application"]
 
     def __enter__(self):
         host = rig.in_root(self.dir)
         os.makedirs(host, exist_ok=True)
         for name in ("wsgi_app.py", "http_client.py"):
             shutil.copy(os.path.join(rig.TARGETS_DIR, name), host)
-        log = open(os.path.join(host, "gunicorn.log"), "wb")
+        log = open(os.path.join(host, "server.log"), "wb")
         self.master = subprocess.Popen(
-            [rig.CHROOT, rig.ROOT, "gunicorn", "-w", "3", "-b", "127.0.0.1:%d" % self.port,
-             "--chdir", self.dir, "--control-socket", self.dir + "/ctl.sock",
-             "wsgi_app:application"],
+            [rig.CHROOT, rig.ROOT] + self.server_argv(),
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=rig.TARGET_ENV,
             start_new_session=True)
         log.close()
@@ -126,7 +133,7 @@ class Gunicorn:
             self._wait_up()
             self.client = subprocess.Popen(
                 [rig.CHROOT, rig.ROOT, "python3", self.dir + "/http_client.py",
-                 "http://127.0.0.1:%d" % self.port, "2", "/cpu", "/sleep"],
+                 "http://127.0.0.1:%d" % self.port, "2"] + list(self.CLIENT_PATHS),
                 stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL, env=rig.TARGET_ENV, start_new_session=True)
             time.sleep(0.5)
@@ -135,7 +142,8 @@ class Gunicorn:
             raise
         return self
 
-    def _wait_up(self, nworkers=3):
+    def _wait_up(self):
+        nworkers = self.NWORKERS
         deadline = time.monotonic() + 30
         while True:
             if self.master.poll() is not None:
@@ -153,8 +161,8 @@ class Gunicorn:
 
     def log(self):
         with contextlib.suppress(OSError):
-            with open(os.path.join(rig.in_root(self.dir), "gunicorn.log"), "rb") as f:
-                return ["gunicorn log: " + show(f.read()[-1500:], 1500)]
+            with open(os.path.join(rig.in_root(self.dir), "server.log"), "rb") as f:
+                return ["%s log: %s" % (self.NAME, show(f.read()[-1500:], 1500))]
         return []
 
     def kill(self):
@@ -473,38 +481,17 @@ def test_exec(ctx):
 
 class Uwsgi(Gunicorn):
     """Debian's uWSGI with the python3 plugin in the root: a master, 2
-    workers, a client loop. The workers' thread states keep the master's
-    thread id (no after-fork hook)."""
+    workers, a client loop on /cpu. The workers' thread states keep the
+    master's thread id (no after-fork hook)."""
 
-    def __enter__(self):
-        host = rig.in_root(self.dir)
-        os.makedirs(host, exist_ok=True)
-        for name in ("wsgi_app.py", "http_client.py"):
-            shutil.copy(os.path.join(rig.TARGETS_DIR, name), host)
-        log = open(os.path.join(host, "gunicorn.log"), "wb")
-        self.master = subprocess.Popen(
-            [rig.CHROOT, rig.ROOT, "uwsgi", "--plugin", "python3", "--http-socket",
-             "127.0.0.1:%d" % self.port, "--wsgi-file", self.dir + "/wsgi_app.py",
-             "--master", "--processes", "2", "--die-on-term"],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=rig.TARGET_ENV,
-            start_new_session=True)
-        log.close()
-        try:
-            self._wait_up(2)
-            self.client = subprocess.Popen(
-                [rig.CHROOT, rig.ROOT, "python3", self.dir + "/http_client.py",
-                 "http://127.0.0.1:%d" % self.port, "2", "/cpu"],
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, env=rig.TARGET_ENV, start_new_session=True)
-            time.sleep(0.5)
-        except BaseException:
-            self.kill()
-            raise
-        return self
+    NAME = "uwsgi"
+    NWORKERS = 2
+    CLIENT_PATHS = ("/cpu",)
 
-    def workers(self):
-        # uWSGI's master is a child of chroot's exec: the Popen pid itself.
-        return children(self.master.pid)
+    def server_argv(self):
+        return ["uwsgi", "--plugin", "python3", "--http-socket", "127.0.0.1:%d" % self.port,
+                "--wsgi-file", self.dir + "/wsgi_app.py", "--master", "--processes",
+                str(self.NWORKERS), "--die-on-term"]
 
 
 def kernel_rows(table):
