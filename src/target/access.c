@@ -14,23 +14,17 @@
 #include <unistd.h>
 
 #include "access.h"
+#include "readfile.h"
 #include "sanitize.h"
 
 #define CAP_SYS_PTRACE_BIT 19
 #define PF_KTHREAD_FLAG 0x00200000UL
 
+/* The file read whole (empty counts): read_small_file's answer as a yes/no. */
 static bool
 read_small(const char *path, char *buf, size_t len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return false;
-	buf[n] = '\0';
-	return true;
+	return read_small_file(path, buf, len) >= 0;
 }
 
 /* A "Field:\t..." line of /proc/PID/status (pid 0: ourselves). */

@@ -1,34 +1,20 @@
 #include "config.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "discover.h"
-
-static ssize_t
-read_small(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n >= 0)
-		buf[n] = '\0';
-	return n;
-}
+#include "readfile.h"
 
 pid_t
 discover_ppid(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small(path, buf, sizeof buf) <= 0)
+	if (read_small_file(path, buf, sizeof buf) <= 0)
 		return 0;
 	/* The name may hold spaces and ')': the fields follow the last ')'. */
 	const char *p = strrchr(buf, ')');
@@ -67,7 +53,7 @@ discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n)
 			continue;
 		char cpath[320], buf[4096];
 		snprintf(cpath, sizeof cpath, "/proc/%d/task/%s/children", (int)pid, e->d_name);
-		if (read_small(cpath, buf, sizeof buf) <= 0)
+		if (read_small_file(cpath, buf, sizeof buf) <= 0)
 			continue;
 		/* "123 456 " (a longer list is cut: the full scan catches the rest) */
 		for (char *p = buf; *p;) {

@@ -13,6 +13,7 @@
 
 #include "kwait.h"
 #include "owners.h"
+#include "readfile.h"
 #include "taskinfo.h"
 #include "unixdiag.h"
 
@@ -482,26 +483,6 @@ kwait_reader_free(struct kwait_reader *r)
 	free(r);
 }
 
-static ssize_t
-read_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t n = 0;
-	while (n + 1 < len) {
-		ssize_t k = read(fd, buf + n, len - 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		n += (size_t)k;
-	}
-	close(fd);
-	buf[n] = '\0';
-	return (ssize_t)n;
-}
-
 /* A whole /proc file of any size (up to NET_TABLE_MAX), NUL-terminated. */
 static char *
 read_whole(const char *path)
@@ -637,7 +618,7 @@ describe_fd(struct kwait_reader *r, int fd, bool inner, char *out, size_t len)
 		if (!inner) {
 			char info[8192];
 			snprintf(path, sizeof path, "/proc/%d/fdinfo/%d", (int)r->pid, fd);
-			if (read_file(path, info, sizeof info) > 0)
+			if (read_small_file(path, info, sizeof info) > 0)
 				total = kwait_parse_epoll_fdinfo(info, fds, SET_NAMED);
 		}
 		if (total) {
@@ -913,7 +894,7 @@ kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info)
 	char path[64], buf[512];
 	snprintf(path, sizeof path, "/proc/%d/task/%ld/syscall", (int)r->pid, tid);
 	struct kwait_call call;
-	if (read_file(path, buf, sizeof buf) <= 0 || !kwait_parse_syscall(buf, &call) ||
+	if (read_small_file(path, buf, sizeof buf) <= 0 || !kwait_parse_syscall(buf, &call) ||
 	    call.state != KWAIT_SYSCALL)
 		return false;
 	/* Runnable but preempted inside a call is not waiting for anything. */

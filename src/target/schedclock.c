@@ -1,18 +1,16 @@
 #include "config.h"
 
 #include <ctype.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "grow.h"
+#include "readfile.h"
 #include "schedclock.h"
 #include "taskinfo.h"
 
@@ -95,18 +93,7 @@ static bool
 read_exec_start(const char *path, uint64_t *ns)
 {
 	char buf[4096];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n;
-	do
-		n = read(fd, buf, sizeof buf - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return schedclock_parse_exec_start(buf, ns);
+	return read_small_file(path, buf, sizeof buf) > 0 && schedclock_parse_exec_start(buf, ns);
 }
 
 struct schedclock *

@@ -1,27 +1,12 @@
 #include "config.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "readfile.h"
 #include "taskinfo.h"
-
-static ssize_t
-read_small_file(const char *path, char *buf, size_t len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ssize_t n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -1;
-	buf[n] = '\0';
-	return n;
-}
 
 /* The last ')' of a stat line: the end of the comm field, which may hold
  * anything. NULL without one. */

@@ -1,15 +1,13 @@
 #include "config.h"
 
 #include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "grow.h"
+#include "readfile.h"
 #include "tidmap.h"
 
 /* Listings of a process's tasks at most this often. */
@@ -68,18 +66,7 @@ read_status(pid_t pid, const char *task, char *buf, size_t len)
 		snprintf(path, sizeof path, "/proc/%d/task/%s/status", (int)pid, task);
 	else
 		snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n;
-	do
-		n = read(fd, buf, len - 1);
-	while (n < 0 && errno == EINTR);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	return true;
+	return read_small_file(path, buf, len) > 0;
 }
 
 bool
