@@ -601,15 +601,13 @@ describe_fd(struct kwait_reader *r, int fd, bool inner, char *out, size_t len)
 		return;
 	}
 	link[n] = '\0';
+	enum owner_kind kind;
 	unsigned long inode;
-	char tail;
-	if (sscanf(link, "socket:[%lu%c", &inode, &tail) == 2 && tail == ']') {
-		if (!find_socket(r, inode, out, len))
+	if (owners_parse_link(link, &kind, &inode)) {
+		if (kind == OWNER_PIPE)
+			snprintf(out, len, "pipe");
+		else if (!find_socket(r, inode, out, len))
 			snprintf(out, len, "socket");
-		return;
-	}
-	if (strncmp(link, "pipe:[", 6) == 0) {
-		snprintf(out, len, "pipe");
 		return;
 	}
 	if (strcmp(link, "anon_inode:[eventpoll]") == 0) {
