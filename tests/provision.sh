@@ -3,7 +3,7 @@
 #  - host build dependencies (autotools, ncursesw, termkey, tmux, debootstrap)
 #  - a Debian unstable root holding real CPython 3.13, 3.14, 3.15 and 3.15-dbg,
 #    cached at $TT_ROOT (default /var/cache/tachyon-top/sid-root), /proc mounted.
-#  - real servers for the root's default python3 (gunicorn, uvicorn, aiohttp)
+#  - real servers for the root's default python3 (gunicorn, uvicorn, aiohttp, uWSGI)
 #  - a real position-independent python3.15 executable carrying the runtime
 #    inside it, built in the root (see static_pie_python below)
 #  - on the host: Debian 12's python3.11 with its debug build and headers, and
