@@ -163,7 +163,27 @@ def check_blocked(target, doc):
                % (name, show(b["peer"]), show(want)))
         expect(isinstance(b["seconds"], (int, float)),
                "thread %s: seconds %s (does this kernel lack /proc/PID/task/TID/sched?)"
-               % (name, show(b["seconds"])))
+               % (name, show(b["seconds"])), *sched_state(target.pid, got[tid]))
+
+
+def sched_state(pid, thread):
+    """What the kernel says of a thread's last run, to tell why its blocked
+    duration could not be had: its clock reading, its CPU, and now."""
+    tid = thread.get("host_tid", thread["tid"])
+    lines = ["dump: %s" % json.dumps(thread),
+             "CLOCK_MONOTONIC now: %.6f" % time.monotonic()]
+    for name in ("sched", "stat"):
+        try:
+            with open("/proc/%d/task/%d/%s" % (pid, tid, name)) as f:
+                text = f.read()
+        except OSError as e:
+            lines.append("/proc/%d/task/%d/%s: %s" % (pid, tid, name, e))
+            continue
+        if name == "sched":
+            lines += [ln for ln in text.splitlines() if "exec_start" in ln]
+        else:
+            lines.append("last CPU (stat field 39): %s" % text.rsplit(")", 1)[1].split()[36])
+    return lines
 
 
 def dump(target):
@@ -754,7 +774,7 @@ def check_pidns(ctx, wrapper):
         host = hosts["recv"]
         # The same checks as outside, by the ids the target recorded.
         for t in doc["threads"]:
-            t["tid"] = t["ns_tid"]
+            t["host_tid"], t["tid"] = t["tid"], t["ns_tid"]
         check_blocked(target, doc)
         run = rig.tachyon("dump", "-p", target.pid)
         run.expect_success()
