@@ -1184,9 +1184,15 @@ def newuser_checks(suite, interp, base):
         def thread_rows(s):
             return [ln for ln in s.lines if re.match(r"[> ] \d+ ", ln)]
 
+        def sampled(s):
+            # The SAMPLES column of a thread row (columns 29-37): busiest
+            # means something only once a refresh has samples.
+            return any(ln[29:38].strip() not in ("", "0") for ln in thread_rows(s))
+
         def panel():
             s = small.wait(lambda s: re.search(r"\+\d+ more threads?\b", "\n".join(s.lines))
-                           and len(thread_rows(s)) >= 2, "'+N more threads' at 80x24",
+                           and len(thread_rows(s)) >= 2 and sampled(s),
+                           "'+N more threads' at 80x24, with samples",
                            timeout=SCREEN_TIMEOUT)
             expect(any(ln.split()[0 if ln[0] == " " else 1] == str(pid)
                        for ln in thread_rows(s)),
