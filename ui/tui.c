@@ -188,13 +188,15 @@ ui_export(struct ui *u, int format)
 }
 
 static void
+take(void *agg, const struct sample_record *r)
+{
+	agg_add(agg, r);
+}
+
+static void
 drain(struct ui *u)
 {
-	static struct sample_record buf[4096];
-	size_t n;
-	while ((n = ring_pop(&u->s->sampler.ring, buf, 4096)) > 0)
-		for (size_t i = 0; i < n; i++)
-			agg_add(&u->agg, &buf[i]);
+	sampler_drain(&u->s->sampler, take, &u->agg);
 }
 
 static void

@@ -531,6 +531,18 @@ sampler_stop(struct sampler *s)
 }
 
 void
+sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx)
+{
+	/* Batches of ring_pop, not one record at a time: one atomic
+	 * exchange per batch on the shared indices. */
+	struct sample_record batch[512];
+	size_t n;
+	while ((n = ring_pop(&s->ring, batch, sizeof batch / sizeof batch[0])) > 0)
+		for (size_t i = 0; i < n; i++)
+			take(ctx, &batch[i]);
+}
+
+void
 sampler_free(struct sampler *s)
 {
 	sampler_stop(s);

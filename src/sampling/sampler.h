@@ -111,6 +111,12 @@ sampler_end_state(struct sampler *s)
 	return (enum sampler_end)atomic_load_explicit(&s->end, memory_order_acquire);
 }
 
+/* The one drain loop of a sampler's consumer: hand every record waiting
+ * in the ring to take(ctx, record), oldest first, until it is empty.
+ * Consumer thread only. */
+typedef void sampler_take_fn(void *ctx, const struct sample_record *r);
+void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
+
 /* Parse a rate: "1000", "10k", "2.5k", "1m", "max" (0 = max). */
 bool sampler_parse_rate(const char *text, double *hz);
 

@@ -37,13 +37,15 @@ format_tid(const struct thread_slot *ts, char *buf, size_t len)
 }
 
 static void
+take(void *agg, const struct sample_record *r)
+{
+	agg_add(agg, r);
+}
+
+static void
 drain(struct session *s, struct aggregate *agg)
 {
-	static struct sample_record buf[4096];
-	size_t n;
-	while ((n = ring_pop(&s->sampler.ring, buf, 4096)) > 0)
-		for (size_t i = 0; i < n; i++)
-			agg_add(agg, &buf[i]);
+	sampler_drain(&s->sampler, take, agg);
 }
 
 /* The processes a table covers: a count line, then one line each. */

@@ -116,6 +116,13 @@ print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, ui
 
 static volatile sig_atomic_t interrupted;
 
+/* Each record's weight: the samples a consumer would count. */
+static void
+count_weight(void *consumed, const struct sample_record *r)
+{
+	*(uint64_t *)consumed += r->weight;
+}
+
 static void
 on_signal(int sig)
 {
@@ -200,15 +207,11 @@ bench_main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	/* Drain the ring as a consumer would, so its figures are real. */
-	static struct sample_record buf[4096];
 	uint64_t consumed = 0;
 	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
 		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 2);
-		size_t n;
-		while ((n = ring_pop(&s.ring, buf, 4096)) > 0)
-			for (size_t i = 0; i < n; i++)
-				consumed += buf[i].weight;
+		sampler_drain(&s, count_weight, &consumed);
 	}
 	/* Discovery's cost, before stopping frees it. */
 	struct { uint64_t busy_ns, passes, scans, stat_reads, attaches; } disc = {0};
@@ -221,10 +224,7 @@ bench_main(int argc, char **argv)
 		disc.attaches = get((_Atomic uint64_t *)&fs->attaches);
 	}
 	sampler_stop(&s);
-	size_t n;
-	while ((n = ring_pop(&s.ring, buf, 4096)) > 0)
-		for (size_t i = 0; i < n; i++)
-			consumed += buf[i].weight;
+	sampler_drain(&s, count_weight, &consumed);
 
 	struct engine_stats *st = &s.stats;
 	uint64_t samples = get(&st->samples), errors = get(&st->errors);

@@ -73,15 +73,26 @@ print_usage(FILE *f)
 	      "  -h, --help             show this help\n", f);
 }
 
+struct profile_sink {
+	struct profile *prof;
+	enum profile_filter filter;
+	bool oom;
+};
+
+static void
+take(void *ctx, const struct sample_record *r)
+{
+	struct profile_sink *sink = ctx;
+	if (!profile_add(sink->prof, r, sink->filter))
+		sink->oom = true;
+}
+
 static void
 drain(struct sampler *s, struct profile *p, enum profile_filter filter, bool *oom)
 {
-	static struct sample_record buf[4096];
-	size_t n;
-	while ((n = ring_pop(&s->ring, buf, 4096)) > 0)
-		for (size_t i = 0; i < n; i++)
-			if (!profile_add(p, &buf[i], filter))
-				*oom = true;
+	struct profile_sink sink = {p, filter, false};
+	sampler_drain(s, take, &sink);
+	*oom |= sink.oom;
 }
 
 int
