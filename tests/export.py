@@ -539,6 +539,127 @@ def test_progress_line(ctx):
            "the progress line is not erased before the summary", "stderr: " + show(data))
 
 
+COMMAND_INTERPS = ("python3.15", "host-python3.11")  # the root's newest, the host's
+
+
+def started_program(tt_pid, timeout=10):
+    """The program record -- COMMAND started: tachyon-top's only child."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            with open("/proc/%d/task/%d/children" % (tt_pid, tt_pid)) as f:
+                kids = [int(k) for k in f.read().split()]
+        except OSError:
+            kids = []
+        if kids:
+            return kids[0]
+        time.sleep(0.05)
+    raise Fail("tachyon-top %d started no program within %d s" % (tt_pid, timeout))
+
+
+def command_script(ctx):
+    """recorded.py where ctx's interpreter sees it (Skip under the others)."""
+    if ctx.interp not in COMMAND_INTERPS:
+        raise rig.Skip("runs under %s" % " and ".join(COMMAND_INTERPS))
+    scratch = ctx.suite.new_dir("record-command")
+    os.makedirs(rig.in_root(scratch), exist_ok=True)
+    shutil.copy(os.path.join(rig.TARGETS_DIR, "recorded.py"), rig.in_root(scratch))
+    return os.path.join(scratch, "recorded.py")
+
+
+def test_bench_command(ctx):
+    """bench -d 2 -- PYTHON recorded.py: the figures of a program it ran."""
+    script = command_script(ctx)
+    run = sampler.run_tt("bench", "-d", "2", "-r", "2000", "--json", "--", *rig.command(
+        ctx.suite, ctx.interp, ["-E", "-s", "-B", script, "0", "0"]), timeout=60)
+    run.expect_success()
+    doc = json.loads(run.out[run.out.index(b"{"):])
+    expect(doc["samples"] >= 1000 and doc["thread_samples"] >= 1000 and doc["python"]
+           and not doc["target_exited"], "bench -- COMMAND: %d samples, %d thread samples, "
+           "python %s" % (doc["samples"], doc["thread_samples"], doc["python"]), *run.details())
+    expect(b"recorded.py says hello" in run.out, "the program's output is not on bench's "
+           "stdout", *run.details())
+
+
+def test_record_command(ctx):
+    """record -o F.svg -o F.pb.gz -- PYTHON recorded.py: the program writes
+    to tachyon-top's own output; when it exits by itself, is killed by
+    SIGTERM, or tachyon-top gets Ctrl-C, the profile holds its functions
+    and tachyon-top's exit status and last line say how it ended."""
+    script = command_script(ctx)
+    outdir = tempfile.mkdtemp(prefix="tt-record-command-")
+
+    def record(name, seconds, code, act=None):
+        svg, pb = (os.path.join(outdir, name + ext) for ext in (".svg", ".pb.gz"))
+        argv = [rig.BIN, "record", "-r", "1000", "-o", svg, "-o", pb, "--"] + rig.command(
+            ctx.suite, ctx.interp, ["-E", "-s", "-B", script, str(seconds), str(code)])
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        try:
+            program = started_program(proc.pid)
+            if act:
+                time.sleep(1.5)
+                act(proc, program)
+            out, err = proc.communicate(timeout=30)
+        except (subprocess.TimeoutExpired, Fail):
+            proc.kill()
+            proc.communicate()
+            raise
+        run = rig.Run(argv, proc.returncode, out, err)
+        crash = run.crash(relayed=(128 + signal.SIGTERM, 128 + signal.SIGINT))
+        expect(not crash, "record crashed: %s" % crash, *run.details())
+        expect(b"recorded.py says hello" in out, "the program's output is not on "
+               "tachyon-top's stdout", *run.details())
+        expect(not os.path.exists("/proc/%d" % program) or rig.process_exited(program),
+               "the program %d still runs after record ended" % program, *run.details())
+        # The profile: the program's own functions, in the SVG and in pprof.
+        labels = {frame_parts(label)[0] for label, _, _, _ in
+                  svg_frames(ET.parse(svg).getroot()) if "(" in label}
+        expect({"outer_work", "inner_work"} <= labels, "the flame graph lacks outer_work and "
+               "inner_work: %s" % show(sorted(labels)), *run.details())
+        top = go_pprof("-top", "-nodecount=20", pb)
+        expect("inner_work" in top, "pprof's top lacks inner_work", *top.splitlines())
+        last = err.decode("utf-8", "replace").rstrip("\n").rsplit("\n", 1)[-1]
+        return run, program, last
+
+    try:
+        run, program, last = record("itself", 1.5, 3)
+        expect(run.rc == 3 and last == "tachyon-top: process %d exited with status 3" % program,
+               "the program exited with status 3: record exited %d, last line %s"
+               % (run.rc, show(last)), *run.details())
+        run, program, last = record("sigterm", 0, 0,
+                                    lambda proc, program: os.kill(program, signal.SIGTERM))
+        expect(run.rc == 128 + signal.SIGTERM and last == "tachyon-top: process %d was killed "
+               "by signal 15 (Terminated)" % program, "the program was killed by SIGTERM: record "
+               "exited %d, last line %s" % (run.rc, show(last)), *run.details())
+        run, program, last = record("ctrl-c", 0, 0,
+                                    lambda proc, program: proc.send_signal(signal.SIGINT))
+        expect(run.rc == 128 + signal.SIGINT and last.startswith(
+            "tachyon-top: stopped process %d (Ctrl-C); it " % program),
+            "Ctrl-C to tachyon-top: record exited %d, last line %s" % (run.rc, show(last)),
+            *run.details())
+    finally:
+        if not os.environ.get("TT_KEEP"):
+            shutil.rmtree(outdir, ignore_errors=True)
+
+
+def test_record_command_errors(ctx):
+    """A program that cannot run, and no program: one line, a non-zero exit,
+    and no output file."""
+    outdir = tempfile.mkdtemp(prefix="tt-record-errors-")
+    try:
+        path = os.path.join(outdir, "p.svg")
+        for args, says in ((["--", "/nonexistent/program"], "cannot run /nonexistent/program"),
+                           (["--"], "missing -p PID or -- COMMAND"),
+                           (["app.py"], "put it after --")):
+            run = sampler.run_tt("record", "-o", path, *args)
+            run.expect_one_line_error(says)
+            expect(not os.listdir(outdir), "record %s left %s" % (" ".join(args),
+                                                                  os.listdir(outdir)))
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
 def test_format_error(ctx):
     run = sampler.run_tt("record", "-p", ctx.target.pid, "-o", "/tmp/x", "--format", "gif")
     run.expect_one_line_error("unknown format 'gif'")
@@ -553,6 +674,9 @@ PER_INTERPRETER = [
      test_pprof),
     ("speedscope JSON validates against speedscope's file-format schema",
      test_speedscope_schema),
+    ("record -- PYTHON: its output passes through; exits by itself, SIGTERM, Ctrl-C: the "
+     "profile, the exit status and the last line", test_record_command),
+    ("bench -d 2 -- PYTHON: the figures of the program it ran", test_bench_command),
 ]
 ONCE = [
     ("flame graph in chromium: rects, widths, 75/25, search, hostile names as text, "
@@ -561,6 +685,8 @@ ONCE = [
      "the same bare rectangles); a click labels a narrow frame", test_big_flamegraph_opens),
     ("record on a terminal shows a progress line and erases it", test_progress_line),
     ("--format error names the accepted formats", test_format_error),
+    ("record -- /nonexistent, record --, record app.py: one line, no file",
+     test_record_command_errors),
 ]
 
 

@@ -201,11 +201,12 @@ class Run:
                 "stderr: " + show(self.err, 1000),
                 "stdout: " + show(self.out, 600)]
 
-    def crash(self):
-        """Why this run counts as a crash, or None."""
+    def crash(self, relayed=()):
+        """Why this run counts as a crash, or None. *relayed*: exit statuses
+        that pass on a started program's death by a signal (record --)."""
         if self.rc < 0:
             return "killed by signal %d" % -self.rc
-        if 128 < self.rc <= 128 + 64:
+        if 128 < self.rc <= 128 + 64 and self.rc not in relayed:
             return "exit status %d looks like death by signal %d" % (self.rc, self.rc - 128)
         for marker in SANITIZER_MARKERS:
             if marker in self.err:

@@ -25,9 +25,10 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 	int report[2];
 	if (pipe2(report, O_CLOEXEC) != 0)
 		return tt_fail(err, TT_EIO, errno, "pipe: %s", strerror(errno));
-	int out = open(o->child_output ? o->child_output : "/dev/null",
-		       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-	if (out < 0) {
+	int out = o->child_keeps_output ? -1
+					: open(o->child_output ? o->child_output : "/dev/null",
+					       O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (out < 0 && !o->child_keeps_output) {
 		int e = errno;
 		close(report[0]);
 		close(report[1]);
@@ -38,20 +39,24 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 	pid_t pid = fork();
 	if (pid < 0) {
 		int e = errno;
-		close(out);
+		if (out >= 0)
+			close(out);
 		close(report[0]);
 		close(report[1]);
 		return tt_fail(err, TT_EIO, e, "fork: %s", strerror(e));
 	}
 	if (pid == 0) {
 		/* The terminal belongs to tachyon-top: the program gets no input
-		 * and writes to the output file. Its own process group keeps
-		 * our terminal's signals away from it. */
+		 * and writes to the output file, or to our own outputs when it
+		 * keeps them. Its own process group keeps our terminal's
+		 * signals away from it. */
 		int in = open("/dev/null", O_RDONLY);
 		if (in >= 0)
 			dup2(in, 0);
-		dup2(out, 1);
-		dup2(out, 2);
+		if (out >= 0) {
+			dup2(out, 1);
+			dup2(out, 2);
+		}
 		setpgid(0, 0);
 		/* If tachyon-top is killed outright (SIGKILL, a crash), the
 		 * program must not run on unwatched: it gets SIGTERM, as on an
@@ -70,7 +75,8 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 		}
 		_exit(127);
 	}
-	close(out);
+	if (out >= 0)
+		close(out);
 	close(report[1]);
 	int e = 0;
 	ssize_t n;
@@ -121,7 +127,10 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	}
 	taskinfo_cmdline(pid, s->cmdline, sizeof s->cmdline);
 	struct sampler_config cfg;
-	sampler_default_config(&cfg);
+	if (o->config)
+		cfg = *o->config;
+	else
+		sampler_default_config(&cfg);
 	cfg.interval_ns = o->rate_hz > 0 ? (uint64_t)(1e9 / o->rate_hz) : 0;
 	cfg.duration_ns = (uint64_t)(o->duration_s * 1e9);
 	cfg.ring_capacity = 1u << 18;
@@ -134,7 +143,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	s->sampling = true;
 	/* The kernel's view is extra: without it the session goes on. */
 	struct tt_error kerr;
-	if (kwatch_start(&s->kwatch, s->target.pid, cfg.follow, &kerr) != TT_OK)
+	if (o->kernel_waits && kwatch_start(&s->kwatch, s->target.pid, cfg.follow, &kerr) != TT_OK)
 		s->kwatch = NULL;
 	return TT_OK;
 }
@@ -188,6 +197,12 @@ session_end(struct session *s)
 		sampler_free(&s->sampler);
 		s->sampling = false;
 	}
+	session_stop_child(s);
+}
+
+void
+session_stop_child(struct session *s)
+{
 	if (s->child && !s->child_exited) {
 		/* We started it; leaving it running would orphan it. */
 		kill(-s->child, SIGTERM);

@@ -15,10 +15,15 @@ struct session_options {
 	pid_t pid;                 /* attach to this, or 0 */
 	char **command;            /* or start this (argv, NULL-terminated) */
 	const char *child_output;  /* where the command's stdout/stderr go (NULL: /dev/null) */
+	bool child_keeps_output;   /* or: the command writes to our stdout and stderr */
 	double rate_hz;            /* 0: as fast as possible */
 	double duration_s;         /* 0: until stopped */
 	bool no_subprocesses;      /* sample the process alone, not its descendants */
 	bool async_aware;          /* --async: task stacks on their await chains */
+	bool kernel_waits;         /* watch what threads wait for in the kernel (kwatch) */
+	/* The engine's settings (NULL: sampler_default_config); the rate,
+	 * duration, following and --async above override theirs. */
+	const struct sampler_config *config;
 };
 
 struct session {
@@ -42,6 +47,10 @@ void session_wait_child(struct session *s, uint64_t timeout_ns);
 
 /* "exited with status 3" / "killed by signal 9" */
 void session_describe_exit(const struct session *s, char *buf, size_t len);
+
+/* Terminate a command we started that still runs (SIGTERM to its process
+ * group, SIGKILL after a second), and reap it. */
+void session_stop_child(struct session *s);
 
 /* Stop sampling; terminate a command we started that still runs. */
 void session_end(struct session *s);

@@ -14,15 +14,17 @@
 #include "cli.h"
 #include "clock.h"
 #include "follow.h"
-#include "sampler.h"
 #include "sanitize.h"
+#include "session.h"
 
 static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
 	      "                         [--floor] [--tasks] [--subprocesses]\n"
-	      "Sample process PID as fast as possible (or at RATE) and report the engine's figures.\n"
+	      "       tachyon-top bench [options] -- COMMAND [ARGS...]\n"
+	      "Sample process PID (or run COMMAND and sample it) as fast as possible (or at RATE)\n"
+	      "and report the engine's figures. --floor and --tasks need -p PID.\n"
 	      "\n"
 	      "  -p, --pid PID        process to sample (read-only; it is never stopped)\n"
 	      "  -d, --duration SECS  how long to sample (default 5)\n"
@@ -153,7 +155,8 @@ bench_main(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:d:r:jh", opts, NULL)) != -1) {
+	/* "+": options end at the command. */
+	while ((c = getopt_long(argc, argv, "+p:d:r:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
@@ -179,25 +182,44 @@ bench_main(int argc, char **argv)
 					       argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return cli_usage_error("bench ", "unexpected argument '%s'", argv[optind]);
-	if (pid == 0)
-		return cli_usage_error("bench ", "missing -p PID");
+	char **command = NULL;
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			char shown[128];
+			sanitize_for_terminal(argv[optind], shown, sizeof shown);
+			return cli_usage_error("bench ", "unexpected argument '%s' (to start a program, "
+					       "put it after --)", shown);
+		}
+		command = &argv[optind];
+	}
+	if (command && pid)
+		return cli_usage_error("bench ", "give either -p PID or a command, not both");
+	if (!command && pid == 0)
+		return cli_usage_error("bench ", "missing -p PID or -- COMMAND");
+	if (command && (want_tasks || want_floor))
+		return cli_usage_error("bench ", "%s needs -p PID (a running process)",
+				       want_tasks ? "--tasks" : "--floor");
 	if (want_tasks)
 		return benchtasks_run(pid, seconds, json);
-	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
-	cfg.duration_ns = (uint64_t)(seconds * 1e9);
 
 	struct tt_error err = {0};
-	struct target t;
-	if (target_attach(&t, pid, &err) != TT_OK)
-		return cli_report(&err);
+	/* The floor is measured before sampling starts, alone on the target. */
 	struct remote_floor floor = {0};
-	if (want_floor && remote_measure_floor(&t.mem, t.runtime_addr, 0.6, &floor, &err) != TT_OK)
+	if (want_floor) {
+		struct target t;
+		if (target_attach(&t, pid, &err) != TT_OK ||
+		    remote_measure_floor(&t.mem, t.runtime_addr, 0.6, &floor, &err) != TT_OK)
+			return cli_report(&err);
+	}
+	struct session_options so = {
+		.pid = pid, .command = command, .child_keeps_output = true, .rate_hz = hz,
+		.duration_s = seconds, .no_subprocesses = !cfg.follow, .config = &cfg,
+	};
+	struct session session;
+	if (session_start(&session, &so, &err) != TT_OK)
 		return cli_report(&err);
-	struct sampler s;
-	if (sampler_start(&s, &t, &cfg, &err) != TT_OK)
-		return cli_report(&err);
+	struct sampler *s = &session.sampler;
+	pid = session.target.pid;
 
 	/* Ctrl-C ends the run early: what was measured is still printed. */
 	struct sigaction sa = {.sa_handler = on_signal};
@@ -208,25 +230,25 @@ bench_main(int argc, char **argv)
 
 	/* Drain the ring as a consumer would, so its figures are real. */
 	uint64_t consumed = 0;
-	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
-		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
+	while (sampler_end_state(s) == SAMPLER_RUNNING && !interrupted) {
+		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 2);
-		sampler_drain(&s, count_weight, &consumed);
+		sampler_drain(s, count_weight, &consumed);
 	}
 	/* Discovery's cost, before stopping frees it. */
 	struct { uint64_t busy_ns, passes, scans, stat_reads, attaches; } disc = {0};
-	if (s.follow) {
-		const struct follow_stats *fs = follow_stats(s.follow);
+	if (s->follow) {
+		const struct follow_stats *fs = follow_stats(s->follow);
 		disc.busy_ns = get((_Atomic uint64_t *)&fs->busy_ns);
 		disc.passes = get((_Atomic uint64_t *)&fs->passes);
 		disc.scans = get((_Atomic uint64_t *)&fs->scans);
 		disc.stat_reads = get((_Atomic uint64_t *)&fs->stat_reads);
 		disc.attaches = get((_Atomic uint64_t *)&fs->attaches);
 	}
-	sampler_stop(&s);
-	sampler_drain(&s, count_weight, &consumed);
+	sampler_stop(s);
+	sampler_drain(s, count_weight, &consumed);
 
-	struct engine_stats *st = &s.stats;
+	struct engine_stats *st = &s->stats;
 	uint64_t samples = get(&st->samples), errors = get(&st->errors);
 	uint64_t tsamples = get(&st->thread_samples);
 	double secs = (double)get(&st->elapsed_ns) / 1e9;
@@ -235,13 +257,13 @@ bench_main(int argc, char **argv)
 	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
 	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
 	int rc = 0;
-	enum sampler_end how = sampler_end_state(&s);
+	enum sampler_end how = sampler_end_state(s);
 	if (how == SAMPLER_FAILED)
-		rc = cli_report(&s.error);
+		rc = cli_report(&s->error);
 
 	if (json) {
 		printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)pid,
-		       t.layout.version_str, cfg.walk.cache ? "true" : "false", secs);
+		       session.target.layout.version_str, cfg.walk.cache ? "true" : "false", secs);
 		printf(" \"samples\": %llu, \"errors\": %llu, \"samples_per_sec\": %.1f,\n",
 		       (unsigned long long)samples, (unsigned long long)errors,
 		       secs > 0 ? (double)samples / secs : 0.0);
@@ -264,8 +286,8 @@ bench_main(int argc, char **argv)
 		       (unsigned long long)get(&st->batch_attempts),
 		       (unsigned long long)get(&st->batch_successes));
 		printf(" \"ring\": {\"capacity\": %u, \"high_water\": %u, \"drops\": %llu, \"records\": %llu},\n",
-		       ring_capacity(&s.ring), atomic_load(&s.ring.high_water),
-		       (unsigned long long)ring_dropped(&s.ring), (unsigned long long)get(&st->records));
+		       ring_capacity(&s->ring), atomic_load(&s->ring.high_water),
+		       (unsigned long long)ring_dropped(&s->ring), (unsigned long long)get(&st->records));
 		printf(" \"interned\": {\"stacks\": %llu, \"frames\": %llu, \"code_objects\": %llu, "
 		       "\"threads\": %llu},\n",
 		       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
@@ -278,13 +300,13 @@ bench_main(int argc, char **argv)
 			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
 			       floor.syscall_us, floor.readv_us, floor.readv2_us, floor.proc_mem_us);
 		if (cfg.follow)
-			print_processes_json(&s, secs, &disc.busy_ns, disc.passes, disc.scans);
+			print_processes_json(s, secs, &disc.busy_ns, disc.passes, disc.scans);
 		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
 		       "\"interrupted\": %s}\n",
 		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
 		       how == SAMPLER_TARGET_EXITED ? "true" : "false", interrupted ? "true" : "false");
 	} else {
-		printf("target        pid %d, Python %s, %s\n", (int)pid, t.layout.version_str,
+		printf("target        pid %d, Python %s, %s\n", (int)pid, session.target.layout.version_str,
 		       cfg.walk.cache ? "cached" : "uncached");
 		printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
 		       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
@@ -310,8 +332,8 @@ bench_main(int argc, char **argv)
 			       (unsigned long long)get(&st->codes));
 		printf("batched reads %.2f%% complete\n",
 		       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
-		printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s.ring.high_water),
-		       ring_capacity(&s.ring), (unsigned long long)ring_dropped(&s.ring));
+		printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s->ring.high_water),
+		       ring_capacity(&s->ring), (unsigned long long)ring_dropped(&s->ring));
 		printf("sampler       %.0f%% CPU, peak RSS %ld KB\n",
 		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
 		if (want_floor)
@@ -325,21 +347,21 @@ bench_main(int argc, char **argv)
 				if (get(&st->errors_by_status[k]))
 					printf(" %s %llu", tt_status_name((tt_status)k),
 					       (unsigned long long)get(&st->errors_by_status[k]));
-			printf("; first: %s\n", s.error_example);
+			printf("; first: %s\n", s->error_example);
 		}
 		if (cfg.verify)
 			printf("verify        %llu thread samples checked, %llu differ%s%s\n",
 			       (unsigned long long)get(&st->verified),
 			       (unsigned long long)get(&st->mismatched),
-			       s.mismatch_example[0] ? ": " : "", s.mismatch_example);
+			       s->mismatch_example[0] ? ": " : "", s->mismatch_example);
 		if (cfg.follow)
-			print_processes(&s, secs, disc.busy_ns, disc.passes, disc.scans, disc.stat_reads,
+			print_processes(s, secs, disc.busy_ns, disc.passes, disc.scans, disc.stat_reads,
 					disc.attaches);
 		if (how == SAMPLER_TARGET_EXITED)
 			printf("target exited during the run\n");
 		if (interrupted)
 			printf("interrupted   after %.2f s\n", secs);
 	}
-	sampler_free(&s);
+	session_end(&session);
 	return rc;
 }

@@ -48,7 +48,8 @@ live_print_help(void)
 	       "\n"
 	       "Verbs:\n"
 	       "  dump -p PID [--json]     print the Python stack of every thread once\n"
-	       "  record -p PID -o FILE    sample into a profile (collapsed stacks or speedscope)\n"
+	       "  record -o FILE -- CMD    run CMD and write its profile (SVG, pprof, speedscope,\n"
+	       "                           collapsed); or record -p PID -o FILE\n"
 	       "  bench -p PID [-d S]      sample as fast as possible and report engine figures\n"
 	       "  info -p PID              print the interpreter found and the offsets used\n"
 	       "Run 'tachyon-top VERB --help' for a verb's options.\n"
@@ -88,6 +89,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 	};
 	memset(o, 0, sizeof *o);
 	o->session.rate_hz = 10000;
+	o->session.kernel_waits = true;
 	o->delay_s = 1.0;
 	o->limit = 25;
 	o->tree_threshold = 1.0;

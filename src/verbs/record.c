@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "cli.h"
@@ -16,7 +17,8 @@
 #include "profile.h"
 #include "progress.h"
 #include "record.h"
-#include "sampler.h"
+#include "sanitize.h"
+#include "session.h"
 #include "taskinfo.h"
 
 static volatile sig_atomic_t interrupted;
@@ -44,12 +46,42 @@ on_signal(int sig)
 	interrupted = sig;
 }
 
+/* A command we started: how it ended is the last line, and our exit
+ * status: its own exit code, or 128 + the signal that killed it; if we
+ * stopped it, 128 + the signal that stopped us, or 0 when the duration ran
+ * out. A failure to write the profile (rc) comes first. */
+static int
+program_outcome(struct session *s, int sig, enum sampler_end end, int rc)
+{
+	if (!s->child)
+		return rc;
+	session_poll_child(s);
+	bool by_itself = s->child_exited;
+	session_stop_child(s);
+	char how[96];
+	session_describe_exit(s, how, sizeof how);
+	if (by_itself) {
+		fprintf(stderr, "tachyon-top: process %d %s\n", (int)s->child, how);
+		if (rc)
+			return rc;
+		if (WIFEXITED(s->child_status))
+			return WEXITSTATUS(s->child_status);
+		return WIFSIGNALED(s->child_status) ? 128 + WTERMSIG(s->child_status) : 1;
+	}
+	fprintf(stderr, "tachyon-top: stopped process %d (%s); it %s\n", (int)s->child,
+		sig == SIGINT ? "Ctrl-C" : sig ? strsignal(sig)
+		: end == SAMPLER_DURATION ? "the duration ran out" : "sampling ended", how);
+	return rc ? rc : sig ? 128 + sig : 0;
+}
+
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top record -p PID -o FILE [options]\n"
-	      "Sample process PID and write a profile when the duration ends, the process\n"
-	      "exits, or on Ctrl-C.\n"
+	fputs("Usage: tachyon-top record -o FILE [options] -- COMMAND [ARGS...]\n"
+	      "       tachyon-top record -o FILE [options] -p PID\n"
+	      "Run COMMAND (or attach to process PID) and write a profile when the program\n"
+	      "exits, the duration ends, or on Ctrl-C. A program started here writes to this\n"
+	      "terminal; it is stopped at the end, and tachyon-top exits with its status.\n"
 	      "\n"
 	      "  -p, --pid PID          process to sample (read-only; it is never stopped)\n"
 	      "  -o, --output FILE      where to write the profile; repeat it to write several\n"
@@ -122,7 +154,8 @@ record_main(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:o:f:r:d:m:th", opts, NULL)) != -1) {
+	/* "+": options end at the command (`record -o p.svg -- python3 app.py -x`). */
+	while ((c = getopt_long(argc, argv, "+p:o:f:r:d:m:th", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
@@ -166,10 +199,21 @@ record_main(int argc, char **argv)
 					       argv[optind - 1]);
 		}
 	}
-	if (optind < argc)
-		return cli_usage_error("record ", "unexpected argument '%s'", argv[optind]);
-	if (pid == 0)
-		return cli_usage_error("record ", "missing -p PID");
+	char **command = NULL;
+	if (optind < argc) {
+		/* A command only after "--", as for the live view. */
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			char shown[128];
+			sanitize_for_terminal(argv[optind], shown, sizeof shown);
+			return cli_usage_error("record ", "unexpected argument '%s' (to start a program, "
+					       "put it after --)", shown);
+		}
+		command = &argv[optind];
+	}
+	if (command && pid)
+		return cli_usage_error("record ", "give either -p PID or a command, not both");
+	if (!command && pid == 0)
+		return cli_usage_error("record ", "missing -p PID or -- COMMAND");
 	if (!nouts)
 		return cli_usage_error("record ", "missing -o FILE");
 	/* Check every output first (a bad path fails before any sampling), but
@@ -184,20 +228,17 @@ record_main(int argc, char **argv)
 		}
 	}
 
-	struct target t;
-	if (target_attach(&t, pid, &err) != TT_OK) {
-		abort_outputs(outs, nouts);
-		return cli_report(&err);
-	}
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
-	cfg.interval_ns = hz > 0 ? (uint64_t)(1e9 / hz) : 0;
-	cfg.duration_ns = (uint64_t)(seconds * 1e9);
-	cfg.ring_capacity = 1u << 18;
-	cfg.follow = subprocesses;
-	cfg.async_aware = async_aware;
-	if (filter == PROFILE_CPU && hz > 0 && cfg.interval_ns < cfg.walk.cpu_period_ns)
-		cfg.walk.cpu_period_ns = cfg.interval_ns; /* on-CPU state per sample */
+	/* cpu mode at a rate above the default on-CPU reading rate: the
+	 * state is read for every sample. */
+	if (filter == PROFILE_CPU && hz > 0 && 1e9 / hz < (double)cfg.walk.cpu_period_ns)
+		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / hz);
+	struct session_options so = {
+		.pid = pid, .command = command, .child_keeps_output = true, .rate_hz = hz,
+		.duration_s = seconds, .no_subprocesses = !subprocesses, .async_aware = async_aware,
+		.config = &cfg,
+	};
 
 	struct sigaction sa = {.sa_handler = on_signal};
 	sigemptyset(&sa.sa_mask);
@@ -207,11 +248,13 @@ record_main(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	struct sampler s;
-	if (sampler_start(&s, &t, &cfg, &err) != TT_OK) {
+	struct session session;
+	if (session_start(&session, &so, &err) != TT_OK) {
 		abort_outputs(outs, nouts);
 		return cli_report(&err);
 	}
+	struct sampler *s = &session.sampler;
+	uint64_t duration_ns = (uint64_t)(seconds * 1e9);
 	struct profile prof;
 	profile_init(&prof);
 	bool oom = false;
@@ -219,26 +262,33 @@ record_main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &started);
 	struct progress progress;
 	progress_init(&progress);
-	while (sampler_end_state(&s) == SAMPLER_RUNNING && !interrupted) {
-		struct pollfd pfd = {.fd = s.wake_fd, .events = POLLIN};
+	while (sampler_end_state(s) == SAMPLER_RUNNING && !interrupted) {
+		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
-		drain(&s, &prof, filter, &oom);
-		progress_update(&progress, clock_now_ns(), atomic_load(&s.stats.elapsed_ns),
-				cfg.duration_ns, atomic_load(&s.stats.samples),
-				atomic_load(&s.stats.errors));
+		drain(s, &prof, filter, &oom);
+		progress_update(&progress, clock_now_ns(), atomic_load(&s->stats.elapsed_ns),
+				duration_ns, atomic_load(&s->stats.samples),
+				atomic_load(&s->stats.errors));
 	}
 	progress_clear(&progress);
-	sampler_stop(&s);
-	drain(&s, &prof, filter, &oom);
-	enum sampler_end how = sampler_end_state(&s);
+	sampler_stop(s);
+	drain(s, &prof, filter, &oom);
+	enum sampler_end how = sampler_end_state(s);
+	/* The sampler may see the program go before it can be reaped: give
+	 * waitpid a moment, so its status is reported rather than guessed. */
+	if (how == SAMPLER_TARGET_EXITED)
+		session_wait_child(&session, 1000000000ull);
 
 	int rc = 0;
+	pid = session.target.pid;
 	char cmdline[512];
 	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
-	uint64_t elapsed_ns = atomic_load(&s.stats.elapsed_ns);
-	uint64_t passes = atomic_load(&s.stats.samples);
+	if (!cmdline[0])  /* it has exited: the line read at the start */
+		snprintf(cmdline, sizeof cmdline, "%s", session.cmdline);
+	uint64_t elapsed_ns = atomic_load(&s->stats.elapsed_ns);
+	uint64_t passes = atomic_load(&s->stats.samples);
 	struct export_meta meta = {
-		.pid = pid, .command = cmdline, .python_version = t.layout.version_str,
+		.pid = pid, .command = cmdline, .python_version = session.target.layout.version_str,
 		.mode = filter, .rate_hz = hz, .duration_ns = elapsed_ns,
 		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
 		/* A sample stands for the mean time between passes actually made
@@ -255,7 +305,7 @@ record_main(int argc, char **argv)
 	for (int i = 0; i < nouts; i++) {
 		struct tt_error e = {0};
 		FILE *f = outs[i].of.f;
-		int wrc = export_write(outs[i].format, &prof, &s.procs, &meta, f);
+		int wrc = export_write(outs[i].format, &prof, &s->procs, &meta, f);
 		bool ok;
 		if (wrc != 0 && !ferror(f)) {
 			outfile_abort(&outs[i].of);
@@ -274,13 +324,13 @@ record_main(int argc, char **argv)
 				 outs[i].path);
 		}
 	}
-	uint64_t samples = atomic_load(&s.stats.samples), errors = atomic_load(&s.stats.errors);
-	double secs = (double)atomic_load(&s.stats.elapsed_ns) / 1e9;
+	uint64_t samples = atomic_load(&s->stats.samples), errors = atomic_load(&s->stats.errors);
+	double secs = (double)atomic_load(&s->stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
 		"%llu thread samples in %llu distinct stacks%s%s%s\n",
 		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
 		samples ? 100.0 * (double)errors / (double)samples : 0.0,
-		(unsigned long long)atomic_load(&s.stats.missed), (unsigned long long)prof.total,
+		(unsigned long long)atomic_load(&s->stats.missed), (unsigned long long)prof.total,
 		(unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
 		written[0] ? "; wrote " : "", written);
@@ -289,8 +339,9 @@ record_main(int argc, char **argv)
 	if (oom)
 		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
 	if (how == SAMPLER_FAILED && rc == 0)
-		rc = cli_report(&s.error);
+		rc = cli_report(&s->error);
+	rc = program_outcome(&session, interrupted, how, rc);
 	profile_free(&prof);
-	sampler_free(&s);
+	session_end(&session);
 	return rc;
 }
