@@ -220,10 +220,13 @@ def test_gunicorn_dump(g):
 
 
 def test_gunicorn_record(g):
-    for fmt, name in (("collapsed", "tree.txt"), ("speedscope", "tree.json"),
-                      ("pprof", "tree.pb.gz"), ("flamegraph", "tree.svg")):
+    # The tree is followed by default; --subprocesses is still accepted.
+    for fmt, name, flags in (("collapsed", "tree.txt", []),
+                             ("speedscope", "tree.json", ["--subprocesses"]),
+                             ("pprof", "tree.pb.gz", ["--subprocesses"]),
+                             ("flamegraph", "tree.svg", [])):
         path = os.path.join(rig.in_root(g.dir), name)
-        run = run_tt("record", "-p", g.master.pid, "--subprocesses", "-d", "2", "-r", "1000",
+        run = run_tt("record", "-p", g.master.pid, *flags, "-d", "2", "-r", "1000",
                      "-f", fmt, "-o", path)
         run.expect_success()
         workers = set(g.workers())
@@ -235,6 +238,8 @@ def test_gunicorn_record(g):
             lines = data.decode().splitlines()
             bad = [l for l in lines if not l.startswith("process ")]
             expect(not bad, "lines without a process root frame", show(bad[:3]))
+            expect(any("crunch_numbers" in l for l in lines), "no worker's request handler "
+                   "(crunch_numbers) in the profile", *lines[:10])
             seen = {int(m.group(1)) for m in (re.match(r"process (\d+) \(", l) for l in lines) if m}
         elif fmt == "pprof":
             # go tool pprof -traces: every sample carries its process's pid
@@ -264,6 +269,16 @@ def test_gunicorn_record(g):
         expect(len(seen & workers) >= 2, "%s: stacks from %d workers (of %s), expected >= 2"
                % (fmt, len(seen & workers), sorted(workers)))
         expect(g.master.pid in seen, "%s: no stacks from the master" % fmt)
+    # --no-subprocesses: the master alone, without process frames.
+    path = os.path.join(rig.in_root(g.dir), "master.txt")
+    run = run_tt("record", "-p", g.master.pid, "--no-subprocesses", "-d", "1", "-r", "1000",
+                 "-o", path)
+    run.expect_success()
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    expect(lines and not any(l.startswith("process ") or "crunch_numbers" in l for l in lines)
+           and any("Arbiter" in l for l in lines), "record --no-subprocesses: expected the "
+           "master's stacks (Arbiter) alone, no process frames, no handler", *lines[:10])
 
 
 def test_gunicorn_respawn(g):
@@ -571,8 +586,9 @@ GUNICORN = [
     ("gunicorn: batch on the master shows the workers' handler within 2 s", test_gunicorn_batch),
     ("gunicorn: dump --subprocesses --json lists master and workers; plain dump unchanged",
      test_gunicorn_dump),
-    ("gunicorn: record --subprocesses has stacks from >= 2 workers (collapsed, speedscope, "
-     "pprof pid labels, SVG process frames)",
+    ("gunicorn: record follows the workers by default: stacks from >= 2 workers "
+     "(collapsed, speedscope, pprof pid labels, SVG process frames); --no-subprocesses: "
+     "the master alone",
      test_gunicorn_record),
     ("gunicorn: kill -9 a worker: respawned pid appears, old one marked exited",
      test_gunicorn_respawn),

@@ -21,7 +21,7 @@ static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
-	      "                         [--floor] [--tasks] [--subprocesses]\n"
+	      "                         [--floor] [--tasks] [--no-subprocesses]\n"
 	      "       tachyon-top bench [options] -- COMMAND [ARGS...]\n"
 	      "Sample process PID (or run COMMAND and sample it) as fast as possible (or at RATE)\n"
 	      "and report the engine's figures. --floor and --tasks need -p PID.\n"
@@ -34,8 +34,10 @@ print_usage(FILE *f)
 	      "      --verify         check each sample against an independent plain walk\n"
 	      "      --floor          first measure the cheapest possible read of this process\n"
 	      "                       (one 8-byte read): no sampler can beat that per sample\n"
-	      "      --subprocesses   also sample PID's Python descendants (RATE is per process;\n"
-	      "                       max takes them in turns); figures per process and in total\n"
+	      "      --subprocesses   (the default) also sample the Python descendants (RATE is\n"
+	      "                       per process; max takes them in turns); figures per process\n"
+	      "                       and in total\n"
+	      "      --no-subprocesses  sample the one process alone\n"
 	      "      --tasks          measure reading every asyncio task instead (Python 3.14+)\n"
 	      "  -h, --help           show this help\n", f);
 }
@@ -143,6 +145,7 @@ bench_main(int argc, char **argv)
 		{"verify", no_argument, NULL, 'V'},
 		{"floor", no_argument, NULL, 'F'},
 		{"subprocesses", no_argument, NULL, 'S'},
+		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"tasks", no_argument, NULL, 'T'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -152,6 +155,7 @@ bench_main(int argc, char **argv)
 	bool json = false, want_floor = false, want_tasks = false;
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
+	cfg.follow = true; /* process trees, as everywhere */
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -175,6 +179,7 @@ bench_main(int argc, char **argv)
 		case 'V': cfg.verify = true; break;
 		case 'F': want_floor = true; break;
 		case 'S': cfg.follow = true; break;
+		case 'N': cfg.follow = false; break;
 		case 'T': want_tasks = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:

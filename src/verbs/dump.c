@@ -37,6 +37,7 @@ print_usage(FILE *f)
 	      "                      (Python 3.14+)\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
+	      "      --no-subprocesses  PID alone (the default for dump)\n"
 	      "  -h, --help      show this help\n", f);
 }
 
@@ -393,6 +394,7 @@ dump_main(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},
 		{"tasks", no_argument, NULL, 't'},
 		{"subprocesses", no_argument, NULL, 's'},
+		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -415,6 +417,9 @@ dump_main(int argc, char **argv)
 			break;
 		case 's':
 			tree = true;
+			break;
+		case 'N':
+			tree = false;
 			break;
 		case 'h':
 			print_usage(stdout);

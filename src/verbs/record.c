@@ -95,10 +95,12 @@ print_usage(FILE *f)
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
 	      "                         gil (threads holding the GIL only)\n"
 	      "  -t, --threads          collapsed, flamegraph: start each stack with its thread\n"
-	      "      --subprocesses     also sample PID's descendants (Python ones), found as\n"
-	      "                         they appear; stacks start with \"process PID (command)\",\n"
-	      "                         speedscope gets a profile per process and thread and\n"
-	      "                         pprof samples a pid label\n"
+	      "      --subprocesses     (the default) also sample the program's Python\n"
+	      "                         descendants, found as they appear; when there are\n"
+	      "                         several processes, stacks start with \"process PID\n"
+	      "                         (command)\", speedscope gets a profile per process and\n"
+	      "                         thread and pprof samples a pid label\n"
+	      "      --no-subprocesses  sample the one process alone\n"
 	      "      --async            asyncio (Python 3.14+): a task's samples go under its\n"
 	      "                         await chain, the tasks awaiting it shown as\n"
 	      "                         \"task NAME\" frames, instead of under the event loop\n"
@@ -139,6 +141,7 @@ record_main(int argc, char **argv)
 		{"mode", required_argument, NULL, 'm'},
 		{"threads", no_argument, NULL, 't'},
 		{"subprocesses", no_argument, NULL, 'S'},
+		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"async", no_argument, NULL, 'A'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -149,7 +152,7 @@ record_main(int argc, char **argv)
 	enum export_format format = EXPORT_COLLAPSED;
 	bool have_format = false;
 	double hz = 1000, seconds = 0;
-	bool per_thread = false, subprocesses = false, async_aware = false;
+	bool per_thread = false, subprocesses = true, async_aware = false;
 	enum profile_filter filter = PROFILE_WALL;
 	int c;
 	optind = 1;
@@ -192,6 +195,7 @@ record_main(int argc, char **argv)
 			break;
 		case 't': per_thread = true; break;
 		case 'S': subprocesses = true; break;
+		case 'N': subprocesses = false; break;
 		case 'A': async_aware = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
@@ -295,7 +299,8 @@ record_main(int argc, char **argv)
 		 * (deadlines missed on a busy machine make it longer than asked). */
 		.period_ns = passes ? elapsed_ns / passes : hz > 0 ? (uint64_t)(1e9 / hz) : 1,
 		.per_thread = per_thread,
-		.per_process = subprocesses,
+		/* Process frames only when there is more than one to tell apart. */
+		.per_process = subprocesses && procset_count(&s->procs) > 1,
 	};
 	char written[1024] = "";
 	/* Each output is committed whole or not at all; the first failure is
