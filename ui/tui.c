@@ -35,21 +35,9 @@
 /* How often the ring is drained while nothing else happens. */
 #define DRAIN_MS 20
 
-static int signal_pipe[2] = {-1, -1};
 static struct termios saved_termios;
 static bool have_saved_termios;
 static volatile sig_atomic_t screen_up;
-
-static void
-on_signal(int sig)
-{
-	int saved = errno;
-	unsigned char b = (unsigned char)sig;
-	if (write(signal_pipe[1], &b, 1) < 0) {
-		/* the pipe is full: a wake-up is pending anyway */
-	}
-	errno = saved;
-}
 
 /* A crash must not leave the terminal raw: restore it with async-signal-
  * safe calls only, then die of the same signal. */
@@ -253,12 +241,12 @@ check_finished(struct ui *u)
 static void
 install_signals(void)
 {
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
+	/* The session's stop signals and the screen's own, through the
+	 * session's pipe (set up by session_catch_signals before it starts). */
 	int wake[] = {SIGWINCH, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGCONT};
-	for (size_t i = 0; i < sizeof wake / sizeof wake[0]; i++)
-		sigaction(wake[i], &sa, NULL);
+	struct tt_error ignored;
+	session_catch_signals(wake, sizeof wake / sizeof wake[0], &ignored);
+	/* A crash must restore the terminal: not a session's business. */
 	struct sigaction fatal = {.sa_handler = on_fatal};
 	sigemptyset(&fatal.sa_mask);
 	int die[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
@@ -365,10 +353,10 @@ tui_run(const struct live_options *o)
 	char warnings[2048];
 	if (load_theme(o, &theme, warnings, sizeof warnings, &e) != TT_OK)
 		return cli_report(&e);
-	if (pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		tt_fail(&e, TT_EIO, errno, "pipe: %s", strerror(errno));
+	/* The pipe that signals wake the loop through; the handlers are
+	 * installed once the screen's state can take them. */
+	if (session_catch_signals(NULL, 0, &e) != TT_OK)
 		return cli_report(&e);
-	}
 	struct tt_error err = {0};
 	struct session s;
 	if (session_start(&s, &o->session, &err) != TT_OK)
@@ -477,7 +465,7 @@ tui_run(const struct live_options *o)
 			timeout = 500;
 		struct pollfd pfd[3] = {
 			{.fd = STDIN_FILENO, .events = POLLIN},
-			{.fd = signal_pipe[0], .events = POLLIN},
+			{.fd = session_signal_fd(), .events = POLLIN},
 			{.fd = u.finished ? -1 : s.sampler.wake_fd, .events = POLLIN},
 		};
 		int wait = termkey_get_waittime(tk);
@@ -485,9 +473,9 @@ tui_run(const struct live_options *o)
 		if (r < 0 && errno != EINTR)
 			break;
 		if (pfd[1].revents & POLLIN) {
-			unsigned char b;
-			while (read(signal_pipe[0], &b, 1) == 1)
-				handle_signal_byte(&u, b);
+			int sig;
+			while ((sig = session_next_signal()) != 0)
+				handle_signal_byte(&u, (unsigned char)sig);
 		}
 		if (pfd[0].revents & (POLLHUP | POLLERR))
 			u.quit = true;
@@ -527,7 +515,5 @@ tui_run(const struct live_options *o)
 		fprintf(stderr, "tachyon-top: %s\n", final_text);
 	if (warnings[0])
 		fprintf(stderr, "%s%s", warnings, warnings[strlen(warnings) - 1] == '\n' ? "" : "\n");
-	close(signal_pipe[0]);
-	close(signal_pipe[1]);
 	return 0;
 }

@@ -19,6 +19,54 @@
  * (it may be a wrapper that execs python, or load libpython late). */
 #define LAUNCH_ATTACH_NS 10000000000ull
 
+static int signal_pipe[2] = {-1, -1};
+static volatile sig_atomic_t last_signal;
+
+static void
+on_signal(int sig)
+{
+	int saved = errno;
+	last_signal = sig;
+	unsigned char b = (unsigned char)sig;
+	if (write(signal_pipe[1], &b, 1) < 0) {
+		/* the pipe is full: a wake-up is pending anyway */
+	}
+	errno = saved;
+}
+
+tt_status
+session_catch_signals(const int *sigs, size_t n, struct tt_error *err)
+{
+	if (signal_pipe[0] < 0 && pipe2(signal_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+		return tt_fail(err, TT_EIO, errno, "pipe: %s", strerror(errno));
+	struct sigaction sa = {.sa_handler = on_signal};
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_RESTART;
+	for (size_t i = 0; i < n; i++)
+		sigaction(sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return TT_OK;
+}
+
+int
+session_signal_fd(void)
+{
+	return signal_pipe[0];
+}
+
+int
+session_next_signal(void)
+{
+	unsigned char b;
+	return signal_pipe[0] >= 0 && read(signal_pipe[0], &b, 1) == 1 ? b : 0;
+}
+
+int
+session_stop_signal(void)
+{
+	return last_signal;
+}
+
 static tt_status
 launch(struct session *s, const struct session_options *o, struct tt_error *err)
 {

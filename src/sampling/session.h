@@ -3,7 +3,9 @@
 #ifndef TT_SESSION_H
 #define TT_SESSION_H
 
+#include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -39,6 +41,20 @@ struct session {
 };
 
 tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);
+
+/* The signals that end or wake a session, caught the one way: each one
+ * caught is written to a pipe (session_signal_fd, for poll) and remembered
+ * (session_stop_signal). SIGPIPE is ignored. The verbs catch SESSION_STOP_
+ * SIGNALS (the profile is still written); the live view adds its own. Main
+ * thread, before session_start (its threads block every signal). */
+#define SESSION_STOP_SIGNALS {SIGINT, SIGTERM, SIGHUP}
+tt_status session_catch_signals(const int *sigs, size_t n, struct tt_error *err);
+/* The read end of the pipe (-1 before session_catch_signals). */
+int session_signal_fd(void);
+/* The next signal caught, from the pipe, or 0 when none is waiting. */
+int session_next_signal(void);
+/* The last signal caught (0: none yet). */
+int session_stop_signal(void);
 
 /* Reap the started command if it exited (non-blocking). */
 void session_poll_child(struct session *s);

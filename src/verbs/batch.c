@@ -14,14 +14,6 @@
 #include "kwatch.h"
 #include "sanitize.h"
 
-static volatile sig_atomic_t stop_requested;
-
-static void
-on_signal(int sig)
-{
-	stop_requested = sig;
-}
-
 static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
 
 /* "16481", or "16481 (ns 3)" for a thread whose own namespace calls it 3
@@ -225,11 +217,9 @@ batch_run(const struct live_options *o)
 {
 	struct tt_error err = {0};
 	struct session s;
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	if (session_start(&s, &o->session, &err) != TT_OK)
+	static const int stops[] = SESSION_STOP_SIGNALS;
+	if (session_catch_signals(stops, sizeof stops / sizeof stops[0], &err) != TT_OK ||
+	    session_start(&s, &o->session, &err) != TT_OK)
 		return cli_report(&err);
 	struct aggregate agg;
 	uint64_t start = clock_now_ns();
@@ -238,7 +228,7 @@ batch_run(const struct live_options *o)
 	uint64_t delay = (uint64_t)(o->delay_s * 1e9), next = start + delay;
 	long printed = 0;
 	struct kwatch_snapshot *kw = NULL;
-	while (!stop_requested && sampler_end_state(&s.sampler) == SAMPLER_RUNNING) {
+	while (!session_stop_signal() && sampler_end_state(&s.sampler) == SAMPLER_RUNNING) {
 		struct pollfd pfd = {.fd = s.sampler.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
 		drain(&s, &agg);

@@ -118,19 +118,11 @@ print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, ui
 	       (unsigned long long)scans);
 }
 
-static volatile sig_atomic_t interrupted;
-
 /* Each record's weight: the samples a consumer would count. */
 static void
 count_weight(void *consumed, const struct sample_record *r)
 {
 	*(uint64_t *)consumed += r->weight;
-}
-
-static void
-on_signal(int sig)
-{
-	interrupted = sig;
 }
 
 int
@@ -220,22 +212,19 @@ bench_main(int argc, char **argv)
 		.pid = pid, .command = command, .child_keeps_output = true, .rate_hz = hz,
 		.duration_s = seconds, .no_subprocesses = !cfg.follow, .config = &cfg,
 	};
+	/* Ctrl-C ends the run early: what was measured is still printed. */
+	static const int stops[] = SESSION_STOP_SIGNALS;
 	struct session session;
-	if (session_start(&session, &so, &err) != TT_OK)
+	if (session_catch_signals(stops, sizeof stops / sizeof stops[0], &err) != TT_OK ||
+	    session_start(&session, &so, &err) != TT_OK)
 		return cli_report(&err);
 	struct sampler *s = &session.sampler;
 	pid = session.target.pid;
 
-	/* Ctrl-C ends the run early: what was measured is still printed. */
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGHUP, &sa, NULL);
 
 	/* Drain the ring as a consumer would, so its figures are real. */
 	uint64_t consumed = 0;
-	while (sampler_end_state(s) == SAMPLER_RUNNING && !interrupted) {
+	while (sampler_end_state(s) == SAMPLER_RUNNING && !session_stop_signal()) {
 		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 2);
 		sampler_drain(s, count_weight, &consumed);
@@ -260,6 +249,7 @@ bench_main(int argc, char **argv)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
+	int interrupted = session_stop_signal();
 	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
 	int rc = 0;
 	enum sampler_end how = sampler_end_state(s);

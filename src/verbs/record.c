@@ -21,8 +21,6 @@
 #include "session.h"
 #include "taskinfo.h"
 
-static volatile sig_atomic_t interrupted;
-
 /* -o may be given several times: one sampling session, several files. */
 #define MAX_OUTPUTS 8
 
@@ -38,12 +36,6 @@ abort_outputs(struct output *o, int n)
 {
 	for (int i = 0; i < n; i++)
 		outfile_abort(&o[i].of);
-}
-
-static void
-on_signal(int sig)
-{
-	interrupted = sig;
 }
 
 /* A command we started: how it ended is the last line, and our exit
@@ -244,13 +236,12 @@ record_main(int argc, char **argv)
 		.config = &cfg,
 	};
 
-	struct sigaction sa = {.sa_handler = on_signal};
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	/* A dropped ssh session: write the profile as for Ctrl-C. */
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
+	static const int stops[] = SESSION_STOP_SIGNALS;
+	if (session_catch_signals(stops, sizeof stops / sizeof stops[0], &err) != TT_OK) {
+		abort_outputs(outs, nouts);
+		return cli_report(&err);
+	}
 
 	struct session session;
 	if (session_start(&session, &so, &err) != TT_OK) {
@@ -266,7 +257,7 @@ record_main(int argc, char **argv)
 	clock_gettime(CLOCK_REALTIME, &started);
 	struct progress progress;
 	progress_init(&progress);
-	while (sampler_end_state(s) == SAMPLER_RUNNING && !interrupted) {
+	while (sampler_end_state(s) == SAMPLER_RUNNING && !session_stop_signal()) {
 		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
 		drain(s, &prof, filter, &oom);
@@ -278,6 +269,7 @@ record_main(int argc, char **argv)
 	sampler_stop(s);
 	drain(s, &prof, filter, &oom);
 	enum sampler_end how = sampler_end_state(s);
+	int interrupted = session_stop_signal();
 	/* The sampler may see the program go before it can be reaped: give
 	 * waitpid a moment, so its status is reported rather than guessed. */
 	if (how == SAMPLER_TARGET_EXITED)
