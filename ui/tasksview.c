@@ -28,8 +28,6 @@ struct trow {
 
 struct tasks_ui {
 	bool shown;
-	struct taskwatch watch;
-	bool watching;
 	char start_error[512];
 	struct task_snapshot *snap;
 	uint32_t *by_id;       /* snapshot task indexes sorted by id */
@@ -55,8 +53,6 @@ tasksview_free(struct tasks_ui *t)
 {
 	if (!t)
 		return;
-	if (t->watching)
-		taskwatch_stop(&t->watch);
 	task_snapshot_free(t->snap);
 	free(t->by_id);
 	free(t->order);
@@ -238,9 +234,9 @@ void
 tasksview_poll(struct ui *u)
 {
 	struct tasks_ui *t = u->tasks;
-	if (!t || !t->watching)
+	if (!t || !u->s->watching_tasks)
 		return;
-	struct task_snapshot *s = taskwatch_take(&t->watch);
+	struct task_snapshot *s = taskwatch_take(&u->s->tasks);
 	if (!s)
 		return;
 	if (u->paused) {
@@ -384,8 +380,8 @@ tasksview_draw(struct ui *u, int y, int h)
 	struct tasks_ui *t = u->tasks;
 	const struct task_snapshot *s = t->snap;
 	char title[400], err[512] = "";
-	if (t->watching)
-		taskwatch_error(&t->watch, err, sizeof err);
+	if (u->s->watching_tasks)
+		taskwatch_error(&u->s->tasks, err, sizeof err);
 	if (t->start_error[0])
 		snprintf(err, sizeof err, "%s", t->start_error);
 	if (!s) {
@@ -484,12 +480,10 @@ open_view(struct ui *u)
 {
 	struct tasks_ui *t = u->tasks;
 	t->shown = true;
-	if (t->watching || t->start_error[0])
+	if (u->s->watching_tasks || t->start_error[0])
 		return;
 	struct tt_error err = {0};
-	if (taskwatch_start(&t->watch, &u->s->target, TASKS_INTERVAL_NS, &err) == TT_OK)
-		t->watching = true;
-	else
+	if (session_watch_tasks(u->s, TASKS_INTERVAL_NS, &err) != TT_OK)
 		snprintf(t->start_error, sizeof t->start_error, "  cannot read tasks: %s", err.msg);
 }
 

@@ -196,6 +196,16 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	return TT_OK;
 }
 
+tt_status
+session_watch_tasks(struct session *s, uint64_t interval_ns, struct tt_error *err)
+{
+	if (s->watching_tasks)
+		return TT_OK;
+	tt_status st = taskwatch_start(&s->tasks, &s->target, interval_ns, err);
+	s->watching_tasks = st == TT_OK;
+	return st;
+}
+
 void
 session_poll_child(struct session *s)
 {
@@ -240,6 +250,10 @@ session_end(struct session *s)
 {
 	kwatch_free(s->kwatch);
 	s->kwatch = NULL;
+	if (s->watching_tasks) {
+		taskwatch_stop(&s->tasks);
+		s->watching_tasks = false;
+	}
 	if (s->sampling) {
 		sampler_stop(&s->sampler);
 		sampler_free(&s->sampler);

@@ -12,6 +12,7 @@
 #include "kwatch.h"
 #include "sampler.h"
 #include "target.h"
+#include "taskwatch.h"
 
 struct session_options {
 	pid_t pid;                 /* attach to this, or 0 */
@@ -38,6 +39,8 @@ struct session {
 	char cmdline[512];         /* the target's command line (raw) */
 	double rate_hz;
 	struct kwatch *kwatch;       /* what threads wait for in the kernel, or NULL */
+	struct taskwatch tasks;      /* the root's asyncio tasks, once watching_tasks */
+	bool watching_tasks;
 };
 
 tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);
@@ -55,6 +58,11 @@ int session_signal_fd(void);
 int session_next_signal(void);
 /* The last signal caught (0: none yet). */
 int session_stop_signal(void);
+
+/* Start reading the root's asyncio tasks every interval_ns, on a thread
+ * of their own (the live view's tasks view asks when first shown: nothing
+ * is read before). Once started, a second call does nothing. */
+tt_status session_watch_tasks(struct session *s, uint64_t interval_ns, struct tt_error *err);
 
 /* Reap the started command if it exited (non-blocking). */
 void session_poll_child(struct session *s);
