@@ -179,20 +179,11 @@ bench_main(int argc, char **argv)
 					       argv[optind - 1]);
 		}
 	}
-	char **command = NULL;
-	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--") != 0) {
-			char shown[128];
-			sanitize_for_terminal(argv[optind], shown, sizeof shown);
-			return cli_usage_error("bench ", "unexpected argument '%s' (to start a program, "
-					       "put it after --)", shown);
-		}
-		command = &argv[optind];
-	}
-	if (command && pid)
-		return cli_usage_error("bench ", "give either -p PID or a command, not both");
-	if (!command && pid == 0)
-		return cli_usage_error("bench ", "missing -p PID or -- COMMAND");
+	char **command;
+	int bad = cli_pid_or_command("bench ", argc, argv, optind, pid, "unexpected argument", "",
+				     &command);
+	if (bad)
+		return bad;
 	if (command && (want_tasks || want_floor))
 		return cli_usage_error("bench ", "%s needs -p PID (a running process)",
 				       want_tasks ? "--tasks" : "--floor");
@@ -213,9 +204,8 @@ bench_main(int argc, char **argv)
 		.duration_s = seconds, .no_subprocesses = !cfg.follow, .config = &cfg,
 	};
 	/* Ctrl-C ends the run early: what was measured is still printed. */
-	static const int stops[] = SESSION_STOP_SIGNALS;
 	struct session session;
-	if (session_catch_signals(stops, sizeof stops / sizeof stops[0], &err) != TT_OK ||
+	if (session_catch_stop_signals(&err) != TT_OK ||
 	    session_start(&session, &so, &err) != TT_OK)
 		return cli_report(&err);
 	struct sampler *s = &session.sampler;

@@ -4,8 +4,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "sanitize.h"
 
 bool
 cli_parse_pid(const char *s, pid_t *out)
@@ -39,6 +41,27 @@ cli_report(const struct tt_error *err)
 	fflush(stdout);
 	fprintf(stderr, "tachyon-top: %s\n", err->msg[0] ? err->msg : tt_status_name(err->status));
 	return tt_status_exit_code(err->status);
+}
+
+int
+cli_pid_or_command(const char *verb, int argc, char **argv, int optind, pid_t pid,
+		   const char *stray, const char *hint, char ***command)
+{
+	*command = NULL;
+	if (optind < argc) {
+		if (strcmp(argv[optind - 1], "--") != 0) {
+			char shown[128];
+			sanitize_for_terminal(argv[optind], shown, sizeof shown);
+			return cli_usage_error(verb, "%s '%s' (%sto start a program, put it after --)",
+					       stray, shown, hint);
+		}
+		*command = &argv[optind];
+	}
+	if (*command && pid)
+		return cli_usage_error(verb, "give either -p PID or a command, not both");
+	if (!*command && pid == 0)
+		return cli_usage_error(verb, "missing -p PID or -- COMMAND");
+	return 0;
 }
 
 int

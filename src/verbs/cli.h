@@ -20,4 +20,12 @@ int cli_report(const struct tt_error *err);
 int cli_usage_error(const char *verb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
+/* What a sampling verb runs on, after getopt ("+" mode) stopped at optind:
+ * -p PID (pid, 0 if not given) or a command after "--", never both. A bare
+ * argument is refused as "<stray> 'ARG' (<hint>to start a program, put it
+ * after --)", so that a typo is never run as a program. Returns 0 with
+ * *command set (NULL with a pid), or the usage exit code, reported. */
+int cli_pid_or_command(const char *verb, int argc, char **argv, int optind, pid_t pid,
+		       const char *stray, const char *hint, char ***command);
+
 #endif

@@ -8,7 +8,6 @@
 
 #include "cli.h"
 #include "live.h"
-#include "sanitize.h"
 
 void
 live_print_help(void)
@@ -186,21 +185,12 @@ live_parse(int argc, char **argv, struct live_options *o)
 			return cli_usage_error(NULL, "unknown or incomplete option '%s'", argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		/* A command only after "--": a mistyped verb ("tachyon-top dupm")
-		 * must not be run as a program. */
-		if (strcmp(argv[optind - 1], "--") != 0) {
-			char shown[128];
-			sanitize_for_terminal(argv[optind], shown, sizeof shown);
-			return cli_usage_error(NULL, "unknown verb or argument '%s' (verbs: dump, record, bench, info; "
-					       "to start a program, put it after --)", shown);
-		}
-		o->session.command = &argv[optind];
-	}
-	if (o->session.command && o->session.pid)
-		return cli_usage_error(NULL, "give either -p PID or a command, not both");
-	if (!o->session.command && !o->session.pid)
-		return cli_usage_error(NULL, "missing -p PID or -- COMMAND");
+	/* A mistyped verb ("tachyon-top dupm") must not be run as a program. */
+	int bad = cli_pid_or_command(NULL, argc, argv, optind, o->session.pid,
+				     "unknown verb or argument", "verbs: dump, record, bench, info; ",
+				     &o->session.command);
+	if (bad)
+		return bad;
 	if (o->tree && !o->batch)
 		return cli_usage_error(NULL, "--tree is for --batch (the live screen's call tree is the v key)");
 	return 0;

@@ -17,7 +17,6 @@
 #include "profile.h"
 #include "progress.h"
 #include "record.h"
-#include "sanitize.h"
 #include "session.h"
 #include "taskinfo.h"
 
@@ -195,21 +194,11 @@ record_main(int argc, char **argv)
 					       argv[optind - 1]);
 		}
 	}
-	char **command = NULL;
-	if (optind < argc) {
-		/* A command only after "--", as for the live view. */
-		if (strcmp(argv[optind - 1], "--") != 0) {
-			char shown[128];
-			sanitize_for_terminal(argv[optind], shown, sizeof shown);
-			return cli_usage_error("record ", "unexpected argument '%s' (to start a program, "
-					       "put it after --)", shown);
-		}
-		command = &argv[optind];
-	}
-	if (command && pid)
-		return cli_usage_error("record ", "give either -p PID or a command, not both");
-	if (!command && pid == 0)
-		return cli_usage_error("record ", "missing -p PID or -- COMMAND");
+	char **command;
+	int bad = cli_pid_or_command("record ", argc, argv, optind, pid, "unexpected argument", "",
+				     &command);
+	if (bad)
+		return bad;
 	if (!nouts)
 		return cli_usage_error("record ", "missing -o FILE");
 	/* Check every output first (a bad path fails before any sampling), but
@@ -237,8 +226,7 @@ record_main(int argc, char **argv)
 	};
 
 	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
-	static const int stops[] = SESSION_STOP_SIGNALS;
-	if (session_catch_signals(stops, sizeof stops / sizeof stops[0], &err) != TT_OK) {
+	if (session_catch_stop_signals(&err) != TT_OK) {
 		abort_outputs(outs, nouts);
 		return cli_report(&err);
 	}
