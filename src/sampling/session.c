@@ -48,6 +48,13 @@ session_catch_signals(const int *sigs, size_t n, struct tt_error *err)
 	return TT_OK;
 }
 
+tt_status
+session_catch_stop_signals(struct tt_error *err)
+{
+	static const int stops[] = {SIGINT, SIGTERM, SIGHUP};
+	return session_catch_signals(stops, sizeof stops / sizeof stops[0], err);
+}
+
 int
 session_signal_fd(void)
 {

@@ -3,7 +3,6 @@
 #ifndef TT_SESSION_H
 #define TT_SESSION_H
 
-#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -47,11 +46,12 @@ tt_status session_start(struct session *s, const struct session_options *o, stru
 
 /* The signals that end or wake a session, caught the one way: each one
  * caught is written to a pipe (session_signal_fd, for poll) and remembered
- * (session_stop_signal). SIGPIPE is ignored. The verbs catch SESSION_STOP_
- * SIGNALS (the profile is still written); the live view adds its own. Main
- * thread, before session_start (its threads block every signal). */
-#define SESSION_STOP_SIGNALS {SIGINT, SIGTERM, SIGHUP}
+ * (session_stop_signal). SIGPIPE is ignored. Main thread, before
+ * session_start (its threads block every signal). */
 tt_status session_catch_signals(const int *sigs, size_t n, struct tt_error *err);
+/* What the verbs catch: SIGINT, SIGTERM and SIGHUP (a dropped ssh
+ * session) end the run in order, the profile or tables still written. */
+tt_status session_catch_stop_signals(struct tt_error *err);
 /* The read end of the pipe (-1 before session_catch_signals). */
 int session_signal_fd(void);
 /* The next signal caught, from the pipe, or 0 when none is waiting. */

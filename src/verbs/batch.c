@@ -217,8 +217,7 @@ batch_run(const struct live_options *o)
 {
 	struct tt_error err = {0};
 	struct session s;
-	static const int stops[] = SESSION_STOP_SIGNALS;
-	if (session_catch_signals(stops, sizeof stops / sizeof stops[0], &err) != TT_OK ||
+	if (session_catch_stop_signals(&err) != TT_OK ||
 	    session_start(&s, &o->session, &err) != TT_OK)
 		return cli_report(&err);
 	struct aggregate agg;
