@@ -261,35 +261,43 @@ def test_batch(ctx):
            "--batch: the running thread is not shown as '-'", *run.details())
 
 
-def test_tui(ctx):
-    info, r = ctx.target.info, roles(ctx.target)
-    workdir = tempfile.mkdtemp(prefix="tt-kwait-tui-")
+@contextlib.contextmanager
+def live_view(name, interp, pid):
+    """The live view on *pid* in a 160x48 tmux pane, at 2000 Hz with a 0.5 s
+    refresh; once the block is done, q must end it with status 0."""
+    workdir = tempfile.mkdtemp(prefix="tt-%s-" % name)
     try:
-        with tui.Tmux("kwait-" + ctx.interp) as tmux:
-            pane = tui.Pane(tmux, "kwait", ["--delay", "0.5", "-r", "2000", "-p",
-                                            ctx.target.pid], workdir, size=(160, 48))
-
-            def recv_row(screen):
-                row = next((l for l in screen.lines if re.match(r"[ >] %d " % r["recv"], l)),
-                           None)
-                return (row and "recvfrom tcp %s -> %s" % (info["recv_local"], info["recv_peer"])
-                        in row and "recv_worker:" in row)
-            pane.wait(recv_row, "the recv thread's row with recvfrom and its peer %s"
-                      % info["recv_peer"], timeout=tui.SCREEN_TIMEOUT)
-            # b: blocked longest first; the running thread goes last.
-            pane.keys("b")
-
-            def busy_last(screen):
-                tids = [int(m.group(1)) for m in (re.match(r"[ >] (\d+) ", l)
-                                                   for l in screen.lines) if m]
-                return "blocked longest first" in screen.text and tids and \
-                    tids[-1] == r["busy"] and len(tids) == len(r)
-            pane.wait(busy_last, "b: the running thread last, under 'blocked longest first'")
+        with tui.Tmux("%s-%s" % (name, interp)) as tmux:
+            pane = tui.Pane(tmux, name, ["--delay", "0.5", "-r", "2000", "-p", pid], workdir,
+                            size=(160, 48))
+            yield pane
             status, _, screen = pane.quit()
             expect(status == 0, "tachyon-top exited %s" % status, *pane.details(screen))
     finally:
         if not os.environ.get("TT_KEEP"):
             shutil.rmtree(workdir, ignore_errors=True)
+
+
+def test_tui(ctx):
+    info, r = ctx.target.info, roles(ctx.target)
+    with live_view("kwait", ctx.interp, ctx.target.pid) as pane:
+
+        def recv_row(screen):
+            row = next((l for l in screen.lines if re.match(r"[ >] %d " % r["recv"], l)),
+                       None)
+            return (row and "recvfrom tcp %s -> %s" % (info["recv_local"], info["recv_peer"])
+                    in row and "recv_worker:" in row)
+        pane.wait(recv_row, "the recv thread's row with recvfrom and its peer %s"
+                  % info["recv_peer"], timeout=tui.SCREEN_TIMEOUT)
+        # b: blocked longest first; the running thread goes last.
+        pane.keys("b")
+
+        def busy_last(screen):
+            tids = [int(m.group(1)) for m in (re.match(r"[ >] (\d+) ", l)
+                                               for l in screen.lines) if m]
+            return "blocked longest first" in screen.text and tids and \
+                tids[-1] == r["busy"] and len(tids) == len(r)
+        pane.wait(busy_last, "b: the running thread last, under 'blocked longest first'")
 
 
 def test_netns(ctx):
@@ -702,31 +710,22 @@ def live_in_namespace(ctx, target, host):
     """The live view on the namespaced target: the recv thread's row (by its
     host tid) names its call and peer, and the spinning thread has CPU%."""
     info = target.info
-    workdir = tempfile.mkdtemp(prefix="tt-kwait-ns-")
-    try:
-        with tui.Tmux("kwait-ns-" + ctx.interp) as tmux:
-            pane = tui.Pane(tmux, "kwait-ns", ["--delay", "0.5", "-r", "2000", "-p",
-                                               target.pid], workdir, size=(160, 48))
+    with live_view("kwait-ns", ctx.interp, target.pid) as pane:
 
-            def rows(screen):
-                return {int(m.group(1)): line for line in screen.lines
-                        for m in [re.match(r"[ >] (\d+) ", line)] if m}
+        def rows(screen):
+            return {int(m.group(1)): line for line in screen.lines
+                    for m in [re.match(r"[ >] (\d+) ", line)] if m}
 
-            def ready(screen):
-                got = rows(screen)
-                recv, busy = got.get(host["recv"], ""), got.get(host["busy"], "")
-                fields = busy.split()
-                return ("recvfrom tcp %s -> %s" % (info["recv_local"], info["recv_peer"]) in recv
-                        and "recv_worker:" in recv and len(fields) > 6
-                        and re.fullmatch(r"[\d.]+", fields[5]) and float(fields[5]) > 50)
-            pane.wait(ready, "the recv thread's row (tid %d) with its call and peer, and the "
-                      "busy thread's (tid %d) with CPU%% > 50" % (host["recv"], host["busy"]),
-                      timeout=tui.SCREEN_TIMEOUT)
-            status, _, screen = pane.quit()
-            expect(status == 0, "tachyon-top exited %s" % status, *pane.details(screen))
-    finally:
-        if not os.environ.get("TT_KEEP"):
-            shutil.rmtree(workdir, ignore_errors=True)
+        def ready(screen):
+            got = rows(screen)
+            recv, busy = got.get(host["recv"], ""), got.get(host["busy"], "")
+            fields = busy.split()
+            return ("recvfrom tcp %s -> %s" % (info["recv_local"], info["recv_peer"]) in recv
+                    and "recv_worker:" in recv and len(fields) > 6
+                    and re.fullmatch(r"[\d.]+", fields[5]) and float(fields[5]) > 50)
+        pane.wait(ready, "the recv thread's row (tid %d) with its call and peer, and the "
+                  "busy thread's (tid %d) with CPU%% > 50" % (host["recv"], host["busy"]),
+                  timeout=tui.SCREEN_TIMEOUT)
 
 
 def test_pidns(ctx):

@@ -174,15 +174,20 @@ class Gunicorn:
         return False
 
 
-def test_gunicorn_batch(g):
-    """Attached to the master, the second table (at ~2 s) shows the handler."""
-    run = run_tt("-p", g.master.pid, "-b", "-n", "2", "--delay", "1", "--limit", "60",
-                 "-r", "2000")
+def second_batch_table(pid, limit):
+    """The second table of `--batch -n 2 --delay 1` on *pid* (at ~2 s, once
+    the tree has been found and sampled)."""
+    run = run_tt("-p", pid, "-b", "-n", "2", "--delay", "1", "--limit", limit, "-r", "2000")
     run.expect_success()
     out = run.out.decode("utf-8", "replace")
     t = tables(out)
     expect(len(t) >= 2, "fewer than 2 tables", show(out, 3000))
-    second = t[1]
+    return t[1]
+
+
+def test_gunicorn_batch(g):
+    """Attached to the master, the second table (at ~2 s) shows the handler."""
+    second = second_batch_table(g.master.pid, 60)
     rows = process_rows(second)
     for w in g.workers():
         expect(w in rows and rows[w] == (g.master.pid, "live"),
@@ -531,13 +536,7 @@ def kernel_rows(table):
 def test_uwsgi_batch(u):
     """Each worker's thread is its own task: its own pid as TID, never the
     master's kernel state, and on a CPU while it serves /cpu."""
-    run = run_tt("-p", u.master.pid, "-b", "-n", "2", "--delay", "1", "--limit", "40",
-                 "-r", "2000")
-    run.expect_success()
-    out = run.out.decode("utf-8", "replace")
-    t = tables(out)
-    expect(len(t) >= 2, "fewer than 2 tables", show(out, 3000))
-    second = t[1]
+    second = second_batch_table(u.master.pid, 40)
     workers = u.workers()
     tids = [tid for tid, _ in kernel_rows(second)]
     expect(sorted(tids) == sorted(str(p) for p in [u.master.pid] + workers),
