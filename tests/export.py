@@ -364,19 +364,30 @@ def test_flamegraph_chromium(ctx):
     expect(frames[0][0] == "all", "the first frame is %s, not 'all'" % show(frames[0][0]))
     # Every collapsed frame has a rect; total widths per frame label follow
     # the collapsed counts.
-    want = {}
+    want, nodes = {}, {}
     for stack, count in rec.lines:
+        for i, frame in enumerate(stack):
+            nodes[tuple(stack[:i + 1])] = nodes.get(tuple(stack[:i + 1]), 0) + count
         for frame in set(stack):
             name, file, line = frame_parts(frame)
             label = "%s (%s:%d)" % (name.replace("\\x3b", ";"), file.replace("\\x3b", ";"), line)
             want[label] = want.get(label, 0) + count
+    # The widest node (one call path) of each label: the writer judges each
+    # node by itself.
+    widest = {}
+    for call_path, count in nodes.items():
+        name, file, line = frame_parts(call_path[-1])
+        label = "%s (%s:%d)" % (name.replace("\\x3b", ";"), file.replace("\\x3b", ";"), line)
+        widest[label] = max(widest.get(label, 0), count)
     got = {}
     for label, _, width, _ in frames:
         got[label] = got.get(label, 0) + width
     for label, count in want.items():
-        # The writer leaves out frames under MIN_RECT_PX wide (a 1-sample
-        # frame once a recording passes about 11,800 samples).
-        if label not in got and count * full / rec.total < MIN_RECT_PX:
+        # The writer leaves out each frame (node) under MIN_RECT_PX wide (a
+        # 1-sample frame once a recording passes about 11,800 samples): a
+        # label whose every node is that narrow has no rect, even when its
+        # nodes add up to more.
+        if label not in got and widest[label] * full / rec.total < MIN_RECT_PX:
             continue
         expect(label in got, "no rect for %s" % show(label), "rects: %s" % show(sorted(got)))
         share, drawn = 100.0 * count / rec.total, 100.0 * got[label] / full
