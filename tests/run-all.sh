@@ -85,6 +85,24 @@ suite_interps=
 # interpreter matrix already ran above, so one interpreter is enough.
 (cd _build/release && TT_INTERPS="python3.15 libpython3.15" make distcheck >distcheck.out 2>&1) || {
 	tail -n 60 _build/release/distcheck.out
+	# The tail above ends with the summary; name what failed and show
+	# each failing test's own lines, so a CI log says why.
+	dlog=$(find _build/release -path '*/_build/sub/test-suite.log' | head -n 1)
+	if [ -n "$dlog" ]; then
+		echo "== distcheck: failed tests"
+		grep -E '^(FAIL|ERROR|XPASS):' "$dlog" || true
+		for t in $(sed -n 's/^\(FAIL\|ERROR\|XPASS\): \([^ ]*\).*/\2/p' "$dlog" | sort -u); do
+			tl=$(dirname "$dlog")/${t%.*}.log
+			[ -f "$tl" ] || continue
+			echo "== $tl: lines around each 'not ok'"
+			grep -n -B 3 -A 25 -E '^not ok|^Bail out|Traceback' "$tl" | head -n 200
+		done
+		p=$(sed -n 's/^# PASS: *//p' "$dlog" | head -n 1)
+		f=$(sed -n 's/^# FAIL: *//p' "$dlog" | head -n 1)
+		e=$(sed -n 's/^# ERROR: *//p' "$dlog" | head -n 1)
+		passed=$((passed + ${p:-0}))
+		failed=$((failed + ${f:-0} + ${e:-0}))
+	fi
 	echo "distcheck failed"
 	status=1
 }
