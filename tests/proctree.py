@@ -35,6 +35,8 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export  # noqa: E402  (go tool pprof)
 import functional as rig  # noqa: E402
+import kwait  # noqa: E402  (the live view in tmux)
+import tui  # noqa: E402
 from functional import Fail, expect, show  # noqa: E402
 
 RUN_TIMEOUT = 60
@@ -572,6 +574,150 @@ def test_uwsgi_dump(u):
            "the master is not in its epoll loop: %s" % show(master_wait))
 
 
+class ShellRoot:
+    """A root that is not Python (issue 25): `sh -c 'PY kid first & PY kid
+    second & wait'` in the root, or with the shell as PID 1 of its own PID
+    namespace (a container whose PID 1 is a shell). .shell is the shell's
+    host pid, .kids its two Python children's."""
+
+    def __init__(self, suite, interp, pidns):
+        self.suite, self.interp, self.pidns = suite, interp, pidns
+        self.dir = suite.new_dir("shell-root")
+        self.proc, self.shell, self.kids = None, None, []
+
+    def __enter__(self):
+        host = rig.in_root(self.dir)
+        os.makedirs(host, exist_ok=True)
+        shutil.copy(os.path.join(rig.TARGETS_DIR, "shell_kid.py"), host)
+        kid = "%s %s/shell_kid.py" % (self.interp, self.dir)
+        argv = [rig.CHROOT, rig.ROOT, "sh", "-c", "%s first & %s second & wait" % (kid, kid)]
+        if self.pidns:
+            unshare = shutil.which("unshare") or shutil.which("unshare", path="/usr/sbin:/sbin")
+            argv = [unshare, "--pid", "--fork", "--mount-proc=" + rig.in_root("/proc")] + argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL, env=rig.TARGET_ENV,
+                                     start_new_session=True)
+        try:
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                self.shell = children(self.proc.pid)[0] if self.pidns and \
+                    children(self.proc.pid) else self.proc.pid
+                self.kids = children(self.shell) if self.shell else []
+                if len(self.kids) == 2:
+                    time.sleep(0.3)   # the interpreters up and spinning
+                    return self
+                time.sleep(0.05)
+            raise Fail("the shell did not start its two Python children within 20 s")
+        except BaseException:
+            killpg(self.proc)
+            raise
+
+    def __exit__(self, *exc):
+        killpg(self.proc)
+        return False
+
+
+def check_shell_root(ctx, pidns):
+    """Attached by the shell's pid: batch, dump (text, JSON) and record show
+    both children's stacks, the shell listed as a root that is not Python;
+    --no-subprocesses refuses it in one line."""
+    with ShellRoot(ctx.suite, ctx.interp, pidns) as sr:
+        where = "shell as PID 1 of a PID namespace" if pidns else "shell"
+        run = run_tt("-p", sr.shell, "-b", "-n", "1", "--delay", "1", "--limit", "40")
+        run.expect_success()
+        out = run.out.decode("utf-8", "replace")
+        table = tables(out)[-1]
+        funcs = functions(table)
+        for f in ("spin_first", "spin_second"):
+            expect(f in funcs, "%s: batch: %s not in the table" % (where, f), show(out, 4000))
+        rows = process_rows(table)
+        expect(sr.shell in rows and all(k in rows for k in sr.kids),
+               "%s: batch: the shell %d and its children %s not all listed" %
+               (where, sr.shell, sr.kids), show(out, 4000))
+        expect(re.search(r"(?m)^\s*%d\s+\d+\s+-\s+0\s+0\s.*\sroot\s.*\(not Python\)$"
+                         % sr.shell, table),
+               "%s: batch: the shell's row does not say it is a root that is not Python" % where,
+               show(table, 4000))
+        run = run_tt("dump", "-p", sr.shell)
+        run.expect_success()
+        text = run.out.decode("utf-8", "replace")
+        # (a snapshot: a child may be between two rounds, in main's sleep)
+        sections = re.split(r"(?m)^(?=Process \d+ )", text)
+        for k in sr.kids:
+            mine = [x for x in sections if re.match(r"Process %d .*\(parent %d\)" % (k, sr.shell), x)]
+            expect(len(mine) == 1 and re.search(r"(?m)^    main \(.*shell_kid\.py:\d+\)$", mine[0]),
+                   "%s: dump: no section with a stack for child %d" % (where, k), show(text, 3000))
+        run = run_tt("dump", "-p", sr.shell, "--json")
+        run.expect_success()
+        doc = json.loads(run.out)
+        pids = {p["pid"]: {f["func"] for t in p["threads"] for f in t["frames"]}
+                for p in doc["processes"]}
+        expect(set(pids) == set(sr.kids) and all("main" in f for f in pids.values()),
+               "%s: dump --json: processes %s, children %s" % (where, pids, sr.kids),
+               show(run.out, 3000))
+        path = os.path.join(rig.in_root(sr.dir), "shell.txt")
+        run = run_tt("record", "-p", sr.shell, "-d", "1", "-r", "500", "-f", "collapsed",
+                     "-o", path)
+        run.expect_success()
+        with open(path) as f:
+            lines = f.read().splitlines()
+        for k in sr.kids:
+            expect(any(l.startswith("process %d (" % k) for l in lines),
+                   "%s: record: no stacks of child %d" % (where, k), *lines[:10])
+        expect(any("spin_first" in l for l in lines) and any("spin_second" in l for l in lines),
+               "%s: record: a child's function is missing" % where, *lines[:10])
+        run = run_tt("dump", "-p", sr.shell, "--no-subprocesses")
+        run.expect_one_line_error(contains="not a Python process")
+        if not pidns:
+            return
+        # The live view: the shell's row says what it is, both children
+        # are listed, and their functions are in the table.
+        with kwait.live_view("shellroot", ctx.interp, sr.shell) as pane:
+            def both(screen):
+                procs = screen.text.split(" Threads")[0]
+                return (re.search(r"(?m)^. %d .*\broot\b.*not Python" % sr.shell, procs)
+                        and all(re.search(r"(?m)^. %d\s+%d\s" % (k, sr.shell), procs)
+                                for k in sr.kids)
+                        and "spin_first" in screen.text and "spin_second" in screen.text)
+            pane.wait(both, "the shell as a root that is not Python, both children listed, "
+                      "both functions in the table", timeout=tui.SCREEN_TIMEOUT)
+
+
+def test_shell_root(ctx):
+    check_shell_root(ctx, False)
+
+
+def test_shell_pid1(ctx):
+    check_shell_root(ctx, True)
+
+
+def test_not_python_alone(suite):
+    """A root that is not Python and has no Python descendant: one line
+    after the short wait, from every verb; sooner when it ends meanwhile."""
+    proc = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        out = os.path.join(rig.in_root(suite.root_scratch), "none.txt")
+        for verb in (["dump"], ["-b", "-d", "1"], ["record", "-d", "1", "-o", out]):
+            started = time.monotonic()
+            run = run_tt(*(verb + ["-p", proc.pid]))
+            took = time.monotonic() - started
+            run.expect_one_line_error(contains="no Python process appeared under it within 3 s")
+            expect(2.5 < took < 10, "%s: refused after %.1f s, not after the 3 s wait"
+                   % (" ".join(verb), took))
+            run = run_tt(*(verb + ["-p", proc.pid, "--no-subprocesses"]))
+            run.expect_one_line_error(contains="is not a Python process (")
+    finally:
+        killpg(proc)
+    proc = subprocess.Popen(["sleep", "0.5"], start_new_session=True)
+    try:
+        started = time.monotonic()
+        run = run_tt("-b", "-d", "1", "-p", proc.pid)
+        run.expect_one_line_error(contains="ended before a Python process appeared under it")
+        expect(time.monotonic() - started < 2.5, "the wait went on after the process ended")
+    finally:
+        killpg(proc)
+
+
 PER_INTERPRETER = [
     ("multiprocessing fork pool, executor, grandchild, non-Python and other-version children",
      test_fork),
@@ -579,6 +725,10 @@ PER_INTERPRETER = [
     ("multiprocessing forkserver tree found by dump --subprocesses", test_forkserver),
     ("children forked while sampling: sampled within 250 ms", test_new_child_latency),
     ("forked children that exec another Python or sleep: re-attached or dropped", test_exec),
+    ("a shell's two Python children, attached by the shell's pid: batch, dump, dump --json, "
+     "record; --no-subprocesses refuses the shell", test_shell_root),
+    ("the same with the shell as PID 1 of its own PID namespace, and the live view in tmux",
+     test_shell_pid1),
 ]
 
 GUNICORN = [
@@ -677,7 +827,7 @@ def main():
                if i in VERSIONS]
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
     started = time.monotonic()
-    tap = rig.Tap(len(GUNICORN) + 1 + len(UWSGI) + len(interps) * len(PER_INTERPRETER))
+    tap = rig.Tap(len(GUNICORN) + 2 + len(UWSGI) + len(interps) * len(PER_INTERPRETER))
     tap.comment("binary: %s; root: %s; seed: %d" % (rig.BIN, rig.ROOT, seed))
     suite = rig.Suite(interps, rig.random.Random(seed))
     try:
@@ -698,6 +848,9 @@ def main():
             tap.run("gunicorn as PID 1 of its own PID namespace: every thread of the tree "
                     "named, host tid with the namespace's id, its kernel wait", test_gunicorn_pidns,
                     suite)
+        tap.run("a root that is not Python with no Python descendant: one line after a 3 s "
+                "wait, from dump, batch and record; at once with --no-subprocesses",
+                test_not_python_alone, suite)
         if not os.path.exists(rig.in_root("/usr/bin/uwsgi-core")):
             for name, _ in UWSGI:
                 tap.skip(name, "uwsgi is not installed in the root (tests/provision.sh)")

@@ -134,10 +134,8 @@ procs_draw(struct ui *u, int y, int height)
 			 (int)p->pid, (int)p->ppid, p->version, r->threads, cnt, share(r->gil, r->samples),
 			 share(r->on_cpu, r->samples));
 		int x = ui_draw_text(y, 0, COLS, buf, base);
-		const char *state = st == PROC_LIVE ? (p->root ? "root" : "live")
-				    : st == PROC_EXITED ? "exited" : st == PROC_STALE ? "checking" : "error";
-		x += ui_draw_text(y, x, 8, state, sel ? base
-				  : theme_attr(st == PROC_LIVE ? ROLE_DEFAULT
+		x += ui_draw_text(y, x, 8, procset_state_label(p), sel ? base
+				  : theme_attr(st == PROC_LIVE || st == PROC_OTHER ? ROLE_DEFAULT
 					       : st == PROC_EXITED ? ROLE_DIM : ROLE_ERROR));
 		x = x < 64 ? 64 : x;
 		short_command(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
@@ -159,6 +157,9 @@ procs_draw(struct ui *u, int y, int height)
 			/* nothing runs there now (or we are finding out) */
 		} else if (st == PROC_LOST) {
 			ui_draw_text(y, x, COLS - x, p->note, sel ? base : theme_attr(ROLE_ERROR));
+		} else if (st == PROC_OTHER) {
+			ui_draw_text(y, x, COLS - x, "(not Python: its Python descendants are shown)",
+				     sel ? base : theme_attr(ROLE_DIM));
 		} else if (r->busiest >= 0) {
 			const struct agg_thread *t = &u->agg.threads[r->busiest];
 			int32_t line = -1;

@@ -110,7 +110,7 @@ ui_export(struct ui *u, int format)
 	localtime_r(&now, &tm);
 	char stamp[32], base[96];
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->target.pid, stamp);
+	snprintf(base, sizeof base, "tachyon-top-%d-%s", (int)u->s->pid, stamp);
 	uint64_t elapsed = atomic_load(&u->s->sampler.stats.elapsed_ns);
 	uint64_t passes = atomic_load(&u->s->sampler.stats.samples);
 	static const enum profile_filter filters[AGG_MODE_COUNT] = {
@@ -118,7 +118,7 @@ ui_export(struct ui *u, int format)
 		[AGG_EXCEPTION] = PROFILE_WALL,
 	};
 	struct export_meta meta = {
-		.pid = u->s->target.pid, .command = u->s->cmdline,
+		.pid = u->s->pid, .command = u->s->cmdline,
 		.python_version = u->s->target.layout.version_str, .mode = filters[u->mode],
 		.rate_hz = u->s->rate_hz, .duration_ns = elapsed,
 		.start_unix_ns = (uint64_t)(now - (time_t)(elapsed / 1000000000ull)) * 1000000000ull,
@@ -213,7 +213,7 @@ check_finished(struct ui *u)
 		snprintf(u->finished_text, sizeof u->finished_text, "process %s", how_s);
 	} else if (how == SAMPLER_TARGET_EXITED) {
 		snprintf(u->finished_text, sizeof u->finished_text, "process %d exited",
-			 (int)u->s->target.pid);
+			 (int)u->s->pid);
 	} else if (how == SAMPLER_DURATION) {
 		snprintf(u->finished_text, sizeof u->finished_text, "sampling ended (duration reached)");
 	} else if (how == SAMPLER_FAILED) {

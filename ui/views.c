@@ -113,7 +113,7 @@ draw_header(struct ui *u, int y)
 	bar(y, theme_attr(ROLE_TITLE));
 	uint64_t now = u->finished ? u->finished_ns : clock_now_ns();
 	live_format_duration((double)(now - u->start_ns) / 1e9, up, sizeof up);
-	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->target.pid,
+	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->pid,
 		 s->target.layout.version_str, up);
 	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
 	if (s->sampler.cfg.follow) {

@@ -78,12 +78,10 @@ static void
 publish_failure(struct follow *f, struct known *k, const struct tt_error *err)
 {
 	/* Reported once, in the process table, never fatal. */
-	struct target t = {0};
-	t.pid = k->pid;
-	snprintf(t.layout.version_str, sizeof t.layout.version_str, "?");
 	uint32_t idx;
 	struct tt_error e;
-	if (procset_add_failed(f->procs, &t, k->ppid, err->msg, &idx, &e) == TT_OK) {
+	if (procset_add_unsampled(f->procs, k->pid, k->ppid, false, PROC_LOST, err->msg, &idx, &e) ==
+	    TT_OK) {
 		k->kind = K_PYTHON;
 		k->proc = idx;
 		k->attempts = RETRIES + 1;   /* no re-attach loop on a permission error */
@@ -281,15 +279,20 @@ follow_start(struct procset *procs, const struct stackwalk_options *o)
 		return NULL;
 	f->procs = procs;
 	f->o = *o;
-	const struct proc_info *root = procset_at(procs, 0);
-	f->known = calloc(32, sizeof *f->known);
+	/* What the session published before: the root, and under a root that
+	 * is not Python the first Python descendant it found. */
+	uint32_t n = procset_count(procs);
+	f->cap = n > 32 ? n : 32;
+	f->known = calloc(f->cap, sizeof *f->known);
 	if (!f->known) {
 		free(f);
 		return NULL;
 	}
-	f->cap = 32;
-	f->known[f->nknown++] = (struct known){.pid = root->pid, .ppid = root->ppid,
-					      .kind = K_PYTHON, .proc = 0};
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proc_info *p = procset_at(procs, i);
+		f->known[f->nknown++] = (struct known){.pid = p->pid, .ppid = p->ppid,
+						      .kind = K_PYTHON, .proc = i};
+	}
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);

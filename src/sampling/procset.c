@@ -94,22 +94,26 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 }
 
 tt_status
-procset_add_failed(struct procset *ps, const struct target *t, pid_t ppid, const char *why,
-		   uint32_t *index, struct tt_error *err)
+procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root, enum proc_state how,
+		      const char *why, uint32_t *index, struct tt_error *err)
 {
 	struct proc_info *p = appendlog_reserve(ps->procs);
 	if (!p)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many processes followed");
 	memset(p, 0, sizeof *p);
 	p->index = appendlog_count(ps->procs);
-	p->pid = t->pid;
+	p->pid = pid;
 	p->ppid = ppid;
-	snprintf(p->version, sizeof p->version, "?");
+	p->root = root;
+	if (!tidmap_process_ns_pid(pid, &p->ns_pid))
+		p->ns_pid = 0;
+	snprintf(p->version, sizeof p->version, how == PROC_OTHER ? "-" : "?");
 	snprintf(p->note, sizeof p->note, "%s", why);
-	if (t->pid > 0)
-		taskinfo_cmdline(t->pid, p->cmdline, sizeof p->cmdline);
+	if (pid > 0)
+		taskinfo_cmdline(pid, p->cmdline, sizeof p->cmdline);
 	atomic_init(&p->cmd, p->cmdline);
-	atomic_init(&p->state, PROC_LOST);
+	atomic_init(&p->state, how);
+	p->start_ns = clock_now_ns();
 	*index = appendlog_publish(ps->procs);
 	return TT_OK;
 }
@@ -119,7 +123,8 @@ procset_end(struct procset *ps, uint32_t index, enum proc_state how, const char 
 	    uint64_t now_ns)
 {
 	struct proc_info *p = procset_at(ps, index);
-	if (atomic_load_explicit(&p->state, memory_order_relaxed) != PROC_LIVE)
+	int st = atomic_load_explicit(&p->state, memory_order_relaxed);
+	if (st != PROC_LIVE && st != PROC_OTHER)
 		return;
 	snprintf(p->note, sizeof p->note, "%s", note ? note : "");
 	atomic_store_explicit(&p->end_ns, now_ns, memory_order_relaxed);
@@ -140,7 +145,7 @@ procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended)
 	uint32_t n = procset_count(ps), l = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		enum proc_state st = procset_state(procset_at(ps, i));
-		l += st == PROC_LIVE || st == PROC_STALE;
+		l += st == PROC_LIVE || st == PROC_STALE || st == PROC_OTHER;
 	}
 	*live = l;
 	*ended = n - l;

@@ -27,6 +27,8 @@ enum proc_state {
 	PROC_LOST,         /* not readable (permission, I/O); see note */
 	PROC_STALE,        /* reads kept failing (an exec?): discovery re-validates it,
 			      then marks it exited (and attaches the new program) */
+	PROC_OTHER,        /* runs, but is not Python: a root such as a shell or tini,
+			      shown and its descendants followed, never sampled */
 };
 
 struct proc_info {
@@ -65,15 +67,18 @@ void procset_free(struct procset *ps);
 tt_status procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 		      const struct stackwalk_options *o, uint32_t *index, struct tt_error *err);
 
-/* Adder thread: publish a process that could not be attached (no walker,
- * state PROC_LOST, the reason in its note), so the failure is shown once. */
-tt_status procset_add_failed(struct procset *ps, const struct target *t, pid_t ppid,
-			     const char *why, uint32_t *index, struct tt_error *err);
+/* Adder thread: publish a process that is not sampled (no walker), so it
+ * is shown: one that could not be attached (PROC_LOST, the reason in its
+ * note, shown once) or a root that is not Python (PROC_OTHER). */
+tt_status procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root,
+				enum proc_state how, const char *why, uint32_t *index,
+				struct tt_error *err);
 
 /* Discovery: a stale process is settled (PROC_EXITED or PROC_LOST). */
 void procset_settle(struct procset *ps, uint32_t index, enum proc_state how);
 
-/* Mark a process ended (sampler thread); the first call wins. */
+/* Mark a live (or PROC_OTHER) process ended (sampler thread); the first
+ * call wins. */
 void procset_end(struct procset *ps, uint32_t index, enum proc_state how, const char *note,
 		 uint64_t now_ns);
 
@@ -94,6 +99,24 @@ procset_state(const struct proc_info *p)
 {
 	return (enum proc_state)atomic_load_explicit(&((struct proc_info *)p)->state,
 						     memory_order_acquire);
+}
+
+/* The state as the process tables name it. */
+static inline const char *
+procset_state_label(const struct proc_info *p)
+{
+	switch (procset_state(p)) {
+	case PROC_LIVE:
+	case PROC_OTHER:
+		return p->root ? "root" : "live";
+	case PROC_EXITED:
+		return "exited";
+	case PROC_STALE:
+		return "checking";
+	case PROC_LOST:
+		break;
+	}
+	return "error";
 }
 
 static inline const struct thread_slot *

@@ -12,6 +12,7 @@
 
 #include "asyncstack.h"
 #include "clock.h"
+#include "discover.h"
 #include "follow.h"
 #include "sampler.h"
 #include "unwinder.h"
@@ -36,6 +37,10 @@ struct proc_run {
 	uint64_t bad_since;
 	struct asyncstack *async;   /* --async, once the process could have tasks */
 };
+
+/* A root that is not Python is not sampled: how often to look whether it
+ * still runs (its end ends the session). */
+#define OTHER_ROOT_CHECK_NS 100000000ull
 
 /* --async: how often each process's tasks are read. */
 #define ASYNC_TASK_INTERVAL_NS 250000000ull
@@ -366,7 +371,21 @@ sampler_main(void *arg)
 			break;
 		}
 		adopt(s, t0);
+		if (s->cfg.other_root && t0 >= s->next_root_check) {
+			s->next_root_check = t0 + OTHER_ROOT_CHECK_NS;
+			if (!discover_running(s->cfg.other_root)) {
+				procset_end(&s->procs, 0, PROC_EXITED, "exited", t0);
+				how = SAMPLER_TARGET_EXITED;
+				break;
+			}
+		}
 		if (s->nrun == 0) {
+			if (s->cfg.other_root) {
+				/* Between Python descendants: wait for the next one. */
+				struct timespec ts = {0, 10000000L};
+				nanosleep(&ts, NULL);
+				continue;
+			}
 			/* Only the root ends a session, and it has ended: see below. */
 			how = SAMPLER_TARGET_EXITED;
 			break;
@@ -390,7 +409,7 @@ sampler_main(void *arg)
 			r->bad = 0;
 			if (!atomic_load_explicit(&p->first_ns, memory_order_relaxed))
 				atomic_store_explicit(&p->first_ns, t0, memory_order_relaxed);
-			if (verify && p->root)
+			if (verify && p->walk == s->walk)
 				verify_sample(s, &ref, &rs, threads, n);
 			if (r->async)
 				threads = asyncstack_apply(r->async, p->walk, threads, n, t0);
@@ -475,15 +494,20 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 			       (int)t->pid, t->layout.version_str);
 	if (procset_init(&s->procs) != 0)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
-	uint32_t root;
-	tt_status st = procset_add(&s->procs, t, t->pid > 0 ? follow_ppid(t->pid) : 0, true,
-				   &cfg->walk, &root, err);
+	uint32_t first;
+	tt_status st = TT_OK;
+	if (cfg->other_root > 0)
+		st = procset_add_unsampled(&s->procs, cfg->other_root, follow_ppid(cfg->other_root),
+					   true, PROC_OTHER, "not Python", &first, err);
+	if (st == TT_OK)
+		st = procset_add(&s->procs, t, t->pid > 0 ? follow_ppid(t->pid) : 0,
+				 cfg->other_root <= 0, &cfg->walk, &first, err);
 	if (st != TT_OK) {
 		procset_free(&s->procs);
 		return st;
 	}
-	s->target = procset_at(&s->procs, root)->target;
-	s->walk = procset_at(&s->procs, root)->walk;
+	s->target = procset_at(&s->procs, first)->target;
+	s->walk = procset_at(&s->procs, first)->walk;
 	if (!ring_init(&s->ring, cfg->ring_capacity)) {
 		procset_free(&s->procs);
 		s->walk = NULL;

@@ -47,9 +47,14 @@ struct sampler_config {
 	uint64_t interval_ns;         /* 0: as fast as possible */
 	uint64_t duration_ns;         /* 0: until stopped */
 	uint32_t ring_capacity;
-	bool verify;                  /* compare each sample with the plain unwinder (root only) */
+	bool verify;                  /* compare each sample with the plain unwinder (first Python process only) */
 	bool follow;                  /* follow the root's descendants (see follow.h) */
 	bool async_aware;             /* re-root task stacks on their await chains (asyncstack.h) */
+	/* The process the user named when it is not Python itself (a shell,
+	 * tini): shown as the root (PROC_OTHER), never sampled; the target
+	 * is then its first Python descendant, and the session ends when
+	 * the root does. 0: the target is the root. */
+	pid_t other_root;
 	struct stackwalk_options walk;
 };
 
@@ -65,9 +70,11 @@ struct proc_run;
 struct follow;
 
 struct sampler {
-	struct procset procs;         /* every process sampled; index 0 is the root */
-	struct target *target;        /* the root's (procs entry 0) */
-	struct stackwalk *walk;       /* the root's walker */
+	struct procset procs;         /* every process shown; index 0 is the root */
+	/* The first Python process: the root's (procs entry 0), or under a
+	 * root that is not Python (cfg.other_root) entry 1's. */
+	struct target *target;
+	struct stackwalk *walk;
 	struct follow *follow;        /* the discovery thread, when following a tree */
 	struct ring ring;
 	struct sampler_config cfg;
@@ -83,6 +90,7 @@ struct sampler {
 	/* processes being sampled, round-robin (sampler thread only) */
 	struct proc_run *run;
 	uint32_t nrun, run_cap, cursor, adopted;
+	uint64_t next_root_check;     /* cfg.other_root: when to look whether it still runs */
 	/* folding, sampler thread only */
 	struct pending_record *pending;
 	uint32_t npending;
@@ -93,7 +101,8 @@ struct sampler {
 
 void sampler_default_config(struct sampler_config *cfg);
 
-/* Start sampling an attached target (the root), and with cfg->follow its
+/* Start sampling an attached target (the root, or the first Python
+ * descendant of cfg->other_root), and with cfg->follow its (the root's)
  * descendants as they appear. -r is a rate per process: each process has
  * its own schedule; at max rate the processes take turns. */
 tt_status sampler_start(struct sampler *s, struct target *t, const struct sampler_config *cfg,

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "discover.h"
 #include "session.h"
 #include "taskinfo.h"
 
@@ -146,6 +147,22 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 	return TT_OK;
 }
 
+/* Attach to pid; or, when it is not Python (a shell, tini, a wrapper) and
+ * its descendants are followed, to its first Python descendant, looking
+ * for up to wait_ns. */
+static tt_status
+attach_root(struct session *s, pid_t pid, bool descendants, uint64_t wait_ns,
+	    struct tt_error *err)
+{
+	tt_status st = target_attach(&s->target, pid, err);
+	/* (A zombie has no mappings either: it keeps its own error.) */
+	if (st != TT_ENOTPY || !descendants || !discover_running(pid))
+		return st;
+	if ((st = target_attach_descendant(&s->target, pid, wait_ns, err)) == TT_OK)
+		s->other_root = pid;
+	return st;
+}
+
 tt_status
 session_start(struct session *s, const struct session_options *o, struct tt_error *err)
 {
@@ -153,6 +170,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	s->rate_hz = o->rate_hz;
 	tt_status st;
 	pid_t pid = o->pid;
+	bool descendants = !o->no_subprocesses;
 	if (o->command) {
 		if ((st = launch(s, o, err)) != TT_OK)
 			return st;
@@ -160,7 +178,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 		/* Attach as soon as the command is a Python process. */
 		uint64_t deadline = clock_now_ns() + LAUNCH_ATTACH_NS;
 		for (;;) {
-			st = target_attach(&s->target, pid, err);
+			st = attach_root(s, pid, descendants, 0, err);
 			if (st == TT_OK)
 				break;
 			session_poll_child(s);
@@ -177,9 +195,10 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 			struct timespec ts = {0, 20000000L};
 			nanosleep(&ts, NULL);
 		}
-	} else if ((st = target_attach(&s->target, pid, err)) != TT_OK) {
+	} else if ((st = attach_root(s, pid, descendants, TARGET_DESCENDANT_WAIT_NS, err)) != TT_OK) {
 		return st;
 	}
+	s->pid = pid;
 	taskinfo_cmdline(pid, s->cmdline, sizeof s->cmdline);
 	struct sampler_config cfg;
 	if (o->config)
@@ -191,6 +210,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	cfg.ring_capacity = 1u << 18;
 	cfg.follow = !o->no_subprocesses;
 	cfg.async_aware = o->async_aware;
+	cfg.other_root = s->other_root;
 	if ((st = sampler_start(&s->sampler, &s->target, &cfg, err)) != TT_OK) {
 		session_end(s);
 		return st;
@@ -198,7 +218,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	s->sampling = true;
 	/* The kernel's view is extra: without it the session goes on. */
 	struct tt_error kerr;
-	if (o->kernel_waits && kwatch_start(&s->kwatch, s->target.pid, cfg.follow, &kerr) != TT_OK)
+	if (o->kernel_waits && kwatch_start(&s->kwatch, s->pid, cfg.follow, &kerr) != TT_OK)
 		s->kwatch = NULL;
 	return TT_OK;
 }

@@ -29,7 +29,9 @@ struct session_options {
 };
 
 struct session {
-	struct target target;
+	pid_t pid;                 /* the root: the process named or the command started */
+	pid_t other_root;          /* pid again when it is not Python (a shell, tini), else 0 */
+	struct target target;      /* the root's, or under other_root its first Python descendant's */
 	struct sampler sampler;
 	bool sampling;
 	pid_t child;               /* the command we started, or 0 */

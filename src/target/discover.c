@@ -24,6 +24,20 @@ discover_ppid(pid_t pid)
 	return (pid_t)ppid;
 }
 
+bool
+discover_running(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (read_small_file(path, buf, sizeof buf) <= 0)
+		return false;
+	const char *p = strrchr(buf, ')');
+	char state;
+	if (!p || sscanf(p + 1, " %c", &state) != 1)
+		return false;
+	return state != 'Z' && state != 'X';
+}
+
 static size_t
 push(pid_t **out, size_t *cap, size_t n, pid_t v)
 {

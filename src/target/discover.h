@@ -18,6 +18,9 @@
 /* Parent pid from /proc/PID/stat; 0 if gone or unreadable. */
 pid_t discover_ppid(pid_t pid);
 
+/* Does pid run (exists and is not a zombie)? */
+bool discover_running(pid_t pid);
+
 /* Children of every thread of pid, appended to *out (grown as needed);
  * returns the new count, or (size_t)-1 when memory is short. */
 size_t discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n);

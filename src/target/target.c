@@ -6,12 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "discover.h"
 #include "elffile.h"
 #include "procmaps.h"
 #include "target.h"
 #include "taskinfo.h"
+
+/* A root that is not Python: how many of its descendants are looked at
+ * for a Python one (a container's tree, not a whole host's). */
+#define DESCENDANTS_TRIED 4096
 
 /* Distinct mapped files we are willing to open looking for the runtime. */
 #define MAX_CANDIDATE_FILES 512
@@ -363,4 +370,47 @@ target_attach_like(struct target *t, pid_t pid, const struct target *like, struc
 		return TT_OK;
 	}
 	return target_attach(t, pid, err);
+}
+
+/* One look at root's descendants, breadth first. */
+static bool
+attach_first_descendant(struct target *t, pid_t root)
+{
+	pid_t *todo = NULL;
+	size_t cap = 0, n = discover_children(root, &todo, &cap, 0);
+	bool found = false;
+	/* todo grows as it is walked: each process's children go at the end. */
+	for (size_t i = 0; n != (size_t)-1 && i < n && i < DESCENDANTS_TRIED && !found; i++) {
+		struct tt_error e;
+		found = target_attach(t, todo[i], &e) == TT_OK;
+		if (!found)
+			n = discover_children(todo[i], &todo, &cap, n);
+	}
+	free(todo);
+	return found;
+}
+
+tt_status
+target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns, struct tt_error *err)
+{
+	uint64_t deadline = clock_now_ns() + wait_ns;
+	for (;;) {
+		if (attach_first_descendant(t, root))
+			return TT_OK;
+		if (!discover_running(root))
+			return tt_fail(err, TT_ENOPROC, 0,
+				       "process %d (not Python) ended before a Python process "
+				       "appeared under it", (int)root);
+		if (clock_now_ns() >= deadline)
+			break;
+		struct timespec ts = {0, 50000000L};
+		nanosleep(&ts, NULL);
+	}
+	if (wait_ns == 0)
+		return tt_fail(err, TT_ENOTPY, 0,
+			       "process %d is not a Python process, and none of its descendants is",
+			       (int)root);
+	return tt_fail(err, TT_ENOTPY, 0,
+		       "process %d is not a Python process, and no Python process appeared "
+		       "under it within %.0f s", (int)root, (double)wait_ns / 1e9);
 }

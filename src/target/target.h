@@ -26,6 +26,18 @@ tt_status target_attach(struct target *t, pid_t pid, struct tt_error *err);
 tt_status target_attach_like(struct target *t, pid_t pid, const struct target *like,
 			     struct tt_error *err);
 
+/* How long a root that is not Python is given to show a Python descendant
+ * (a shell's next command, a supervisor's restart). */
+#define TARGET_DESCENDANT_WAIT_NS 3000000000ull
+
+/* Attach to the first Python process below root, breadth first (a
+ * shell's children before theirs), for a root that is not Python (a shell,
+ * tini, a wrapper script); while there is none and root runs, look again
+ * for up to wait_ns (it may start its Python later). TT_ENOTPY when none
+ * appeared, TT_ENOPROC when root ended first. */
+tt_status target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns,
+				   struct tt_error *err);
+
 /* Attach through an arbitrary memory backend with a known runtime address
  * (fuzzing and unit tests). */
 tt_status target_attach_memory(struct target *t, struct remote_backend backend,

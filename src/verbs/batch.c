@@ -83,10 +83,8 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 		printf("%7d %7d %-9s %4u %9llu %6.1f %6.1f  %-8s %.80s", (int)p->pid, (int)p->ppid,
 		       p->version, threads, (unsigned long long)samples, 100.0 * (double)gil / d,
 		       100.0 * (double)cpu / d,
-		       st == PROC_LIVE ? (p->root ? "root" : "live")
-		       : st == PROC_EXITED ? "exited" : st == PROC_STALE ? "checking" : "error",
-		       cmd);
-		if (st == PROC_LOST) {
+		       procset_state_label(p), cmd);
+		if (st == PROC_LOST || st == PROC_OTHER) {
 			char note[200];
 			sanitize_for_terminal(p->note, note, sizeof note);
 			printf(" (%s)", note);
@@ -108,7 +106,7 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	double rate = elapsed > 0 ? (double)samples / elapsed : 0;
 	char cmd[600];
 	sanitize_for_terminal(s->cmdline, cmd, sizeof cmd);
-	printf("tachyon-top %s - pid %d - %s - Python %s\n", title, (int)s->target.pid, cmd,
+	printf("tachyon-top %s - pid %d - %s - Python %s\n", title, (int)s->pid, cmd,
 	       s->target.layout.version_str);
 	char req[64];
 	if (s->rate_hz > 0)
@@ -263,9 +261,9 @@ batch_run(const struct live_options *o)
 	if (s.child && s.child_exited) {
 		char how_s[96];
 		session_describe_exit(&s, how_s, sizeof how_s);
-		printf("process %d %s\n", (int)s.target.pid, how_s);
+		printf("process %d %s\n", (int)s.pid, how_s);
 	} else if (how == SAMPLER_TARGET_EXITED) {
-		printf("process %d exited\n", (int)s.target.pid);
+		printf("process %d exited\n", (int)s.pid);
 	} else if (how == SAMPLER_FAILED) {
 		rc = cli_report(&s.sampler.error);
 	}

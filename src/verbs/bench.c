@@ -209,7 +209,7 @@ bench_main(int argc, char **argv)
 	    session_start(&session, &so, &err) != TT_OK)
 		return cli_report(&err);
 	struct sampler *s = &session.sampler;
-	pid = session.target.pid;
+	pid = session.pid;
 
 
 	/* Drain the ring as a consumer would, so its figures are real. */

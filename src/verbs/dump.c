@@ -37,7 +37,9 @@ print_usage(FILE *f)
 	      "                      (Python 3.14+)\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
-	      "      --no-subprocesses  PID alone (the default for dump)\n"
+	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
+	      "                      Python: a shell's or tini's Python descendants are dumped\n"
+	      "                      as with --subprocesses)\n"
 	      "  -h, --help      show this help\n", f);
 }
 
@@ -326,10 +328,11 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
 }
 
 /* The process and its descendants, parents before children. The root's
- * failure is the command's error; a descendant that is not Python is
- * skipped, one that cannot be read or ends meanwhile is noted on stderr. */
+ * failure is the command's error (unless other_root: a root known not to
+ * be Python, whose descendants are what is asked); a descendant that is
+ * not Python is skipped, one that cannot be read or ends meanwhile is noted on stderr. */
 static int
-dump_tree(pid_t root, bool json)
+dump_tree(pid_t root, bool json, bool other_root)
 {
 	pid_t *todo = malloc(64 * sizeof *todo), *parent = malloc(64 * sizeof *parent);
 	size_t n = 0, cap = 64;
@@ -349,7 +352,7 @@ dump_tree(pid_t root, bool json)
 	for (size_t i = 0; i < n; i++) {
 		struct tt_error err = {0};
 		tt_status st = dump_one(todo[i], parent[i], json, &printed, &err);
-		if (st != TT_OK && i == 0) {
+		if (st != TT_OK && i == 0 && !(other_root && st == TT_ENOTPY)) {
 			rc = cli_report(&err);
 			break;
 		}
@@ -399,7 +402,7 @@ dump_main(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	bool json = false, want_tasks = false, tree = false;
+	bool json = false, want_tasks = false, tree = false, one = false;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -420,6 +423,7 @@ dump_main(int argc, char **argv)
 			break;
 		case 'N':
 			tree = false;
+			one = true;
 			break;
 		case 'h':
 			print_usage(stdout);
@@ -437,10 +441,17 @@ dump_main(int argc, char **argv)
 	if (tree && want_tasks)
 		return cli_usage_error("dump ", "--tasks reads one process: not with --subprocesses");
 	if (tree)
-		return dump_tree(pid, json);
+		return dump_tree(pid, json, false);
 	struct tt_error err = {0};
 	struct target t;
 	tt_status st = target_attach(&t, pid, &err);
+	if (st == TT_ENOTPY && !one && !want_tasks && discover_running(pid)) {
+		/* A root that is not Python (a shell, tini, a wrapper): what is
+		 * asked is its Python descendants, as with --subprocesses. */
+		if ((st = target_attach_descendant(&t, pid, TARGET_DESCENDANT_WAIT_NS, &err)) != TT_OK)
+			return cli_report(&err);
+		return dump_tree(pid, json, true);
+	}
 	if (st != TT_OK)
 		return cli_report(&err);
 	struct unwinder u;

@@ -90,7 +90,9 @@ print_usage(FILE *f)
 	      "                         descendants, found as they appear; when there are\n"
 	      "                         several processes, stacks start with \"process PID\n"
 	      "                         (command)\", speedscope gets a profile per process and\n"
-	      "                         thread and pprof samples a pid label\n"
+	      "                         thread and pprof samples a pid label; a PID that\n"
+	      "                         is not Python (a shell, tini) is followed down to its\n"
+	      "                         Python descendants\n"
 	      "      --no-subprocesses  sample the one process alone\n"
 	      "      --async            asyncio (Python 3.14+): a task's samples go under its\n"
 	      "                         await chain, the tasks awaiting it shown as\n"
@@ -264,7 +266,7 @@ record_main(int argc, char **argv)
 		session_wait_child(&session, 1000000000ull);
 
 	int rc = 0;
-	pid = session.target.pid;
+	pid = session.pid;
 	char cmdline[512];
 	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
 	if (!cmdline[0])  /* it has exited: the line read at the start */
