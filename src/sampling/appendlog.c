@@ -12,8 +12,7 @@ appendlog_new(uint32_t elem_size, uint32_t limit)
 	if (!log)
 		return NULL;
 	log->elem_size = elem_size;
-	uint64_t max = (uint64_t)APPENDLOG_MAX_CHUNKS * APPENDLOG_CHUNK;
-	log->limit = limit && limit < max ? limit : (uint32_t)(max - 1);
+	log->limit = limit && limit < UINT32_MAX ? limit : UINT32_MAX - 1;
 	atomic_init(&log->count, 0);
 	return log;
 }
@@ -23,8 +22,8 @@ appendlog_free(struct appendlog *log)
 {
 	if (!log)
 		return;
-	for (uint32_t i = 0; i < APPENDLOG_MAX_CHUNKS; i++)
-		free(atomic_load_explicit(&log->chunks[i], memory_order_relaxed));
+	for (uint32_t k = 0; k < APPENDLOG_SEGMENTS; k++)
+		free(atomic_load_explicit(&log->segments[k], memory_order_relaxed));
 	free(log);
 }
 
@@ -34,16 +33,19 @@ appendlog_reserve(struct appendlog *log)
 	uint32_t n = atomic_load_explicit(&log->count, memory_order_relaxed);
 	if (n >= log->limit)
 		return NULL;
-	uint32_t c = n >> APPENDLOG_CHUNK_BITS;
-	char *chunk = atomic_load_explicit(&log->chunks[c], memory_order_relaxed);
-	if (!chunk) {
-		chunk = calloc(APPENDLOG_CHUNK, log->elem_size);
-		if (!chunk)
+	unsigned k;
+	size_t off = appendlog_locate(n, &k);
+	char *seg = atomic_load_explicit(&log->segments[k], memory_order_relaxed);
+	if (!seg) {
+		/* Not calloc: each slot is zeroed as it is reserved, and a large
+		 * segment's untouched pages then cost nothing. */
+		seg = malloc(((size_t)APPENDLOG_BASE << k) * log->elem_size);
+		if (!seg)
 			return NULL;
 		/* Published to readers by the release store of count. */
-		atomic_store_explicit(&log->chunks[c], chunk, memory_order_relaxed);
+		atomic_store_explicit(&log->segments[k], seg, memory_order_relaxed);
 	}
-	void *slot = chunk + (size_t)(n & (APPENDLOG_CHUNK - 1)) * log->elem_size;
+	void *slot = seg + off * log->elem_size;
 	memset(slot, 0, log->elem_size);
 	return slot;
 }
