@@ -25,6 +25,15 @@ intern_init(struct intern *in)
 }
 
 void
+intern_seal(struct intern *in)
+{
+	free(in->frame_index.slots);
+	free(in->stack_index.slots);
+	in->frame_index = (struct intern_table){0};
+	in->stack_index = (struct intern_table){0};
+}
+
+void
 intern_free(struct intern *in)
 {
 	appendlog_free(in->frames);

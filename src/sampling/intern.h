@@ -39,6 +39,9 @@ struct intern {
 
 int intern_init(struct intern *in);
 void intern_free(struct intern *in);
+/* Nothing more will be interned (its process ended): free the lookup
+ * indexes; IDs still resolve. */
+void intern_seal(struct intern *in);
 
 /* Sampler thread: the ID of a frame / stack, created if new; 0 when a limit
  * is hit or memory is short. */

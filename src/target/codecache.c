@@ -34,6 +34,21 @@ codecache_free(struct code_cache *c)
 }
 
 void
+codecache_seal(struct code_cache *c)
+{
+	uint32_t n = c->entries ? appendlog_count(c->entries) : 0;
+	for (uint32_t i = 0; i < n; i++) {
+		struct code_entry *e = appendlog_at(c->entries, i);
+		free(e->linetable);
+		e->linetable = NULL;
+		e->linetable_len = 0;
+	}
+	free(c->slots);
+	c->slots = NULL;
+	c->nslots = 0;
+}
+
+void
 codecache_invalidate(struct code_cache *c)
 {
 	c->epoch++;

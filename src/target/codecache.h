@@ -50,6 +50,9 @@ struct code_cache {
 
 int codecache_init(struct code_cache *c);
 void codecache_free(struct code_cache *c);
+/* Nothing more will be looked up (its process ended): free the address
+ * index and the line tables; entries keep their names for code IDs. */
+void codecache_seal(struct code_cache *c);
 
 /* The target may have freed code objects: re-check entries on next use. */
 void codecache_invalidate(struct code_cache *c);

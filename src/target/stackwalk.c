@@ -134,9 +134,9 @@ struct stackwalk {
 	uint64_t interps_checked_ns, code_checked_ns, block_read_ns;
 	bool first;
 	/* per-sample scratch */
-	struct remote_seg segs[REMOTE_MAX_SEGS];
+	struct remote_seg *segs;     /* REMOTE_MAX_SEGS of each; freed with the */
 	uint32_t nsegs;
-	struct span spans[REMOTE_MAX_SEGS];
+	struct span *spans;          /* rest of the scratch when the process ends */
 	uint32_t nspans;
 	uint8_t *arena;
 	size_t arena_used, arena_size;
@@ -210,10 +210,13 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	w->arena_size = ARENA_SIZE;
 	w->arena = malloc(w->arena_size);
 	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
+	w->segs = malloc(REMOTE_MAX_SEGS * sizeof *w->segs);
+	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
 	w->proc = proc;
 	w->owns_slots = slots == NULL;
 	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
-	if (!w->arena || !w->ra_buf || !w->slots || codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
+	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->slots ||
+	    codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	}
@@ -258,6 +261,8 @@ stackwalk_free(struct stackwalk *w)
 	intern_free(&w->in);
 	free(w->arena);
 	free(w->ra_buf);
+	free(w->segs);
+	free(w->spans);
 	free(w->chain);
 	free(w->out);
 	free(w->out_tc);
@@ -277,11 +282,30 @@ stackwalk_retire(struct stackwalk *w, uint64_t now_ns)
 		w->interps[i].nthreads = w->interps[i].cap = 0;
 	}
 	w->ninterps = 0;
+	/* Only what resolves the IDs consumers hold stays: the interned
+	 * stacks and frames, the code entries and the thread slots. */
 	free(w->arena);
 	w->arena = NULL;
 	free(w->chain);
 	w->chain = NULL;
 	w->chain_cap = 0;
+	free(w->ra_buf);
+	w->ra_buf = NULL;
+	free(w->segs);
+	w->segs = NULL;
+	free(w->spans);
+	w->spans = NULL;
+	free(w->out);
+	free(w->out_tc);
+	w->out = NULL;
+	w->out_tc = NULL;
+	w->nout = w->out_cap = 0;
+	free(w->gone);
+	w->gone = NULL;
+	w->gone_head = w->ngone = w->gone_cap = 0;
+	tidmap_free(&w->tids);
+	intern_seal(&w->in);
+	codecache_seal(&w->codes);
 }
 
 const struct intern *

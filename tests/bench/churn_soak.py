@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
-"""Soak: tachyon-top's memory while its target churns threads.
+"""Soak: tachyon-top's memory while its target churns threads or processes.
 
 Starts a target in the target root that creates and ends short-lived
-threads continuously (tests/targets/churn.py, several hundred per second),
+threads continuously (tests/targets/churn.py, several hundred per second;
+--target threads), or forks short-lived Python children (4 every 20 ms,
+tests/targets/fork_churn.py; --target forks), or runs /bin/true in a loop
+(--target runs),
 runs tachyon-top on it at full rate for --seconds (default 600) in batch
 mode (the live view's engine and aggregation, without a terminal) or as
 `record`, and prints tachyon-top's resident set size (VmRSS from
@@ -12,6 +15,7 @@ to the last. A program that prints figures, not a test.
 
 usage: tests/bench/churn_soak.py [--tt ./tachyon-top] [--seconds 600]
                                  [--every 30] [--verb batch|record]
+                                 [--target threads|forks|runs]
                                  [--python python3.14]
 Needs root and the provisioned target root (tests/provision.sh).
 """
@@ -27,6 +31,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(os.path.dirname(HERE), "targets")
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
+TARGET = ["threads"]   # --target, for last_line
 
 
 def vm_rss_kb(pid):
@@ -37,14 +42,15 @@ def vm_rss_kb(pid):
     return 0
 
 
-def last_threads_line(scratch):
-    """The latest "threads N seen, ..." line of batch output, if any."""
+def last_line(scratch):
+    """The latest "processes N ..." or "threads N seen, ..." line of batch
+    output, if any."""
     try:
         with open(os.path.join(scratch, "out.txt"), "rb") as f:
             f.seek(0, 2)
             f.seek(max(0, f.tell() - 65536))
             lines = [l for l in f.read().decode(errors="replace").splitlines()
-                     if l.startswith("threads ")]
+                     if l.startswith("processes " if TARGET[0] != "threads" else "threads ")]
         return lines[-1] if lines else ""
     except OSError:
         return ""
@@ -57,14 +63,18 @@ def main():
     ap.add_argument("--every", type=float, default=30)
     ap.add_argument("--warmup", type=float, default=30)
     ap.add_argument("--verb", choices=("batch", "record"), default="batch")
+    ap.add_argument("--target", choices=("threads", "forks", "runs"), default="threads")
     ap.add_argument("--python", default="python3.14")
     args = ap.parse_args()
+    TARGET[0] = args.target
+    script = "churn.py" if args.target == "threads" else "fork_churn.py"
+    mode = [] if args.target == "threads" else ["fork" if args.target == "forks" else "run"]
     scratch = tempfile.mkdtemp(prefix="churn-soak-", dir=os.path.join(ROOT, "tmp"))
     inside = "/" + os.path.relpath(scratch, ROOT)
-    for name in ("churn.py", "_ttlib.py"):
+    for name in (script, "_ttlib.py"):
         shutil.copy(os.path.join(TARGETS, name), scratch)
-    target = subprocess.Popen(["chroot", ROOT, args.python, inside + "/churn.py",
-                               inside + "/ready.json"], stdin=subprocess.DEVNULL,
+    target = subprocess.Popen(["chroot", ROOT, args.python, inside + "/" + script,
+                               inside + "/ready.json"] + mode, stdin=subprocess.DEVNULL,
                               stdout=subprocess.DEVNULL, start_new_session=True)
     tt = None
     try:
@@ -84,9 +94,10 @@ def main():
                     os.path.join(scratch, "soak.collapsed")]
         out = open(os.path.join(scratch, "out.txt"), "wb")
         tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE)
-        print("target: %s, pid %d, about %d threads/s at start; tachyon-top: %s"
-              % (args.python, pid, info.get("churn_per_s", 0), " ".join(argv[1:])), flush=True)
-        print("%8s %10s %14s  %s" % ("seconds", "VmRSS KB", "target threads",
+        print("target: %s %s, pid %d; tachyon-top: %s"
+              % (args.python, args.target, pid, " ".join(argv[1:])), flush=True)
+        print("%8s %10s %14s  %s" % ("seconds", "VmRSS KB",
+                                     "threads" if args.target == "threads" else "children",
                                      "tachyon-top's own count (batch)"), flush=True)
         started = time.monotonic()
         figures = []
@@ -96,10 +107,17 @@ def main():
             if now >= nexts:
                 if tt.poll() is not None:
                     sys.exit("tachyon-top exited early: %r" % tt.stderr.read()[-500:])
-                threads = len(os.listdir("/proc/%d/task" % pid))
+                if args.target == "threads":
+                    count = len(os.listdir("/proc/%d/task" % pid))
+                else:   # children started so far, as the target counts them
+                    try:
+                        with open(ready + ".count") as f:
+                            count = int(f.read() or 0)
+                    except (OSError, ValueError):
+                        count = 0
                 rss = vm_rss_kb(tt.pid)
                 figures.append((now, rss))
-                print("%8.0f %10d %14d  %s" % (now, rss, threads, last_threads_line(scratch)),
+                print("%8.0f %10d %14d  %s" % (now, rss, count, last_line(scratch)),
                       flush=True)
                 nexts += args.every
             if now >= args.seconds:
