@@ -294,7 +294,6 @@ static void
 check_walk_sane(const struct stackwalk *w, const struct walk_thread *th, uint32_t n, int *bad)
 {
 	const struct intern *in = stackwalk_intern(w);
-	const struct code_cache *codes = stackwalk_codes(w);
 	uint32_t nstacks = appendlog_count(in->stacks), nframes = appendlog_count(in->frames);
 	for (uint32_t t = 0; t < n; t++) {
 		if (th[t].slot >= appendlog_count(stackwalk_slots(w)) || th[t].stack_id >= nstacks) {
@@ -310,8 +309,8 @@ check_walk_sane(const struct stackwalk *w, const struct walk_thread *th, uint32_
 				break;
 			}
 			const struct interned_frame *f = intern_frame_at(in, sk->frame);
-			if (f->code_id >= appendlog_count(codes->entries) ||
-			    !codecache_get(codes, f->code_id)->qualname) {
+			if (f->func_id == 0 || f->func_id >= appendlog_count(in->funcs) ||
+			    !intern_func_at(in, f->func_id)->qualname) {
 				(*bad)++;
 				break;
 			}

@@ -15,7 +15,6 @@
 
 #include "aggregate.h"
 #include "calltree.h"
-#include "codecache.h"
 #include "intern.h"
 #include "procset.h"
 #include "stackwalk.h"
@@ -24,12 +23,10 @@
 
 struct stackwalk {
 	struct intern in;
-	struct code_cache codes;
 	struct appendlog *slots;
 };
 
 const struct intern *stackwalk_intern(const struct stackwalk *w) { return &w->in; }
-const struct code_cache *stackwalk_codes(const struct stackwalk *w) { return &w->codes; }
 const struct appendlog *stackwalk_slots(const struct stackwalk *w) { return w->slots; }
 uint64_t stackwalk_epoch(const struct stackwalk *w) { (void)w; return 0; }
 
@@ -55,14 +52,10 @@ one_process(void)
 static uint32_t
 code(const char *name, const char *file, int line)
 {
-	struct code_entry *e = appendlog_reserve(W.codes.entries);
-	e->qualname = strdup(name);
-	e->filename = strdup(file);
-	e->firstlineno = line;
-	return appendlog_publish(W.codes.entries);
+	return intern_func(&W.in, name, file, line, false);
 }
 
-/* A stack from its outermost frame in, each frame a code ID (line = 10 *
+/* A stack from its outermost frame in, each frame a function (line = 10 *
  * depth so "by line" splits nothing here). */
 static uint32_t
 stack_of(const uint32_t *codes, int n)
@@ -334,7 +327,7 @@ main(int argc, char **argv)
 {
 	bool only_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
 	W.slots = appendlog_new(sizeof(struct thread_slot), 1024); /* no thread ever goes */
-	if (!W.slots || intern_init(&W.in) != 0 || codecache_init(&W.codes) != 0 || one_process() != 0)
+	if (!W.slots || intern_init(&W.in) != 0 || one_process() != 0)
 		return 99;
 	if (only_bench) {
 		bench(true);

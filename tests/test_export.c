@@ -40,12 +40,7 @@ rnd(uint32_t n)
 static uint32_t
 add_code(struct stackwalk *w, const char *qualname, const char *filename, int first)
 {
-	struct code_cache *c = (struct code_cache *)stackwalk_codes(w);
-	struct code_entry *e = appendlog_reserve(c->entries);
-	e->qualname = strdup(qualname);
-	e->filename = strdup(filename);
-	e->firstlineno = first;
-	return appendlog_publish(c->entries);
+	return intern_func(stackwalk_intern_rw(w), qualname, filename, first, false);
 }
 
 static void

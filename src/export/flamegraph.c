@@ -183,13 +183,13 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 /* ---------------------------------------------------------------------- */
 /* Labels */
 
-static const struct code_entry *
-frame_code(const struct procset *ps, uint32_t proc, uint32_t frame, int32_t *line)
+static const struct interned_func *
+frame_func(const struct procset *ps, uint32_t proc, uint32_t frame, int32_t *line)
 {
-	const struct stackwalk *w = procset_at(ps, proc)->walk;
-	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(w), frame);
+	const struct intern *in = stackwalk_intern(procset_at(ps, proc)->walk);
+	const struct interned_frame *fr = intern_frame_at(in, frame);
 	*line = fr->line;
-	return codecache_get(stackwalk_codes(w), fr->code_id);
+	return intern_func_at(in, fr->func_id);
 }
 
 /* A frame's label, sanitized (visible escapes for control characters and
@@ -221,7 +221,7 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 		snprintf(buf, len, "thread %llu %s", (unsigned long long)s->native_tid, a);
 	} else {
 		int32_t line;
-		const struct code_entry *c = frame_code(ps, n->proc, frame, &line);
+		const struct interned_func *c = frame_func(ps, n->proc, frame, &line);
 		sanitize_for_terminal(c->qualname, a, sizeof a);
 		sanitize_for_terminal(c->filename, b, sizeof b);
 		if (c->made_up)
@@ -294,7 +294,7 @@ node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char
 		return;
 	}
 	int32_t line;
-	const struct code_entry *c = frame_code(ps, n->proc, n->frame, &line);
+	const struct interned_func *c = frame_func(ps, n->proc, n->frame, &line);
 	uint32_t h = hash_mix64(hash_fnv(hash_fnv(HASH_FNV_SEED, c->qualname), c->filename));
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
 	       v3 = ((h >> 16) & 0xff) / 255.0;
@@ -320,8 +320,8 @@ cmp_children(const void *a, const void *b)
 	if (tx || ty || x->frame == NO_FRAMES || y->frame == NO_FRAMES)
 		return x->frame < y->frame ? -1 : x->frame > y->frame;
 	int32_t lx, ly;
-	const struct code_entry *cx = frame_code(sort_ps, x->proc, x->frame, &lx);
-	const struct code_entry *cy = frame_code(sort_ps, y->proc, y->frame, &ly);
+	const struct interned_func *cx = frame_func(sort_ps, x->proc, x->frame, &lx);
+	const struct interned_func *cy = frame_func(sort_ps, y->proc, y->frame, &ly);
 	int c = strcmp(cx->qualname, cy->qualname);
 	if (!c)
 		c = strcmp(cx->filename, cy->filename);

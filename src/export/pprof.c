@@ -238,7 +238,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 		if (!w)
 			continue;
 		uint32_t nf = appendlog_count(stackwalk_intern(w)->frames);
-		uint32_t nc = appendlog_count(stackwalk_codes(w)->entries);
+		uint32_t nc = appendlog_count(stackwalk_intern(w)->funcs);
 		loc_of[pi] = calloc(nf + 1, sizeof **loc_of);
 		func_of[pi] = calloc(nc + 1, sizeof **func_of);
 		if (!loc_of[pi] || !func_of[pi])
@@ -283,7 +283,6 @@ pprof_write(const struct profile *p, const struct procset *ps,
 		if (!proc->walk)
 			continue;
 		const struct intern *in = stackwalk_intern(proc->walk);
-		const struct code_cache *codes = stackwalk_codes(proc->walk);
 		uint32_t *ploc = loc_of[proc->index], *pfunc = func_of[proc->index];
 		uint32_t n = 0;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
@@ -299,8 +298,8 @@ pprof_write(const struct profile *p, const struct procset *ps,
 			uint32_t fid = intern_stack_at(in, s)->frame;
 			if (!ploc[fid]) {
 				const struct interned_frame *fr = intern_frame_at(in, fid);
-				const struct code_entry *c = codecache_get(codes, fr->code_id);
-				if (!pfunc[fr->code_id]) {
+				const struct interned_func *c = intern_func_at(in, fr->func_id);
+				if (!pfunc[fr->func_id]) {
 					int64_t name = strtab_add_target(&st, c->qualname);
 					int64_t file = strtab_add_target(&st, c->filename);
 					bool created;
@@ -313,11 +312,11 @@ pprof_write(const struct profile *p, const struct procset *ps,
 						pb_uint(&tmp, FUNCTION_START_LINE, (uint64_t)(int64_t)c->firstlineno);
 						pb_bytes(&out, PROFILE_FUNCTION, tmp.buf, tmp.len);
 					}
-					pfunc[fr->code_id] = id;
+					pfunc[fr->func_id] = id;
 				}
 				ploc[fid] = ++nlocs;
 				pb_reset(&sub);
-				pb_uint(&sub, LINE_FUNCTION_ID, pfunc[fr->code_id]);
+				pb_uint(&sub, LINE_FUNCTION_ID, pfunc[fr->func_id]);
 				pb_uint(&sub, LINE_LINE, (uint64_t)(int64_t)fr->line);
 				pb_reset(&tmp);
 				pb_uint(&tmp, LOCATION_ID, nlocs);

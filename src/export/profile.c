@@ -111,8 +111,9 @@ folded_escape(const char *in, char *out, size_t cap)
 void
 profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, size_t len)
 {
-	const struct interned_frame *fr = intern_frame_at(stackwalk_intern(w), frame_id);
-	const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
+	const struct intern *in = stackwalk_intern(w);
+	const struct interned_frame *fr = intern_frame_at(in, frame_id);
+	const struct interned_func *c = intern_func_at(in, fr->func_id);
 	char q[1024], f[1024];
 	folded_escape(c->qualname, q, sizeof q);
 	if (c->made_up) {
@@ -264,7 +265,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		uint32_t nframes = appendlog_count(in->frames);
 		for (uint32_t id = 1; id < nframes; id++) {
 			const struct interned_frame *fr = intern_frame_at(in, id);
-			const struct code_entry *c = codecache_get(stackwalk_codes(w), fr->code_id);
+			const struct interned_func *c = intern_func_at(in, fr->func_id);
 			fprintf(f, "%s\n  {\"name\": ", written ? "," : "");
 			json_put_string(f, c->qualname);
 			fputs(", \"file\": ", f);

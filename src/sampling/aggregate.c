@@ -44,7 +44,7 @@ agg_free(struct aggregate *a)
 	free(a->threads);
 	free(a->exited_procs);
 	for (uint32_t i = 0; i < a->ncodemaps; i++)
-		free(a->codemaps[i].func_of_code);
+		free(a->codemaps[i].of_interned);
 	free(a->codemaps);
 	free(a->funcs);
 	free(a->func_index);
@@ -406,26 +406,26 @@ codemap(struct aggregate *a, uint32_t proc)
 }
 
 static uint32_t
-func_for_code(struct aggregate *a, uint32_t proc, uint32_t code_id)
+func_of_interned(struct aggregate *a, uint32_t proc, uint32_t func_id)
 {
 	struct agg_codemap *cm = codemap(a, proc);
 	if (!cm)
 		return UINT32_MAX;
-	if (code_id < cm->n && cm->func_of_code[code_id])
-		return cm->func_of_code[code_id] - 1;
-	if (code_id >= cm->n) {
+	if (func_id < cm->n && cm->of_interned[func_id])
+		return cm->of_interned[func_id] - 1;
+	if (func_id >= cm->n) {
 		uint32_t n = cm->n ? cm->n : 1024;
-		while (n <= code_id)
+		while (n <= func_id)
 			n *= 2;
-		uint32_t *m = realloc(cm->func_of_code, n * sizeof *m);
+		uint32_t *m = realloc(cm->of_interned, n * sizeof *m);
 		if (!m)
 			return UINT32_MAX;
 		memset(m + cm->n, 0, (n - cm->n) * sizeof *m);
-		cm->func_of_code = m;
+		cm->of_interned = m;
 		cm->n = n;
 	}
-	const struct code_entry *c = codecache_get(stackwalk_codes(procset_at(a->procs, proc)->walk),
-						   code_id);
+	const struct interned_func *c =
+		intern_func_at(stackwalk_intern(procset_at(a->procs, proc)->walk), func_id);
 	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
 		uint32_t n = a->nfunc_index ? a->nfunc_index * 2 : 1024;
 		uint32_t *idx = calloc(n, sizeof *idx);
@@ -445,7 +445,7 @@ func_for_code(struct aggregate *a, uint32_t proc, uint32_t code_id)
 	for (; a->func_index[h]; h = (h + 1) & (a->nfunc_index - 1)) {
 		const struct agg_func *f = &a->funcs[a->func_index[h] - 1];
 		if (strcmp(f->qualname, c->qualname) == 0 && strcmp(f->filename, c->filename) == 0) {
-			cm->func_of_code[code_id] = a->func_index[h];
+			cm->of_interned[func_id] = a->func_index[h];
 			return a->func_index[h] - 1;
 		}
 	}
@@ -460,7 +460,7 @@ func_for_code(struct aggregate *a, uint32_t proc, uint32_t code_id)
 	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
 						.firstlineno = c->firstlineno};
 	a->func_index[h] = ++a->nfuncs;
-	cm->func_of_code[code_id] = a->nfuncs;
+	cm->of_interned[func_id] = a->nfuncs;
 	return a->nfuncs - 1;
 }
 
@@ -485,7 +485,7 @@ frame_func(struct aggregate *a, uint32_t proc, const struct intern *in, uint32_t
 	const struct interned_frame *fr = intern_frame_at(in, frame_id);
 	if (line)
 		*line = fr->line;
-	return func_for_code(a, proc, fr->code_id);
+	return func_of_interned(a, proc, fr->func_id);
 }
 
 uint32_t

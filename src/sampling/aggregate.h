@@ -111,9 +111,9 @@ struct agg_links {
 	uint64_t total;          /* samples with the function on the stack */
 };
 
-/* Per process: its code IDs -> function index + 1. */
+/* Per process: its interned functions -> function index + 1. */
 struct agg_codemap {
-	uint32_t *func_of_code;
+	uint32_t *of_interned;
 	uint32_t n;
 };
 

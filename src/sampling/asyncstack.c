@@ -54,7 +54,7 @@ struct asyncstack {
 	uint32_t *index;
 	uint32_t index_cap;
 	uint32_t *top;
-	/* the watcher's code IDs -> the walker's, + 1 (0: not looked up yet) */
+	/* the watcher's code IDs -> interned functions, + 1 (0: not yet) */
 	uint32_t *codes;
 	uint32_t codes_cap;
 	struct name_entry *names;      /* marker frames by (folded) task name */
@@ -183,19 +183,20 @@ first_awaiter(const struct asyncstack *a, uint32_t idx)
 
 /* ---- frames in the walker's terms ---- */
 
+/* The interned function of one of the watcher's code IDs (kept by
+ * content, so the watcher's and the walker's code objects need not meet). */
 static uint32_t
-walker_code(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_code)
+walker_func(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_code)
 {
 	if (watcher_code == UINT32_MAX - 1 ||
 	    !grow_array((void **)&a->codes, &a->codes_cap, watcher_code + 1, sizeof *a->codes))
 		return NONE;
 	if (a->codes[watcher_code] == 0) {
 		const struct code_entry *e = codecache_get(a->snap->codes, watcher_code);
-		uint32_t id;
-		struct tt_error err;
-		if (codecache_lookup(stackwalk_codes_rw(w), &a->target->mem, &a->target->layout,
-				     e->addr, &id, &err) != TT_OK)
-			return NONE; /* not kept: the object may be back next read */
+		uint32_t id = intern_func(stackwalk_intern_rw(w), e->qualname, e->filename,
+					  e->firstlineno, false);
+		if (!id)
+			return NONE;
 		a->codes[watcher_code] = id + 1;
 	}
 	return a->codes[watcher_code] - 1;
@@ -206,12 +207,8 @@ made_up_frame(struct stackwalk *w, const char *label)
 {
 	char qualname[TASKS_NAME_MAX * 4 + 16];
 	snprintf(qualname, sizeof qualname, "task %s", label);
-	uint32_t code;
-	struct tt_error err;
-	if (codecache_add_made_up(stackwalk_codes_rw(w), qualname, ASYNCSTACK_FILE, &code, &err) !=
-	    TT_OK)
-		return 0;
-	return intern_frame(stackwalk_intern_rw(w), code, 0);
+	uint32_t func = intern_func(stackwalk_intern_rw(w), qualname, ASYNCSTACK_FILE, 0, true);
+	return func ? intern_frame(stackwalk_intern_rw(w), func, 0) : 0;
 }
 
 /* asyncio's numbered default names (Task-123) fold into one, so that the
@@ -263,8 +260,8 @@ push_chain(struct asyncstack *a, struct stackwalk *w, uint32_t *stack, uint32_t 
 	struct intern *in = stackwalk_intern_rw(w);
 	for (uint32_t k = t->nframes; k-- > 0;) {
 		const struct tt_frame *f = &ts->frames[t->first_frame + k];
-		uint32_t code = walker_code(a, w, f->code_id);
-		uint32_t frame = code == NONE ? 0 : intern_frame(in, code, f->line);
+		uint32_t func = walker_func(a, w, f->code_id);
+		uint32_t frame = func == NONE ? 0 : intern_frame(in, func, f->line);
 		uint32_t s = frame ? intern_stack(in, *stack, frame) : 0;
 		if (!s)
 			return false;

@@ -10,13 +10,17 @@ int
 intern_init(struct intern *in)
 {
 	memset(in, 0, sizeof *in);
+	in->funcs = appendlog_new(sizeof(struct interned_func), INTERN_MAX_FUNCS);
 	in->frames = appendlog_new(sizeof(struct interned_frame), INTERN_MAX_FRAMES);
 	in->stacks = appendlog_new(sizeof(struct interned_stack), INTERN_MAX_STACKS);
-	if (!in->frames || !in->stacks) {
+	if (!in->funcs || !in->frames || !in->stacks) {
 		intern_free(in);
 		return -1;
 	}
-	/* ID 0 is reserved in both: "no frame" and the empty stack. */
+	/* ID 0 is reserved in each: "no function", "no frame", the empty stack. */
+	struct interned_func *f = appendlog_reserve(in->funcs);
+	f->qualname = f->filename = NULL;
+	appendlog_publish(in->funcs);
 	appendlog_reserve(in->frames);
 	appendlog_publish(in->frames);
 	appendlog_reserve(in->stacks);
@@ -27,8 +31,10 @@ intern_init(struct intern *in)
 void
 intern_seal(struct intern *in)
 {
+	free(in->func_index.slots);
 	free(in->frame_index.slots);
 	free(in->stack_index.slots);
+	in->func_index = (struct intern_table){0};
 	in->frame_index = (struct intern_table){0};
 	in->stack_index = (struct intern_table){0};
 }
@@ -36,20 +42,34 @@ intern_seal(struct intern *in)
 void
 intern_free(struct intern *in)
 {
+	if (in->funcs) {
+		uint32_t n = appendlog_count(in->funcs);
+		for (uint32_t i = 1; i < n; i++) {
+			struct interned_func *f = appendlog_at(in->funcs, i);
+			free(f->qualname);
+			free(f->filename);
+		}
+	}
+	appendlog_free(in->funcs);
 	appendlog_free(in->frames);
 	appendlog_free(in->stacks);
-	free(in->frame_index.slots);
-	free(in->stack_index.slots);
+	intern_seal(in);
 	memset(in, 0, sizeof *in);
 }
 
 typedef uint64_t (*key_of_fn)(const struct intern *in, uint32_t id);
 
 static uint64_t
+func_key(const struct intern *in, uint32_t id)
+{
+	return intern_func_at(in, id)->hash;
+}
+
+static uint64_t
 frame_key(const struct intern *in, uint32_t id)
 {
 	const struct interned_frame *f = intern_frame_at(in, id);
-	return ((uint64_t)f->code_id << 32) | (uint32_t)f->line;
+	return ((uint64_t)f->func_id << 32) | (uint32_t)f->line;
 }
 
 static uint64_t
@@ -65,7 +85,7 @@ ensure_room(const struct intern *in, struct intern_table *t, uint32_t count, key
 {
 	if ((uint64_t)(count + 1) * 2 <= t->nslots)
 		return 0;
-	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
+	uint32_t n = t->nslots ? t->nslots * 2 : 256;
 	uint32_t *slots = calloc(n, sizeof *slots);
 	if (!slots)
 		return -1;
@@ -82,9 +102,45 @@ ensure_room(const struct intern *in, struct intern_table *t, uint32_t count, key
 }
 
 uint32_t
-intern_frame(struct intern *in, uint32_t code_id, int32_t line)
+intern_func(struct intern *in, const char *qualname, const char *filename, int firstlineno,
+	    bool made_up)
 {
-	uint64_t key = ((uint64_t)code_id << 32) | (uint32_t)line;
+	qualname = qualname ? qualname : "";
+	filename = filename ? filename : "";
+	uint64_t key = hash_fnv(hash_fnv(HASH_FNV_SEED, qualname), filename) ^
+		       ((uint64_t)(uint32_t)firstlineno << 1) ^ made_up;
+	uint32_t count = appendlog_count(in->funcs);
+	if (ensure_room(in, &in->func_index, count, func_key) != 0)
+		return 0;
+	struct intern_table *t = &in->func_index;
+	uint32_t h = hash_mix64(key) & (t->nslots - 1);
+	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+		const struct interned_func *f = intern_func_at(in, t->slots[h]);
+		if (f->hash == key && f->firstlineno == firstlineno && f->made_up == made_up &&
+		    strcmp(f->qualname, qualname) == 0 && strcmp(f->filename, filename) == 0)
+			return t->slots[h];
+	}
+	char *q = strdup(qualname), *fn = strdup(filename);
+	struct interned_func *f = q && fn ? appendlog_reserve(in->funcs) : NULL;
+	if (!f) {
+		free(q);
+		free(fn);
+		return 0;
+	}
+	f->qualname = q;
+	f->filename = fn;
+	f->firstlineno = firstlineno;
+	f->made_up = made_up;
+	f->hash = key;
+	uint32_t id = appendlog_publish(in->funcs);
+	t->slots[h] = id;
+	return id;
+}
+
+uint32_t
+intern_frame(struct intern *in, uint32_t func_id, int32_t line)
+{
+	uint64_t key = ((uint64_t)func_id << 32) | (uint32_t)line;
 	uint32_t count = appendlog_count(in->frames);
 	if (ensure_room(in, &in->frame_index, count, frame_key) != 0)
 		return 0;
@@ -96,7 +152,7 @@ intern_frame(struct intern *in, uint32_t code_id, int32_t line)
 	struct interned_frame *f = appendlog_reserve(in->frames);
 	if (!f)
 		return 0;
-	f->code_id = code_id;
+	f->func_id = func_id;
 	f->line = line;
 	uint32_t id = appendlog_publish(in->frames);
 	t->slots[h] = id;

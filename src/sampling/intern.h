@@ -1,16 +1,29 @@
-/* Interning: a frame is (code ID, line) -> frame ID, a stack is (parent
- * stack ID, frame ID) -> stack ID, hash-consed, so a sample is a few
- * integers and memory grows with distinct stacks, not with samples.
+/* Interning: a function is (qualified name, file, first line), a frame is
+ * (function ID, line) -> frame ID, a stack is (parent stack ID, frame ID)
+ * -> stack ID, hash-consed, so a sample is a few integers and memory grows
+ * with distinct stacks, not with samples. Functions are kept by content,
+ * not by the target's code object: the processes of a tree share one
+ * intern, and what a process interned outlives it (its code objects and
+ * addresses do not matter once it has exited).
  * The sampler thread interns; any thread may resolve IDs it has seen. */
 #ifndef TT_INTERN_H
 #define TT_INTERN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "appendlog.h"
 
+struct interned_func {
+	char *qualname;          /* UTF-8 as in the target; sanitize before display */
+	char *filename;
+	int firstlineno;
+	bool made_up;            /* not a code object: an asyncio task's marker */
+	uint64_t hash;           /* of the above */
+};
+
 struct interned_frame {
-	uint32_t code_id;
+	uint32_t func_id;
 	int32_t line;
 };
 
@@ -28,14 +41,16 @@ struct intern_table {
 };
 
 struct intern {
+	struct appendlog *funcs;
 	struct appendlog *frames;
 	struct appendlog *stacks;
-	struct intern_table frame_index, stack_index;
+	struct intern_table func_index, frame_index, stack_index;
 };
 
 /* Most distinct stacks / frames kept; past that interning fails (returns 0). */
 #define INTERN_MAX_STACKS (1u << 23)
 #define INTERN_MAX_FRAMES (1u << 22)
+#define INTERN_MAX_FUNCS (1u << 21)
 
 int intern_init(struct intern *in);
 void intern_free(struct intern *in);
@@ -43,12 +58,21 @@ void intern_free(struct intern *in);
  * indexes; IDs still resolve. */
 void intern_seal(struct intern *in);
 
-/* Sampler thread: the ID of a frame / stack, created if new; 0 when a limit
- * is hit or memory is short. */
-uint32_t intern_frame(struct intern *in, uint32_t code_id, int32_t line);
+/* Sampler thread: the ID of a function / frame / stack, created if new
+ * (a function's strings are copied); 0 when a limit is hit or memory is
+ * short. */
+uint32_t intern_func(struct intern *in, const char *qualname, const char *filename,
+		     int firstlineno, bool made_up);
+uint32_t intern_frame(struct intern *in, uint32_t func_id, int32_t line);
 uint32_t intern_stack(struct intern *in, uint32_t parent, uint32_t frame);
 
 /* Any thread, for IDs it received from the sampler. */
+static inline const struct interned_func *
+intern_func_at(const struct intern *in, uint32_t id)
+{
+	return appendlog_at(in->funcs, id);
+}
+
 static inline const struct interned_frame *
 intern_frame_at(const struct intern *in, uint32_t id)
 {

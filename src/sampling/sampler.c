@@ -229,7 +229,6 @@ verify_sample(struct sampler *s, struct unwinder *ref, struct tt_sample *rs,
 	if (unwinder_sample(ref, rs, &err) != TT_OK)
 		return;
 	const struct intern *in = stackwalk_intern(s->walk);
-	const struct code_cache *codes = stackwalk_codes(s->walk);
 	const struct appendlog *slots = stackwalk_slots(s->walk);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct thread_slot *slot = appendlog_at(slots, threads[i].slot);
@@ -244,7 +243,7 @@ verify_sample(struct sampler *s, struct unwinder *ref, struct tt_sample *rs,
 		const char *what = "";
 		for (; sid != 0 && f < rt->nframes; sid = intern_stack_at(in, sid)->parent, f++) {
 			const struct interned_frame *fr = intern_frame_at(in, intern_stack_at(in, sid)->frame);
-			const struct code_entry *a = codecache_get(codes, fr->code_id);
+			const struct interned_func *a = intern_func_at(in, fr->func_id);
 			const struct tt_frame *rf = &rs->frames[rt->first_frame + f];
 			const struct code_entry *b = codecache_get(&ref->codes, rf->code_id);
 			if (fr->line != rf->line || strcmp(a->qualname, b->qualname) != 0 ||

@@ -72,8 +72,6 @@ grow_slots(struct code_cache *c, struct tt_error *err)
 	uint32_t count = appendlog_count(c->entries);
 	for (uint32_t i = 0; i < count; i++) {
 		const struct code_entry *e = codecache_get(c, i);
-		if (e->made_up)
-			continue; /* never looked up by address */
 		uint32_t h = hash_addr(e->addr) & (n - 1);
 		while (slots[h] && codecache_get(c, slots[h] - 1)->addr != e->addr)
 			h = (h + 1) & (n - 1);
@@ -152,7 +150,6 @@ read_entry(struct code_cache *c, struct remote *r, const struct py_layout *l, ui
 		return st;
 	uint64_t qualname = h->qualname, filename = h->filename, linetable = h->linetable;
 	e->addr = addr;
-	e->made_up = false;
 	e->firstlineno = h->firstlineno;
 	e->qualname_ptr = qualname;
 	e->filename_ptr = filename;
@@ -244,35 +241,10 @@ codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout 
 	return TT_OK;
 }
 
-tt_status
-codecache_add_made_up(struct code_cache *c, const char *qualname, const char *filename,
-		      uint32_t *id, struct tt_error *err)
-{
-	struct code_entry *e = appendlog_reserve(c->entries);
-	if (!e)
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "more than %u distinct code objects",
-			       CODECACHE_MAX_ENTRIES);
-	memset(e, 0, sizeof *e);
-	e->qualname = strdup(qualname);
-	e->filename = strdup(filename);
-	if (!e->qualname || !e->filename) {
-		free(e->qualname);
-		free(e->filename);
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a code entry");
-	}
-	e->epoch = c->epoch;
-	e->last_line = -1;
-	e->made_up = true;
-	*id = appendlog_publish(c->entries);
-	return TT_OK;
-}
-
 int
 codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr)
 {
 	struct code_entry *e = appendlog_at(c->entries, id);
-	if (e->made_up)
-		return 0;
 	if (e->last_instr_ptr == instr_ptr && instr_ptr != 0)
 		return e->last_line;
 	/* Code units are 2 bytes; instr_ptr points at the current instruction. */

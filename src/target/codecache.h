@@ -30,7 +30,7 @@ struct code_entry {
 	/* What identifies the object when we re-check it. */
 	uint64_t qualname_ptr, filename_ptr, linetable_ptr;
 	uint32_t epoch;            /* cache epoch it was last checked in */
-	bool made_up;              /* not a code object: an asyncio task's marker frame */
+	uint32_t func_id;          /* its interned function (the walker's), 0 before */
 	/* last lookup, since a frame usually sits on the same instruction */
 	uint64_t last_instr_ptr;
 	int last_line;
@@ -61,11 +61,6 @@ void codecache_invalidate(struct code_cache *c);
 tt_status codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout *l,
 			   uint64_t addr, uint32_t *id, struct tt_error *err);
 
-/* An entry for something that is not a code object (an asyncio task's
- * marker in an async-aware stack): made_up, address 0, no line table,
- * never found by codecache_lookup. Strings are copied. */
-tt_status codecache_add_made_up(struct code_cache *c, const char *qualname, const char *filename,
-				uint32_t *id, struct tt_error *err);
 /* Current line of a frame of code `id` whose instr_ptr is given. */
 int codecache_line(struct code_cache *c, uint32_t id, uint64_t instr_ptr);
 

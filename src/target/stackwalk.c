@@ -1258,7 +1258,8 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 				cf->frame_id = 0;
 			} else {
 				cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
-				cf->frame_id = intern_frame(&w->in, cf->code_id, cf->line);
+				cf->frame_id = intern_frame(&w->in, stackwalk_func_of(w, cf->code_id),
+							    cf->line);
 				if (cf->frame_id == 0)
 					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
 			}
@@ -1403,6 +1404,16 @@ stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
 			return 0;
 	}
 	return id;
+}
+
+uint32_t
+stackwalk_func_of(struct stackwalk *w, uint32_t code_id)
+{
+	/* The entry's own field, written by this thread alone. */
+	struct code_entry *e = appendlog_at(w->codes.entries, code_id);
+	if (!e->func_id)
+		e->func_id = intern_func(&w->in, e->qualname, e->filename, e->firstlineno, false);
+	return e->func_id;
 }
 
 struct intern *

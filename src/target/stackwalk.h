@@ -129,6 +129,9 @@ uint32_t stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base);
  * entries its consumers can resolve, and read task objects with the same
  * code IDs. */
 struct intern *stackwalk_intern_rw(struct stackwalk *w);
+/* Sampler thread: the interned function of one of the walker's code IDs
+ * (0 when memory is short). */
+uint32_t stackwalk_func_of(struct stackwalk *w, uint32_t code_id);
 struct code_cache *stackwalk_codes_rw(struct stackwalk *w);
 
 /* Shared, read-safe views for consumers on other threads. */
