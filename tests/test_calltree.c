@@ -22,11 +22,9 @@
 #include "unwinder.h"
 
 struct stackwalk {
-	struct intern in;
 	struct appendlog *slots;
 };
 
-const struct intern *stackwalk_intern(const struct stackwalk *w) { return &w->in; }
 const struct appendlog *stackwalk_slots(const struct stackwalk *w) { return w->slots; }
 uint64_t stackwalk_epoch(const struct stackwalk *w) { (void)w; return 0; }
 
@@ -52,7 +50,7 @@ one_process(void)
 static uint32_t
 code(const char *name, const char *file, int line)
 {
-	return intern_func(&W.in, name, file, line, false);
+	return intern_func(&PS.in, name, file, line, false);
 }
 
 /* A stack from its outermost frame in, each frame a function (line = 10 *
@@ -62,7 +60,7 @@ stack_of(const uint32_t *codes, int n)
 {
 	uint32_t s = 0;
 	for (int i = 0; i < n; i++)
-		s = intern_stack(&W.in, s, intern_frame(&W.in, codes[i], 10));
+		s = intern_stack(&PS.in, s, intern_frame(&PS.in, codes[i], 10));
 	return s;
 }
 
@@ -327,7 +325,7 @@ main(int argc, char **argv)
 {
 	bool only_bench = argc > 1 && strcmp(argv[1], "--bench") == 0;
 	W.slots = appendlog_new(sizeof(struct thread_slot), 1024); /* no thread ever goes */
-	if (!W.slots || intern_init(&W.in) != 0 || one_process() != 0)
+	if (!W.slots || intern_init(&PS.in) != 0 || one_process() != 0)
 		return 99;
 	if (only_bench) {
 		bench(true);

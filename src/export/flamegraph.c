@@ -26,7 +26,6 @@
 
 struct node {
 	uint32_t frame;        /* intern frame ID, THREAD_BIT | slot, PROC_BIT | process, or NO_FRAMES */
-	uint32_t proc;         /* the process a frame ID is in (0 for pseudo frames) */
 	uint32_t parent;
 	uint32_t first_child, next_sibling;   /* 0 = none (node 0 is the root) */
 	uint32_t depth;
@@ -36,7 +35,7 @@ struct node {
 /* The open-addressing table keeps each key beside its node index so a
  * probe touches one cache line, not the node array. */
 struct tree_slot {
-	uint32_t parent, frame, proc, node;   /* node index + 1, 0 = empty */
+	uint32_t parent, frame, node;   /* node index + 1, 0 = empty */
 };
 
 struct tree {
@@ -48,10 +47,10 @@ struct tree {
 };
 
 static uint32_t
-slot_hash(uint32_t parent, uint32_t frame, uint32_t proc)
+slot_hash(uint32_t parent, uint32_t frame)
 {
 	/* all small integers: mix the parent in fully, keep high bits */
-	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame ^ ((uint64_t)proc << 32);
+	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame;
 	k *= 0xff51afd7ed558ccdull;
 	return (uint32_t)(k >> 32);
 }
@@ -64,10 +63,10 @@ tree_grow_slots(struct tree *t)
 	if (!s)
 		return false;
 	for (uint32_t i = 1; i < t->count; i++) {
-		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame, t->nodes[i].proc) & (n - 1);
+		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame) & (n - 1);
 		while (s[h].node)
 			h = (h + 1) & (n - 1);
-		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, t->nodes[i].proc, i + 1};
+		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, i + 1};
 	}
 	free(t->slots);
 	t->slots = s;
@@ -75,17 +74,16 @@ tree_grow_slots(struct tree *t)
 	return true;
 }
 
-/* The child of `parent` for (frame, process), created if new; UINT32_MAX
- * when out of memory. */
+/* The child of `parent` for frame, created if new; UINT32_MAX when out of
+ * memory. */
 static uint32_t
-tree_child(struct tree *t, uint32_t parent, uint32_t frame, uint32_t proc)
+tree_child(struct tree *t, uint32_t parent, uint32_t frame)
 {
 	if ((t->count + 1) * 2 > t->nslots && !tree_grow_slots(t))
 		return UINT32_MAX;
-	uint32_t h = slot_hash(parent, frame, proc) & (t->nslots - 1);
+	uint32_t h = slot_hash(parent, frame) & (t->nslots - 1);
 	while (t->slots[h].node) {
-		if (t->slots[h].parent == parent && t->slots[h].frame == frame &&
-		    t->slots[h].proc == proc)
+		if (t->slots[h].parent == parent && t->slots[h].frame == frame)
 			return t->slots[h].node - 1;
 		h = (h + 1) & (t->nslots - 1);
 	}
@@ -98,11 +96,11 @@ tree_child(struct tree *t, uint32_t parent, uint32_t frame, uint32_t proc)
 		t->cap = cap;
 	}
 	uint32_t i = t->count++;
-	t->nodes[i] = (struct node){.frame = frame, .proc = proc, .parent = parent,
+	t->nodes[i] = (struct node){.frame = frame, .parent = parent,
 				    .depth = t->nodes[parent].depth + 1};
 	if (t->nodes[i].depth > t->max_depth)
 		t->max_depth = t->nodes[i].depth;
-	t->slots[h] = (struct tree_slot){parent, frame, proc, i + 1};
+	t->slots[h] = (struct tree_slot){parent, frame, i + 1};
 	return i;
 }
 
@@ -112,10 +110,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 {
 	/* at most one node per interned stack (and per thread, per process): size it once */
 	uint32_t nprocs = procset_count(ps);
-	t->cap = 2;
-	for (uint32_t pi = 0; pi < nprocs; pi++)
-		if (procset_at(ps, pi)->walk)
-			t->cap += appendlog_count(stackwalk_intern(procset_at(ps, pi)->walk)->stacks);
+	t->cap = 2 + appendlog_count(ps->in.stacks);
 	if (per_process)
 		t->cap += nprocs;
 	if (per_thread)
@@ -140,7 +135,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 		uint32_t proc = profile_entry_proc(ps, e);
 		if (!procset_at(ps, proc)->walk)
 			continue;
-		const struct intern *in = stackwalk_intern(procset_at(ps, proc)->walk);
+		const struct intern *in = &ps->in;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
 		if (depth + 3 > path_cap) {
 			path_cap = (depth + 3) * 2;
@@ -156,9 +151,6 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 			path[n++] = intern_stack_at(in, s)->frame;
 		if (n == 0)
 			path[n++] = NO_FRAMES;
-		uint32_t nframes = n;  /* path[0 .. nframes) are frame IDs of proc */
-		if (path[0] == NO_FRAMES)
-			nframes = 0;
 		if (per_thread)
 			path[n++] = THREAD_BIT | e->thread_slot;
 		if (per_process)
@@ -166,7 +158,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 		uint32_t node = 0;
 		t->nodes[0].total += e->weight;
 		for (uint32_t k = n; k-- > 0;) {
-			node = tree_child(t, node, path[k], k < nframes ? proc : 0);
+			node = tree_child(t, node, path[k]);
 			if (node == UINT32_MAX) {
 				ok = false;
 				break;
@@ -184,9 +176,9 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 /* Labels */
 
 static const struct interned_func *
-frame_func(const struct procset *ps, uint32_t proc, uint32_t frame, int32_t *line)
+frame_func(const struct procset *ps, uint32_t frame, int32_t *line)
 {
-	const struct intern *in = stackwalk_intern(procset_at(ps, proc)->walk);
+	const struct intern *in = &ps->in;
 	const struct interned_frame *fr = intern_frame_at(in, frame);
 	*line = fr->line;
 	return intern_func_at(in, fr->func_id);
@@ -221,7 +213,7 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 		snprintf(buf, len, "thread %llu %s", (unsigned long long)s->native_tid, a);
 	} else {
 		int32_t line;
-		const struct interned_func *c = frame_func(ps, n->proc, frame, &line);
+		const struct interned_func *c = frame_func(ps, frame, &line);
 		sanitize_for_terminal(c->qualname, a, sizeof a);
 		sanitize_for_terminal(c->filename, b, sizeof b);
 		if (c->made_up)
@@ -294,7 +286,7 @@ node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char
 		return;
 	}
 	int32_t line;
-	const struct interned_func *c = frame_func(ps, n->proc, n->frame, &line);
+	const struct interned_func *c = frame_func(ps, n->frame, &line);
 	uint32_t h = hash_mix64(hash_fnv(hash_fnv(HASH_FNV_SEED, c->qualname), c->filename));
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
 	       v3 = ((h >> 16) & 0xff) / 255.0;
@@ -320,15 +312,13 @@ cmp_children(const void *a, const void *b)
 	if (tx || ty || x->frame == NO_FRAMES || y->frame == NO_FRAMES)
 		return x->frame < y->frame ? -1 : x->frame > y->frame;
 	int32_t lx, ly;
-	const struct interned_func *cx = frame_func(sort_ps, x->proc, x->frame, &lx);
-	const struct interned_func *cy = frame_func(sort_ps, y->proc, y->frame, &ly);
+	const struct interned_func *cx = frame_func(sort_ps, x->frame, &lx);
+	const struct interned_func *cy = frame_func(sort_ps, y->frame, &ly);
 	int c = strcmp(cx->qualname, cy->qualname);
 	if (!c)
 		c = strcmp(cx->filename, cy->filename);
 	if (!c)
 		c = lx < ly ? -1 : lx > ly;
-	if (!c)
-		c = x->proc < y->proc ? -1 : x->proc > y->proc;
 	if (!c)
 		c = x->frame < y->frame ? -1 : x->frame > y->frame;
 	return c;

@@ -219,12 +219,11 @@ int
 pprof_write(const struct profile *p, const struct procset *ps,
 	    const struct export_meta *meta, FILE *f)
 {
-	/* IDs are per process: per process, frame ID -> location ID and code
-	 * ID -> function ID (0: not yet); functions are shared by name. */
-	uint32_t nprocs = procset_count(ps);
-	uint32_t **loc_of = calloc(nprocs ? nprocs : 1, sizeof *loc_of);
-	uint32_t **func_of = calloc(nprocs ? nprocs : 1, sizeof *func_of);
-	uint32_t ncodes = 0;
+	/* Frame ID -> location ID and interned function -> function ID (0:
+	 * not yet), over the one intern every process shares. */
+	uint32_t nf = appendlog_count(ps->in.frames), ncodes = appendlog_count(ps->in.funcs);
+	uint32_t *loc_of = calloc(nf + 1, sizeof *loc_of);
+	uint32_t *func_of = calloc(ncodes + 1, sizeof *func_of);
 	struct strtab st = {0};
 	struct pb out = {0}, tmp = {0}, sub = {0};
 	struct functab ft = {0};
@@ -233,18 +232,6 @@ pprof_write(const struct profile *p, const struct procset *ps,
 	int rc = -1;
 	if (!loc_of || !func_of)
 		goto done;
-	for (uint32_t pi = 0; pi < nprocs; pi++) {
-		const struct stackwalk *w = procset_at(ps, pi)->walk;
-		if (!w)
-			continue;
-		uint32_t nf = appendlog_count(stackwalk_intern(w)->frames);
-		uint32_t nc = appendlog_count(stackwalk_intern(w)->funcs);
-		loc_of[pi] = calloc(nf + 1, sizeof **loc_of);
-		func_of[pi] = calloc(nc + 1, sizeof **func_of);
-		if (!loc_of[pi] || !func_of[pi])
-			goto done;
-		ncodes += nc;
-	}
 	ft.nslots = 1024;
 	while (ft.nslots < ncodes * 2 + 2)
 		ft.nslots *= 2;
@@ -282,8 +269,8 @@ pprof_write(const struct profile *p, const struct procset *ps,
 		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, e));
 		if (!proc->walk)
 			continue;
-		const struct intern *in = stackwalk_intern(proc->walk);
-		uint32_t *ploc = loc_of[proc->index], *pfunc = func_of[proc->index];
+		const struct intern *in = &ps->in;
+		uint32_t *ploc = loc_of, *pfunc = func_of;
 		uint32_t n = 0;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
 		if (depth + 1 > loc_cap) {
@@ -394,10 +381,6 @@ pprof_write(const struct profile *p, const struct procset *ps,
 	if (ferror(f))
 		rc = -1;
 done:
-	for (uint32_t pi = 0; pi < nprocs && loc_of && func_of; pi++) {
-		free(loc_of[pi]);
-		free(func_of[pi]);
-	}
 	free(loc_of);
 	free(func_of);
 	free(locs);

@@ -109,9 +109,8 @@ folded_escape(const char *in, char *out, size_t cap)
 }
 
 void
-profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, size_t len)
+profile_frame_label(const struct intern *in, uint32_t frame_id, char *buf, size_t len)
 {
-	const struct intern *in = stackwalk_intern(w);
 	const struct interned_frame *fr = intern_frame_at(in, frame_id);
 	const struct interned_func *c = intern_func_at(in, fr->func_id);
 	char q[1024], f[1024];
@@ -191,8 +190,7 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 	int rc = 0;
 	for (uint32_t i = 0; i < p->count; i++) {
 		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, &v[i]));
-		const struct stackwalk *w = proc->walk;
-		const struct intern *in = stackwalk_intern(w);
+		const struct intern *in = &ps->in;
 		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
 		if (depth > cap) {
 			cap = depth * 2;
@@ -225,7 +223,7 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 		}
 		for (uint32_t k = n; k-- > 0;) {
 			char label[2300];
-			profile_frame_label(w, ids[k], label, sizeof label);
+			profile_frame_label(in, ids[k], label, sizeof label);
 			fprintf(f, "%s%s", first ? "" : ";", label);
 			first = false;
 		}
@@ -243,36 +241,22 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 	struct profile_entry *v = sorted_entries(p);
 	if (!v)
 		return -1;
-	/* Frame IDs are dense per process, so speedscope's frame index is the
-	 * process's base (frames of the processes before it) + frame ID - 1. */
-	uint32_t nprocs = procset_count(ps);
-	uint32_t *base = calloc(nprocs ? nprocs : 1, sizeof *base);
-	if (!base) {
-		free(v);
-		return -1;
-	}
+	/* Frame IDs are dense and shared by every process: speedscope's frame
+	 * index is the frame ID - 1. */
+	const struct intern *in = &ps->in;
 	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
 	      " \"exporter\": \"tachyon-top " PACKAGE_VERSION "\", \"name\": ", f);
 	json_put_string(f, name);
 	fputs(", \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", f);
-	uint32_t written = 0;
-	for (uint32_t pi = 0; pi < nprocs; pi++) {
-		const struct stackwalk *w = procset_at(ps, pi)->walk;
-		base[pi] = written;
-		if (!w)
-			continue;
-		const struct intern *in = stackwalk_intern(w);
-		uint32_t nframes = appendlog_count(in->frames);
-		for (uint32_t id = 1; id < nframes; id++) {
-			const struct interned_frame *fr = intern_frame_at(in, id);
-			const struct interned_func *c = intern_func_at(in, fr->func_id);
-			fprintf(f, "%s\n  {\"name\": ", written ? "," : "");
-			json_put_string(f, c->qualname);
-			fputs(", \"file\": ", f);
-			json_put_string(f, c->filename);
-			fprintf(f, ", \"line\": %d}", fr->line);
-			written++;
-		}
+	uint32_t nframes = appendlog_count(in->frames);
+	for (uint32_t id = 1; id < nframes; id++) {
+		const struct interned_frame *fr = intern_frame_at(in, id);
+		const struct interned_func *c = intern_func_at(in, fr->func_id);
+		fprintf(f, "%s\n  {\"name\": ", id > 1 ? "," : "");
+		json_put_string(f, c->qualname);
+		fputs(", \"file\": ", f);
+		json_put_string(f, c->filename);
+		fprintf(f, ", \"line\": %d}", fr->line);
 	}
 	fputs("]},\n \"profiles\": [", f);
 	/* One profile per thread, in order of first appearance. */
@@ -286,7 +270,6 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		if (!total)
 			continue;
 		const struct proc_info *proc = procset_of_slot(ps, t);
-		const struct intern *in = stackwalk_intern(proc->walk);
 		char label[600];
 		if (per_process) {
 			profile_process_label(proc, label, sizeof label);
@@ -311,14 +294,13 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 			uint32_t *ids = depth <= 256 ? stackbuf : malloc(depth * sizeof *ids);
 			if (!ids) {
 				free(v);
-				free(base);
 				return -1;
 			}
 			uint32_t n = 0;
 			for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
 				ids[n++] = intern_stack_at(in, s)->frame;
 			for (uint32_t k = n; k-- > 0;)
-				fprintf(f, "%s%u", k + 1 == n ? "" : ",", base[proc->index] + ids[k] - 1);
+				fprintf(f, "%s%u", k + 1 == n ? "" : ",", ids[k] - 1);
 			if (ids != stackbuf)
 				free(ids);
 			fputc(']', f);
@@ -337,6 +319,5 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 	}
 	fputs("]}\n", f);
 	free(v);
-	free(base);
 	return ferror(f) ? -1 : 0;
 }

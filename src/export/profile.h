@@ -64,7 +64,7 @@ int profile_write_speedscope(const struct profile *p, const struct procset *ps, 
 
 /* Format one frame as "qualname (file:line)", escaped for the collapsed
  * format, into buf. */
-void profile_frame_label(const struct stackwalk *w, uint32_t frame_id, char *buf, size_t len);
+void profile_frame_label(const struct intern *in, uint32_t frame_id, char *buf, size_t len);
 
 /* "process PID (command)", escaped for the collapsed format. */
 void profile_process_label(const struct proc_info *p, char *buf, size_t len);

@@ -43,9 +43,7 @@ agg_free(struct aggregate *a)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
-	for (uint32_t i = 0; i < a->ncodemaps; i++)
-		free(a->codemaps[i].of_interned);
-	free(a->codemaps);
+	free(a->funcmap.of_interned);
 	free(a->funcs);
 	free(a->func_index);
 	memset(a, 0, sizeof *a);
@@ -56,8 +54,7 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 {
 	const struct procset *ps = a->procs;
 	/* Function identities stay valid; only counts go. */
-	struct agg_codemap *maps = a->codemaps;
-	uint32_t nmaps = a->ncodemaps;
+	struct agg_codemap funcmap = a->funcmap;
 	struct agg_func *funcs = a->funcs;
 	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap, *fidx = a->func_index, nfidx = a->nfunc_index;
 	free(a->entries);
@@ -65,8 +62,7 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	free(a->exited_procs);
 	memset(a, 0, sizeof *a);
 	a->procs = ps;
-	a->codemaps = maps;
-	a->ncodemaps = nmaps;
+	a->funcmap = funcmap;
 	a->funcs = funcs;
 	a->nfuncs = nfuncs;
 	a->funcs_cap = fcap;
@@ -388,29 +384,10 @@ str_hash(const char *a, const char *b)
 	return hash_mix64(hash_fnv(h, b));
 }
 
-static struct agg_codemap *
-codemap(struct aggregate *a, uint32_t proc)
-{
-	if (proc >= a->ncodemaps) {
-		uint32_t n = a->ncodemaps ? a->ncodemaps : 8;
-		while (n <= proc)
-			n *= 2;
-		struct agg_codemap *m = realloc(a->codemaps, n * sizeof *m);
-		if (!m)
-			return NULL;
-		memset(m + a->ncodemaps, 0, (n - a->ncodemaps) * sizeof *m);
-		a->codemaps = m;
-		a->ncodemaps = n;
-	}
-	return &a->codemaps[proc];
-}
-
 static uint32_t
 func_of_interned(struct aggregate *a, uint32_t proc, uint32_t func_id)
 {
-	struct agg_codemap *cm = codemap(a, proc);
-	if (!cm)
-		return UINT32_MAX;
+	struct agg_codemap *cm = &a->funcmap;
 	if (func_id < cm->n && cm->of_interned[func_id])
 		return cm->of_interned[func_id] - 1;
 	if (func_id >= cm->n) {
@@ -425,7 +402,7 @@ func_of_interned(struct aggregate *a, uint32_t proc, uint32_t func_id)
 		cm->n = n;
 	}
 	const struct interned_func *c =
-		intern_func_at(stackwalk_intern(procset_at(a->procs, proc)->walk), func_id);
+		intern_func_at(&a->procs->in, func_id);
 	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
 		uint32_t n = a->nfunc_index ? a->nfunc_index * 2 : 1024;
 		uint32_t *idx = calloc(n, sizeof *idx);
@@ -465,17 +442,17 @@ func_of_interned(struct aggregate *a, uint32_t proc, uint32_t func_id)
 }
 
 const struct intern *
-agg_proc_intern(const struct aggregate *a, uint32_t proc)
+agg_intern(const struct aggregate *a)
 {
-	return stackwalk_intern(procset_at(a->procs, proc)->walk);
+	return &a->procs->in;
 }
 
-/* Where an entry's IDs resolve: its process's walker. */
+/* Where an entry's IDs resolve (the one intern), and its process. */
 static const struct intern *
 intern_of(const struct aggregate *a, const struct agg_entry *e, uint32_t *proc)
 {
 	*proc = e->proc;
-	return agg_proc_intern(a, e->proc);
+	return agg_intern(a);
 }
 
 static uint32_t
@@ -493,7 +470,7 @@ agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id, i
 {
 	if (stack_id == 0)
 		return UINT32_MAX;
-	const struct intern *in = agg_proc_intern(a, proc);
+	const struct intern *in = agg_intern(a);
 	return frame_func(a, proc, in, intern_stack_at(in, stack_id)->frame, line);
 }
 

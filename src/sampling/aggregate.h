@@ -67,7 +67,7 @@ struct agg_thread {
 
 /* A function: code objects with the same name and file are one function. */
 struct agg_func {
-	const char *qualname;    /* owned by the code cache */
+	const char *qualname;    /* owned by the process set's intern */
 	const char *filename;
 	int firstlineno;
 };
@@ -111,7 +111,7 @@ struct agg_links {
 	uint64_t total;          /* samples with the function on the stack */
 };
 
-/* Per process: its interned functions -> function index + 1. */
+/* Interned functions -> function index + 1. */
 struct agg_codemap {
 	uint32_t *of_interned;
 	uint32_t n;
@@ -131,8 +131,7 @@ struct aggregate {
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
 	uint64_t records;
 	/* functions, shared by every process: (qualname, filename) is one */
-	struct agg_codemap *codemaps;        /* per process index */
-	uint32_t ncodemaps;
+	struct agg_codemap funcmap;          /* interned function -> funcs index + 1 */
 	struct agg_func *funcs;
 	uint32_t nfuncs, funcs_cap;
 	uint32_t *func_index;                /* hash on (qualname, filename) -> index + 1 */
@@ -182,8 +181,8 @@ uint32_t agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_i
 /* The same for a stack of process proc (an entry's e->proc). */
 uint32_t agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id,
 				 int32_t *line);
-/* Where process proc's stack and frame IDs resolve. */
-const struct intern *agg_proc_intern(const struct aggregate *a, uint32_t proc);
+/* Where every process's stack, frame and function IDs resolve. */
+const struct intern *agg_intern(const struct aggregate *a);
 /* Process proc's share of the exited bucket (NULL if none of its threads was folded). */
 const struct agg_thread *agg_exited_of(const struct aggregate *a, uint32_t proc);
 

@@ -128,25 +128,14 @@ grow_memo(struct ct_memo *t, uint32_t nstacks)
 	return true;
 }
 
-/* Process proc's memo, grown to its stacks so far. */
+/* The memo, grown to the stacks interned so far (one intern for every
+ * process, so one memo). */
 static struct ct_memo *
-memo_of(struct calltree *t, const struct aggregate *a, uint32_t proc)
+memo_of(struct calltree *t, const struct aggregate *a)
 {
-	if (proc >= t->nmemos) {
-		uint32_t n = t->nmemos ? t->nmemos : 4;
-		while (n <= proc)
-			n *= 2;
-		struct ct_memo *m = realloc(t->memos, n * sizeof *m);
-		if (!m)
-			return NULL;
-		memset(m + t->nmemos, 0, (n - t->nmemos) * sizeof *m);
-		t->memos = m;
-		t->nmemos = n;
-	}
-	struct ct_memo *m = &t->memos[proc];
-	if (!grow_memo(m, appendlog_count(agg_proc_intern(a, proc)->stacks)))
+	if (!grow_memo(&t->memo, appendlog_count(agg_intern(a)->stacks)))
 		return NULL;
-	return m;
+	return &t->memo;
 }
 
 static bool
@@ -249,11 +238,9 @@ reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
 		memset(t->index, 0, t->nindex * sizeof *t->index);
 	if (++t->gen >= 0x7fffffffu) {
 		t->gen = 1;
-		for (uint32_t p = 0; p < t->nmemos; p++) {
-			struct ct_memo *m = &t->memos[p];
-			memset(m->memo_gen, 0, m->nmemo * sizeof *m->memo_gen);
-			memset(m->memo_match, 0, m->nmemo * sizeof *m->memo_match);
-		}
+		struct ct_memo *m = &t->memo;
+		memset(m->memo_gen, 0, m->nmemo * sizeof *m->memo_gen);
+		memset(m->memo_match, 0, m->nmemo * sizeof *m->memo_match);
 	}
 	t->depth_cap = depth_cap;
 	t->by_line = q->by_line;
@@ -282,12 +269,11 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 		if (!reset_shape(t, q, depth_cap))
 			return false;
 	}
-	/* Every process's memo is grown before counting: stacks interned
-	 * after this are newer than the entries we were given a count for. */
-	uint32_t nprocs = procset_count(a->procs);
-	for (uint32_t p = 0; p < nprocs; p++)
-		if (procset_at(a->procs, p)->walk && !memo_of(t, a, p))
-			return false;
+	/* The memo is grown before counting: stacks interned after this are
+	 * newer than the entries we were given a count for. */
+	struct ct_memo *m = memo_of(t, a);
+	if (!m)
+		return false;
 	t->build++;
 	t->cut = 0;
 	t->deepest = 0;
@@ -302,10 +288,9 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 			continue;
 		/* Stacks interned after the memos grew are newer than the entries
 		 * we were given a count for; the next build sees them. */
-		if (e->proc >= t->nmemos || e->stack_id >= t->memos[e->proc].nmemo)
+		if (e->stack_id >= m->nmemo)
 			continue;
-		struct ct_memo *m = &t->memos[e->proc];
-		const struct intern *in = agg_proc_intern(a, e->proc);
+		const struct intern *in = agg_intern(a);
 		if (filtered && !stack_matches(a, t, m, e->proc, in, e->stack_id, t->filter))
 			continue;
 		uint32_t node = node_of_stack(a, t, m, e->proc, in, q->by_line, e->stack_id);
@@ -385,12 +370,9 @@ calltree_free(struct calltree *t)
 	free(t->nodes);
 	free(t->kids);
 	free(t->index);
-	for (uint32_t p = 0; p < t->nmemos; p++) {
-		free(t->memos[p].memo);
-		free(t->memos[p].memo_gen);
-		free(t->memos[p].memo_match);
-	}
-	free(t->memos);
+	free(t->memo.memo);
+	free(t->memo.memo_gen);
+	free(t->memo.memo_match);
 	free(t->scratch);
 	memset(t, 0, sizeof *t);
 }

@@ -57,8 +57,8 @@ struct calltree {
 	/* building */
 	uint64_t *index;         /* (parent, func, line) -> tag << 32 | node + 1 */
 	uint32_t nindex;
-	struct ct_memo *memos;   /* per process index (stack IDs are per process) */
-	uint32_t nmemos, gen;
+	struct ct_memo memo;     /* per stack ID (one intern for every process) */
+	uint32_t gen;
 	uint32_t *scratch;       /* stack IDs on the way up */
 	uint32_t nscratch, scratch_cap;
 };

@@ -19,7 +19,7 @@ procset_init(struct procset *ps)
 {
 	ps->procs = appendlog_new(sizeof(struct proc_info), PROCSET_MAX);
 	ps->slots = appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
-	if (!ps->procs || !ps->slots) {
+	if (!ps->procs || !ps->slots || intern_init(&ps->in) != 0) {
 		procset_free(ps);
 		return -1;
 	}
@@ -47,6 +47,7 @@ procset_free(struct procset *ps)
 		appendlog_free(ps->slots);
 	}
 	ps->procs = ps->slots = NULL;
+	intern_free(&ps->in);
 }
 
 tt_status
@@ -67,7 +68,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	}
 	memset(p, 0, sizeof *p);   /* an earlier failed add may have used it */
 	uint32_t i = appendlog_count(ps->procs);
-	tt_status st = stackwalk_new_shared(copy, o, ps->slots, i, &p->walk, err);
+	tt_status st = stackwalk_new_shared(copy, o, ps->slots, &ps->in, i, &p->walk, err);
 	if (st != TT_OK) {
 		free(copy);
 		return st;

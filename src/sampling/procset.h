@@ -18,6 +18,7 @@
 
 #include "appendlog.h"
 #include "error.h"
+#include "intern.h"
 #include "stackwalk.h"
 #include "target.h"
 
@@ -55,6 +56,9 @@ struct proc_info {
 struct procset {
 	struct appendlog *procs;     /* struct proc_info */
 	struct appendlog *slots;     /* struct thread_slot, shared by every walker */
+	/* Every walker's functions, frames and stacks, in one table: a tree's
+	 * workers run the same code, and an exited process keeps nothing. */
+	struct intern in;
 	uint64_t epoch_ns;           /* slot times count from here (set before discovery starts) */
 };
 

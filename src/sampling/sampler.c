@@ -99,42 +99,48 @@ stat_add(_Atomic uint64_t *field, uint64_t v)
 	atomic_fetch_add_explicit(field, v, memory_order_relaxed);
 }
 
+/* One process's share of the engine's counters. */
+static void
+add_totals(struct proc_totals *t, const struct proc_info *p)
+{
+	const struct walk_counters *w = stackwalk_counters(p->walk);
+	t->c.full_hits += w->full_hits;
+	t->c.partial_hits += w->partial_hits;
+	t->c.misses += w->misses;
+	t->c.frames_reused += w->frames_reused;
+	t->c.frames_read += w->frames_read;
+	t->c.batch_attempts += w->batch_attempts;
+	t->c.batch_successes += w->batch_successes;
+	t->c.single_reads += w->single_reads;
+	t->c.proc_reads += w->proc_reads;
+	t->c.list_rebuilds += w->list_rebuilds;
+	t->c.threads_seen += w->threads_seen;
+	t->c.threads_gone += w->threads_gone;
+	t->c.slots_revived += w->slots_revived;
+	const struct code_cache *codes = stackwalk_codes(p->walk);
+	t->code_hits += codes->hits;
+	t->code_misses += codes->misses;
+	t->code_rechecks += codes->rechecks;
+	t->codes += codes->entries ? appendlog_count(codes->entries) : 0;
+	t->reads += p->target->mem.counters.reads;
+	t->bytes += p->target->mem.counters.bytes;
+}
+
 static void
 publish(struct sampler *s, uint64_t now)
 {
-	struct walk_counters c = {0};
-	uint64_t code_hits = 0, code_misses = 0, code_rechecks = 0, reads = 0, bytes = 0;
-	uint64_t stacks = 0, frames = 0, codes_n = 0;
-	uint32_t n = procset_count(&s->procs);
-	for (uint32_t i = 0; i < n; i++) {
-		const struct proc_info *p = procset_at(&s->procs, i);
-		if (!p->walk)
-			continue;
-		const struct walk_counters *w = stackwalk_counters(p->walk);
-		c.full_hits += w->full_hits;
-		c.partial_hits += w->partial_hits;
-		c.misses += w->misses;
-		c.frames_reused += w->frames_reused;
-		c.frames_read += w->frames_read;
-		c.batch_attempts += w->batch_attempts;
-		c.batch_successes += w->batch_successes;
-		c.single_reads += w->single_reads;
-		c.proc_reads += w->proc_reads;
-		c.list_rebuilds += w->list_rebuilds;
-		c.threads_seen += w->threads_seen;
-		c.threads_gone += w->threads_gone;
-		c.slots_revived += w->slots_revived;
-		const struct code_cache *codes = stackwalk_codes(p->walk);
-		code_hits += codes->hits;
-		code_misses += codes->misses;
-		code_rechecks += codes->rechecks;
-		reads += p->target->mem.counters.reads;
-		bytes += p->target->mem.counters.bytes;
-		const struct intern *in = stackwalk_intern(p->walk);
-		stacks += appendlog_count(in->stacks) - 1;
-		frames += appendlog_count(in->frames) - 1;
-		codes_n += appendlog_count(codes->entries);
-	}
+	/* The processes sampled now, and those dropped before (their share
+	 * was added up when they were: a long run's thousands of exited
+	 * workers cost nothing here). */
+	struct proc_totals t = s->retired;
+	for (uint32_t i = 0; i < s->nrun; i++)
+		add_totals(&t, procset_at(&s->procs, s->run[i].index));
+	const struct walk_counters c = t.c;
+	uint64_t code_hits = t.code_hits, code_misses = t.code_misses,
+		 code_rechecks = t.code_rechecks, reads = t.reads, bytes = t.bytes;
+	uint64_t stacks = appendlog_count(s->procs.in.stacks) - 1;
+	uint64_t frames = appendlog_count(s->procs.in.frames) - 1;
+	uint64_t codes_n = t.codes;
 	struct engine_stats *st = &s->stats;
 	stat_set(&st->full_hits, c.full_hits);
 	stat_set(&st->partial_hits, c.partial_hits);
@@ -338,6 +344,7 @@ drop(struct sampler *s, uint32_t at, enum proc_state how, const char *note, uint
 {
 	struct proc_info *p = procset_at(&s->procs, s->run[at].index);
 	procset_end(&s->procs, p->index, how, note, now);
+	add_totals(&s->retired, p);
 	stackwalk_retire(p->walk, now);
 	asyncstack_free(s->run[at].async);
 	s->run[at] = s->run[--s->nrun];

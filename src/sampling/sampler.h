@@ -69,6 +69,12 @@ enum sampler_end {
 struct proc_run;
 struct follow;
 
+/* Counters added up over processes (sampler thread). */
+struct proc_totals {
+	struct walk_counters c;
+	uint64_t code_hits, code_misses, code_rechecks, codes, reads, bytes;
+};
+
 struct sampler {
 	struct procset procs;         /* every process shown; index 0 is the root */
 	/* The first Python process: the root's (procs entry 0), or under a
@@ -91,6 +97,7 @@ struct sampler {
 	struct proc_run *run;
 	uint32_t nrun, run_cap, cursor, adopted;
 	uint64_t next_root_check;     /* cfg.other_root: when to look whether it still runs */
+	struct proc_totals retired;   /* what the processes dropped so far had counted */
 	/* folding, sampler thread only */
 	struct pending_record *pending;
 	uint32_t npending;

@@ -125,7 +125,8 @@ struct stackwalk {
 	struct tidmap tids;          /* recorded thread ids -> ours */
 	struct stackwalk_options o;
 	struct code_cache codes;
-	struct intern in;
+	struct intern *in;           /* own_in, or one shared with other walkers */
+	struct intern own_in;
 	struct appendlog *slots;
 	bool owns_slots;
 	uint32_t proc;
@@ -188,13 +189,13 @@ tt_status
 stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackwalk **out,
 	      struct tt_error *err)
 {
-	return stackwalk_new_shared(t, o, NULL, 0, out, err);
+	return stackwalk_new_shared(t, o, NULL, NULL, 0, out, err);
 }
 
 tt_status
 stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
-		     struct appendlog *slots, uint32_t proc, struct stackwalk **out,
-		     struct tt_error *err)
+		     struct appendlog *slots, struct intern *in, uint32_t proc,
+		     struct stackwalk **out, struct tt_error *err)
 {
 	struct stackwalk *w = calloc(1, sizeof *w);
 	if (!w)
@@ -214,9 +215,10 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
 	w->proc = proc;
 	w->owns_slots = slots == NULL;
+	w->in = in ? in : &w->own_in;
 	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
 	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->slots ||
-	    codecache_init(&w->codes) != 0 || intern_init(&w->in) != 0) {
+	    codecache_init(&w->codes) != 0 || (!in && intern_init(&w->own_in) != 0)) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	}
@@ -258,7 +260,7 @@ stackwalk_free(struct stackwalk *w)
 	free(w->gone);
 	tidmap_free(&w->tids);
 	codecache_free(&w->codes);
-	intern_free(&w->in);
+	intern_free(&w->own_in);
 	free(w->arena);
 	free(w->ra_buf);
 	free(w->segs);
@@ -304,14 +306,23 @@ stackwalk_retire(struct stackwalk *w, uint64_t now_ns)
 	w->gone = NULL;
 	w->gone_head = w->ngone = w->gone_cap = 0;
 	tidmap_free(&w->tids);
-	intern_seal(&w->in);
-	codecache_seal(&w->codes);
+	/* The names are in the intern: the code cache serves lookups alone.
+	 * Its counters stay (they are read for the session's figures). */
+	uint64_t hits = w->codes.hits, misses = w->codes.misses, rechecks = w->codes.rechecks,
+		 replaced = w->codes.replaced;
+	codecache_free(&w->codes);
+	w->codes.hits = hits;
+	w->codes.misses = misses;
+	w->codes.rechecks = rechecks;
+	w->codes.replaced = replaced;
+	if (w->in == &w->own_in)
+		intern_seal(w->in);
 }
 
 const struct intern *
 stackwalk_intern(const struct stackwalk *w)
 {
-	return &w->in;
+	return w->in;
 }
 
 const struct code_cache *
@@ -1001,7 +1012,7 @@ intern_upward(struct stackwalk *w, struct cframe *chain, int32_t from, uint32_t 
 	for (int32_t i = from; i >= 0; i--) {
 		struct cframe *cf = &chain[i];
 		if (cf->frame_id) {
-			cf->stack_id = intern_stack(&w->in, below, cf->frame_id);
+			cf->stack_id = intern_stack(w->in, below, cf->frame_id);
 			if (cf->stack_id == 0)
 				return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct stacks");
 		} else {
@@ -1156,7 +1167,7 @@ rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
 	if (align + 1 >= tc->nframes)
 		return 0;
 	uint32_t id = tc->frames[align + 1].stack_id;
-	return id ? intern_stack_at(&w->in, id)->depth : 0;
+	return id ? intern_stack_at(w->in, id)->depth : 0;
 }
 
 static tt_status
@@ -1258,7 +1269,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 				cf->frame_id = 0;
 			} else {
 				cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
-				cf->frame_id = intern_frame(&w->in, stackwalk_func_of(w, cf->code_id),
+				cf->frame_id = intern_frame(w->in, stackwalk_func_of(w, cf->code_id),
 							    cf->line);
 				if (cf->frame_id == 0)
 					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
@@ -1399,7 +1410,7 @@ stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
 	for (int32_t k = cut; k >= 0; k--) {
 		if (tc->frames[k].frame_id == 0)
 			continue; /* a shim */
-		id = intern_stack(&w->in, id, tc->frames[k].frame_id);
+		id = intern_stack(w->in, id, tc->frames[k].frame_id);
 		if (id == 0)
 			return 0;
 	}
@@ -1412,14 +1423,14 @@ stackwalk_func_of(struct stackwalk *w, uint32_t code_id)
 	/* The entry's own field, written by this thread alone. */
 	struct code_entry *e = appendlog_at(w->codes.entries, code_id);
 	if (!e->func_id)
-		e->func_id = intern_func(&w->in, e->qualname, e->filename, e->firstlineno, false);
+		e->func_id = intern_func(w->in, e->qualname, e->filename, e->firstlineno, false);
 	return e->func_id;
 }
 
 struct intern *
 stackwalk_intern_rw(struct stackwalk *w)
 {
-	return &w->in;
+	return w->in;
 }
 
 struct code_cache *

@@ -97,17 +97,19 @@ void stackwalk_default_options(struct stackwalk_options *o);
 tt_status stackwalk_new(struct target *t, const struct stackwalk_options *o,
 			struct stackwalk **out, struct tt_error *err);
 /* A walker whose thread slots go into a log shared with other walkers
- * (not owned: its owner frees the slots and their names), marked proc. */
+ * (not owned: its owner frees the slots and their names), marked proc, and
+ * that interns into a shared intern (NULL: its own). */
 tt_status stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
-			       struct appendlog *slots, uint32_t proc, struct stackwalk **out,
-			       struct tt_error *err);
+			       struct appendlog *slots, struct intern *in, uint32_t proc,
+			       struct stackwalk **out, struct tt_error *err);
 void stackwalk_free(struct stackwalk *w);
 
 /* The process is gone (at now_ns): its threads' slots are marked gone, as
  * when a thread leaves (consumers fold them into their exited bucket);
  * free what only sampling needs (scratch, per-thread caches and their open
- * files), keep what consumers resolve IDs with. The walker must not sample
- * again. */
+ * files, its code cache), keep what consumers resolve IDs with (the
+ * intern, whose names do not depend on the process). The walker must not
+ * sample again. */
 void stackwalk_retire(struct stackwalk *w, uint64_t now_ns);
 /* Times in thread slots count from here (the sampler's start). */
 void stackwalk_set_epoch(struct stackwalk *w, uint64_t epoch_ns);
