@@ -130,7 +130,7 @@ struct stackwalk {
 	struct appendlog *slots;
 	bool owns_slots;
 	uint32_t proc;
-	struct interp interps[MAX_INTERPS];
+	struct interp *interps;      /* MAX_INTERPS of them, freed when the process ends */
 	uint32_t ninterps;
 	uint64_t interps_checked_ns, code_checked_ns, block_read_ns;
 	bool first;
@@ -212,12 +212,13 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	w->arena = malloc(w->arena_size);
 	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
 	w->segs = malloc(REMOTE_MAX_SEGS * sizeof *w->segs);
+	w->interps = calloc(MAX_INTERPS, sizeof *w->interps);
 	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
 	w->proc = proc;
 	w->owns_slots = slots == NULL;
 	w->in = in ? in : &w->own_in;
 	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
-	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->slots ||
+	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->interps || !w->slots ||
 	    codecache_init(&w->codes) != 0 || (!in && intern_init(&w->own_in) != 0)) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
@@ -246,6 +247,7 @@ stackwalk_free(struct stackwalk *w)
 			tcache_release(w, &w->interps[i].threads[k]);
 		free(w->interps[i].threads);
 	}
+	free(w->interps);
 	if (w->slots && w->owns_slots) {
 		uint32_t n = appendlog_count(w->slots);
 		for (uint32_t i = 0; i < n; i++) {
@@ -284,6 +286,8 @@ stackwalk_retire(struct stackwalk *w, uint64_t now_ns)
 		w->interps[i].nthreads = w->interps[i].cap = 0;
 	}
 	w->ninterps = 0;
+	free(w->interps);
+	w->interps = NULL;
 	/* Only what resolves the IDs consumers hold stays: the interned
 	 * stacks and frames, the code entries and the thread slots. */
 	free(w->arena);
@@ -831,7 +835,7 @@ refresh_interps(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			free(w->interps[k].threads);
 		}
 	}
-	memcpy(w->interps, next, sizeof next);
+	memcpy(w->interps, next, MAX_INTERPS * sizeof *w->interps);
 	w->ninterps = n;
 	return TT_OK;
 }
