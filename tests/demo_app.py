@@ -54,9 +54,9 @@ def fib(n):
 def hash_worker(stop):
     h = hashlib.sha256()
     while not stop.is_set():
-        for _ in range(2000):
+        for _ in range(1000):
             h.update(b"tachyon")
-        time.sleep(0.002)
+        time.sleep(0.004)
 
 
 def queue_waiter(q):
@@ -87,13 +87,25 @@ def render_report(n):
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
 
 
-def report_worker(seconds):
-    die_with_parent()
+def paced(busy, idle, step, seconds):
+    """Call step(n) for `busy` seconds, rest `idle` seconds, and again until
+    `seconds` have passed (0: forever): a server under moderate load, not a
+    benchmark spinning flat out, so the demo leaves a 2-core machine room
+    for tachyon-top itself."""
     deadline = time.monotonic() + seconds if seconds else None
     n = 0
     while deadline is None or time.monotonic() < deadline:
-        render_report(20 + n % 30)
-        n += 1
+        burst_end = time.monotonic() + busy
+        while time.monotonic() < burst_end:
+            step(n)
+            n += 1
+        time.sleep(idle)
+
+
+def report_worker(seconds):
+    die_with_parent()
+    # About a sixth of a core each.
+    paced(0.012, 0.06, lambda n: render_report(20 + n % 30), seconds)
 
 
 # --- asyncio: connections stuck on an upstream ---------------------------
@@ -146,11 +158,8 @@ def db_client(port):
 
 def serve_forever(seconds):
     handler = Handler()
-    deadline = time.monotonic() + seconds if seconds else None
-    n = 0
-    while deadline is None or time.monotonic() < deadline:
-        handler.handle(Request(n))
-        n += 1
+    # Requests about a quarter of the time: busy, with room to spare.
+    paced(0.02, 0.06, lambda n: handler.handle(Request(n)), seconds)
 
 
 def main():
@@ -163,8 +172,11 @@ def main():
     held.acquire()
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    workers = [multiprocessing.Process(target=report_worker, args=(seconds,),
-                                       name=f"report-{i}", daemon=True) for i in range(2)]
+    # Forked (before any thread starts), as a pre-fork server's workers
+    # are: no fork server or resource tracker beside them.
+    fork = multiprocessing.get_context("fork")
+    workers = [fork.Process(target=report_worker, args=(seconds,),
+                            name=f"report-{i}", daemon=True) for i in range(2)]
     for w in workers:
         w.start()
     threads = [threading.Thread(target=hash_worker, args=(stop,), name=f"hasher-{i}",
