@@ -278,6 +278,52 @@ def test_read_floor(ctx):
            *run.details())
 
 
+def rate_line(run):
+    """The batch table's "rate ..." line."""
+    return next((l for l in run.out.decode("utf-8", "replace").splitlines()
+                 if l.startswith("rate ")), "")
+
+
+def test_missed_reason(ctx):
+    """Missed deadlines say why: a rate no pass can keep (1 MHz) blames
+    the work per pass; a sampler pinned to a CPU that two nice -20 spinners
+    hold blames the CPU it waits for. Neither reason when nothing is
+    missed."""
+    pid = ctx.target.pid
+    run = run_tt("-p", pid, "-b", "-d", "1", "--delay", "1", "-r", "1m", "--limit", "3")
+    run.expect_success()
+    line = rate_line(run)
+    expect(re.search(r"missed [\d.]+% \(a pass takes [\d.]+ us, the rate leaves 1\.0 us\)",
+                     line), "at 1 MHz: %s" % show(line), *run.details())
+    run = run_tt("-p", pid, "-b", "-d", "1", "--delay", "1", "-r", "100", "--limit", "3")
+    run.expect_success()
+    line = rate_line(run)
+    expect(re.search(r"missed [\d.]+%, errors", line),
+           "at 100 Hz nothing is missed, yet a reason is given: %s" % show(line))
+    cpu = min(os.sched_getaffinity(0))
+
+    def on_cpu(niceness):
+        def setup():
+            os.sched_setaffinity(0, {cpu})
+            os.nice(niceness)
+        return setup
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=on_cpu(-20),
+                             start_new_session=True) for _ in range(2)]
+    try:
+        time.sleep(0.2)
+        run = run_tt("-p", pid, "-b", "-d", "1.5", "--delay", "1.5", "-r", "10k", "--limit",
+                     "3", preexec_fn=on_cpu(0))
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    run.expect_success()
+    line = rate_line(run)
+    m = re.search(r"missed [\d.]+% \(short of CPU: waited for one (\d+)% of the time\)", line)
+    expect(m and int(m.group(1)) >= 10,
+           "pinned under two nice -20 spinners: %s" % show(line), *run.details())
+
+
 def test_exit_during_record(ctx):
     """The target exits 1 s into a 30 s record: record ends promptly, keeps
     what it collected."""
@@ -357,7 +403,9 @@ PER_INTERPRETER = [
          test_churn_under_bench)]),
     rig.Group("recursion.py", rig.PARK_MAIN, [
         ("parked 1000-frame stack: <= 1.2 remote reads per sample", test_deep_parked_reads),
-        ("bench --floor: a sample costs no less than the cheapest read", test_read_floor)]),
+        ("bench --floor: a sample costs no less than the cheapest read", test_read_floor),
+        ("missed deadlines say why: the work per pass, or a CPU the sampler waits for",
+         test_missed_reason)]),
     rig.Group("nonascii.py", rig.PARK_MAIN, [
         ("bench text on a parked target: code cache 'no lookups', not '0.00% hits'",
          test_idle_bench_text)], subdir=rig.NONASCII_DIR),

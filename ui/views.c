@@ -153,6 +153,17 @@ draw_header(struct ui *u, int y)
 	x += draw_text(y, x, COLS - x, "  missed ", theme_attr(ROLE_HEADER));
 	snprintf(buf, sizeof buf, "%.1f%%", missed);
 	x += draw_text(y, x, COLS - x, buf, theme_attr(missed >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+	if (missed >= 10) {
+		/* Why: a busy machine, or more work per pass than the rate allows. */
+		uint32_t live, ended;
+		procset_counts(&s->sampler.procs, &live, &ended);
+		char why[128];
+		sampler_missed_reason(st, s->rate_hz, live, why, sizeof why);
+		if (why[0]) {
+			snprintf(buf, sizeof buf, " (%s)", why);
+			x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_WARNING));
+		}
+	}
 	x += draw_text(y, x, COLS - x, "  errors ", theme_attr(ROLE_HEADER));
 	snprintf(buf, sizeof buf, "%.2f%%", errp);
 	x += draw_text(y, x, COLS - x, buf, theme_attr(errp >= 1 ? ROLE_WARNING : ROLE_HEADER_VALUE));

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "discover.h"
 #include "follow.h"
+#include "readfile.h"
 #include "sampler.h"
 #include "unwinder.h"
 
@@ -24,6 +25,8 @@
 #define SPIN_BELOW_NS 60000ull
 /* Publish walker counters to the shared statistics this often. */
 #define PUBLISH_NS 2000000ull
+/* Read what the scheduler says of the sampler thread this often. */
+#define SCHED_READ_NS 250000000ull
 
 /* A child whose reads keep failing this long is re-validated (dropped here,
  * attached again by discovery if it is still a Python process: an exec). */
@@ -167,6 +170,50 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }
 
+/* The sampler thread's time on a CPU and waiting for one, from the
+ * scheduler: a starved sampler waits, an overloaded one runs. */
+static void
+read_schedstat(struct sampler *s)
+{
+	char buf[128];
+	unsigned long long on = 0, wait = 0;
+	if (read_small_file("/proc/thread-self/schedstat", buf, sizeof buf) > 0 &&
+	    sscanf(buf, "%llu %llu", &on, &wait) == 2) {
+		stat_set(&s->stats.sched_cpu_ns, on);
+		stat_set(&s->stats.sched_wait_ns, wait);
+	}
+}
+
+void
+sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, char *buf,
+		      size_t len)
+{
+	buf[0] = '\0';
+	uint64_t elapsed = atomic_load_explicit(&st->elapsed_ns, memory_order_relaxed);
+	uint64_t passes = atomic_load_explicit(&st->samples, memory_order_relaxed);
+	uint64_t missed = atomic_load_explicit(&st->missed, memory_order_relaxed);
+	uint64_t wait = atomic_load_explicit(&st->sched_wait_ns, memory_order_relaxed);
+	if (rate_hz <= 0 || elapsed == 0 || passes == 0 || missed * 10 < passes + missed)
+		return;   /* at max rate nothing is missed; under 10% is noise */
+	double waited = (double)wait / (double)elapsed;
+	double ran = (double)atomic_load_explicit(&st->sched_cpu_ns, memory_order_relaxed) /
+		     (double)elapsed;
+	/* Busy all the time and mostly running: the work is too much, even if
+	 * it also waited; otherwise a sampler that waits is starved. */
+	bool overloaded = ran + waited >= 0.9 && ran >= waited;
+	if (waited >= 0.1 && !overloaded) {
+		snprintf(buf, len, "short of CPU: waited for one %.0f%% of the time", 100 * waited);
+		return;
+	}
+	/* (Not its CPU time: between short deadlines it spins.) */
+	double per_pass_us =
+		(double)atomic_load_explicit(&st->busy_ns, memory_order_relaxed) / (double)passes / 1e3;
+	double budget_us = 1e6 / (rate_hz * (procs ? procs : 1));
+	snprintf(buf, len, budget_us < 10 ? "a pass takes %.1f us, the rate leaves %.1f us"
+					  : "a pass takes %.0f us, the rate leaves %.0f us",
+		 per_pass_us, budget_us);
+}
+
 static void
 push_record(struct sampler *s, const struct sample_record *rec)
 {
@@ -277,6 +324,7 @@ finish(struct sampler *s, enum sampler_end how)
 {
 	uint64_t now = clock_now_ns();
 	flush_pending(s, now, true);
+	read_schedstat(s);
 	publish(s, now);
 	atomic_store_explicit(&s->end, how, memory_order_release);
 	if (s->wake_write >= 0) {
@@ -368,7 +416,7 @@ sampler_main(void *arg)
 	struct tt_sample rs = {0};
 	bool verify = s->cfg.verify &&
 		      unwinder_init(&ref, s->target, 0, &s->error) == TT_OK;
-	uint64_t last_publish = 0;
+	uint64_t last_publish = 0, last_sched = 0;
 	enum sampler_end how = SAMPLER_STOPPED;
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		uint64_t t0 = clock_now_ns();
@@ -457,6 +505,10 @@ sampler_main(void *arg)
 		stat_add(&s->stats.busy_ns, t1 - t0);
 		if (t1 - s->last_flush_ns >= FOLD_MAX_NS)
 			flush_pending(s, t1, false);
+		if (t1 - last_sched >= SCHED_READ_NS) {
+			read_schedstat(s);
+			last_sched = t1;
+		}
 		if (t1 - last_publish >= PUBLISH_NS) {
 			publish(s, t1);
 			last_publish = t1;

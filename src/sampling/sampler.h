@@ -29,6 +29,10 @@ struct engine_stats {
 	_Atomic uint64_t busy_ns;            /* time spent sampling */
 	_Atomic uint64_t elapsed_ns;         /* since the sampler started */
 	_Atomic uint64_t records;            /* ring records pushed (after folding) */
+	/* the sampler thread as the scheduler saw it (/proc/thread-self/schedstat,
+	 * read every SCHED_READ_NS; 0 when the kernel does not say) */
+	_Atomic uint64_t sched_cpu_ns;       /* on a CPU */
+	_Atomic uint64_t sched_wait_ns;      /* runnable, waiting for a CPU */
 	/* from the walker */
 	_Atomic uint64_t full_hits, partial_hits, misses;
 	_Atomic uint64_t frames_reused, frames_read;
@@ -132,6 +136,13 @@ sampler_end_state(struct sampler *s)
  * Consumer thread only. */
 typedef void sampler_take_fn(void *ctx, const struct sample_record *r);
 void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
+
+/* Why deadlines were missed, in a few words for a header ("" when too few
+ * were): the sampler waited for a CPU (the machine is busy), or a pass
+ * takes longer than the rate leaves it (rate_hz per process, `procs`
+ * processes sampled). From the session's figures so far. */
+void sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, char *buf,
+			   size_t len);
 
 /* Parse a rate: "1000", "10k", "2.5k", "1m", "max" (0 = max). */
 bool sampler_parse_rate(const char *text, double *hz);

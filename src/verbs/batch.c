@@ -119,9 +119,15 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
 			      : elapsed;
 	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
-	printf("rate %.0f/s (requested %s), missed %.1f%%, errors %.2f%%, samples %llu; "
+	uint32_t live, ended;
+	procset_counts(&s->sampler.procs, &live, &ended);
+	char why[128], why_s[140] = "";
+	sampler_missed_reason(st, s->rate_hz, live, why, sizeof why);
+	if (why[0])
+		snprintf(why_s, sizeof why_s, " (%s)", why);
+	printf("rate %.0f/s (requested %s), missed %.1f%%%s, errors %.2f%%, samples %llu; "
 	       "%s %.2f s; mode %s; by %s%s\n",
-	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0,
+	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0, why_s,
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
 	       mode_names[o->mode], o->by_line ? "line" : "function",

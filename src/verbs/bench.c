@@ -277,9 +277,12 @@ bench_main(int argc, char **argv)
 		       "\"threads\": %llu},\n",
 		       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
 		       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
-		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, \"peak_rss_kb\": %ld,\n",
+		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, "
+		       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"peak_rss_kb\": %ld,\n",
 		       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
-		       ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		       ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
+		       ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
+		       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
 		if (want_floor)
 			printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
 			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
@@ -319,8 +322,11 @@ bench_main(int argc, char **argv)
 		       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
 		printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s->ring.high_water),
 		       ring_capacity(&s->ring), (unsigned long long)ring_dropped(&s->ring));
-		printf("sampler       %.0f%% CPU, peak RSS %ld KB\n",
-		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		printf("sampler       %.0f%% CPU in passes (%.0f%% on a CPU, %.0f%% waiting for one), "
+		       "peak RSS %ld KB\n",
+		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
+		       100 * ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
+		       100 * ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
 		if (want_floor)
 			printf("read floor    %.3f us per 8-byte process_vm_readv (%.3f us for 8 bytes "
 			       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
