@@ -250,18 +250,20 @@ tasksview_poll(struct ui *u)
 
 /* ---- drawing ---- */
 
+/* "33 s"; "≥ 33 s" when the wait began before tachyon-top first looked. */
 static void
-format_age(uint64_t ns, char *buf, size_t len)
+format_age(uint64_t ns, bool at_least, char *buf, size_t len)
 {
 	double s = (double)ns / 1e9;
+	const char *ge = at_least ? "\xe2\x89\xa5 " : "";
 	if (s < 1)
 		snprintf(buf, len, "%s", "-");
 	else if (s < 120)
-		snprintf(buf, len, "%.0f s", s);
+		snprintf(buf, len, "%s%.0f s", ge, s);
 	else if (s < 7200)
-		snprintf(buf, len, "%.0f min", s / 60);
+		snprintf(buf, len, "%s%.0f min", ge, s / 60);
 	else
-		snprintf(buf, len, "%.1f h", s / 3600);
+		snprintf(buf, len, "%s%.1f h", ge, s / 3600);
 }
 
 static const char *
@@ -326,7 +328,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	case ROW_GROUP: {
 		const struct task_group *g = &s->groups[r->a];
 		bool open = t->group_open && same_group(g, &t->open_group);
-		format_age(g->stuck_ns, age, sizeof age);
+		format_age(g->stuck_ns, g->stuck_before, age, sizeof age);
 		char head[96];
 		snprintf(head, sizeof head, "%s%7u %5u %8s  ", open ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
 			 g->count, g->running, age);
@@ -342,7 +344,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	}
 	case ROW_TASK: {
 		const struct tt_task *task = &s->tasks.tasks[r->a];
-		format_age(s->stuck_ns[r->a], age, sizeof age);
+		format_age(s->stuck_ns[r->a], s->stuck_before[r->a], age, sizeof age);
 		snprintf(text, sizeof text, "    %s %s [0x%llx] thread %llu, %s, unchanged %s",
 			 task->id == t->open_task ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
 			 tt_task_name(&s->tasks, task), (unsigned long long)task->id,
@@ -476,15 +478,30 @@ toggle_open(struct tasks_ui *t)
 }
 
 static void
-open_view(struct ui *u)
+start_watching(struct ui *u)
 {
 	struct tasks_ui *t = u->tasks;
-	t->shown = true;
 	if (u->s->watching_tasks || t->start_error[0])
 		return;
 	struct tt_error err = {0};
 	if (session_watch_tasks(u->s, TASKS_INTERVAL_NS, &err) != TT_OK)
 		snprintf(t->start_error, sizeof t->start_error, "  cannot read tasks: %s", err.msg);
+}
+
+void
+tasksview_attach(struct ui *u)
+{
+	/* Watching from the start, a task's stuck time counts from attach,
+	 * not from when the view was first opened. */
+	if (u->s->target.layout.has_async)
+		start_watching(u);
+}
+
+static void
+open_view(struct ui *u)
+{
+	u->tasks->shown = true;
+	start_watching(u);
 }
 
 bool

@@ -2,8 +2,8 @@
  * number of tasks there, how long the longest-waiting one has sat unchanged
  * and their names; Enter opens a point to its tasks and a task to its
  * coroutine chain and the tasks awaiting it. Tasks are read by their own
- * thread (taskwatch) a few times a second, started the first time the view
- * opens. */
+ * thread (taskwatch) a few times a second, from attach on Python 3.14+
+ * (else the first time the view opens, to say why there are none). */
 #ifndef TT_TASKSVIEW_H
 #define TT_TASKSVIEW_H
 
@@ -15,6 +15,8 @@ struct tasks_ui;
 
 struct tasks_ui *tasksview_new(void);
 void tasksview_free(struct tasks_ui *t);
+/* Once the session runs: start reading tasks (Python 3.14+). */
+void tasksview_attach(struct ui *u);
 
 bool tasksview_shown(const struct ui *u);
 /* Take a new snapshot if the reader published one; sets u->dirty. */

@@ -379,6 +379,8 @@ tui_run(const struct live_options *o)
 	u.next_roll_ns = u.start_ns + u.delay_ns;
 	u.selected_func = UINT32_MAX;
 	u.tasks = tasksview_new();
+	if (u.tasks)
+		tasksview_attach(&u);
 	agg_init(&u.agg, &s.sampler.procs, u.start_ns);
 
 	/* termkey before initscr (it would otherwise set up terminfo again);

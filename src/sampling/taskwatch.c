@@ -17,6 +17,7 @@ struct fp_entry {
 	uint64_t id;               /* task address; 0 = empty slot */
 	uint64_t fp;
 	uint64_t since_ns;
+	bool before;               /* there since the first read: since_ns is a lower bound */
 };
 
 /* ---- snapshot building ---- */
@@ -28,6 +29,7 @@ task_snapshot_free(struct task_snapshot *s)
 		return;
 	tt_tasks_free(&s->tasks);
 	free(s->stuck_ns);
+	free(s->stuck_before);
 	free(s->groups);
 	free(s->members);
 	free(s);
@@ -68,7 +70,8 @@ update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 		cap *= 2;
 	struct fp_entry *tab = calloc(cap, sizeof *tab);
 	s->stuck_ns = malloc((s->tasks.n + 1) * sizeof *s->stuck_ns);
-	if (!tab || !s->stuck_ns) {
+	s->stuck_before = malloc((s->tasks.n + 1) * sizeof *s->stuck_before);
+	if (!tab || !s->stuck_ns || !s->stuck_before) {
 		free(tab);
 		return false;
 	}
@@ -76,12 +79,17 @@ update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 		const struct tt_task *t = &s->tasks.tasks[i];
 		uint64_t fp = fingerprint(&s->tasks, t);
 		const struct fp_entry *old = fp_find(w->fps, w->fps_cap, t->id);
-		uint64_t since = old && old->fp == fp ? old->since_ns : now;
+		bool same = old && old->fp == fp;
+		uint64_t since = same ? old->since_ns : now;
+		/* On the first read every task has been where it is for an
+		 * unknown time already: what we measure is a lower bound. */
+		bool before = same ? old->before : !old && s->reads == 1;
 		s->stuck_ns[i] = now - since;
+		s->stuck_before[i] = before;
 		uint32_t k = hash_mix64(t->id) & (cap - 1);
 		while (tab[k].id != 0 && tab[k].id != t->id)
 			k = (k + 1) & (cap - 1);
-		tab[k] = (struct fp_entry){.id = t->id, .fp = fp, .since_ns = since};
+		tab[k] = (struct fp_entry){.id = t->id, .fp = fp, .since_ns = since, .before = before};
 	}
 	free(w->fps);
 	w->fps = tab;
@@ -177,8 +185,10 @@ build_groups(struct task_snapshot *s)
 		group_of[i] = slots[k];
 		g->count++;
 		g->running += s->tasks.tasks[i].running;
-		if (s->stuck_ns[i] > g->stuck_ns)
+		if (s->stuck_ns[i] > g->stuck_ns || (s->stuck_ns[i] == g->stuck_ns && s->stuck_before[i])) {
 			g->stuck_ns = s->stuck_ns[i];
+			g->stuck_before = s->stuck_before[i];
+		}
 	}
 	uint32_t at = 0;
 	for (uint32_t g = 0; g < s->ngroups; g++) {

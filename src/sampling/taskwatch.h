@@ -23,12 +23,14 @@ struct task_group {
 	uint32_t count;
 	uint32_t running;          /* of them, running right now */
 	uint64_t stuck_ns;         /* longest any of them has sat unchanged */
+	bool stuck_before;         /* ... and it sat there before the watcher's first read */
 	uint32_t first;            /* its tasks: members[first .. first + count) */
 };
 
 struct task_snapshot {
 	struct tt_tasks tasks;
 	uint64_t *stuck_ns;        /* per task: how long at its current point */
+	bool *stuck_before;        /* per task: there at the first read (stuck_ns is "at least") */
 	struct task_group *groups;
 	uint32_t ngroups;
 	uint32_t *members;         /* task indexes, grouped, longest stuck first */
