@@ -300,13 +300,17 @@ read_chain(struct task_reader *r, struct tt_tasks *out, struct tt_task *t, uint6
 			t->chain_cut = true;
 			break;
 		}
-		if ((coro & 7) || !rd(r, out, coro, gen, l->gen_read_size))
+		uint64_t this_type;
+		if ((coro & 7) || !rd_u64(r, out, coro + l->ob_type, &this_type))
 			return false;
-		uint64_t this_type = load_u64(gen, l->ob_type);
 		/* Only a coroutine awaiting a coroutine of its own kind continues the
-		 * chain; a Future, an iterator or a C awaitable ends it. */
+		 * chain; a Future, an iterator or a C awaitable ends it. Its type
+		 * comes first: such an object is smaller than a coroutine, and one
+		 * at the end of a mapping cannot be read at a coroutine's size. */
 		if (depth > 0 && this_type != type)
 			break;
+		if (!rd(r, out, coro, gen, l->gen_read_size))
+			return false;
 		type = this_type;
 		int state = (int8_t)gen[l->gen_frame_state];
 		if (state == l->gen_state_cleared)
