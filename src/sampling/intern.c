@@ -29,17 +29,6 @@ intern_init(struct intern *in)
 }
 
 void
-intern_seal(struct intern *in)
-{
-	free(in->func_index.slots);
-	free(in->frame_index.slots);
-	free(in->stack_index.slots);
-	in->func_index = (struct intern_table){0};
-	in->frame_index = (struct intern_table){0};
-	in->stack_index = (struct intern_table){0};
-}
-
-void
 intern_free(struct intern *in)
 {
 	if (in->funcs) {
@@ -53,7 +42,9 @@ intern_free(struct intern *in)
 	appendlog_free(in->funcs);
 	appendlog_free(in->frames);
 	appendlog_free(in->stacks);
-	intern_seal(in);
+	free(in->func_index.slots);
+	free(in->frame_index.slots);
+	free(in->stack_index.slots);
 	memset(in, 0, sizeof *in);
 }
 

@@ -54,9 +54,6 @@ struct intern {
 
 int intern_init(struct intern *in);
 void intern_free(struct intern *in);
-/* Nothing more will be interned (its process ended): free the lookup
- * indexes; IDs still resolve. */
-void intern_seal(struct intern *in);
 
 /* Sampler thread: the ID of a function / frame / stack, created if new
  * (a function's strings are copied); 0 when a limit is hit or memory is

@@ -36,16 +36,13 @@ codecache_free(struct code_cache *c)
 void
 codecache_seal(struct code_cache *c)
 {
-	uint32_t n = c->entries ? appendlog_count(c->entries) : 0;
-	for (uint32_t i = 0; i < n; i++) {
-		struct code_entry *e = appendlog_at(c->entries, i);
-		free(e->linetable);
-		e->linetable = NULL;
-		e->linetable_len = 0;
-	}
-	free(c->slots);
-	c->slots = NULL;
-	c->nslots = 0;
+	uint64_t hits = c->hits, misses = c->misses, rechecks = c->rechecks,
+		 replaced = c->replaced;
+	codecache_free(c);
+	c->hits = hits;
+	c->misses = misses;
+	c->rechecks = rechecks;
+	c->replaced = replaced;
 }
 
 void

@@ -50,8 +50,9 @@ struct code_cache {
 
 int codecache_init(struct code_cache *c);
 void codecache_free(struct code_cache *c);
-/* Nothing more will be looked up (its process ended): free the address
- * index and the line tables; entries keep their names for code IDs. */
+/* Nothing more will be looked up (its process ended) and nobody resolves
+ * its code IDs (names are interned by content): free every entry and the
+ * index, keep the counters (the session's figures add them up). */
 void codecache_seal(struct code_cache *c);
 
 /* The target may have freed code objects: re-check entries on next use. */

@@ -237,6 +237,34 @@ tcache_release(struct stackwalk *w, struct tcache *tc)
 	}
 }
 
+/* What only sampling needs, freed when the walker is (or its process
+ * ends: stackwalk_retire): read scratch, outputs, the gone-slot ring, the
+ * task-id map. */
+static void
+free_sampling_state(struct stackwalk *w)
+{
+	free(w->arena);
+	w->arena = NULL;
+	free(w->chain);
+	w->chain = NULL;
+	w->chain_cap = 0;
+	free(w->ra_buf);
+	w->ra_buf = NULL;
+	free(w->segs);
+	w->segs = NULL;
+	free(w->spans);
+	w->spans = NULL;
+	free(w->out);
+	free(w->out_tc);
+	w->out = NULL;
+	w->out_tc = NULL;
+	w->nout = w->out_cap = 0;
+	free(w->gone);
+	w->gone = NULL;
+	w->gone_head = w->ngone = w->gone_cap = 0;
+	tidmap_free(&w->tids);
+}
+
 void
 stackwalk_free(struct stackwalk *w)
 {
@@ -259,17 +287,9 @@ stackwalk_free(struct stackwalk *w)
 	for (uint32_t i = 0; i < w->nretired; i++)
 		free(w->retired[(w->retired_head + i) % w->retired_cap].name);
 	free(w->retired);
-	free(w->gone);
-	tidmap_free(&w->tids);
+	free_sampling_state(w);
 	codecache_free(&w->codes);
 	intern_free(&w->own_in);
-	free(w->arena);
-	free(w->ra_buf);
-	free(w->segs);
-	free(w->spans);
-	free(w->chain);
-	free(w->out);
-	free(w->out_tc);
 	free(w);
 }
 
@@ -288,39 +308,10 @@ stackwalk_retire(struct stackwalk *w, uint64_t now_ns)
 	w->ninterps = 0;
 	free(w->interps);
 	w->interps = NULL;
-	/* Only what resolves the IDs consumers hold stays: the interned
-	 * stacks and frames, the code entries and the thread slots. */
-	free(w->arena);
-	w->arena = NULL;
-	free(w->chain);
-	w->chain = NULL;
-	w->chain_cap = 0;
-	free(w->ra_buf);
-	w->ra_buf = NULL;
-	free(w->segs);
-	w->segs = NULL;
-	free(w->spans);
-	w->spans = NULL;
-	free(w->out);
-	free(w->out_tc);
-	w->out = NULL;
-	w->out_tc = NULL;
-	w->nout = w->out_cap = 0;
-	free(w->gone);
-	w->gone = NULL;
-	w->gone_head = w->ngone = w->gone_cap = 0;
-	tidmap_free(&w->tids);
-	/* The names are in the intern: the code cache serves lookups alone.
-	 * Its counters stay (they are read for the session's figures). */
-	uint64_t hits = w->codes.hits, misses = w->codes.misses, rechecks = w->codes.rechecks,
-		 replaced = w->codes.replaced;
-	codecache_free(&w->codes);
-	w->codes.hits = hits;
-	w->codes.misses = misses;
-	w->codes.rechecks = rechecks;
-	w->codes.replaced = replaced;
-	if (w->in == &w->own_in)
-		intern_seal(w->in);
+	/* Only what resolves the IDs consumers hold stays: the intern and the
+	 * thread slots (the code cache's names are in the intern). */
+	free_sampling_state(w);
+	codecache_seal(&w->codes);
 }
 
 const struct intern *
