@@ -36,7 +36,7 @@ static struct procset PS;
 static int
 one_process(void)
 {
-	PS.slots = W.slots;
+	PS.threads.log = W.slots;
 	PS.procs = appendlog_new(sizeof(struct proc_info), 4);
 	if (!PS.procs)
 		return -1;

@@ -37,13 +37,13 @@ gather(const struct ui *u, uint32_t nprocs)
 	for (uint32_t p = 0; p < nprocs; p++)
 		rows[p].busiest = -1;
 	const struct procset *ps = &u->s->sampler.procs;
-	uint32_t nslots = appendlog_count(ps->slots);
+	uint32_t nslots = appendlog_count(ps->threads.log);
 	int sc = u->scope;
 	for (uint32_t i = 0; i < u->agg.nthreads && i < nslots; i++) {
 		const struct agg_thread *t = &u->agg.threads[i];
 		if (!t->seen)
 			continue;
-		uint32_t p = procset_slot(ps, i)->proc;
+		uint32_t p = t->proc;
 		if (p >= nprocs)
 			continue;
 		struct proc_row *r = &rows[p];

@@ -114,7 +114,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 	if (per_process)
 		t->cap += nprocs;
 	if (per_thread)
-		t->cap += appendlog_count(ps->slots) + (uint32_t)(p->count < t->cap ? p->count : 0);
+		t->cap += appendlog_count(ps->threads.log) + (uint32_t)(p->count < t->cap ? p->count : 0);
 	t->nslots = 4096;
 	while (t->nslots < t->cap * 2)
 		t->nslots *= 2;
@@ -132,7 +132,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;
-		uint32_t proc = profile_entry_proc(ps, e);
+		uint32_t proc = profile_entry_proc(e);
 		if (!procset_at(ps, proc)->walk)
 			continue;
 		const struct intern *in = &ps->in;
@@ -152,7 +152,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 		if (n == 0)
 			path[n++] = NO_FRAMES;
 		if (per_thread)
-			path[n++] = THREAD_BIT | e->thread_slot;
+			path[n++] = THREAD_BIT | profile_entry_thread(ps, e);
 		if (per_process)
 			path[n++] = PROC_BIT | proc;
 		uint32_t node = 0;
@@ -193,7 +193,7 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 	uint32_t frame = n->frame;
 	if (frame == NO_FRAMES) {
 		snprintf(buf, len, "<no Python frames>");
-	} else if ((frame & THREAD_BIT) && (frame & ~THREAD_BIT) >= appendlog_count(ps->slots)) {
+	} else if ((frame & THREAD_BIT) && (frame & ~THREAD_BIT) >= appendlog_count(ps->threads.log)) {
 		snprintf(buf, len, "exited threads");
 	} else if (frame & PROC_BIT && !(frame & THREAD_BIT)) {
 		const struct proc_info *p = procset_at(ps, frame & ~PROC_BIT);

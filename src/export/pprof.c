@@ -266,7 +266,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;
-		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, e));
+		const struct proc_info *proc = procset_at(ps, profile_entry_proc(e));
 		if (!proc->walk)
 			continue;
 		const struct intern *in = &ps->in;
@@ -335,14 +335,14 @@ pprof_write(const struct profile *p, const struct procset *ps,
 
 		struct label labels[4];
 		int nl = 0;
-		if (e->thread_slot < appendlog_count(ps->slots)) {
+		if (profile_entry_thread(ps, e) != PROFILE_EXITED_SLOT) {
 			const struct thread_slot *ts = procset_slot(ps, e->thread_slot);
 			const char *tname = atomic_load_explicit(&((struct thread_slot *)ts)->name,
 								 memory_order_acquire);
 			labels[nl++] = (struct label){.key = s_tid, .num = (int64_t)ts->native_tid};
 			labels[nl++] = (struct label){.key = s_tname,
 						      .str = strtab_add_target(&st, tname ? tname : "?")};
-		} else { /* the live view's bucket of threads that left */
+		} else { /* threads that left (the live view's bucket, slots given away) */
 			labels[nl++] = (struct label){.key = s_tname,
 						      .str = strtab_add(&st, "exited threads")};
 		}

@@ -79,14 +79,19 @@ profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_
 }
 
 bool
-profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter)
+profile_add(struct profile *p, const struct procset *ps, const struct sample_record *rec,
+	    enum profile_filter filter)
 {
 	if ((filter == PROFILE_CPU && !(rec->state & TT_THREAD_ON_CPU)) ||
 	    (filter == PROFILE_GIL && !(rec->state & TT_THREAD_GIL))) {
 		p->idle_skipped += rec->weight;
 		return true;
 	}
-	return profile_add_weight(p, rec->thread_slot, rec->stack_id, rec->weight);
+	uint32_t proc = ps && rec->thread_slot < appendlog_count(ps->threads.log)
+				? procset_proc_of_sample(ps, rec->thread_slot, rec->time_ns)
+				: 0;
+	return profile_add_proc_weight(p, rec->thread_slot, (uint16_t)proc, rec->stack_id,
+				       rec->weight);
 }
 
 /* Escape for the folded format: terminal-safe, and ';' (the frame
@@ -164,10 +169,11 @@ profile_process_label(const struct proc_info *p, char *buf, size_t len)
 }
 
 static void
-thread_label(const struct procset *ps, uint16_t slot, char *buf, size_t len)
+thread_label(const struct procset *ps, uint32_t slot, char *buf, size_t len)
 {
-	if (slot >= appendlog_count(ps->slots)) {
-		/* The live view's bucket of threads that left the target. */
+	if (slot == PROFILE_EXITED_SLOT) {
+		/* Threads that left, their slots given to other processes' threads
+		 * (and the live view's bucket of them). */
 		snprintf(buf, len, "exited threads");
 		return;
 	}
@@ -189,7 +195,7 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 	uint32_t cap = 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < p->count; i++) {
-		const struct proc_info *proc = procset_at(ps, profile_entry_proc(ps, &v[i]));
+		const struct proc_info *proc = procset_at(ps, profile_entry_proc(&v[i]));
 		const struct intern *in = &ps->in;
 		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
 		if (depth > cap) {
@@ -213,7 +219,7 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 		}
 		if (per_thread) {
 			char label[300];
-			thread_label(ps, v[i].thread_slot, label, sizeof label);
+			thread_label(ps, profile_entry_thread(ps, &v[i]), label, sizeof label);
 			fprintf(f, "%s%s", first ? "" : ";", label);
 			first = false;
 		}
@@ -232,6 +238,21 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 	free(ids);
 	free(v);
 	return rc == 0 && !ferror(f) ? 0 : -1;
+}
+
+/* Which speedscope profile an entry is in: its thread, and its process
+ * when profiles are per process. */
+static uint64_t
+entry_key(const struct procset *ps, const struct profile_entry *e, bool per_process)
+{
+	return (uint64_t)profile_entry_thread(ps, e) << 32 | (per_process ? e->proc : 0);
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
 }
 
 int
@@ -259,25 +280,37 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		fprintf(f, ", \"line\": %d}", fr->line);
 	}
 	fputs("]},\n \"profiles\": [", f);
-	/* One profile per thread, in order of first appearance. */
-	uint32_t nthreads = appendlog_count(ps->slots);
+	/* One profile per thread (per process and thread), in slot order. */
+	uint64_t *keys = malloc((p->count ? p->count : 1) * sizeof *keys);
+	if (!keys) {
+		free(v);
+		return -1;
+	}
+	for (uint32_t i = 0; i < p->count; i++)
+		keys[i] = entry_key(ps, &v[i], per_process);
+	qsort(keys, p->count, sizeof *keys, cmp_u64);
 	bool first_profile = true;
-	for (uint32_t t = 0; t < nthreads; t++) {
-		uint64_t total = 0;
-		for (uint32_t i = 0; i < p->count; i++)
-			if (v[i].thread_slot == t)
-				total += v[i].weight;
-		if (!total)
+	for (uint32_t k = 0; k < p->count; k++) {
+		if (k && keys[k] == keys[k - 1])
 			continue;
-		const struct proc_info *proc = procset_of_slot(ps, t);
+		uint32_t t = (uint32_t)(keys[k] >> 32);
+		uint64_t total = 0;
+		const struct profile_entry *some = NULL;
+		for (uint32_t i = 0; i < p->count; i++) {
+			if (entry_key(ps, &v[i], per_process) == keys[k]) {
+				total += v[i].weight;
+				some = &v[i];
+			}
+		}
 		char label[600];
 		if (per_process) {
-			profile_process_label(proc, label, sizeof label);
+			profile_process_label(procset_at(ps, profile_entry_proc(some)), label,
+					      sizeof label);
 			size_t used = strlen(label);
 			label[used++] = ' ';
-			thread_label(ps, (uint16_t)t, label + used, sizeof label - used);
+			thread_label(ps, t, label + used, sizeof label - used);
 		} else {
-			thread_label(ps, (uint16_t)t, label, sizeof label);
+			thread_label(ps, t, label, sizeof label);
 		}
 		fprintf(f, "%s\n  {\"type\": \"sampled\", \"name\": ", first_profile ? "" : ",");
 		json_put_string(f, label);
@@ -285,7 +318,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 			(double)total * interval_s);
 		bool first = true;
 		for (uint32_t i = 0; i < p->count; i++) {
-			if (v[i].thread_slot != t)
+			if (entry_key(ps, &v[i], per_process) != keys[k])
 				continue;
 			fprintf(f, "%s[", first ? "" : ", ");
 			uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
@@ -293,14 +326,15 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 			uint32_t stackbuf[256];
 			uint32_t *ids = depth <= 256 ? stackbuf : malloc(depth * sizeof *ids);
 			if (!ids) {
+				free(keys);
 				free(v);
 				return -1;
 			}
 			uint32_t n = 0;
 			for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
 				ids[n++] = intern_stack_at(in, s)->frame;
-			for (uint32_t k = n; k-- > 0;)
-				fprintf(f, "%s%u", k + 1 == n ? "" : ",", ids[k] - 1);
+			for (uint32_t d = n; d-- > 0;)
+				fprintf(f, "%s%u", d + 1 == n ? "" : ",", ids[d] - 1);
 			if (ids != stackbuf)
 				free(ids);
 			fputc(']', f);
@@ -309,7 +343,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		fputs("],\n   \"weights\": [", f);
 		first = true;
 		for (uint32_t i = 0; i < p->count; i++) {
-			if (v[i].thread_slot != t)
+			if (entry_key(ps, &v[i], per_process) != keys[k])
 				continue;
 			fprintf(f, "%s%.6f", first ? "" : ", ", (double)v[i].weight * interval_s);
 			first = false;
@@ -317,6 +351,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		fputs("]}", f);
 		first_profile = false;
 	}
+	free(keys);
 	fputs("]}\n", f);
 	free(v);
 	return ferror(f) ? -1 : 0;

@@ -15,7 +15,8 @@
 struct profile_entry {
 	uint32_t stack_id;
 	uint16_t thread_slot;
-	uint16_t proc;            /* process index, for the exited bucket's slot only */
+	uint16_t proc;            /* its thread's process (slots go from one process's
+				     threads to another's) */
 	uint64_t weight;
 };
 
@@ -34,19 +35,34 @@ enum profile_filter {
 
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
-bool profile_add(struct profile *p, const struct sample_record *rec, enum profile_filter filter);
+/* ps: whose threads the records' slots name (NULL: process 0's). */
+bool profile_add(struct profile *p, const struct procset *ps, const struct sample_record *rec,
+		 enum profile_filter filter);
 bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight);
 /* The same for a slot that names no thread (the live view's exited bucket,
  * which holds every process's stacks): proc says whose stack it is. */
 bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
 			     uint64_t weight);
 
-/* The process whose IDs an entry's stack is in. */
+/* The process of an entry's thread. */
 static inline uint32_t
-profile_entry_proc(const struct procset *ps, const struct profile_entry *e)
+profile_entry_proc(const struct profile_entry *e)
 {
-	return e->thread_slot < appendlog_count(ps->slots) ? procset_slot(ps, e->thread_slot)->proc
-							    : e->proc;
+	return e->proc;
+}
+
+/* The slot whose thread an entry is labelled with: its own while the
+ * slot's occupant is of the entry's process, else PROFILE_EXITED_SLOT (its
+ * thread left and the slot went to another process's thread; and the live
+ * view's bucket of exited threads). */
+#define PROFILE_EXITED_SLOT 0xffffu
+static inline uint32_t
+profile_entry_thread(const struct procset *ps, const struct profile_entry *e)
+{
+	return e->thread_slot < appendlog_count(ps->threads.log) &&
+			       procset_slot(ps, e->thread_slot)->proc == e->proc
+		       ? e->thread_slot
+		       : PROFILE_EXITED_SLOT;
 }
 
 /* Folded stacks: one line per distinct stack, root first, frames

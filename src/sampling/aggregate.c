@@ -169,7 +169,7 @@ fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 {
 	if (!a->procs || !a->nthreads)
 		return;
-	const struct appendlog *slots = a->procs->slots;
+	const struct appendlog *slots = a->procs->threads.log;
 	uint32_t nslots = appendlog_count(slots), gone = 0, due = 0;
 	uint8_t *fold = calloc(a->nthreads, 1);
 	if (!fold)
@@ -190,7 +190,7 @@ fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 			due += fold[i] == 2;
 		}
 	}
-	bool all_gone = gone > STACKWALK_KEEP_GONE / 2;
+	bool all_gone = gone > THREADSLOTS_KEEP_GONE / 2;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < a->nthreads; i++) {
 		fold[i] = fold[i] == 2 || (fold[i] == 1 && all_gone);
@@ -206,7 +206,7 @@ fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 				if (!fold[i])
 					continue;
 				add_thread(&a->exited, &a->threads[i]);
-				struct agg_thread *pe = exited_of(a, procset_slot(a->procs, i)->proc);
+				struct agg_thread *pe = exited_of(a, a->threads[i].proc);
 				if (pe)
 					add_thread(pe, &a->threads[i]);
 				memset(&a->threads[i], 0, sizeof a->threads[i]);
@@ -271,11 +271,10 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 	struct agg_thread *t, *pe = NULL;
 	uint64_t born = 0;
 	uint16_t proc = 0;
-	if (a->procs && slot < appendlog_count(a->procs->slots)) {
+	if (a->procs && slot < appendlog_count(a->procs->threads.log)) {
 		const struct thread_slot *ts = procset_slot(a->procs, slot);
 		born = atomic_load_explicit(&((struct thread_slot *)ts)->born_ns, memory_order_acquire);
-		/* A slot is only reused within its process: the old occupant's too. */
-		proc = (uint16_t)ts->proc;
+		proc = (uint16_t)procset_proc_of_sample(a->procs, slot, rec->time_ns);
 	}
 	if (rec->time_ns < born) {
 		/* Taken before the slot's thread was born: its previous thread's,
@@ -294,6 +293,7 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 				return false;
 		}
 		t->born_ns = born;
+		t->proc = proc;
 	}
 	bool fresh;
 	struct agg_entry *e = probe(a->entries, a->nslots, slot, proc, cls, rec->stack_id, &fresh);

@@ -56,6 +56,7 @@ struct agg_thread {
 	uint8_t last_state;
 	uint64_t last_time_ns;
 	uint64_t born_ns;       /* which occupant of the slot this is (thread_slot.born_ns) */
+	uint32_t proc;          /* its process (slots go from one process's threads to another's) */
 };
 
 /* Counts of threads that left the target long enough ago are folded into

@@ -17,9 +17,9 @@
 int
 procset_init(struct procset *ps)
 {
+	memset(ps, 0, sizeof *ps);
 	ps->procs = appendlog_new(sizeof(struct proc_info), PROCSET_MAX);
-	ps->slots = appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
-	if (!ps->procs || !ps->slots || intern_init(&ps->in) != 0) {
+	if (!ps->procs || threadslots_init(&ps->threads) != 0 || intern_init(&ps->in) != 0) {
 		procset_free(ps);
 		return -1;
 	}
@@ -38,15 +38,8 @@ procset_free(struct procset *ps)
 		}
 		appendlog_free(ps->procs);
 	}
-	if (ps->slots) {
-		uint32_t n = appendlog_count(ps->slots);
-		for (uint32_t i = 0; i < n; i++) {
-			struct thread_slot *s = appendlog_at(ps->slots, i);
-			free(atomic_load_explicit(&s->name, memory_order_relaxed));
-		}
-		appendlog_free(ps->slots);
-	}
-	ps->procs = ps->slots = NULL;
+	threadslots_free(&ps->threads);
+	ps->procs = NULL;
 	intern_free(&ps->in);
 }
 
@@ -68,7 +61,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	}
 	memset(p, 0, sizeof *p);   /* an earlier failed add may have used it */
 	uint32_t i = appendlog_count(ps->procs);
-	tt_status st = stackwalk_new_shared(copy, o, ps->slots, &ps->in, i, &p->walk, err);
+	tt_status st = stackwalk_new_shared(copy, o, &ps->threads, &ps->in, i, &p->walk, err);
 	if (st != TT_OK) {
 		free(copy);
 		return st;

@@ -55,7 +55,8 @@ struct proc_info {
 
 struct procset {
 	struct appendlog *procs;     /* struct proc_info */
-	struct appendlog *slots;     /* struct thread_slot, shared by every walker */
+	struct thread_slots threads; /* shared by every walker: a slot may go from an
+					exited process's thread to another's */
 	/* Every walker's functions, frames and stacks, in one table: a tree's
 	 * workers run the same code, and an exited process keeps nothing. */
 	struct intern in;
@@ -126,14 +127,32 @@ procset_state_label(const struct proc_info *p)
 static inline const struct thread_slot *
 procset_slot(const struct procset *ps, uint32_t slot)
 {
-	return appendlog_at(ps->slots, slot);
+	return threadslots_at(&ps->threads, slot);
 }
 
-/* The process of a thread slot. */
+/* The process of a thread slot's current occupant. */
 static inline struct proc_info *
 procset_of_slot(const struct procset *ps, uint32_t slot)
 {
 	return procset_at(ps, procset_slot(ps, slot)->proc);
+}
+
+/* The process whose thread took a sample of `slot` at time_ns (since the
+ * epoch): the slot's occupant's, or the previous occupant's for a sample
+ * taken before the occupant was born (slots go from an exited process's
+ * threads to another's). */
+static inline uint32_t
+procset_proc_of_sample(const struct procset *ps, uint32_t slot, uint64_t time_ns)
+{
+	struct thread_slot *s = threadslots_at(&ps->threads, slot);
+	for (;;) {
+		uint64_t born = atomic_load_explicit(&s->born_ns, memory_order_acquire);
+		uint32_t proc = time_ns < born ? s->prev_proc : s->proc;
+		/* the sampler gave the slot away meanwhile: read again */
+		atomic_thread_fence(memory_order_acquire);
+		if (atomic_load_explicit(&s->born_ns, memory_order_acquire) == born)
+			return proc;
+	}
 }
 
 /* Seconds of sampled life of every process (for a per-process rate's

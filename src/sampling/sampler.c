@@ -166,7 +166,7 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->threads, c.threads_seen);
 	stat_set(&st->threads_gone, c.threads_gone);
 	stat_set(&st->threads_revived, c.slots_revived);
-	stat_set(&st->thread_slots, appendlog_count(s->procs.slots));
+	stat_set(&st->thread_slots, appendlog_count(s->procs.threads.log));
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }
 

@@ -110,14 +110,6 @@ struct span {
 	bool ok;
 };
 
-/* A reader (the UI drawing a screen) holds a name pointer for
- * milliseconds: a replaced name is freed this long after. */
-#define NAME_GRACE_NS (10ull * 1000000000ull)
-
-struct retired_name {
-	char *name;
-	uint64_t at;
-};
 
 struct stackwalk {
 	struct target *t;
@@ -127,8 +119,8 @@ struct stackwalk {
 	struct code_cache codes;
 	struct intern *in;           /* own_in, or one shared with other walkers */
 	struct intern own_in;
-	struct appendlog *slots;
-	bool owns_slots;
+	struct thread_slots *slots;  /* own_slots, or one shared with other walkers */
+	struct thread_slots own_slots;
 	uint32_t proc;
 	struct interp *interps;      /* MAX_INTERPS of them, freed when the process ends */
 	uint32_t ninterps;
@@ -153,12 +145,6 @@ struct stackwalk {
 	 * the running asyncio task (ts_running_task, 0 when not read) */
 	uint64_t ts_len, ts_running_task;
 	int open_fds;
-	struct retired_name *retired; /* replaced names, freed once no reader can hold them */
-	uint32_t retired_head, nretired, retired_cap;
-	/* Slots of this walker's gone threads, oldest first (a ring). Slots are
-	 * reused only within their process, so one never mixes two processes. */
-	uint32_t *gone;
-	uint32_t gone_head, ngone, gone_cap;
 	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
 	struct walk_counters c;
@@ -194,7 +180,7 @@ stackwalk_new(struct target *t, const struct stackwalk_options *o, struct stackw
 
 tt_status
 stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
-		     struct appendlog *slots, struct intern *in, uint32_t proc,
+		     struct thread_slots *slots, struct intern *in, uint32_t proc,
 		     struct stackwalk **out, struct tt_error *err)
 {
 	struct stackwalk *w = calloc(1, sizeof *w);
@@ -215,11 +201,11 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	w->interps = calloc(MAX_INTERPS, sizeof *w->interps);
 	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
 	w->proc = proc;
-	w->owns_slots = slots == NULL;
 	w->in = in ? in : &w->own_in;
-	w->slots = slots ? slots : appendlog_new(sizeof(struct thread_slot), STACKWALK_MAX_SLOTS);
-	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->interps || !w->slots ||
-	    codecache_init(&w->codes) != 0 || (!in && intern_init(&w->own_in) != 0)) {
+	w->slots = slots ? slots : &w->own_slots;
+	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->interps ||
+	    codecache_init(&w->codes) != 0 || (!in && intern_init(&w->own_in) != 0) ||
+	    (!slots && threadslots_init(&w->own_slots) != 0)) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	}
@@ -238,8 +224,7 @@ tcache_release(struct stackwalk *w, struct tcache *tc)
 }
 
 /* What only sampling needs, freed when the walker is (or its process
- * ends: stackwalk_retire): read scratch, outputs, the gone-slot ring, the
- * task-id map. */
+ * ends: stackwalk_retire): read scratch, outputs, the task-id map. */
 static void
 free_sampling_state(struct stackwalk *w)
 {
@@ -259,9 +244,6 @@ free_sampling_state(struct stackwalk *w)
 	w->out = NULL;
 	w->out_tc = NULL;
 	w->nout = w->out_cap = 0;
-	free(w->gone);
-	w->gone = NULL;
-	w->gone_head = w->ngone = w->gone_cap = 0;
 	tidmap_free(&w->tids);
 }
 
@@ -276,17 +258,7 @@ stackwalk_free(struct stackwalk *w)
 		free(w->interps[i].threads);
 	}
 	free(w->interps);
-	if (w->slots && w->owns_slots) {
-		uint32_t n = appendlog_count(w->slots);
-		for (uint32_t i = 0; i < n; i++) {
-			struct thread_slot *s = appendlog_at(w->slots, i);
-			free(atomic_load_explicit(&s->name, memory_order_relaxed));
-		}
-		appendlog_free(w->slots);
-	}
-	for (uint32_t i = 0; i < w->nretired; i++)
-		free(w->retired[(w->retired_head + i) % w->retired_cap].name);
-	free(w->retired);
+	threadslots_free(&w->own_slots);
 	free_sampling_state(w);
 	codecache_free(&w->codes);
 	intern_free(&w->own_in);
@@ -329,7 +301,7 @@ stackwalk_codes(const struct stackwalk *w)
 const struct appendlog *
 stackwalk_slots(const struct stackwalk *w)
 {
-	return w->slots;
+	return w->slots->log;
 }
 
 const struct walk_counters *
@@ -342,33 +314,6 @@ stackwalk_counters(const struct stackwalk *w)
  * Kernel-side thread facts: on-CPU state and names
  * ------------------------------------------------------------------- */
 
-/* A reader may be using a replaced name: free it only after a grace period
- * (and free those whose grace has passed). */
-static bool
-retire_name(struct stackwalk *w, char *name, uint64_t now)
-{
-	while (w->nretired && now - w->retired[w->retired_head].at >= NAME_GRACE_NS) {
-		free(w->retired[w->retired_head].name);
-		w->retired_head = (w->retired_head + 1) % w->retired_cap;
-		w->nretired--;
-	}
-	if (w->nretired == w->retired_cap) {
-		uint32_t cap = w->retired_cap ? w->retired_cap * 2 : 64;
-		struct retired_name *r = malloc(cap * sizeof *r);
-		if (!r)
-			return false;
-		for (uint32_t i = 0; i < w->nretired; i++)
-			r[i] = w->retired[(w->retired_head + i) % w->retired_cap];
-		free(w->retired);
-		w->retired = r;
-		w->retired_cap = cap;
-		w->retired_head = 0;
-	}
-	w->retired[(w->retired_head + w->nretired++) % w->retired_cap] =
-		(struct retired_name){.name = name, .at = now};
-	return true;
-}
-
 static void
 refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
@@ -379,18 +324,7 @@ refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	taskinfo_comm(w->t->pid, (long)tc->native_tid, name, sizeof name);
 	if (!name[0])
 		return;
-	struct thread_slot *s = appendlog_at(w->slots, tc->slot);
-	char *old = atomic_load_explicit(&s->name, memory_order_relaxed);
-	if (old && strcmp(old, name) == 0)
-		return;
-	char *copy = strdup(name);
-	if (!copy)
-		return;
-	if (old && !retire_name(w, old, now)) {
-		free(copy);
-		return;
-	}
-	atomic_store_explicit(&s->name, copy, memory_order_release);
+	threadslots_set_name(w->slots, tc->slot, name, now - w->epoch_ns);
 }
 
 static void resolve_tid(struct stackwalk *w, struct tcache *tc, bool only_thread);
@@ -414,7 +348,7 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 		if (!tc->tid_unknown) {
 			/* Its slot learns the task: ids first, then the flag the
 			 * readers test before they use them. */
-			struct thread_slot *s = appendlog_at(w->slots, tc->slot);
+			struct thread_slot *s = threadslots_at(w->slots, tc->slot);
 			s->native_tid = tc->native_tid;
 			s->ns_tid = tc->ns_tid;
 			atomic_store_explicit(&s->tid_unknown, false, memory_order_release);
@@ -486,23 +420,8 @@ slot_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
 	if (tc->slot == UINT32_MAX)
 		return;
-	struct thread_slot *s = appendlog_at(w->slots, tc->slot);
-	atomic_store_explicit(&s->gone_ns, now - w->epoch_ns ? now - w->epoch_ns : 1,
-			      memory_order_release);
+	threadslots_gone(w->slots, tc->slot, now - w->epoch_ns);
 	w->c.threads_gone++;
-	if (w->ngone == w->gone_cap) {
-		uint32_t cap = w->gone_cap ? w->gone_cap * 2 : 256;
-		uint32_t *g = malloc(cap * sizeof *g);
-		if (!g)
-			return; /* the slot is simply not reused */
-		for (uint32_t i = 0; i < w->ngone; i++)
-			g[i] = w->gone[(w->gone_head + i) % w->gone_cap];
-		free(w->gone);
-		w->gone = g;
-		w->gone_cap = cap;
-		w->gone_head = 0;
-	}
-	w->gone[(w->gone_head + w->ngone++) % w->gone_cap] = tc->slot;
 	tc->slot = UINT32_MAX;
 }
 
@@ -513,96 +432,27 @@ release_gone(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	tcache_release(w, tc);
 }
 
-/* The oldest gone thread's slot, if it has waited long enough (or too many
- * wait, or no slot is left). */
-static struct thread_slot *
-reuse_slot(struct stackwalk *w, uint64_t now, uint32_t *idx)
-{
-	while (w->ngone && w->gone[w->gone_head] == UINT32_MAX) { /* revived */
-		w->gone_head = (w->gone_head + 1) % w->gone_cap;
-		w->ngone--;
-	}
-	if (!w->ngone)
-		return NULL;
-	uint32_t i = w->gone[w->gone_head];
-	struct thread_slot *s = appendlog_at(w->slots, i);
-	uint64_t gone = atomic_load_explicit(&s->gone_ns, memory_order_relaxed);
-	if (w->ngone <= STACKWALK_KEEP_GONE && now - w->epoch_ns - gone < STACKWALK_GONE_NS &&
-	    appendlog_count(w->slots) < STACKWALK_MAX_SLOTS)
-		return NULL;
-	char *name = atomic_load_explicit(&s->name, memory_order_relaxed);
-	if (name && !retire_name(w, name, now))
-		return NULL;
-	w->gone_head = (w->gone_head + 1) % w->gone_cap;
-	w->ngone--;
-	w->c.slots_reused++;
-	*idx = i;
-	return s;
-}
-
-/* A thread list read while threads come and go can skip a live thread (a
- * freed thread state reused by a new thread links past it): the thread
- * seems gone, and is back at the next read. It gets its slot back, not a
- * new one, if its slot was among the last ones given up. */
-static bool
-revive_slot(struct stackwalk *w, struct tcache *tc)
-{
-	for (uint32_t k = 0; k < w->ngone && k < 64; k++) {
-		uint32_t *e = &w->gone[(w->gone_head + w->ngone - 1 - k) % w->gone_cap];
-		if (*e == UINT32_MAX)
-			continue;
-		struct thread_slot *s = appendlog_at(w->slots, *e);
-		if (s->native_tid != tc->native_tid)
-			continue;
-		tc->slot = *e;
-		*e = UINT32_MAX;
-		atomic_store_explicit(&s->gone_ns, 0, memory_order_release);
-		w->c.threads_gone--;
-		w->c.slots_revived++;
-		return true;
-	}
-	return false;
-}
-
 static tt_status
 new_slot(struct stackwalk *w, struct tcache *tc, int64_t interp_id, uint64_t now,
 	 struct tt_error *err)
 {
-	if (revive_slot(w, tc)) {
-		tc->born_ns = now;
-		tc->name_reads = 1;
-		return TT_OK;
+	struct slot_owner who = {.native_tid = tc->native_tid, .ns_tid = tc->ns_tid,
+				 .tid_unknown = tc->tid_unknown, .interp_id = interp_id,
+				 .proc = w->proc};
+	bool revived;
+	tt_status st = threadslots_take(w->slots, &who, now - w->epoch_ns, &tc->slot, &revived, err);
+	if (st != TT_OK) {
+		tc->slot = UINT32_MAX;
+		return st;
 	}
-	uint32_t idx;
-	struct thread_slot *s = reuse_slot(w, now, &idx);
-	if (s) {
-		atomic_store_explicit(&s->name, NULL, memory_order_relaxed);
-		s->native_tid = tc->native_tid;
-		s->ns_tid = tc->ns_tid;
-		atomic_store_explicit(&s->tid_unknown, tc->tid_unknown, memory_order_relaxed);
-		s->interp_id = interp_id;
-		s->proc = w->proc;
-		atomic_store_explicit(&s->gone_ns, 0, memory_order_relaxed);
-		/* Last: a consumer that sees the new birth sees the new thread. */
-		atomic_store_explicit(&s->born_ns, now - w->epoch_ns, memory_order_release);
-		tc->slot = idx;
-	} else {
-		s = appendlog_reserve(w->slots);
-		if (!s)
-			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads alive at once");
-		s->native_tid = tc->native_tid;
-		s->ns_tid = tc->ns_tid;
-		atomic_init(&s->tid_unknown, tc->tid_unknown);
-		s->interp_id = interp_id;
-		s->proc = w->proc;
-		atomic_init(&s->name, NULL);
-		atomic_init(&s->born_ns, now - w->epoch_ns);
-		atomic_init(&s->gone_ns, 0);
-		tc->slot = appendlog_publish(w->slots);
-	}
-	w->c.threads_seen++;
 	tc->born_ns = now;
 	tc->name_reads = 1;
+	if (revived) {
+		w->c.threads_gone--;
+		w->c.slots_revived++;
+		return TT_OK;
+	}
+	w->c.threads_seen++;
 	refresh_name(w, tc, now);
 	return TT_OK;
 }

@@ -29,33 +29,7 @@
 #include "error.h"
 #include "intern.h"
 #include "target.h"
-
-/* A thread as the consumers see it; slots live in an appendlog. A slot
- * names one OS thread at a time: once its thread has been gone for a while
- * (STACKWALK_GONE_NS, or sooner when more than STACKWALK_KEEP_GONE threads
- * are gone) the slot is given to a new thread, so that memory follows the
- * threads alive, not every thread the target ever had. Consumers tell
- * occupants apart by born_ns: a sample taken before it was the previous
- * occupant's. */
-struct thread_slot {
-	uint64_t native_tid;      /* its task's id in our PID namespace (tidmap.h) */
-	uint64_t ns_tid;          /* its id in its own PID namespace (a container's):
-				     native_tid outside one */
-	_Atomic bool tid_unknown; /* no task of the process is known to be it: native_tid
-				     is its recorded id and nothing is read of the kernel
-				     by it. Cleared (after the ids) once a thread born
-				     between two listings is found: test it first. */
-	int64_t interp_id;
-	uint32_t proc;            /* the walker's process index (0 when not shared) */
-	_Atomic(char *) name;     /* kernel thread name, refreshed while young */
-	_Atomic uint64_t born_ns; /* when this occupant got the slot, since the epoch */
-	_Atomic uint64_t gone_ns; /* when its thread left the target's list; 0 while alive */
-};
-
-/* Slots (ring records carry 16 bits; 0xffff is the consumers' "exited threads"). */
-#define STACKWALK_MAX_SLOTS 65535u
-#define STACKWALK_GONE_NS (60ull * 1000000000ull)
-#define STACKWALK_KEEP_GONE 4096u
+#include "threadslots.h"
 
 /* One thread's part of a sample. */
 struct walk_thread {
@@ -78,7 +52,6 @@ struct walk_counters {
 	uint64_t popped_tops;     /* top frame popped between reading it and its thread */
 	uint64_t threads_seen;    /* OS threads ever seen */
 	uint64_t threads_gone;    /* ... of which left the target */
-	uint64_t slots_reused;
 	uint64_t slots_revived;   /* threads a torn list read had dropped, back in their slot */
 };
 
@@ -96,11 +69,11 @@ void stackwalk_default_options(struct stackwalk_options *o);
 
 tt_status stackwalk_new(struct target *t, const struct stackwalk_options *o,
 			struct stackwalk **out, struct tt_error *err);
-/* A walker whose thread slots go into a log shared with other walkers
- * (not owned: its owner frees the slots and their names), marked proc, and
- * that interns into a shared intern (NULL: its own). */
+/* A walker whose threads take slots in a table shared with other walkers
+ * (not owned), marked proc, and that interns into a shared intern (NULL:
+ * its own). */
 tt_status stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
-			       struct appendlog *slots, struct intern *in, uint32_t proc,
+			       struct thread_slots *slots, struct intern *in, uint32_t proc,
 			       struct stackwalk **out, struct tt_error *err);
 void stackwalk_free(struct stackwalk *w);
 

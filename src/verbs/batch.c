@@ -53,14 +53,14 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 		return;
 	printf("%7s %7s %-9s %4s %9s %6s %6s  %-8s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
 	       "GIL%", "CPU%", "STATE", "COMMAND");
-	uint32_t nslots = appendlog_count(ps->slots);
+	uint32_t nslots = appendlog_count(ps->threads.log);
 	for (uint32_t i = 0; i < n && i < (uint32_t)o->limit; i++) {
 		const struct proc_info *p = procset_at(ps, i);
 		uint64_t samples = 0, gil = 0, cpu = 0;
 		uint32_t threads = 0;
 		for (uint32_t k = 0; k < agg->nthreads && k < nslots; k++) {
 			const struct agg_thread *t = &agg->threads[k];
-			if (!t->seen || procset_slot(ps, k)->proc != i)
+			if (!t->seen || t->proc != i)
 				continue;
 			threads++;
 			samples += t->samples[scope];

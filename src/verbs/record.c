@@ -102,6 +102,7 @@ print_usage(FILE *f)
 
 struct profile_sink {
 	struct profile *prof;
+	const struct procset *procs;
 	enum profile_filter filter;
 	bool oom;
 };
@@ -110,14 +111,14 @@ static void
 take(void *ctx, const struct sample_record *r)
 {
 	struct profile_sink *sink = ctx;
-	if (!profile_add(sink->prof, r, sink->filter))
+	if (!profile_add(sink->prof, sink->procs, r, sink->filter))
 		sink->oom = true;
 }
 
 static void
 drain(struct sampler *s, struct profile *p, enum profile_filter filter, bool *oom)
 {
-	struct profile_sink sink = {p, filter, false};
+	struct profile_sink sink = {p, &s->procs, filter, false};
 	sampler_drain(s, take, &sink);
 	*oom |= sink.oom;
 }
