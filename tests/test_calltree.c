@@ -37,12 +37,13 @@ static int
 one_process(void)
 {
 	PS.threads.log = W.slots;
-	PS.procs = appendlog_new(sizeof(struct proc_info), 4);
+	static struct proc_info P;
+	PS.procs = appendlog_new(sizeof(_Atomic(struct proc_info *)), 4);
 	if (!PS.procs)
 		return -1;
-	struct proc_info *p = appendlog_reserve(PS.procs);
-	memset(p, 0, sizeof *p);
-	p->walk = &W;
+	_Atomic(struct proc_info *) *ref = appendlog_reserve(PS.procs);
+	P.walk = &W;
+	atomic_init(ref, &P);
 	appendlog_publish(PS.procs);
 	return 0;
 }

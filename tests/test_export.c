@@ -120,7 +120,7 @@ one_process(struct procset *ps)
 	stackwalk_default_options(&o);
 	struct tt_error err;
 	uint32_t idx;
-	if (procset_init(ps) != 0 || procset_add(ps, &t, 0, true, &o, &idx, &err) != TT_OK)
+	if (procset_init(ps) != 0 || procset_add(ps, &t, 0, true, &o, 1, &idx, &err) != TT_OK)
 		return NULL;
 	return procset_at(ps, idx)->walk;
 }

@@ -109,14 +109,21 @@ procs_draw(struct ui *u, int y, int height)
 		     theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	struct proc_row *rows = gather(u, n);
-	if (!rows)
+	uint32_t *order = procset_by_start(ps, n);
+	if (!rows || !order) {
+		free(rows);
+		free(order);
 		return y;
+	}
 	int nrows = height - 2;
-	int first = 0;
-	if (u->proc >= nrows)
-		first = u->proc - nrows + 1;
+	int first = 0, at = -1;   /* the selected process's row */
+	for (uint32_t r = 0; r < n && u->proc >= 0; r++)
+		if (order[r] == (uint32_t)u->proc)
+			at = (int)r;
+	if (at >= nrows)
+		first = at - nrows + 1;
 	for (int k = 0; k < nrows && (uint32_t)(first + k) < n; k++) {
-		uint32_t i = (uint32_t)(first + k);
+		uint32_t i = order[first + k];
 		const struct proc_info *p = procset_at(ps, i);
 		const struct proc_row *r = &rows[i];
 		enum proc_state st = procset_state(p);
@@ -174,18 +181,27 @@ procs_draw(struct ui *u, int y, int height)
 		y++;
 	}
 	free(rows);
+	free(order);
 	return y;
 }
 
 void
 procs_cycle(struct ui *u, int dir)
 {
+	/* in the panel's order: the order processes started */
 	int32_t n = (int32_t)procset_count(&u->s->sampler.procs);
-	int32_t p = u->proc + dir;
-	if (p >= n)
-		p = -1;
-	if (p < -1)
-		p = n - 1;
+	uint32_t *order = procset_by_start(&u->s->sampler.procs, (uint32_t)n);
+	int32_t at = -1;
+	for (int32_t r = 0; order && r < n && u->proc >= 0; r++)
+		if (order[r] == (uint32_t)u->proc)
+			at = r;
+	at += dir;
+	if (at >= n)
+		at = -1;
+	if (at < -1)
+		at = n - 1;
+	int32_t p = at < 0 ? -1 : order ? (int32_t)order[at] : at;
+	free(order);
 	u->proc = p;
 	/* A thread of another process is no longer a valid choice. */
 	if (u->slot >= 0 && p >= 0 &&

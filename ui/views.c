@@ -117,9 +117,11 @@ draw_header(struct ui *u, int y)
 		 s->target.layout.version_str, up);
 	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
 	if (s->sampler.cfg.follow) {
-		uint32_t live, ended;
+		uint32_t live;
+		uint64_t ended;
 		procset_counts(&s->sampler.procs, &live, &ended);
-		snprintf(buf, sizeof buf, "processes %u live / %u exited   ", live, ended);
+		snprintf(buf, sizeof buf, "processes %u live / %llu exited   ", live,
+			 (unsigned long long)ended);
 		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
 	}
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
@@ -155,7 +157,8 @@ draw_header(struct ui *u, int y)
 	x += draw_text(y, x, COLS - x, buf, theme_attr(missed >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
 	if (missed >= 10) {
 		/* Why: a busy machine, or more work per pass than the rate allows. */
-		uint32_t live, ended;
+		uint32_t live;
+		uint64_t ended;
 		procset_counts(&s->sampler.procs, &live, &ended);
 		char why[128];
 		sampler_missed_reason(st, s->rate_hz, live, why, sizeof why);
@@ -321,7 +324,7 @@ threads_panel_height(const struct ui *u)
 static const struct kwatch_entry *
 thread_kwait(const struct ui *u, uint32_t i)
 {
-	const struct thread_slot *ts = appendlog_at(stackwalk_slots(u->s->sampler.walk), i);
+	const struct thread_slot *ts = procset_slot(&u->s->sampler.procs, i);
 	/* A thread no task is known to be has no kernel state: never another's. */
 	return ts->tid_unknown ? NULL : kwatch_find(u->kw, ts->native_tid);
 }
@@ -464,7 +467,7 @@ draw_threads(struct ui *u, int y, int height)
 	draw_text(y, px, COLS - px, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
 		  theme_attr(ROLE_TABLE_HEADER));
 	y++;
-	const struct appendlog *slots = stackwalk_slots(u->s->sampler.walk);
+	const struct appendlog *slots = u->s->sampler.procs.threads.log;
 	int sc = u->scope;
 	for (uint32_t k = 0; k < norder && shown < rows; k++) {
 		uint32_t i = order[k];

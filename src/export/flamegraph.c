@@ -133,7 +133,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 		if (!e->weight)
 			continue;
 		uint32_t proc = profile_entry_proc(e);
-		if (!procset_at(ps, proc)->walk)
+		if (proc != PROFILE_EXITED_PROC && !procset_at(ps, proc)->walk)
 			continue;
 		const struct intern *in = &ps->in;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
@@ -195,6 +195,9 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 		snprintf(buf, len, "<no Python frames>");
 	} else if ((frame & THREAD_BIT) && (frame & ~THREAD_BIT) >= appendlog_count(ps->threads.log)) {
 		snprintf(buf, len, "exited threads");
+	} else if ((frame & PROC_BIT) && !(frame & THREAD_BIT) &&
+		   (frame & ~PROC_BIT) == PROFILE_EXITED_PROC) {
+		snprintf(buf, len, "exited processes");
 	} else if (frame & PROC_BIT && !(frame & THREAD_BIT)) {
 		const struct proc_info *p = procset_at(ps, frame & ~PROC_BIT);
 		sanitize_for_terminal(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", a, sizeof a);

@@ -266,8 +266,9 @@ pprof_write(const struct profile *p, const struct procset *ps,
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;
-		const struct proc_info *proc = procset_at(ps, profile_entry_proc(e));
-		if (!proc->walk)
+		uint32_t pi = profile_entry_proc(e);
+		const struct proc_info *proc = pi == PROFILE_EXITED_PROC ? NULL : procset_at(ps, pi);
+		if (proc && !proc->walk)
 			continue;
 		const struct intern *in = &ps->in;
 		uint32_t *ploc = loc_of, *pfunc = func_of;
@@ -346,7 +347,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 			labels[nl++] = (struct label){.key = s_tname,
 						      .str = strtab_add(&st, "exited threads")};
 		}
-		if (meta->per_process)
+		if (meta->per_process && proc)
 			labels[nl++] = (struct label){.key = s_pid, .num = (int64_t)proc->pid};
 
 		pb_reset(&tmp);

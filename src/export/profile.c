@@ -17,6 +17,7 @@ void
 profile_free(struct profile *p)
 {
 	free(p->entries);
+	free(p->proc_start);
 	memset(p, 0, sizeof *p);
 }
 
@@ -27,26 +28,81 @@ key_hash(uint32_t stack, uint16_t slot, uint16_t proc)
 	return (uint32_t)(k >> 32);
 }
 
+/* Copy the entries into a table of n slots, those of process fold_proc
+ * (-1: none) merged under PROFILE_EXITED_SLOT and PROFILE_EXITED_PROC. */
 static bool
-grow(struct profile *p)
+rehash(struct profile *p, uint32_t n, int32_t fold_proc)
 {
-	uint32_t n = p->nslots ? p->nslots * 2 : 1024;
 	struct profile_entry *e = calloc(n, sizeof *e);
 	if (!e)
 		return false;
+	uint32_t count = 0;
 	for (uint32_t i = 0; i < p->nslots; i++) {
-		const struct profile_entry *o = &p->entries[i];
-		if (!o->weight)
+		struct profile_entry o = p->entries[i];
+		if (!o.weight)
 			continue;
-		uint32_t h = key_hash(o->stack_id, o->thread_slot, o->proc) & (n - 1);
-		while (e[h].weight)
+		if ((int32_t)o.proc == fold_proc) {
+			o.proc = PROFILE_EXITED_PROC;
+			o.thread_slot = PROFILE_EXITED_SLOT;
+		}
+		uint32_t h = key_hash(o.stack_id, o.thread_slot, o.proc) & (n - 1);
+		while (e[h].weight && (e[h].stack_id != o.stack_id ||
+				       e[h].thread_slot != o.thread_slot || e[h].proc != o.proc))
 			h = (h + 1) & (n - 1);
-		e[h] = *o;
+		count += !e[h].weight;
+		if (!e[h].weight)
+			e[h] = o;
+		else
+			e[h].weight += o.weight;
 	}
 	free(p->entries);
 	p->entries = e;
 	p->nslots = n;
+	p->count = count;
 	return true;
+}
+
+static bool
+grow(struct profile *p)
+{
+	return rehash(p, p->nslots ? p->nslots * 2 : 1024, -1);
+}
+
+/* Counts at process index `proc` are about the process there now: fold
+ * what is counted of an earlier one first. */
+static void
+settle_proc(struct profile *p, const struct procset *ps, uint32_t proc)
+{
+	if (proc >= procset_count(ps))
+		return;
+	uint64_t start = procset_at(ps, proc)->start_ns;
+	if (proc < p->nproc_start && p->proc_start[proc] == start)
+		return;
+	if (proc >= p->nproc_start) {
+		uint32_t n = p->nproc_start ? p->nproc_start : 8;
+		while (n <= proc)
+			n *= 2;
+		uint64_t *g = realloc(p->proc_start, n * sizeof *g);
+		if (!g)
+			return;
+		memset(g + p->nproc_start, 0, (n - p->nproc_start) * sizeof *g);
+		p->proc_start = g;
+		p->nproc_start = n;
+	}
+	if (p->proc_start[proc]) {
+		if (!rehash(p, p->nslots, (int32_t)proc))
+			return;
+		p->procs_folded++;
+	}
+	p->proc_start[proc] = start;
+}
+
+void
+profile_settle(struct profile *p, const struct procset *ps)
+{
+	for (uint32_t i = 0; i < p->nproc_start; i++)
+		if (p->proc_start[i])
+			settle_proc(p, ps, i);
 }
 
 bool
@@ -87,9 +143,11 @@ profile_add(struct profile *p, const struct procset *ps, const struct sample_rec
 		p->idle_skipped += rec->weight;
 		return true;
 	}
-	uint32_t proc = ps && rec->thread_slot < appendlog_count(ps->threads.log)
-				? procset_proc_of_sample(ps, rec->thread_slot, rec->time_ns)
-				: 0;
+	uint32_t proc = 0;
+	if (ps && rec->thread_slot < appendlog_count(ps->threads.log)) {
+		proc = procset_proc_of_sample(ps, rec->thread_slot, rec->time_ns);
+		settle_proc(p, ps, proc);
+	}
 	return profile_add_proc_weight(p, rec->thread_slot, (uint16_t)proc, rec->stack_id,
 				       rec->weight);
 }
@@ -158,8 +216,13 @@ sorted_entries(const struct profile *p)
 }
 
 void
-profile_process_label(const struct proc_info *p, char *buf, size_t len)
+profile_proc_label(const struct procset *ps, uint32_t proc, char *buf, size_t len)
 {
+	if (proc == PROFILE_EXITED_PROC || proc >= procset_count(ps)) {
+		snprintf(buf, len, "exited processes");
+		return;
+	}
+	const struct proc_info *p = procset_at(ps, proc);
 	char cmd[200];
 	folded_escape(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
 	/* long command lines: the start says what it is */
@@ -195,7 +258,6 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 	uint32_t cap = 0;
 	int rc = 0;
 	for (uint32_t i = 0; i < p->count; i++) {
-		const struct proc_info *proc = procset_at(ps, profile_entry_proc(&v[i]));
 		const struct intern *in = &ps->in;
 		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
 		if (depth > cap) {
@@ -213,7 +275,7 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 		bool first = true;
 		if (per_process) {
 			char label[300];
-			profile_process_label(proc, label, sizeof label);
+			profile_proc_label(ps, profile_entry_proc(&v[i]), label, sizeof label);
 			fputs(label, f);
 			first = false;
 		}
@@ -304,8 +366,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		}
 		char label[600];
 		if (per_process) {
-			profile_process_label(procset_at(ps, profile_entry_proc(some)), label,
-					      sizeof label);
+			profile_proc_label(ps, profile_entry_proc(some), label, sizeof label);
 			size_t used = strlen(label);
 			label[used++] = ' ';
 			thread_label(ps, t, label + used, sizeof label - used);

@@ -25,7 +25,14 @@ struct profile {
 	uint32_t nslots, count;
 	uint64_t total;                  /* samples added */
 	uint64_t idle_skipped;           /* samples not added (filtered out) */
+	uint64_t *proc_start;            /* per process index: start_ns of the process
+					    counted there (0: none yet) */
+	uint32_t nproc_start;
+	uint64_t procs_folded;           /* processes folded under PROFILE_EXITED_PROC */
 };
+
+/* Entries of processes whose index went to a new process (procset.h). */
+#define PROFILE_EXITED_PROC 0xffffu
 
 enum profile_filter {
 	PROFILE_WALL,       /* every sample */
@@ -35,7 +42,8 @@ enum profile_filter {
 
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
-/* ps: whose threads the records' slots name (NULL: process 0's). */
+/* ps: whose threads the records' slots name (NULL: process 0's). What is
+ * counted of a process whose index went to a new one is folded first. */
 bool profile_add(struct profile *p, const struct procset *ps, const struct sample_record *rec,
 		 enum profile_filter filter);
 bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight);
@@ -44,7 +52,14 @@ bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uin
 bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
 			     uint64_t weight);
 
-/* The process of an entry's thread. */
+/* Fold every process whose index went to a new one (before writing). */
+void profile_settle(struct profile *p, const struct procset *ps);
+
+/* "process PID (command)", or "exited processes" for PROFILE_EXITED_PROC,
+ * escaped for the collapsed format. */
+void profile_proc_label(const struct procset *ps, uint32_t proc, char *buf, size_t len);
+
+/* The process of an entry's thread (PROFILE_EXITED_PROC: folded). */
 static inline uint32_t
 profile_entry_proc(const struct profile_entry *e)
 {
@@ -59,7 +74,7 @@ profile_entry_proc(const struct profile_entry *e)
 static inline uint32_t
 profile_entry_thread(const struct procset *ps, const struct profile_entry *e)
 {
-	return e->thread_slot < appendlog_count(ps->threads.log) &&
+	return e->proc != PROFILE_EXITED_PROC && e->thread_slot < appendlog_count(ps->threads.log) &&
 			       procset_slot(ps, e->thread_slot)->proc == e->proc
 		       ? e->thread_slot
 		       : PROFILE_EXITED_SLOT;
@@ -81,8 +96,5 @@ int profile_write_speedscope(const struct profile *p, const struct procset *ps, 
 /* Format one frame as "qualname (file:line)", escaped for the collapsed
  * format, into buf. */
 void profile_frame_label(const struct intern *in, uint32_t frame_id, char *buf, size_t len);
-
-/* "process PID (command)", escaped for the collapsed format. */
-void profile_process_label(const struct proc_info *p, char *buf, size_t len);
 
 #endif

@@ -43,6 +43,7 @@ agg_free(struct aggregate *a)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
+	free(a->proc_start);
 	free(a->funcmap.of_interned);
 	free(a->funcs);
 	free(a->func_index);
@@ -60,6 +61,7 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
+	free(a->proc_start);
 	memset(a, 0, sizeof *a);
 	a->procs = ps;
 	a->funcmap = funcmap;
@@ -105,9 +107,10 @@ probe(struct agg_entry *e, uint32_t n, uint16_t slot, uint16_t proc, uint8_t cls
 }
 
 /* Copy the entries into a table of n slots, those of threads marked in
- * `fold` merged under AGG_EXITED_SLOT. */
+ * `fold` merged under AGG_EXITED_SLOT, and those of process fold_proc (-1:
+ * none) under AGG_EXITED_SLOT and AGG_EXITED_PROC. */
 static bool
-rehash(struct aggregate *a, uint32_t n, const uint8_t *fold)
+rehash(struct aggregate *a, uint32_t n, const uint8_t *fold, int32_t fold_proc)
 {
 	struct agg_entry *e = calloc(n, sizeof *e);
 	if (!e)
@@ -118,8 +121,13 @@ rehash(struct aggregate *a, uint32_t n, const uint8_t *fold)
 		if (!o->used)
 			continue;
 		uint16_t slot = fold && o->slot < a->nthreads && fold[o->slot] ? AGG_EXITED_SLOT : o->slot;
+		uint16_t proc = o->proc;
+		if ((int32_t)proc == fold_proc) {
+			slot = AGG_EXITED_SLOT;
+			proc = AGG_EXITED_PROC;
+		}
 		bool fresh;
-		struct agg_entry *d = probe(e, n, slot, o->proc, o->cls, o->stack_id, &fresh);
+		struct agg_entry *d = probe(e, n, slot, proc, o->cls, o->stack_id, &fresh);
 		count += fresh;
 		d->session += o->session;
 		d->window += o->window;
@@ -135,7 +143,7 @@ rehash(struct aggregate *a, uint32_t n, const uint8_t *fold)
 static bool
 grow_entries(struct aggregate *a)
 {
-	return rehash(a, a->nslots ? a->nslots * 2 : 4096, NULL);
+	return rehash(a, a->nslots ? a->nslots * 2 : 4096, NULL, -1);
 }
 
 static void
@@ -201,7 +209,7 @@ fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 		uint32_t size = 4096;
 		while (size < 4 * a->count && size < a->nslots)
 			size *= 2;
-		if (rehash(a, size, fold)) {
+		if (rehash(a, size, fold, -1)) {
 			for (uint32_t i = 0; i < a->nthreads; i++) {
 				if (!fold[i])
 					continue;
@@ -242,6 +250,63 @@ agg_exited_of(const struct aggregate *a, uint32_t proc)
 	return proc < a->nexited_procs ? &a->exited_procs[proc] : NULL;
 }
 
+/* The process counted at index `proc` ended and its index went to a new
+ * process: fold its threads, its exited bucket and its entries away. */
+static bool
+fold_proc(struct aggregate *a, uint16_t proc)
+{
+	uint8_t *fold = calloc(a->nthreads ? a->nthreads : 1, 1);
+	if (!fold)
+		return false;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < a->nthreads; i++)
+		n += fold[i] = a->threads[i].seen && a->threads[i].proc == proc;
+	uint32_t size = 4096;
+	while (size < 4 * a->count && size < a->nslots)
+		size *= 2;
+	bool ok = rehash(a, size, fold, proc);
+	if (ok) {
+		for (uint32_t i = 0; i < a->nthreads; i++) {
+			if (!fold[i])
+				continue;
+			add_thread(&a->exited, &a->threads[i]);
+			memset(&a->threads[i], 0, sizeof a->threads[i]);
+		}
+		a->exited_threads += n;
+		if (proc < a->nexited_procs)
+			memset(&a->exited_procs[proc], 0, sizeof a->exited_procs[proc]);
+		a->exited_procs_folded++;
+	}
+	free(fold);
+	return ok;
+}
+
+/* Records of process index `proc` are about the process there now: fold
+ * what is counted of an earlier one first. */
+static void
+settle_proc(struct aggregate *a, uint16_t proc)
+{
+	if (!a->procs || proc >= procset_count(a->procs))
+		return;
+	uint64_t start = procset_at(a->procs, proc)->start_ns;
+	if (proc < a->nproc_start && a->proc_start[proc] == start)
+		return;
+	if (proc >= a->nproc_start) {
+		uint32_t n = a->nproc_start ? a->nproc_start : 8;
+		while (n <= proc)
+			n *= 2;
+		uint64_t *g = realloc(a->proc_start, n * sizeof *g);
+		if (!g)
+			return;
+		memset(g + a->nproc_start, 0, (n - a->nproc_start) * sizeof *g);
+		a->proc_start = g;
+		a->nproc_start = n;
+	}
+	if (a->proc_start[proc] && !fold_proc(a, proc))
+		return;
+	a->proc_start[proc] = start;
+}
+
 static struct agg_thread *
 thread_at(struct aggregate *a, uint16_t slot)
 {
@@ -275,6 +340,9 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 		const struct thread_slot *ts = procset_slot(a->procs, slot);
 		born = atomic_load_explicit(&((struct thread_slot *)ts)->born_ns, memory_order_acquire);
 		proc = (uint16_t)procset_proc_of_sample(a->procs, slot, rec->time_ns);
+		settle_proc(a, proc);
+		if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
+			return false;
 	}
 	if (rec->time_ns < born) {
 		/* Taken before the slot's thread was born: its previous thread's,
@@ -345,8 +413,13 @@ count_thread(struct agg_thread *t, const struct sample_record *rec, uint64_t w)
 void
 agg_roll_window(struct aggregate *a, uint64_t now_ns)
 {
-	if (a->procs)
+	if (a->procs) {
 		fold_gone(a, now_ns - a->procs->epoch_ns, -1);
+		/* processes that ended and gave their index away, sampled or not since */
+		for (uint32_t i = 0, n = procset_count(a->procs); i < n && i < a->nproc_start; i++)
+			if (a->proc_start[i])
+				settle_proc(a, (uint16_t)i);
+	}
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct agg_entry *e = &a->entries[i];
 		if (e->used) {

@@ -63,6 +63,9 @@ struct agg_thread {
  * one bucket under this slot: still in every total and table, no longer
  * one row each, so memory follows the live threads. */
 #define AGG_EXITED_SLOT 0xffffu
+/* Entries of processes whose index went to a new process (procset.h) are
+ * folded under this process index (and AGG_EXITED_SLOT). */
+#define AGG_EXITED_PROC 0xffffu
 /* A gone thread is folded after this long (or sooner when many wait). */
 #define AGG_FOLD_NS (10ull * 1000000000ull)
 
@@ -128,6 +131,10 @@ struct aggregate {
 	uint64_t exited_threads;             /* how many */
 	struct agg_thread *exited_procs;     /* the same per process index */
 	uint32_t nexited_procs;
+	uint64_t *proc_start;                /* per process index: the start_ns of the process
+						counted there (0: none yet) */
+	uint32_t nproc_start;
+	uint64_t exited_procs_folded;        /* processes folded under AGG_EXITED_PROC */
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
 	uint64_t records;

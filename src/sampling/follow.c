@@ -80,7 +80,8 @@ publish_failure(struct follow *f, struct known *k, const struct tt_error *err)
 	/* Reported once, in the process table, never fatal. */
 	uint32_t idx;
 	struct tt_error e;
-	if (procset_add_unsampled(f->procs, k->pid, k->ppid, false, PROC_LOST, err->msg, &idx, &e) ==
+	if (procset_add_unsampled(f->procs, k->pid, k->ppid, false, PROC_LOST, err->msg,
+				  clock_now_ns(), &idx, &e) ==
 	    TT_OK) {
 		k->kind = K_PYTHON;
 		k->proc = idx;
@@ -103,7 +104,7 @@ try_attach(struct follow *f, struct known *k, uint64_t now)
 		st = target_attach(&t, k->pid, &err);
 	if (st == TT_OK) {
 		uint32_t idx;
-		if (procset_add(f->procs, &t, k->ppid, false, &f->o, &idx, &err) == TT_OK) {
+		if (procset_add(f->procs, &t, k->ppid, false, &f->o, now, &idx, &err) == TT_OK) {
 			k->kind = K_PYTHON;
 			k->proc = idx;
 			atomic_fetch_add_explicit(&f->stats.attaches, 1, memory_order_relaxed);

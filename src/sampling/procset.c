@@ -10,15 +10,116 @@
 #include "tidmap.h"
 #include "taskinfo.h"
 
-/* Most processes one session follows (a respawning pool adds one per worker
- * it ever had). */
-#define PROCSET_MAX 65536
+/* Most processes one session follows at once (ended ones give their entry
+ * to new ones: see procset.h); records carry 16 bits, and 0xffff is the
+ * consumers' "exited processes". */
+#define PROCSET_MAX 65535
+
+struct retired_proc {
+	struct proc_info *p;
+	uint64_t at;
+};
+
+static void
+free_proc(struct proc_info *p)
+{
+	if (!p)
+		return;
+	stackwalk_free(p->walk);
+	free(p->target);
+	free(p);
+}
+
+/* Free replaced entries whose grace has passed (all of them: `all`). */
+static void
+reap(struct procset *ps, uint64_t now, bool all)
+{
+	while (ps->nretired &&
+	       (all || now - ps->retired[ps->retired_head].at >= PROCSET_GRACE_NS)) {
+		free_proc(ps->retired[ps->retired_head].p);
+		ps->retired_head = (ps->retired_head + 1) % ps->retired_cap;
+		ps->nretired--;
+	}
+}
+
+/* Room to retire one more entry. */
+static bool
+retired_room(struct procset *ps)
+{
+	if (ps->nretired < ps->retired_cap)
+		return true;
+	uint32_t cap = ps->retired_cap ? ps->retired_cap * 2 : 16;
+	struct retired_proc *r = malloc(cap * sizeof *r);
+	if (!r)
+		return false;
+	for (uint32_t i = 0; i < ps->nretired; i++)
+		r[i] = ps->retired[(ps->retired_head + i) % ps->retired_cap];
+	free(ps->retired);
+	ps->retired = r;
+	ps->retired_cap = cap;
+	ps->retired_head = 0;
+	return true;
+}
+
+/* The index a new process gets: the oldest ended process's when it may be
+ * given away (procset.h), else a new one (UINT32_MAX: none left). */
+static uint32_t
+choose_index(struct procset *ps, uint64_t now, bool *reuse)
+{
+	uint32_t n = procset_count(ps), ended = 0, oldest = UINT32_MAX;
+	uint64_t oldest_end = UINT64_MAX;
+	for (uint32_t i = ps->pinned; i < n; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		uint64_t end = atomic_load_explicit(&((struct proc_info *)p)->end_ns,
+						    memory_order_relaxed);
+		if (p->root || procset_state(p) != PROC_EXITED || !end)
+			continue;
+		ended++;
+		if (end < oldest_end) {
+			oldest_end = end;
+			oldest = i;
+		}
+	}
+	*reuse = oldest != UINT32_MAX && now >= oldest_end + PROCSET_MIN_ENDED_NS &&
+		 (ended > PROCSET_KEEP_ENDED || now >= oldest_end + PROCSET_KEEP_ENDED_NS ||
+		  n >= PROCSET_MAX) &&
+		 retired_room(ps);
+	if (*reuse)
+		return oldest;
+	return n < PROCSET_MAX ? n : UINT32_MAX;
+}
+
+/* Publish a filled entry at the index choose_index gave. */
+static tt_status
+publish(struct procset *ps, struct proc_info *p, bool reuse, uint64_t now, struct tt_error *err)
+{
+	if (reuse) {
+		_Atomic(struct proc_info *) *ref = appendlog_at(ps->procs, p->index);
+		struct proc_info *old = atomic_load_explicit(ref, memory_order_relaxed);
+		ps->retired[(ps->retired_head + ps->nretired++) % ps->retired_cap] =
+			(struct retired_proc){.p = old, .at = now};
+		uint64_t end = atomic_load_explicit(&old->end_ns, memory_order_relaxed);
+		if (old->walk && end > old->start_ns)
+			atomic_fetch_add_explicit(&ps->recycled_life_ns, end - old->start_ns,
+						  memory_order_relaxed);
+		atomic_store_explicit(ref, p, memory_order_release);
+		atomic_fetch_add_explicit(&ps->recycled, 1, memory_order_relaxed);
+	} else {
+		_Atomic(struct proc_info *) *ref = appendlog_reserve(ps->procs);
+		if (!ref)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many processes followed");
+		atomic_init(ref, p);
+		appendlog_publish(ps->procs);
+	}
+	atomic_fetch_add_explicit(&ps->adds, 1, memory_order_release);
+	return TT_OK;
+}
 
 int
 procset_init(struct procset *ps)
 {
 	memset(ps, 0, sizeof *ps);
-	ps->procs = appendlog_new(sizeof(struct proc_info), PROCSET_MAX);
+	ps->procs = appendlog_new(sizeof(_Atomic(struct proc_info *)), PROCSET_MAX);
 	if (!ps->procs || threadslots_init(&ps->threads) != 0 || intern_init(&ps->in) != 0) {
 		procset_free(ps);
 		return -1;
@@ -31,13 +132,14 @@ procset_free(struct procset *ps)
 {
 	if (ps->procs) {
 		uint32_t n = appendlog_count(ps->procs);
-		for (uint32_t i = 0; i < n; i++) {
-			struct proc_info *p = appendlog_at(ps->procs, i);
-			stackwalk_free(p->walk);
-			free(p->target);
-		}
+		for (uint32_t i = 0; i < n; i++)
+			free_proc(procset_at(ps, i));
 		appendlog_free(ps->procs);
 	}
+	reap(ps, 0, true);
+	free(ps->retired);
+	ps->retired = NULL;
+	ps->retired_cap = 0;
 	threadslots_free(&ps->threads);
 	ps->procs = NULL;
 	intern_free(&ps->in);
@@ -45,7 +147,7 @@ procset_free(struct procset *ps)
 
 tt_status
 procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
-	    const struct stackwalk_options *o, uint32_t *index, struct tt_error *err)
+	    const struct stackwalk_options *o, uint64_t now, uint32_t *index, struct tt_error *err)
 {
 	struct target *copy = malloc(sizeof *copy);
 	if (!copy)
@@ -54,16 +156,22 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	/* A pid backend reads through its own struct remote: follow the move. */
 	if (copy->mem.backend.ctx == &t->mem)
 		copy->mem.backend.ctx = &copy->mem;
-	struct proc_info *p = appendlog_reserve(ps->procs);
+	struct proc_info *p = calloc(1, sizeof *p);
 	if (!p) {
 		free(copy);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a process");
+	}
+	p->target = copy;
+	reap(ps, now, false);
+	bool reuse;
+	uint32_t i = choose_index(ps, now, &reuse);
+	if (i == UINT32_MAX) {
+		free_proc(p);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many processes followed");
 	}
-	memset(p, 0, sizeof *p);   /* an earlier failed add may have used it */
-	uint32_t i = appendlog_count(ps->procs);
 	tt_status st = stackwalk_new_shared(copy, o, &ps->threads, &ps->in, i, &p->walk, err);
 	if (st != TT_OK) {
-		free(copy);
+		free_proc(p);
 		return st;
 	}
 	stackwalk_set_epoch(p->walk, ps->epoch_ns);
@@ -71,7 +179,6 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	p->pid = t->pid;
 	p->ppid = ppid;
 	p->root = root;
-	p->target = copy;
 	if (!tidmap_process_ns_pid(t->pid, &p->ns_pid))
 		p->ns_pid = 0;
 	snprintf(p->version, sizeof p->version, "%s", t->layout.version_str);
@@ -79,23 +186,30 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 		taskinfo_cmdline(t->pid, p->cmdline, sizeof p->cmdline);
 	atomic_init(&p->cmd, p->cmdline);
 	atomic_init(&p->state, PROC_LIVE);
-	p->start_ns = clock_now_ns();
+	p->start_ns = now;
 	atomic_init(&p->samples, 0);
 	atomic_init(&p->errors, 0);
 	atomic_init(&p->end_ns, 0);
-	*index = appendlog_publish(ps->procs);
-	return TT_OK;
+	if ((st = publish(ps, p, reuse, now, err)) != TT_OK)
+		free_proc(p);
+	*index = i;
+	return st;
 }
 
 tt_status
 procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root, enum proc_state how,
-		      const char *why, uint32_t *index, struct tt_error *err)
+		      const char *why, uint64_t now, uint32_t *index, struct tt_error *err)
 {
-	struct proc_info *p = appendlog_reserve(ps->procs);
+	struct proc_info *p = calloc(1, sizeof *p);
 	if (!p)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a process");
+	reap(ps, now, false);
+	bool reuse;
+	p->index = choose_index(ps, now, &reuse);
+	if (p->index == UINT32_MAX) {
+		free(p);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many processes followed");
-	memset(p, 0, sizeof *p);
-	p->index = appendlog_count(ps->procs);
+	}
 	p->pid = pid;
 	p->ppid = ppid;
 	p->root = root;
@@ -107,9 +221,12 @@ procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root, enum
 		taskinfo_cmdline(pid, p->cmdline, sizeof p->cmdline);
 	atomic_init(&p->cmd, p->cmdline);
 	atomic_init(&p->state, how);
-	p->start_ns = clock_now_ns();
-	*index = appendlog_publish(ps->procs);
-	return TT_OK;
+	p->start_ns = now;
+	tt_status st = publish(ps, p, reuse, now, err);
+	if (st != TT_OK)
+		free_proc(p);
+	*index = p->index;
+	return st;
 }
 
 void
@@ -133,8 +250,41 @@ procset_settle(struct procset *ps, uint32_t index, enum proc_state how)
 		atomic_store_explicit(&p->state, how, memory_order_release);
 }
 
+struct by_start {
+	uint64_t start;
+	uint32_t index;
+};
+
+static int
+cmp_start(const void *a, const void *b)
+{
+	const struct by_start *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+uint32_t *
+procset_by_start(const struct procset *ps, uint32_t n)
+{
+	struct by_start *v = malloc((n ? n : 1) * sizeof *v);
+	uint32_t *out = malloc((n ? n : 1) * sizeof *out);
+	if (!v || !out) {
+		free(v);
+		free(out);
+		return NULL;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		v[i] = (struct by_start){.start = procset_at(ps, i)->start_ns, .index = i};
+	qsort(v, n, sizeof *v, cmp_start);
+	for (uint32_t i = 0; i < n; i++)
+		out[i] = v[i].index;
+	free(v);
+	return out;
+}
+
 void
-procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended)
+procset_counts(const struct procset *ps, uint32_t *live, uint64_t *ended)
 {
 	uint32_t n = procset_count(ps), l = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -142,14 +292,15 @@ procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended)
 		l += st == PROC_LIVE || st == PROC_STALE || st == PROC_OTHER;
 	}
 	*live = l;
-	*ended = n - l;
+	*ended = n - l + atomic_load_explicit(&((struct procset *)ps)->recycled, memory_order_relaxed);
 }
 
 double
 procset_lifetime_s(const struct procset *ps, uint64_t now_ns)
 {
 	uint32_t n = procset_count(ps);
-	double total = 0;
+	double total = (double)atomic_load_explicit(&((struct procset *)ps)->recycled_life_ns,
+						    memory_order_relaxed) / 1e9;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_info *p = procset_at(ps, i);
 		if (!p->walk)

@@ -7,7 +7,15 @@
  * Both tables are append-only logs published the lock-free way thread
  * slots always were: one thread adds processes (the session's attach, then
  * the discovery thread), the sampler thread adds thread slots; any thread
- * may read what it has seen counted. */
+ * may read what it has seen counted.
+ *
+ * Memory follows the processes alive, not every process a tree ever had:
+ * an ended process's index goes to a new process once it has been ended a
+ * while (or sooner when many ended ones wait). Its entry is replaced, not
+ * rewritten: a reader holding the old one (for a screen) may use it for
+ * PROCSET_GRACE_NS more. Consumers tell a new occupant from the old one by
+ * start_ns, and fold what they kept of the old one into their exited
+ * processes' bucket. */
 #ifndef TT_PROCSET_H
 #define TT_PROCSET_H
 
@@ -45,6 +53,7 @@ struct proc_info {
 	struct target *target;   /* owned; NULL if never attached (see note) */
 	struct stackwalk *walk;  /* owned; consumers use its read-safe views; NULL likewise */
 	_Atomic int state;       /* enum proc_state */
+	bool adopted;                /* the sampler thread's: it samples this entry */
 	_Atomic uint64_t samples;    /* sampling passes over this process */
 	_Atomic uint64_t errors;     /* failed passes */
 	uint64_t start_ns;           /* when it was added (clock_now_ns) */
@@ -54,30 +63,50 @@ struct proc_info {
 };
 
 struct procset {
-	struct appendlog *procs;     /* struct proc_info */
+	struct appendlog *procs;     /* _Atomic(struct proc_info *): one per index */
 	struct thread_slots threads; /* shared by every walker: a slot may go from an
 					exited process's thread to another's */
 	/* Every walker's functions, frames and stacks, in one table: a tree's
 	 * workers run the same code, and an exited process keeps nothing. */
 	struct intern in;
 	uint64_t epoch_ns;           /* slot times count from here (set before discovery starts) */
+	uint32_t pinned;             /* entries below this index are never given away (the
+					session's own: its root and first Python process) */
+	_Atomic uint64_t adds;       /* processes published, for the sampler to look for new ones */
+	_Atomic uint64_t recycled;   /* ended processes whose entry went to a new one */
+	_Atomic uint64_t recycled_life_ns;   /* their sampled lives, summed */
+	/* adder thread: replaced entries waiting out their grace, oldest first */
+	struct retired_proc *retired;
+	uint32_t retired_head, nretired, retired_cap;
 };
+
+/* An ended process keeps its entry this long, or, when more than
+ * PROCSET_KEEP_ENDED ended ones wait, at least PROCSET_MIN_ENDED_NS (its
+ * last samples drained, discovery done with it). */
+#define PROCSET_KEEP_ENDED_NS (60ull * 1000000000ull)
+#define PROCSET_KEEP_ENDED 128u
+#define PROCSET_MIN_ENDED_NS (2ull * 1000000000ull)
+/* A reader holds an entry for a screen at most: a replaced one is freed
+ * this long after. */
+#define PROCSET_GRACE_NS (10ull * 1000000000ull)
 
 int procset_init(struct procset *ps);
 /* Free every walker and target (no sampler may be running). */
 void procset_free(struct procset *ps);
 
 /* Adder thread: take over an attached target (copied; the caller's struct
- * may go) and publish it with a walker of its own. */
+ * may go) and publish it with a walker of its own, started at now_ns
+ * (clock_now_ns). */
 tt_status procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
-		      const struct stackwalk_options *o, uint32_t *index, struct tt_error *err);
+		      const struct stackwalk_options *o, uint64_t now_ns, uint32_t *index,
+		      struct tt_error *err);
 
 /* Adder thread: publish a process that is not sampled (no walker), so it
  * is shown: one that could not be attached (PROC_LOST, the reason in its
  * note, shown once) or a root that is not Python (PROC_OTHER). */
 tt_status procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root,
-				enum proc_state how, const char *why, uint32_t *index,
-				struct tt_error *err);
+				enum proc_state how, const char *why, uint64_t now_ns,
+				uint32_t *index, struct tt_error *err);
 
 /* Discovery: a stale process is settled (PROC_EXITED or PROC_LOST). */
 void procset_settle(struct procset *ps, uint32_t index, enum proc_state how);
@@ -96,7 +125,8 @@ procset_count(const struct procset *ps)
 static inline struct proc_info *
 procset_at(const struct procset *ps, uint32_t i)
 {
-	return appendlog_at(ps->procs, i);
+	_Atomic(struct proc_info *) *ref = appendlog_at(ps->procs, i);
+	return atomic_load_explicit(ref, memory_order_acquire);
 }
 
 static inline enum proc_state
@@ -170,7 +200,14 @@ procset_cmdline(const struct proc_info *p)
  * rename themselves after they start). */
 void procset_refresh_cmdline(struct procset *ps, uint32_t index);
 
-/* Processes live and ended now. */
-void procset_counts(const struct procset *ps, uint32_t *live, uint32_t *ended);
+/* The indices of the n entries (a snapshot of procset_count), in the order
+ * their processes started: what process tables list, as entries are given
+ * to new processes out of order. Heap-allocated; NULL when memory is
+ * short. */
+uint32_t *procset_by_start(const struct procset *ps, uint32_t n);
+
+/* Processes live and ended now; ended counts those whose entries went to
+ * new processes. */
+void procset_counts(const struct procset *ps, uint32_t *live, uint64_t *ended);
 
 #endif

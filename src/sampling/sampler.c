@@ -355,28 +355,34 @@ wait_until(uint64_t deadline)
 	}
 }
 
-/* Take on processes published since the last look (discovery adds them). */
+/* Take on processes published since the last look (discovery adds them,
+ * at new indices or at ended processes'). */
 static void
 adopt(struct sampler *s, uint64_t now)
 {
+	uint64_t adds = atomic_load_explicit(&s->procs.adds, memory_order_acquire);
+	if (adds == s->adds_seen)
+		return;
+	s->adds_seen = adds;
 	uint32_t n = procset_count(&s->procs);
-	for (; s->adopted < n; s->adopted++) {
-		if (procset_state(procset_at(&s->procs, s->adopted)) != PROC_LIVE)
-			continue;   /* published as a failure to attach */
+	for (uint32_t i = 0; i < n; i++) {
+		struct proc_info *p = procset_at(&s->procs, i);
+		if (p->adopted || procset_state(p) != PROC_LIVE)
+			continue;   /* sampled already, or published as a failure to attach */
+		p->adopted = true;
 		if (s->nrun == s->run_cap) {
 			uint32_t cap = s->run_cap ? s->run_cap * 2 : 8;
 			struct proc_run *r = realloc(s->run, cap * sizeof *r);
 			if (!r) {
 				/* Not sampled; say so rather than pretend. */
-				procset_end(&s->procs, s->adopted, PROC_LOST, "out of memory", now);
+				procset_end(&s->procs, i, PROC_LOST, "out of memory", now);
 				continue;
 			}
 			s->run = r;
 			s->run_cap = cap;
 		}
 		struct proc_run *r = &s->run[s->nrun++];
-		*r = (struct proc_run){.index = s->adopted, .next = now};
-		const struct proc_info *p = procset_at(&s->procs, s->adopted);
+		*r = (struct proc_run){.index = i, .next = now};
 		struct tt_error err;
 		/* A process too old for tasks (asyncstack_new refuses it) is
 		 * sampled as it is; sampler_start refuses --async when the root is. */
@@ -556,16 +562,17 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	tt_status st = TT_OK;
 	if (cfg->other_root > 0)
 		st = procset_add_unsampled(&s->procs, cfg->other_root, follow_ppid(cfg->other_root),
-					   true, PROC_OTHER, "not Python", &first, err);
+					   true, PROC_OTHER, "not Python", clock_now_ns(), &first, err);
 	if (st == TT_OK)
 		st = procset_add(&s->procs, t, t->pid > 0 ? follow_ppid(t->pid) : 0,
-				 cfg->other_root <= 0, &cfg->walk, &first, err);
+				 cfg->other_root <= 0, &cfg->walk, clock_now_ns(), &first, err);
 	if (st != TT_OK) {
 		procset_free(&s->procs);
 		return st;
 	}
 	s->target = procset_at(&s->procs, first)->target;
 	s->walk = procset_at(&s->procs, first)->walk;
+	s->procs.pinned = procset_count(&s->procs);   /* s->target and s->walk stay */
 	if (!ring_init(&s->ring, cfg->ring_capacity)) {
 		procset_free(&s->procs);
 		s->walk = NULL;

@@ -99,7 +99,8 @@ struct sampler {
 	uint64_t start_ns;
 	/* processes being sampled, round-robin (sampler thread only) */
 	struct proc_run *run;
-	uint32_t nrun, run_cap, cursor, adopted;
+	uint32_t nrun, run_cap, cursor;
+	uint64_t adds_seen;           /* procs.adds when last looked */
 	uint64_t next_root_check;     /* cfg.other_root: when to look whether it still runs */
 	struct proc_totals retired;   /* what the processes dropped so far had counted */
 	/* folding, sampler thread only */

@@ -46,15 +46,19 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 		enum agg_scope scope)
 {
 	const struct procset *ps = &s->sampler.procs;
-	uint32_t n = procset_count(ps), live, ended;
+	uint32_t n = procset_count(ps), live;
+	uint64_t ended;
 	procset_counts(ps, &live, &ended);
-	printf("processes %u (%u live, %u exited)\n", n, live, ended);
+	printf("processes %llu (%u live, %llu exited)\n", (unsigned long long)(live + ended), live,
+	       (unsigned long long)ended);
 	if (n < 2)
 		return;
 	printf("%7s %7s %-9s %4s %9s %6s %6s  %-8s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
 	       "GIL%", "CPU%", "STATE", "COMMAND");
 	uint32_t nslots = appendlog_count(ps->threads.log);
-	for (uint32_t i = 0; i < n && i < (uint32_t)o->limit; i++) {
+	uint32_t *order = procset_by_start(ps, n);
+	for (uint32_t r = 0; r < n && r < (uint32_t)o->limit; r++) {
+		uint32_t i = order ? order[r] : r;
 		const struct proc_info *p = procset_at(ps, i);
 		uint64_t samples = 0, gil = 0, cpu = 0;
 		uint32_t threads = 0;
@@ -91,8 +95,12 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 		}
 		printf("\n");
 	}
+	free(order);
 	if (n > (uint32_t)o->limit)
 		printf("(%u more)\n", n - (uint32_t)o->limit);
+	if (agg->exited_procs_folded)
+		printf("(%llu exited processes folded: their samples are in the totals above)\n",
+		       (unsigned long long)agg->exited_procs_folded);
 }
 
 static void
@@ -119,7 +127,8 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
 			      : elapsed;
 	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
-	uint32_t live, ended;
+	uint32_t live;
+	uint64_t ended;
 	procset_counts(&s->sampler.procs, &live, &ended);
 	char why[128], why_s[140] = "";
 	sampler_missed_reason(st, s->rate_hz, live, why, sizeof why);
@@ -191,7 +200,7 @@ print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot *
 	}
 	if (!s->kwatch)
 		return;
-	const struct appendlog *slots = stackwalk_slots(s->sampler.walk);
+	const struct appendlog *slots = s->sampler.procs.threads.log;
 	uint64_t now = clock_now_ns();
 	printf("%10s  %-16s %s\n", "TID", "THREAD", "KERNEL");
 	for (uint32_t i = 0; i < agg->nthreads; i++) {

@@ -70,9 +70,11 @@ print_processes(struct sampler *s, double secs, uint64_t disc_ns, uint64_t passe
 		uint64_t stat_reads, uint64_t attaches)
 {
 	const struct procset *ps = &s->procs;
-	uint32_t n = procset_count(ps), live, ended;
+	uint32_t n = procset_count(ps), live;
+	uint64_t ended;
 	procset_counts(ps, &live, &ended);
-	printf("processes     %u (%u live, %u ended); per process:\n", n, live, ended);
+	printf("processes     %llu (%u live, %llu ended); per process:\n",
+	       (unsigned long long)(live + ended), live, (unsigned long long)ended);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_info *p = procset_at(ps, i);
 		uint64_t samples = get((_Atomic uint64_t *)&p->samples);

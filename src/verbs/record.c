@@ -274,6 +274,8 @@ record_main(int argc, char **argv)
 		snprintf(cmdline, sizeof cmdline, "%s", session.cmdline);
 	uint64_t elapsed_ns = atomic_load(&s->stats.elapsed_ns);
 	uint64_t passes = atomic_load(&s->stats.samples);
+	/* processes whose index went to a new one since their last samples */
+	profile_settle(&prof, &s->procs);
 	struct export_meta meta = {
 		.pid = pid, .command = cmdline, .python_version = session.target.layout.version_str,
 		.mode = filter, .rate_hz = hz, .duration_ns = elapsed_ns,

@@ -1,0 +1,168 @@
+/* A worker tree that recycles hard, through the process set: 100,000
+ * processes born at 200/s, 8 alive at a time, each with two threads, each
+ * sampled. The process table and the thread slots stay at what is alive
+ * plus a bounded number of recently ended ones, every process is counted,
+ * replaced entries are freed after their grace, and the live view's
+ * aggregate and record's profile fold what they counted of a process
+ * whose entry went to a new one, losing no sample. (Targets are empty: no
+ * memory is read; the walker's part is played by taking thread slots.) */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aggregate.h"
+#include "procset.h"
+#include "profile.h"
+#include "tap.h"
+
+#define PROCS 100000u
+#define ALIVE 8u
+#define THREADS 2u
+#define BIRTH_NS 5000000ull          /* 200 processes/s */
+#define START_NS 1000000000000ull    /* the clock at the first birth */
+
+struct alive {
+	uint32_t index;
+	uint32_t slots[THREADS];
+};
+
+int
+main(void)
+{
+	struct procset ps;
+	if (procset_init(&ps) != 0) {
+		tap_ok(0, "procset_init");
+		return tap_done();
+	}
+	ps.epoch_ns = START_NS;
+	struct aggregate agg;
+	agg_init(&agg, &ps, START_NS);
+	struct profile prof;
+	profile_init(&prof);
+	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "work", "app.py", 1, false), 3);
+	uint32_t stack = intern_stack(&ps.in, 0, frame);
+
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	struct target t;
+	memset(&t, 0, sizeof t);
+	struct alive alive[ALIVE];
+	uint32_t nalive = 0, most_procs = 0, most_slots = 0, most_retired = 0;
+	uint64_t records = 0;
+	bool ok_add = true, ok_index = true, ok_counts = true, ok_start = true;
+	for (uint32_t i = 0; i < PROCS && ok_add; i++) {
+		uint64_t now = START_NS + (uint64_t)i * BIRTH_NS;
+		struct tt_error err;
+		if (nalive == ALIVE) { /* the oldest exits */
+			struct alive *a = &alive[0];
+			struct proc_info *p = procset_at(&ps, a->index);
+			stackwalk_retire(p->walk, now);
+			for (uint32_t k = 0; k < THREADS; k++)
+				threadslots_gone(&ps.threads, a->slots[k], now - START_NS);
+			procset_end(&ps, a->index, PROC_EXITED, "exited", now);
+			memmove(alive, alive + 1, (ALIVE - 1) * sizeof *alive);
+			nalive--;
+		}
+		t.pid = (pid_t)(i + 1);
+		struct alive *a = &alive[nalive];
+		if (procset_add(&ps, &t, 0, false, &o, now, &a->index, &err) != TT_OK) {
+			ok_add = false;
+			break;
+		}
+		for (uint32_t k = 0; k + 1 <= nalive; k++)
+			ok_index &= alive[k].index != a->index;
+		ok_start &= procset_at(&ps, a->index)->start_ns == now;
+		for (uint32_t k = 0; k < THREADS; k++) {
+			struct slot_owner who = {.native_tid = 1000000ull + i * THREADS + k,
+						 .ns_tid = 1000000ull + i * THREADS + k,
+						 .proc = a->index};
+			bool revived;
+			if (threadslots_take(&ps.threads, &who, now - START_NS, &a->slots[k], &revived,
+					     &err) != TT_OK) {
+				ok_add = false;
+				break;
+			}
+		}
+		nalive++;
+		/* every live thread sampled once per birth, into both consumers */
+		for (uint32_t k = 0; k < nalive; k++) {
+			for (uint32_t j = 0; j < THREADS; j++) {
+				struct sample_record r = {.time_ns = now - START_NS + 1, .stack_id = stack,
+							  .thread_slot = (uint16_t)alive[k].slots[j],
+							  .state = 0, .weight = 1};
+				agg_add(&agg, &r);
+				profile_add(&prof, &ps, &r, PROFILE_WALL);
+				records++;
+			}
+		}
+		if (i % 200 == 0)
+			agg_roll_window(&agg, now);
+		uint32_t live;
+		uint64_t ended;
+		procset_counts(&ps, &live, &ended);
+		ok_counts &= live == nalive && live + ended == i + 1;
+		if (procset_count(&ps) > most_procs)
+			most_procs = procset_count(&ps);
+		if (appendlog_count(ps.threads.log) > most_slots)
+			most_slots = appendlog_count(ps.threads.log);
+		if (ps.nretired > most_retired)
+			most_retired = ps.nretired;
+	}
+	tap_ok(ok_add, "%u processes added, each with %u threads", PROCS, THREADS);
+	tap_ok(ok_index, "no two live processes ever shared an index");
+	tap_ok(ok_start, "an index given to a new process says so (start_ns)");
+	tap_ok(ok_counts, "every process counted: live + ended = processes seen, all along");
+	/* ended ones kept: PROCSET_KEEP_ENDED, or those ended less than
+	 * PROCSET_MIN_ENDED_NS ago (400 at 200/s) */
+	uint32_t kept = (uint32_t)(PROCSET_MIN_ENDED_NS / BIRTH_NS) + 1;
+	if (kept < PROCSET_KEEP_ENDED + 1)
+		kept = PROCSET_KEEP_ENDED + 1;
+	tap_ok(most_procs <= ALIVE + kept, "the process table stays at %u entries at most "
+	       "(bound: %u alive + %u ended)", most_procs, ALIVE, kept);
+	tap_ok(most_slots <= ALIVE * THREADS + THREADSLOTS_KEEP_GONE + 1,
+	       "the thread slots stay at %u at most for %u threads", most_slots, PROCS * THREADS);
+	uint32_t grace = (uint32_t)(PROCSET_GRACE_NS / BIRTH_NS) + 1;
+	tap_ok(most_retired <= grace, "replaced entries are freed after their grace: %u waiting "
+	       "at most (bound %u)", most_retired, grace);
+	tap_ok(atomic_load(&ps.recycled) >= PROCS - most_procs,
+	       "%llu processes gave their entry to a new one",
+	       (unsigned long long)atomic_load(&ps.recycled));
+	double life = procset_lifetime_s(&ps, START_NS + (uint64_t)PROCS * BIRTH_NS);
+	double want = (double)(PROCS - ALIVE) * ALIVE * BIRTH_NS / 1e9;
+	tap_ok(life > want * 0.99 && life < want * 1.01,
+	       "sampled lives summed over every process: %.0f s (expected about %.0f s)", life, want);
+
+	agg_roll_window(&agg, START_NS + (uint64_t)PROCS * BIRTH_NS);
+	tap_ok(agg.samples[AGG_SESSION] == records, "aggregate: every sample kept (%llu of %llu)",
+	       (unsigned long long)agg.samples[AGG_SESSION], (unsigned long long)records);
+	tap_ok(agg.count <= 2 * (most_procs + most_slots),
+	       "aggregate: %u entries for %u processes (folded: %llu)", agg.count, PROCS,
+	       (unsigned long long)agg.exited_procs_folded);
+	tap_ok(agg.exited_procs_folded >= PROCS - most_procs,
+	       "aggregate: processes whose entry went away are folded (%llu)",
+	       (unsigned long long)agg.exited_procs_folded);
+
+	profile_settle(&prof, &ps);
+	tap_ok(prof.total == records, "profile: every sample kept (%llu of %llu)",
+	       (unsigned long long)prof.total, (unsigned long long)records);
+	tap_ok(prof.count <= 2 * (most_procs + most_slots) && prof.procs_folded >= PROCS - most_procs,
+	       "profile: %u entries for %u processes (folded: %llu)", prof.count, PROCS,
+	       (unsigned long long)prof.procs_folded);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc = f ? profile_write_collapsed(&prof, &ps, f, true, true) : -1;
+	if (f)
+		fclose(f);
+	tap_ok(rc == 0 && text && strstr(text, "exited processes;exited threads;work (app.py:3) ") &&
+	       strstr(text, "process 100000 ("),
+	       "collapsed output: folded processes under \"exited processes\", live ones by pid");
+	free(text);
+
+	profile_free(&prof);
+	agg_free(&agg);
+	procset_free(&ps);
+	return tap_done();
+}
