@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "bytes.h"
@@ -160,6 +161,17 @@ stackwalk_default_options(struct stackwalk_options *o)
 	o->full_read_max = 16384;
 }
 
+/* The arena is mapped, not malloc'd: it goes back to the system whole
+ * when its process ends. From malloc, the 8 MB blocks of processes that
+ * come and go land in the heap (glibc raises its mmap threshold to the
+ * size of a freed mapping), and their touched pages stay resident. */
+static uint8_t *
+arena_map(size_t n)
+{
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
 static void *
 arena_take(struct stackwalk *w, size_t n)
 {
@@ -195,7 +207,7 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 		w->o.check_depth = 1;
 	w->first = true;
 	w->arena_size = ARENA_SIZE;
-	w->arena = malloc(w->arena_size);
+	w->arena = arena_map(w->arena_size);
 	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
 	w->segs = malloc(REMOTE_MAX_SEGS * sizeof *w->segs);
 	w->interps = calloc(MAX_INTERPS, sizeof *w->interps);
@@ -228,7 +240,8 @@ tcache_release(struct stackwalk *w, struct tcache *tc)
 static void
 free_sampling_state(struct stackwalk *w)
 {
-	free(w->arena);
+	if (w->arena)
+		munmap(w->arena, w->arena_size);
 	w->arena = NULL;
 	free(w->chain);
 	w->chain = NULL;
@@ -1226,8 +1239,8 @@ stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset)
 		/* Room for every thread's longer state, as for the shorter one.
 		 * Between samples: no pointer into the arena outlives a sample. */
 		size_t more = (size_t)UNWIND_MAX_THREADS * ((ts_offset + 8 + 15) & ~15ull);
-		uint8_t *a = realloc(w->arena, w->arena_size + more);
-		if (!a)
+		void *a = mremap(w->arena, w->arena_size, w->arena_size + more, MREMAP_MAYMOVE);
+		if (a == MAP_FAILED)
 			return false;
 		w->arena = a;
 		w->arena_size += more;
