@@ -109,7 +109,7 @@ procs_draw(struct ui *u, int y, int height)
 		     theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	struct proc_row *rows = gather(u, n);
-	uint32_t *order = procset_by_start(ps, n);
+	uint32_t *order = procset_table_order(ps, n);
 	if (!rows || !order) {
 		free(rows);
 		free(order);
@@ -190,7 +190,7 @@ procs_cycle(struct ui *u, int dir)
 {
 	/* in the panel's order: the order processes started */
 	int32_t n = (int32_t)procset_count(&u->s->sampler.procs);
-	uint32_t *order = procset_by_start(&u->s->sampler.procs, (uint32_t)n);
+	uint32_t *order = procset_table_order(&u->s->sampler.procs, (uint32_t)n);
 	int32_t at = -1;
 	for (int32_t r = 0; order && r < n && u->proc >= 0; r++)
 		if (order[r] == (uint32_t)u->proc)

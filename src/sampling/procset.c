@@ -250,33 +250,43 @@ procset_settle(struct procset *ps, uint32_t index, enum proc_state how)
 		atomic_store_explicit(&p->state, how, memory_order_release);
 }
 
-struct by_start {
-	uint64_t start;
+struct table_key {
+	bool ended;
+	uint64_t when;           /* running: its start; ended: its end */
 	uint32_t index;
 };
 
 static int
-cmp_start(const void *a, const void *b)
+cmp_table(const void *a, const void *b)
 {
-	const struct by_start *x = a, *y = b;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
+	const struct table_key *x = a, *y = b;
+	if (x->ended != y->ended)
+		return x->ended ? 1 : -1;
+	if (x->when != y->when)
+		return (x->when < y->when) == !x->ended ? -1 : 1;
 	return x->index < y->index ? -1 : x->index > y->index;
 }
 
 uint32_t *
-procset_by_start(const struct procset *ps, uint32_t n)
+procset_table_order(const struct procset *ps, uint32_t n)
 {
-	struct by_start *v = malloc((n ? n : 1) * sizeof *v);
+	struct table_key *v = malloc((n ? n : 1) * sizeof *v);
 	uint32_t *out = malloc((n ? n : 1) * sizeof *out);
 	if (!v || !out) {
 		free(v);
 		free(out);
 		return NULL;
 	}
-	for (uint32_t i = 0; i < n; i++)
-		v[i] = (struct by_start){.start = procset_at(ps, i)->start_ns, .index = i};
-	qsort(v, n, sizeof *v, cmp_start);
+	for (uint32_t i = 0; i < n; i++) {
+		struct proc_info *p = procset_at(ps, i);
+		enum proc_state st = procset_state(p);
+		bool ended = st == PROC_EXITED || st == PROC_LOST;
+		v[i] = (struct table_key){
+			.ended = ended, .index = i,
+			.when = ended ? atomic_load_explicit(&p->end_ns, memory_order_relaxed)
+				      : p->start_ns};
+	}
+	qsort(v, n, sizeof *v, cmp_table);
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = v[i].index;
 	free(v);

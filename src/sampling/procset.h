@@ -200,11 +200,13 @@ procset_cmdline(const struct proc_info *p)
  * rename themselves after they start). */
 void procset_refresh_cmdline(struct procset *ps, uint32_t index);
 
-/* The indices of the n entries (a snapshot of procset_count), in the order
- * their processes started: what process tables list, as entries are given
- * to new processes out of order. Heap-allocated; NULL when memory is
- * short. */
-uint32_t *procset_by_start(const struct procset *ps, uint32_t n);
+/* The indices of the n entries (a snapshot of procset_count) in the order
+ * process tables list them: processes still running in the order they
+ * started (the root first), then ended ones, the latest to end first (a
+ * tree that recycles its workers keeps its live ones in view). Entries go
+ * to new processes out of index order. Heap-allocated; NULL when memory
+ * is short. */
+uint32_t *procset_table_order(const struct procset *ps, uint32_t n);
 
 /* Processes live and ended now; ended counts those whose entries went to
  * new processes. */

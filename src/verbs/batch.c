@@ -56,7 +56,7 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 	printf("%7s %7s %-9s %4s %9s %6s %6s  %-8s %s\n", "PID", "PPID", "PYTHON", "THR", "SAMPLES",
 	       "GIL%", "CPU%", "STATE", "COMMAND");
 	uint32_t nslots = appendlog_count(ps->threads.log);
-	uint32_t *order = procset_by_start(ps, n);
+	uint32_t *order = procset_table_order(ps, n);
 	for (uint32_t r = 0; r < n && r < (uint32_t)o->limit; r++) {
 		uint32_t i = order ? order[r] : r;
 		const struct proc_info *p = procset_at(ps, i);
