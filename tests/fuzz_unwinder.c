@@ -459,6 +459,43 @@ hostile_images(unsigned minor)
 		fakemem_free(&img.mem);
 	}
 
+	/* An interpreter list that loops back on itself (a torn read): refused
+	 * sample after sample, its threads neither multiplied into new slots
+	 * nor their caches lost (the sanitizer build checks for leaks), and
+	 * sampled again once the list is whole. */
+	{
+		struct image img;
+		build_image(&img, minor);
+		struct target t;
+		struct stackwalk *w = NULL;
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		if (st == TT_OK)
+			st = stackwalk_new(&t, &o, &w, &err);
+		if (st == TT_OK)
+			st = stackwalk_sample(w, 1000000000ull, &th, &n, &err);
+		uint8_t *in = region_at(&img.mem, A_INTERP);
+		int bad = 0;
+		char why[sizeof err.msg] = "";
+		if (st == TT_OK) {
+			put64(in, t.layout.is_next, A_INTERP);
+			/* 100 ms apart: the interpreter list is read again each time */
+			for (int k = 0; k < 50; k++) {
+				st = stackwalk_sample(w, 2000000000ull + (uint64_t)k * 100000000ull, &th,
+						      &n, &err);
+				bad += st == TT_EBADMEM;
+			}
+			snprintf(why, sizeof why, "%s", err.msg);
+			put64(in, t.layout.is_next, 0);
+			st = stackwalk_sample(w, 9000000000ull, &th, &n, &err);
+		}
+		uint32_t slots = w ? appendlog_count(stackwalk_slots(w)) : 0;
+		tap_ok(bad == 50 && st == TT_OK && n == 2 && slots == 2,
+		       "3.%u walker: interpreter list looping back on itself: 50 refusals (%d), "
+		       "then %u threads in %u slots (%s)", minor, bad, n, slots, why);
+		stackwalk_free(w);
+		fakemem_free(&img.mem);
+	}
+
 	/* A 20,000-frame chain is long, not a loop: both walkers keep its
 	 * innermost UNWIND_MAX_FRAMES frames, mark it truncated, read no
 	 * further, and the other thread is sampled as usual. The same chain

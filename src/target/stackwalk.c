@@ -206,23 +206,43 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	if (w->o.check_depth == 0)
 		w->o.check_depth = 1;
 	w->first = true;
-	w->arena_size = ARENA_SIZE;
-	w->arena = arena_map(w->arena_size);
-	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
-	w->segs = malloc(REMOTE_MAX_SEGS * sizeof *w->segs);
+	w->arena_size = ARENA_SIZE;  /* mapped at the first sample (sampling_scratch) */
 	w->interps = calloc(MAX_INTERPS, sizeof *w->interps);
-	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
 	w->proc = proc;
 	w->in = in ? in : &w->own_in;
 	w->slots = slots ? slots : &w->own_slots;
-	if (!w->arena || !w->ra_buf || !w->segs || !w->spans || !w->interps ||
-	    codecache_init(&w->codes) != 0 || (!in && intern_init(&w->own_in) != 0) ||
+	if (!w->interps || codecache_init(&w->codes) != 0 || (!in && intern_init(&w->own_in) != 0) ||
 	    (!slots && threadslots_init(&w->own_slots) != 0)) {
 		stackwalk_free(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 	}
 	*out = w;
 	return TT_OK;
+}
+
+/* The read scratch, made at the first sample: a process that ends (or
+ * execs) before it is ever sampled costs none of it. */
+static tt_status
+sampling_scratch(struct stackwalk *w, struct tt_error *err)
+{
+	if (w->arena)
+		return TT_OK;
+	w->arena = arena_map(w->arena_size);
+	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
+	w->segs = malloc(REMOTE_MAX_SEGS * sizeof *w->segs);
+	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
+	if (w->arena && w->ra_buf && w->segs && w->spans)
+		return TT_OK;
+	if (w->arena)
+		munmap(w->arena, w->arena_size);
+	w->arena = NULL;
+	free(w->ra_buf);
+	free(w->segs);
+	free(w->spans);
+	w->ra_buf = NULL;
+	w->segs = NULL;
+	w->spans = NULL;
+	return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 }
 
 static void
@@ -660,6 +680,10 @@ refresh_interps(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	if (addr == 0)
 		return tt_fail(err, TT_EBADMEM, 0, "the runtime has no interpreter (starting or exiting)");
 	while (addr != 0 && n < MAX_INTERPS) {
+		for (uint32_t i = 0; i < n; i++)
+			if (addrs[i] == addr)
+				return tt_fail(err, TT_EBADMEM, 0,
+					       "interpreter list loops back on itself (changing?)");
 		addrs[n++] = addr;
 		w->c.single_reads++;
 		if ((st = remote_read_u64(&w->t->mem, addr + l->is_next, &addr, err)) != TT_OK)
@@ -678,7 +702,8 @@ refresh_interps(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		for (uint32_t k = 0; k < w->ninterps; k++) {
 			if (w->interps[k].addr == addrs[i]) {
 				next[i] = w->interps[k];
-				w->interps[k].addr = 0;
+				w->interps[k].addr = 0;   /* taken: its threads move */
+				break;
 			}
 		}
 	}
@@ -1239,7 +1264,9 @@ stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset)
 		/* Room for every thread's longer state, as for the shorter one.
 		 * Between samples: no pointer into the arena outlives a sample. */
 		size_t more = (size_t)UNWIND_MAX_THREADS * ((ts_offset + 8 + 15) & ~15ull);
-		void *a = mremap(w->arena, w->arena_size, w->arena_size + more, MREMAP_MAYMOVE);
+		void *a = w->arena ? mremap(w->arena, w->arena_size, w->arena_size + more,
+					    MREMAP_MAYMOVE)
+				   : NULL;   /* not mapped yet: mapped at this size */
 		if (a == MAP_FAILED)
 			return false;
 		w->arena = a;
@@ -1413,7 +1440,9 @@ tt_status
 stackwalk_sample(struct stackwalk *w, uint64_t now, const struct walk_thread **threads,
 		 uint32_t *nthreads, struct tt_error *err)
 {
-	tt_status st = sample_once(w, now, err);
+	tt_status st = sampling_scratch(w, err);
+	if (st == TT_OK)
+		st = sample_once(w, now, err);
 	if (st != TT_OK) {
 		/* Whatever this sample half-learned is not to be trusted: the
 		 * next one re-reads every thread and its whole stack. */
