@@ -521,7 +521,7 @@ draw_threads(struct ui *u, int y, int height)
 		if (kw)
 			kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
 		int32_t line = -1;
-		uint32_t f = agg_innermost_func(&u->agg, i, t->last_stack, &line);
+		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
 		if (f != UINT32_MAX)
 			snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
 		else

@@ -458,7 +458,7 @@ str_hash(const char *a, const char *b)
 }
 
 static uint32_t
-func_of_interned(struct aggregate *a, uint32_t proc, uint32_t func_id)
+func_of_interned(struct aggregate *a, uint32_t func_id)
 {
 	struct agg_codemap *cm = &a->funcmap;
 	if (func_id < cm->n && cm->of_interned[func_id])
@@ -520,37 +520,22 @@ agg_intern(const struct aggregate *a)
 	return &a->procs->in;
 }
 
-/* Where an entry's IDs resolve (the one intern), and its process. */
-static const struct intern *
-intern_of(const struct aggregate *a, const struct agg_entry *e, uint32_t *proc)
-{
-	*proc = e->proc;
-	return agg_intern(a);
-}
-
 static uint32_t
-frame_func(struct aggregate *a, uint32_t proc, const struct intern *in, uint32_t frame_id,
-	   int32_t *line)
+frame_func(struct aggregate *a, const struct intern *in, uint32_t frame_id, int32_t *line)
 {
 	const struct interned_frame *fr = intern_frame_at(in, frame_id);
 	if (line)
 		*line = fr->line;
-	return func_of_interned(a, proc, fr->func_id);
+	return func_of_interned(a, fr->func_id);
 }
 
 uint32_t
-agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id, int32_t *line)
+agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
 {
 	if (stack_id == 0)
 		return UINT32_MAX;
 	const struct intern *in = agg_intern(a);
-	return frame_func(a, proc, in, intern_stack_at(in, stack_id)->frame, line);
-}
-
-uint32_t
-agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line)
-{
-	return agg_proc_innermost_func(a, procset_slot(a->procs, slot)->proc, stack_id, line);
+	return frame_func(a, in, intern_stack_at(in, stack_id)->frame, line);
 }
 
 /* ---------------------------------------------------------------------
@@ -681,11 +666,10 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 		t->denominator += w;
 		a->stamp++;
 		bool innermost = true;
-		uint32_t proc;
-		const struct intern *in = intern_of(a, e, &proc);
+		const struct intern *in = agg_intern(a);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			int32_t line;
-			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, &line);
+			uint32_t f = frame_func(a, in, intern_stack_at(in, s)->frame, &line);
 			if (f == UINT32_MAX)
 				return false;
 			struct agg_row *r = row_for(t, f, q->by_line ? line : -1);
@@ -774,14 +758,13 @@ agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 			continue;
 		/* The innermost occurrence of func decides caller and callee. */
 		uint32_t above = UINT32_MAX;
-		uint32_t proc;
-		const struct intern *in = intern_of(a, e, &proc);
+		const struct intern *in = agg_intern(a);
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			int32_t at = -1;
-			uint32_t f = frame_func(a, proc, in, intern_stack_at(in, s)->frame, line >= 0 ? &at : NULL);
+			uint32_t f = frame_func(a, in, intern_stack_at(in, s)->frame, line >= 0 ? &at : NULL);
 			if (f == func && (line < 0 || at == line)) {
 				uint32_t parent = intern_stack_at(in, s)->parent;
-				uint32_t below = parent ? frame_func(a, proc, in, intern_stack_at(in, parent)->frame, NULL)
+				uint32_t below = parent ? frame_func(a, in, intern_stack_at(in, parent)->frame, NULL)
 							: UINT32_MAX;
 				if (!add_link(&out->callees, &out->ncallees, above, w) ||
 				    !add_link(&out->callers, &out->ncallers, below, w))

@@ -184,11 +184,8 @@ bool agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint
  * name or file; NULL or "" matches everything)? */
 bool agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter);
 
-/* The function of a thread's stack's innermost frame, or UINT32_MAX for none. */
-uint32_t agg_innermost_func(struct aggregate *a, uint32_t slot, uint32_t stack_id, int32_t *line);
-/* The same for a stack of process proc (an entry's e->proc). */
-uint32_t agg_proc_innermost_func(struct aggregate *a, uint32_t proc, uint32_t stack_id,
-				 int32_t *line);
+/* The function of a stack's innermost frame, or UINT32_MAX for none. */
+uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
 /* Where every process's stack, frame and function IDs resolve. */
 const struct intern *agg_intern(const struct aggregate *a);
 /* Process proc's share of the exited bucket (NULL if none of its threads was folded). */

@@ -156,8 +156,8 @@ push_scratch(struct calltree *t, uint32_t v)
 /* The node a stack ends in (the node at the depth cap for deeper stacks).
  * Walks up to the nearest stack resolved in this build, then down. */
 static uint32_t
-node_of_stack(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32_t proc,
-	      const struct intern *in, bool by_line, uint32_t stack)
+node_of_stack(struct aggregate *a, struct calltree *t, struct ct_memo *m, const struct intern *in,
+	      bool by_line, uint32_t stack)
 {
 	t->nscratch = 0;
 	uint32_t s = stack;
@@ -172,7 +172,7 @@ node_of_stack(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32
 		const struct interned_stack *st = intern_stack_at(in, s);
 		if (st->depth <= t->depth_cap) {
 			int32_t line;
-			uint32_t f = agg_proc_innermost_func(a, proc, s, &line);
+			uint32_t f = agg_innermost_func(a, s, &line);
 			if (f == UINT32_MAX)
 				return UINT32_MAX;
 			node = child_of(t, node, f, by_line ? line : -1);
@@ -188,8 +188,8 @@ node_of_stack(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32
 /* Does any frame of the stack match the filter? memo_match holds
  * gen * 2 + answer for stacks decided in this build. */
 static bool
-stack_matches(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32_t proc,
-	      const struct intern *in, uint32_t stack, const char *filter)
+stack_matches(struct aggregate *a, struct calltree *t, struct ct_memo *m, const struct intern *in,
+	      uint32_t stack, const char *filter)
 {
 	t->nscratch = 0;
 	uint32_t s = stack;
@@ -199,7 +199,7 @@ stack_matches(struct aggregate *a, struct calltree *t, struct ct_memo *m, uint32
 			yes = m->memo_match[s] & 1;
 			break;
 		}
-		uint32_t f = agg_proc_innermost_func(a, proc, s, NULL);
+		uint32_t f = agg_innermost_func(a, s, NULL);
 		if (f != UINT32_MAX && agg_func_matches(a, f, filter)) {
 			m->memo_match[s] = t->gen * 2 + 1;
 			yes = true;
@@ -291,9 +291,9 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 		if (e->stack_id >= m->nmemo)
 			continue;
 		const struct intern *in = agg_intern(a);
-		if (filtered && !stack_matches(a, t, m, e->proc, in, e->stack_id, t->filter))
+		if (filtered && !stack_matches(a, t, m, in, e->stack_id, t->filter))
 			continue;
-		uint32_t node = node_of_stack(a, t, m, e->proc, in, q->by_line, e->stack_id);
+		uint32_t node = node_of_stack(a, t, m, in, q->by_line, e->stack_id);
 		if (node == UINT32_MAX)
 			return false;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
