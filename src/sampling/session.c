@@ -12,7 +12,6 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "discover.h"
 #include "session.h"
 #include "taskinfo.h"
 
@@ -154,11 +153,11 @@ static tt_status
 attach_root(struct session *s, pid_t pid, bool descendants, uint64_t wait_ns,
 	    struct tt_error *err)
 {
-	tt_status st = target_attach(&s->target, pid, err);
-	/* (A zombie has no mappings either: it keeps its own error.) */
-	if (st != TT_ENOTPY || !descendants || !discover_running(pid))
-		return st;
-	if ((st = target_attach_descendant(&s->target, pid, wait_ns, err)) == TT_OK)
+	if (!descendants)
+		return target_attach(&s->target, pid, err);
+	bool other;
+	tt_status st = target_attach_root(&s->target, pid, wait_ns, &other, err);
+	if (other)
 		s->other_root = pid;
 	return st;
 }

@@ -391,6 +391,20 @@ attach_first_descendant(struct target *t, pid_t root)
 }
 
 tt_status
+target_attach_root(struct target *t, pid_t pid, uint64_t wait_ns, bool *other_root,
+		   struct tt_error *err)
+{
+	*other_root = false;
+	tt_status st = target_attach(t, pid, err);
+	/* (A zombie has no mappings either: it keeps its own error.) */
+	if (st != TT_ENOTPY || !discover_running(pid))
+		return st;
+	st = target_attach_descendant(t, pid, wait_ns, err);
+	*other_root = st == TT_OK;
+	return st;
+}
+
+tt_status
 target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns, struct tt_error *err)
 {
 	uint64_t deadline = clock_now_ns() + wait_ns;

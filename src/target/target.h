@@ -35,6 +35,10 @@ tt_status target_attach_like(struct target *t, pid_t pid, const struct target *l
  * tini, a wrapper script); while there is none and root runs, look again
  * for up to wait_ns (it may start its Python later). TT_ENOTPY when none
  * appeared, TT_ENOPROC when root ended first. */
+/* Attach to pid; when it runs but is not Python, to its first Python
+ * descendant as above (*other_root: so). A zombie keeps its own error. */
+tt_status target_attach_root(struct target *t, pid_t pid, uint64_t wait_ns, bool *other_root,
+			     struct tt_error *err);
 tt_status target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns,
 				   struct tt_error *err);
 

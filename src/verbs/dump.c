@@ -444,12 +444,13 @@ dump_main(int argc, char **argv)
 		return dump_tree(pid, json, false);
 	struct tt_error err = {0};
 	struct target t;
-	tt_status st = target_attach(&t, pid, &err);
-	if (st == TT_ENOTPY && !one && !want_tasks && discover_running(pid)) {
+	bool other = false;
+	tt_status st = one || want_tasks
+			       ? target_attach(&t, pid, &err)
+			       : target_attach_root(&t, pid, TARGET_DESCENDANT_WAIT_NS, &other, &err);
+	if (other) {
 		/* A root that is not Python (a shell, tini, a wrapper): what is
 		 * asked is its Python descendants, as with --subprocesses. */
-		if ((st = target_attach_descendant(&t, pid, TARGET_DESCENDANT_WAIT_NS, &err)) != TT_OK)
-			return cli_report(&err);
 		return dump_tree(pid, json, true);
 	}
 	if (st != TT_OK)
