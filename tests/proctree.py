@@ -20,7 +20,7 @@ TT_INTERPS, TT_SEED). Checks:
     attached again from scratch, or dropped;
   - a parent forking 4 short-lived Python children every 20 ms, and one
     running /bin/true in a loop: batch and record's memory stays flat
-    (RSS at 45 s within 10% of RSS at 15 s), every process counted.
+    (RSS at 40 s within 10% of RSS at 15 s), every process counted.
 """
 
 import contextlib
@@ -813,7 +813,7 @@ UWSGI = [
 ]
 
 
-CHURN_SECONDS = 45
+CHURN_SECONDS = 40
 CHURN_EARLY = 15           # s: RSS then is the reference
 CHURN_GROWTH = 0.10        # the most RSS may grow after it
 
@@ -824,6 +824,13 @@ def vm_rss_kb(pid):
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     return 0
+
+
+def sanitized(binary):
+    """Built with AddressSanitizer: freed memory waits in its quarantine
+    (256 MB), so RSS says nothing about what tachyon-top keeps."""
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
 
 
 def test_churn_memory(suite):
@@ -950,10 +957,14 @@ def main():
         tap.run("a root that is not Python with no Python descendant: one line after a 3 s "
                 "wait, from dump, batch and record; at once with --no-subprocesses",
                 test_not_python_alone, suite)
-        tap.run("fork churn (4 Python children every 20 ms) and a /bin/true loop, %d s: batch "
-                "and record's RSS within %d%% of RSS at %d s, every process counted, exited "
-                "ones folded" % (CHURN_SECONDS, 100 * CHURN_GROWTH, CHURN_EARLY),
-                test_churn_memory, suite)
+        churn = ("fork churn (4 Python children every 20 ms) and a /bin/true loop, %d s: batch "
+                 "and record's RSS within %d%% of RSS at %d s, every process counted, exited "
+                 "ones folded" % (CHURN_SECONDS, 100 * CHURN_GROWTH, CHURN_EARLY))
+        if sanitized(rig.BIN):
+            tap.skip(churn, "AddressSanitizer keeps freed memory in its quarantine: RSS says "
+                     "nothing here (test_procset runs the reuse under the sanitizers)")
+        else:
+            tap.run(churn, test_churn_memory, suite)
         if not os.path.exists(rig.in_root("/usr/bin/uwsgi-core")):
             for name, _ in UWSGI:
                 tap.skip(name, "uwsgi is not installed in the root (tests/provision.sh)")

@@ -179,7 +179,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	p->pid = t->pid;
 	p->ppid = ppid;
 	p->root = root;
-	if (!tidmap_process_ns_pid(t->pid, &p->ns_pid))
+	if (t->pid <= 0 || !tidmap_process_ns_pid(t->pid, &p->ns_pid))
 		p->ns_pid = 0;
 	snprintf(p->version, sizeof p->version, "%s", t->layout.version_str);
 	if (t->pid > 0)
