@@ -17,7 +17,7 @@ void
 profile_free(struct profile *p)
 {
 	free(p->entries);
-	free(p->proc_start);
+	free(p->seen.start);
 	memset(p, 0, sizeof *p);
 }
 
@@ -73,35 +73,21 @@ grow(struct profile *p)
 static void
 settle_proc(struct profile *p, const struct procset *ps, uint32_t proc)
 {
-	if (proc >= procset_count(ps))
+	if (procset_seen_current(ps, &p->seen, proc))
 		return;
-	uint64_t start = procset_at(ps, proc)->start_ns;
-	if (proc < p->nproc_start && p->proc_start[proc] == start)
-		return;
-	if (proc >= p->nproc_start) {
-		uint32_t n = p->nproc_start ? p->nproc_start : 8;
-		while (n <= proc)
-			n *= 2;
-		uint64_t *g = realloc(p->proc_start, n * sizeof *g);
-		if (!g)
-			return;
-		memset(g + p->nproc_start, 0, (n - p->nproc_start) * sizeof *g);
-		p->proc_start = g;
-		p->nproc_start = n;
-	}
-	if (p->proc_start[proc]) {
+	if (procset_seen_replaced(ps, &p->seen, proc)) {
 		if (!rehash(p, p->nslots, (int32_t)proc))
 			return;
 		p->procs_folded++;
 	}
-	p->proc_start[proc] = start;
+	procset_seen_set(ps, &p->seen, proc);
 }
 
 void
 profile_settle(struct profile *p, const struct procset *ps)
 {
-	for (uint32_t i = 0; i < p->nproc_start; i++)
-		if (p->proc_start[i])
+	for (uint32_t i = 0; i < p->seen.n; i++)
+		if (p->seen.start[i])
 			settle_proc(p, ps, i);
 }
 

@@ -25,9 +25,7 @@ struct profile {
 	uint32_t nslots, count;
 	uint64_t total;                  /* samples added */
 	uint64_t idle_skipped;           /* samples not added (filtered out) */
-	uint64_t *proc_start;            /* per process index: start_ns of the process
-					    counted there (0: none yet) */
-	uint32_t nproc_start;
+	struct procset_seen seen;        /* which process each index's counts are about */
 	uint64_t procs_folded;           /* processes folded under PROFILE_EXITED_PROC */
 };
 

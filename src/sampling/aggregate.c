@@ -43,7 +43,7 @@ agg_free(struct aggregate *a)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
-	free(a->proc_start);
+	free(a->seen.start);
 	free(a->funcmap.of_interned);
 	free(a->funcs);
 	free(a->func_index);
@@ -61,7 +61,7 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
-	free(a->proc_start);
+	free(a->seen.start);
 	memset(a, 0, sizeof *a);
 	a->procs = ps;
 	a->funcmap = funcmap;
@@ -286,25 +286,11 @@ fold_proc(struct aggregate *a, uint16_t proc)
 static void
 settle_proc(struct aggregate *a, uint16_t proc)
 {
-	if (!a->procs || proc >= procset_count(a->procs))
+	if (!a->procs || procset_seen_current(a->procs, &a->seen, proc))
 		return;
-	uint64_t start = procset_at(a->procs, proc)->start_ns;
-	if (proc < a->nproc_start && a->proc_start[proc] == start)
+	if (procset_seen_replaced(a->procs, &a->seen, proc) && !fold_proc(a, proc))
 		return;
-	if (proc >= a->nproc_start) {
-		uint32_t n = a->nproc_start ? a->nproc_start : 8;
-		while (n <= proc)
-			n *= 2;
-		uint64_t *g = realloc(a->proc_start, n * sizeof *g);
-		if (!g)
-			return;
-		memset(g + a->nproc_start, 0, (n - a->nproc_start) * sizeof *g);
-		a->proc_start = g;
-		a->nproc_start = n;
-	}
-	if (a->proc_start[proc] && !fold_proc(a, proc))
-		return;
-	a->proc_start[proc] = start;
+	procset_seen_set(a->procs, &a->seen, proc);
 }
 
 static struct agg_thread *
@@ -416,8 +402,8 @@ agg_roll_window(struct aggregate *a, uint64_t now_ns)
 	if (a->procs) {
 		fold_gone(a, now_ns - a->procs->epoch_ns, -1);
 		/* processes that ended and gave their index away, sampled or not since */
-		for (uint32_t i = 0, n = procset_count(a->procs); i < n && i < a->nproc_start; i++)
-			if (a->proc_start[i])
+		for (uint32_t i = 0, n = procset_count(a->procs); i < n && i < a->seen.n; i++)
+			if (a->seen.start[i])
 				settle_proc(a, (uint16_t)i);
 	}
 	for (uint32_t i = 0; i < a->nslots; i++) {

@@ -131,9 +131,7 @@ struct aggregate {
 	uint64_t exited_threads;             /* how many */
 	struct agg_thread *exited_procs;     /* the same per process index */
 	uint32_t nexited_procs;
-	uint64_t *proc_start;                /* per process index: the start_ns of the process
-						counted there (0: none yet) */
-	uint32_t nproc_start;
+	struct procset_seen seen;            /* which process each index's counts are about */
 	uint64_t exited_procs_folded;        /* processes folded under AGG_EXITED_PROC */
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
