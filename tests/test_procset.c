@@ -134,6 +134,24 @@ main(void)
 	tap_ok(life > want * 0.99 && life < want * 1.01,
 	       "sampled lives summed over every process: %.0f s (expected about %.0f s)", life, want);
 
+	/* The newest process took an index and slots that others had; what
+	 * those counted waits for the next sweep, yet a query of the index or
+	 * a slot counts only the newest's samples: one per thread. */
+	const struct alive *last = &alive[nalive - 1];
+	struct agg_query q = {.mode = AGG_WALL, .scope = AGG_SESSION, .slot = -1,
+			      .proc = (int32_t)last->index, .sort = SORT_OWN};
+	struct agg_table tab;
+	memset(&tab, 0, sizeof tab);
+	bool built = agg_build_table(&agg, &q, &tab);
+	uint64_t of_proc = tab.denominator;
+	q.slot = (int32_t)last->slots[0];
+	built &= agg_build_table(&agg, &q, &tab);
+	tap_ok(built && of_proc == THREADS && tab.denominator == 1,
+	       "aggregate: a reused index counts its new process's samples only (%llu), a "
+	       "reused slot its new thread's (%llu)", (unsigned long long)of_proc,
+	       (unsigned long long)tab.denominator);
+	agg_table_free(&tab);
+
 	agg_roll_window(&agg, START_NS + (uint64_t)PROCS * BIRTH_NS);
 	tap_ok(agg.samples[AGG_SESSION] == records, "aggregate: every sample kept (%llu of %llu)",
 	       (unsigned long long)agg.samples[AGG_SESSION], (unsigned long long)records);

@@ -17,21 +17,46 @@ void
 profile_free(struct profile *p)
 {
 	free(p->entries);
-	free(p->seen.start);
+	occupants_free(&p->procs_at);
+	occupants_free(&p->slots_at);
 	memset(p, 0, sizeof *p);
 }
 
 static uint32_t
-key_hash(uint32_t stack, uint16_t slot, uint16_t proc)
+key_hash(const struct profile_entry *k)
 {
-	uint64_t k = ((uint64_t)proc << 48 | (uint64_t)slot << 32 | stack) * 0x9E3779B97F4A7C15ull;
-	return (uint32_t)(k >> 32);
+	uint64_t x = ((uint64_t)k->proc << 48 | (uint64_t)k->thread_slot << 32 | k->stack_id) ^
+		     ((uint64_t)k->tgen << 16 | k->pgen) << 7;
+	return (uint32_t)((x * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
-/* Copy the entries into a table of n slots, those of process fold_proc
- * (-1: none) merged under PROFILE_EXITED_SLOT and PROFILE_EXITED_PROC. */
 static bool
-rehash(struct profile *p, uint32_t n, int32_t fold_proc)
+same_key(const struct profile_entry *x, const struct profile_entry *y)
+{
+	return x->stack_id == y->stack_id && x->thread_slot == y->thread_slot &&
+	       x->proc == y->proc && x->tgen == y->tgen && x->pgen == y->pgen;
+}
+
+/* The entry for key k in table e of n (a power of two) slots, claimed (with
+ * no weight) if new; the table must have room. */
+static struct profile_entry *
+probe(struct profile_entry *e, uint32_t n, const struct profile_entry *k, bool *fresh)
+{
+	uint32_t h = key_hash(k) & (n - 1);
+	while (e[h].weight && !same_key(&e[h], k))
+		h = (h + 1) & (n - 1);
+	*fresh = !e[h].weight;
+	if (*fresh) {
+		e[h] = *k;
+		e[h].weight = 0;
+	}
+	return &e[h];
+}
+
+/* Copy the entries into a table of n slots, each under the key it has now
+ * (occupants_owner): what left is folded in this one pass. */
+static bool
+rehash(struct profile *p, uint32_t n)
 {
 	struct profile_entry *e = calloc(n, sizeof *e);
 	if (!e)
@@ -41,54 +66,93 @@ rehash(struct profile *p, uint32_t n, int32_t fold_proc)
 		struct profile_entry o = p->entries[i];
 		if (!o.weight)
 			continue;
-		if ((int32_t)o.proc == fold_proc) {
-			o.proc = PROFILE_EXITED_PROC;
-			o.thread_slot = PROFILE_EXITED_SLOT;
-		}
-		uint32_t h = key_hash(o.stack_id, o.thread_slot, o.proc) & (n - 1);
-		while (e[h].weight && (e[h].stack_id != o.stack_id ||
-				       e[h].thread_slot != o.thread_slot || e[h].proc != o.proc))
-			h = (h + 1) & (n - 1);
-		count += !e[h].weight;
-		if (!e[h].weight)
-			e[h] = o;
-		else
-			e[h].weight += o.weight;
+		occupants_owner(&p->procs_at, &p->slots_at, &o.thread_slot, &o.proc, &o.tgen, &o.pgen);
+		bool fresh;
+		struct profile_entry *d = probe(e, n, &o, &fresh);
+		count += fresh;
+		d->weight += o.weight;
 	}
 	free(p->entries);
 	p->entries = e;
 	p->nslots = n;
 	p->count = count;
+	p->procs_at.retired = p->slots_at.retired = 0;
 	return true;
 }
 
+/* Fold what left, in a table sized for what stays. */
 static bool
-grow(struct profile *p)
+sweep(struct profile *p)
 {
-	return rehash(p, p->nslots ? p->nslots * 2 : 1024, -1);
+	if (!p->procs_at.retired && !p->slots_at.retired)
+		return true;
+	uint32_t size = 1024;
+	while (size < 4 * p->count && size < p->nslots)
+		size *= 2;
+	return rehash(p, size);
 }
 
-/* Counts at process index `proc` are about the process there now: fold
- * what is counted of an earlier one first. */
-static void
-settle_proc(struct profile *p, const struct procset *ps, uint32_t proc)
+/* Room for one more entry; growing folds what left, as every rehash does. */
+static bool
+make_room(struct profile *p)
 {
-	if (procset_seen_current(ps, &p->seen, proc))
-		return;
-	if (procset_seen_replaced(ps, &p->seen, proc)) {
-		if (!rehash(p, p->nslots, (int32_t)proc))
-			return;
-		p->procs_folded++;
-	}
-	procset_seen_set(ps, &p->seen, proc);
+	if (p->procs_at.retired + p->slots_at.retired >= OCCUPANTS_SWEEP_EVERY && !sweep(p))
+		return false;
+	return (p->count + 1) * 2 <= p->nslots || rehash(p, p->nslots ? p->nslots * 2 : 1024);
+}
+
+/* The generation of process index proc's process now (0 for an index the
+ * set does not have). false when memory is short. */
+static bool
+enter_proc(struct profile *p, const struct procset *ps, uint32_t proc, uint16_t *pgen)
+{
+	*pgen = 0;
+	if (proc >= procset_count(ps))
+		return true;
+	bool left;
+	if (!occupants_enter(&p->procs_at, proc, procset_at(ps, proc)->start_ns, pgen, &left))
+		return false;
+	p->procs_folded += left;
+	return true;
+}
+
+/* The same for thread slot `slot`, whose thread was born at born. */
+static bool
+enter_slot(struct profile *p, uint32_t slot, uint64_t born, uint16_t *tgen)
+{
+	bool left;
+	if (!occupants_enter(&p->slots_at, slot, born, tgen, &left))
+		return false;
+	p->threads_folded += left;
+	return true;
 }
 
 void
 profile_settle(struct profile *p, const struct procset *ps)
 {
-	for (uint32_t i = 0; i < p->seen.n; i++)
-		if (p->seen.start[i])
-			settle_proc(p, ps, i);
+	uint16_t gen;
+	for (uint32_t i = 0; i < p->procs_at.n; i++)
+		if (p->procs_at.at[i].known)
+			enter_proc(p, ps, i, &gen);
+	for (uint32_t i = 0; i < p->slots_at.n && i < appendlog_count(ps->threads.log); i++) {
+		struct thread_slot *ts = (struct thread_slot *)procset_slot(ps, i);
+		if (p->slots_at.at[i].known)
+			enter_slot(p, i, atomic_load_explicit(&ts->born_ns, memory_order_acquire), &gen);
+	}
+	sweep(p);
+}
+
+static bool
+add_key(struct profile *p, const struct profile_entry *k, uint64_t weight)
+{
+	if (!make_room(p))
+		return false;
+	bool fresh;
+	struct profile_entry *e = probe(p->entries, p->nslots, k, &fresh);
+	p->count += fresh;
+	e->weight += weight;
+	p->total += weight;
+	return true;
 }
 
 bool
@@ -101,23 +165,8 @@ bool
 profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
 			uint64_t weight)
 {
-	if ((p->count + 1) * 2 > p->nslots && !grow(p))
-		return false;
-	uint32_t h = key_hash(stack_id, slot, proc) & (p->nslots - 1);
-	while (p->entries[h].weight &&
-	       (p->entries[h].stack_id != stack_id || p->entries[h].thread_slot != slot ||
-		p->entries[h].proc != proc))
-		h = (h + 1) & (p->nslots - 1);
-	struct profile_entry *e = &p->entries[h];
-	if (!e->weight) {
-		e->stack_id = stack_id;
-		e->thread_slot = slot;
-		e->proc = proc;
-		p->count++;
-	}
-	e->weight += weight;
-	p->total += weight;
-	return true;
+	struct profile_entry k = {.stack_id = stack_id, .thread_slot = slot, .proc = proc};
+	return add_key(p, &k, weight);
 }
 
 bool
@@ -129,13 +178,21 @@ profile_add(struct profile *p, const struct procset *ps, const struct sample_rec
 		p->idle_skipped += rec->weight;
 		return true;
 	}
-	uint32_t proc = 0;
+	struct profile_entry k = {.stack_id = rec->stack_id, .thread_slot = rec->thread_slot};
 	if (ps && rec->thread_slot < appendlog_count(ps->threads.log)) {
-		proc = procset_proc_of_sample(ps, rec->thread_slot, rec->time_ns);
-		settle_proc(p, ps, proc);
+		uint32_t proc = procset_proc_of_sample(ps, rec->thread_slot, rec->time_ns);
+		if (!enter_proc(p, ps, proc, &k.pgen))
+			return false;
+		k.proc = (uint16_t)proc;
+		struct thread_slot *ts = (struct thread_slot *)procset_slot(ps, rec->thread_slot);
+		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
+		/* Taken before the slot's thread was born: its previous thread's. */
+		if (rec->time_ns < born)
+			k.thread_slot = PROFILE_EXITED_SLOT;
+		else if (!enter_slot(p, rec->thread_slot, born, &k.tgen))
+			return false;
 	}
-	return profile_add_proc_weight(p, rec->thread_slot, (uint16_t)proc, rec->stack_id,
-				       rec->weight);
+	return add_key(p, &k, rec->weight);
 }
 
 /* Escape for the folded format: terminal-safe, and ';' (the frame

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "occupants.h"
 #include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
@@ -17,6 +18,8 @@ struct profile_entry {
 	uint16_t thread_slot;
 	uint16_t proc;            /* its thread's process (slots go from one process's
 				     threads to another's) */
+	uint16_t tgen, pgen;      /* generations of the slot and process index
+				     (occupants.h): folded when either left */
 	uint64_t weight;
 };
 
@@ -25,12 +28,14 @@ struct profile {
 	uint32_t nslots, count;
 	uint64_t total;                  /* samples added */
 	uint64_t idle_skipped;           /* samples not added (filtered out) */
-	struct procset_seen seen;        /* which process each index's counts are about */
+	struct occupants procs_at, slots_at;  /* whom each process index and thread
+						 slot's counts are about */
 	uint64_t procs_folded;           /* processes folded under PROFILE_EXITED_PROC */
+	uint64_t threads_folded;         /* threads folded under PROFILE_EXITED_SLOT */
 };
 
 /* Entries of processes whose index went to a new process (procset.h). */
-#define PROFILE_EXITED_PROC 0xffffu
+#define PROFILE_EXITED_PROC OCCUPANTS_EXITED
 
 enum profile_filter {
 	PROFILE_WALL,       /* every sample */
@@ -41,7 +46,8 @@ enum profile_filter {
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);
 /* ps: whose threads the records' slots name (NULL: process 0's). What is
- * counted of a process whose index went to a new one is folded first. */
+ * counted of a process whose index went to a new one, or of a thread whose
+ * slot went to a new thread, is folded (at the latest by profile_settle). */
 bool profile_add(struct profile *p, const struct procset *ps, const struct sample_record *rec,
 		 enum profile_filter filter);
 bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uint64_t weight);
@@ -50,7 +56,8 @@ bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uin
 bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
 			     uint64_t weight);
 
-/* Fold every process whose index went to a new one (before writing). */
+/* Fold every process whose index went to a new one, and every thread
+ * whose slot went to a new thread (before reading the entries). */
 void profile_settle(struct profile *p, const struct procset *ps);
 
 /* "process PID (command)", or "exited processes" for PROFILE_EXITED_PROC,
@@ -68,7 +75,7 @@ profile_entry_proc(const struct profile_entry *e)
  * slot's occupant is of the entry's process, else PROFILE_EXITED_SLOT (its
  * thread left and the slot went to another process's thread; and the live
  * view's bucket of exited threads). */
-#define PROFILE_EXITED_SLOT 0xffffu
+#define PROFILE_EXITED_SLOT OCCUPANTS_EXITED
 static inline uint32_t
 profile_entry_thread(const struct procset *ps, const struct profile_entry *e)
 {

@@ -43,7 +43,8 @@ agg_free(struct aggregate *a)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
-	free(a->seen.start);
+	occupants_free(&a->procs_at);
+	occupants_free(&a->slots_at);
 	free(a->funcmap.of_interned);
 	free(a->funcs);
 	free(a->func_index);
@@ -61,7 +62,8 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
-	free(a->seen.start);
+	occupants_free(&a->procs_at);
+	occupants_free(&a->slots_at);
 	memset(a, 0, sizeof *a);
 	a->procs = ps;
 	a->funcmap = funcmap;
@@ -74,43 +76,56 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 }
 
 static uint32_t
-entry_hash(uint16_t slot, uint16_t proc, uint8_t cls, uint32_t stack_id)
+entry_hash(const struct agg_entry *k)
 {
-	return hash_mix64((((uint64_t)slot << 40) | ((uint64_t)cls << 32) | stack_id) ^
-			  ((uint64_t)proc * 0x9e3779b97f4a7c15ull));
+	return hash_mix64((((uint64_t)k->slot << 40) | ((uint64_t)k->cls << 32) | k->stack_id) ^
+			  (((uint64_t)k->proc << 32 | (uint64_t)k->tgen << 16 | k->pgen) *
+			   0x9e3779b97f4a7c15ull));
 }
 
-/* The entry for (slot, process, cls, stack) in table e of n (a power of
- * two) slots, claimed if new; the table must have room. The process is in
- * the key because stack IDs are per process: the exited bucket holds
- * entries of every process under one slot. */
-static struct agg_entry *
-probe(struct agg_entry *e, uint32_t n, uint16_t slot, uint16_t proc, uint8_t cls,
-      uint32_t stack_id, bool *fresh)
+static bool
+same_key(const struct agg_entry *x, const struct agg_entry *y)
 {
-	for (uint32_t h = entry_hash(slot, proc, cls, stack_id) & (n - 1);; h = (h + 1) & (n - 1)) {
+	return x->stack_id == y->stack_id && x->slot == y->slot && x->proc == y->proc &&
+	       x->cls == y->cls && x->tgen == y->tgen && x->pgen == y->pgen;
+}
+
+/* The entry for key k (slot, process, generations, cls, stack) in table e
+ * of n (a power of two) slots, claimed if new; the table must have room.
+ * The process is in the key because stack IDs are per process: the exited
+ * bucket holds entries of every process under one slot. */
+static struct agg_entry *
+probe(struct agg_entry *e, uint32_t n, const struct agg_entry *k, bool *fresh)
+{
+	for (uint32_t h = entry_hash(k) & (n - 1);; h = (h + 1) & (n - 1)) {
 		if (!e[h].used) {
+			e[h] = *k;
 			e[h].used = true;
-			e[h].stack_id = stack_id;
-			e[h].slot = slot;
-			e[h].proc = proc;
-			e[h].cls = cls;
+			e[h].session = e[h].window = e[h].current = 0;
 			*fresh = true;
 			return &e[h];
 		}
-		if (e[h].stack_id == stack_id && e[h].slot == slot && e[h].proc == proc &&
-		    e[h].cls == cls) {
+		if (same_key(&e[h], k)) {
 			*fresh = false;
 			return &e[h];
 		}
 	}
 }
 
-/* Copy the entries into a table of n slots, those of threads marked in
- * `fold` merged under AGG_EXITED_SLOT, and those of process fold_proc (-1:
- * none) under AGG_EXITED_SLOT and AGG_EXITED_PROC. */
+/* Whom an entry's counts are about now: the key it has once folded. */
+static struct agg_entry
+entry_owner(const struct aggregate *a, const struct agg_entry *e)
+{
+	struct agg_entry k = *e;
+	occupants_owner(&a->procs_at, &a->slots_at, &k.slot, &k.proc, &k.tgen, &k.pgen);
+	return k;
+}
+
+/* Copy the entries into a table of n slots, each under its owner now:
+ * every entry of a thread or process that left is folded, in this one
+ * pass however many left. */
 static bool
-rehash(struct aggregate *a, uint32_t n, const uint8_t *fold, int32_t fold_proc)
+rehash(struct aggregate *a, uint32_t n)
 {
 	struct agg_entry *e = calloc(n, sizeof *e);
 	if (!e)
@@ -120,14 +135,9 @@ rehash(struct aggregate *a, uint32_t n, const uint8_t *fold, int32_t fold_proc)
 		const struct agg_entry *o = &a->entries[i];
 		if (!o->used)
 			continue;
-		uint16_t slot = fold && o->slot < a->nthreads && fold[o->slot] ? AGG_EXITED_SLOT : o->slot;
-		uint16_t proc = o->proc;
-		if ((int32_t)proc == fold_proc) {
-			slot = AGG_EXITED_SLOT;
-			proc = AGG_EXITED_PROC;
-		}
+		struct agg_entry k = entry_owner(a, o);
 		bool fresh;
-		struct agg_entry *d = probe(e, n, slot, proc, o->cls, o->stack_id, &fresh);
+		struct agg_entry *d = probe(e, n, &k, &fresh);
 		count += fresh;
 		d->session += o->session;
 		d->window += o->window;
@@ -137,13 +147,29 @@ rehash(struct aggregate *a, uint32_t n, const uint8_t *fold, int32_t fold_proc)
 	a->entries = e;
 	a->nslots = n;
 	a->count = count;
+	a->procs_at.retired = a->slots_at.retired = 0;
 	return true;
 }
 
+/* Fold what left, in a table sized for what stays (so that it shrinks too). */
 static bool
-grow_entries(struct aggregate *a)
+sweep(struct aggregate *a)
 {
-	return rehash(a, a->nslots ? a->nslots * 2 : 4096, NULL, -1);
+	if (!a->procs_at.retired && !a->slots_at.retired)
+		return true;
+	uint32_t size = 4096;
+	while (size < 4 * a->count && size < a->nslots)
+		size *= 2;
+	return rehash(a, size);
+}
+
+/* Room for one more entry. Growing folds what left, as every rehash does. */
+static bool
+make_room(struct aggregate *a)
+{
+	if (a->procs_at.retired + a->slots_at.retired >= OCCUPANTS_SWEEP_EVERY && !sweep(a))
+		return false;
+	return (a->count + 1) * 2 <= a->nslots || rehash(a, a->nslots ? a->nslots * 2 : 4096);
 }
 
 static void
@@ -168,20 +194,34 @@ add_thread(struct agg_thread *to, const struct agg_thread *t)
 
 static struct agg_thread *exited_of(struct aggregate *a, uint32_t proc);
 
+/* Fold the thread counted at slot i into the exited bucket (and its
+ * process's share of it). Its entries become the exited bucket's at once
+ * (entry_owner); the next sweep merges them. */
+static void
+fold_thread(struct aggregate *a, uint32_t i)
+{
+	struct agg_thread *t = &a->threads[i];
+	if (!t->seen)
+		return;
+	add_thread(&a->exited, t);
+	struct agg_thread *pe = exited_of(a, t->proc);
+	if (pe)
+		add_thread(pe, t);
+	memset(t, 0, sizeof *t);
+	occupants_retire(&a->slots_at, i);
+	a->exited_threads++;
+}
+
 /* Fold gone threads into the exited bucket: those gone for AGG_FOLD_NS,
  * all gone ones when many wait (the walker will soon give their slots to
- * new threads), and slot `force` (already given to a new thread). One pass
- * over the entries, however many threads are folded. */
+ * new threads), and those whose slot went to a new thread unsampled. */
 static void
-fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
+fold_gone(struct aggregate *a, uint64_t now_rel)
 {
 	if (!a->procs || !a->nthreads)
 		return;
 	const struct appendlog *slots = a->procs->threads.log;
-	uint32_t nslots = appendlog_count(slots), gone = 0, due = 0;
-	uint8_t *fold = calloc(a->nthreads, 1);
-	if (!fold)
-		return;
+	uint32_t nslots = appendlog_count(slots), gone = 0;
 	for (uint32_t i = 0; i < a->nthreads && i < nslots; i++) {
 		struct agg_thread *t = &a->threads[i];
 		if (!t->seen)
@@ -189,40 +229,18 @@ fold_gone(struct aggregate *a, uint64_t now_rel, int32_t force)
 		struct thread_slot *ts = appendlog_at(slots, i);
 		uint64_t g = atomic_load_explicit(&ts->gone_ns, memory_order_acquire);
 		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
-		if ((int32_t)i == force || born != t->born_ns) {
-			fold[i] = 2;
-			due++;
-		} else if (g) {
+		if (born != t->born_ns || (g && now_rel - g >= AGG_FOLD_NS))
+			fold_thread(a, i);
+		else if (g)
 			gone++;
-			fold[i] = now_rel - g >= AGG_FOLD_NS ? 2 : 1;
-			due += fold[i] == 2;
+	}
+	if (gone > THREADSLOTS_KEEP_GONE / 2) {
+		for (uint32_t i = 0; i < a->nthreads && i < nslots; i++) {
+			struct thread_slot *ts = appendlog_at(slots, i);
+			if (a->threads[i].seen && atomic_load_explicit(&ts->gone_ns, memory_order_acquire))
+				fold_thread(a, i);
 		}
 	}
-	bool all_gone = gone > THREADSLOTS_KEEP_GONE / 2;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < a->nthreads; i++) {
-		fold[i] = fold[i] == 2 || (fold[i] == 1 && all_gone);
-		n += fold[i];
-	}
-	if (n) {
-		/* Size the table for what stays, so that it shrinks too. */
-		uint32_t size = 4096;
-		while (size < 4 * a->count && size < a->nslots)
-			size *= 2;
-		if (rehash(a, size, fold, -1)) {
-			for (uint32_t i = 0; i < a->nthreads; i++) {
-				if (!fold[i])
-					continue;
-				add_thread(&a->exited, &a->threads[i]);
-				struct agg_thread *pe = exited_of(a, a->threads[i].proc);
-				if (pe)
-					add_thread(pe, &a->threads[i]);
-				memset(&a->threads[i], 0, sizeof a->threads[i]);
-			}
-			a->exited_threads += n;
-		}
-	}
-	free(fold);
 }
 
 /* The exited bucket of one process (its share of a->exited), or NULL when
@@ -251,46 +269,34 @@ agg_exited_of(const struct aggregate *a, uint32_t proc)
 }
 
 /* The process counted at index `proc` ended and its index went to a new
- * process: fold its threads, its exited bucket and its entries away. */
-static bool
-fold_proc(struct aggregate *a, uint16_t proc)
+ * process: fold its threads and its exited bucket away (its entries are
+ * the exited processes' from now on, by generation). */
+static void
+fold_proc(struct aggregate *a, uint32_t proc)
 {
-	uint8_t *fold = calloc(a->nthreads ? a->nthreads : 1, 1);
-	if (!fold)
-		return false;
-	uint32_t n = 0;
 	for (uint32_t i = 0; i < a->nthreads; i++)
-		n += fold[i] = a->threads[i].seen && a->threads[i].proc == proc;
-	uint32_t size = 4096;
-	while (size < 4 * a->count && size < a->nslots)
-		size *= 2;
-	bool ok = rehash(a, size, fold, proc);
-	if (ok) {
-		for (uint32_t i = 0; i < a->nthreads; i++) {
-			if (!fold[i])
-				continue;
-			add_thread(&a->exited, &a->threads[i]);
-			memset(&a->threads[i], 0, sizeof a->threads[i]);
-		}
-		a->exited_threads += n;
-		if (proc < a->nexited_procs)
-			memset(&a->exited_procs[proc], 0, sizeof a->exited_procs[proc]);
-		a->exited_procs_folded++;
-	}
-	free(fold);
-	return ok;
+		if (a->threads[i].seen && a->threads[i].proc == proc)
+			fold_thread(a, i);
+	if (proc < a->nexited_procs)
+		memset(&a->exited_procs[proc], 0, sizeof a->exited_procs[proc]);
+	a->exited_procs_folded++;
 }
 
-/* Records of process index `proc` are about the process there now: fold
- * what is counted of an earlier one first. */
-static void
-settle_proc(struct aggregate *a, uint16_t proc)
+/* The generation to count process index `proc` under: that of the process
+ * there now, what was counted of an earlier one folded first. false when
+ * memory is short. */
+static bool
+enter_proc(struct aggregate *a, uint32_t proc, uint16_t *pgen)
 {
-	if (!a->procs || procset_seen_current(a->procs, &a->seen, proc))
-		return;
-	if (procset_seen_replaced(a->procs, &a->seen, proc) && !fold_proc(a, proc))
-		return;
-	procset_seen_set(a->procs, &a->seen, proc);
+	*pgen = 0;
+	if (!a->procs || proc >= procset_count(a->procs))
+		return true;
+	bool left;
+	if (!occupants_enter(&a->procs_at, proc, procset_at(a->procs, proc)->start_ns, pgen, &left))
+		return false;
+	if (left)
+		fold_proc(a, proc);
+	return true;
 }
 
 static struct agg_thread *
@@ -315,42 +321,39 @@ static void count_thread(struct agg_thread *t, const struct sample_record *rec, 
 bool
 agg_add(struct aggregate *a, const struct sample_record *rec)
 {
-	uint8_t cls = class_of(rec->state);
-	if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
+	if (!make_room(a))
 		return false;
-	uint16_t slot = rec->thread_slot;
+	struct agg_entry k = {.stack_id = rec->stack_id, .slot = rec->thread_slot,
+			      .cls = class_of(rec->state)};
 	struct agg_thread *t, *pe = NULL;
 	uint64_t born = 0;
-	uint16_t proc = 0;
-	if (a->procs && slot < appendlog_count(a->procs->threads.log)) {
-		const struct thread_slot *ts = procset_slot(a->procs, slot);
+	if (a->procs && k.slot < appendlog_count(a->procs->threads.log)) {
+		const struct thread_slot *ts = procset_slot(a->procs, k.slot);
 		born = atomic_load_explicit(&((struct thread_slot *)ts)->born_ns, memory_order_acquire);
-		proc = (uint16_t)procset_proc_of_sample(a->procs, slot, rec->time_ns);
-		settle_proc(a, proc);
-		if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
+		uint32_t proc = procset_proc_of_sample(a->procs, k.slot, rec->time_ns);
+		if (!enter_proc(a, proc, &k.pgen))
 			return false;
+		k.proc = (uint16_t)proc;
 	}
 	if (rec->time_ns < born) {
 		/* Taken before the slot's thread was born: its previous thread's,
 		 * which is gone. */
-		slot = AGG_EXITED_SLOT;
+		k.slot = AGG_EXITED_SLOT;
 		t = &a->exited;
-		pe = exited_of(a, proc);
+		pe = exited_of(a, k.proc);
 	} else {
-		t = thread_at(a, slot);
-		if (!t)
+		t = thread_at(a, k.slot);
+		bool left;
+		if (!t || !occupants_enter(&a->slots_at, k.slot, born, &k.tgen, &left))
 			return false;
-		if (t->seen && t->born_ns != born) {
-			/* The slot went to a new thread before we folded the old one. */
-			fold_gone(a, rec->time_ns, slot);
-			if ((a->count + 1) * 2 > a->nslots && !grow_entries(a))
-				return false;
-		}
+		/* The slot went to a new thread before we folded the old one. */
+		if (left)
+			fold_thread(a, k.slot);
 		t->born_ns = born;
-		t->proc = proc;
+		t->proc = k.proc;
 	}
 	bool fresh;
-	struct agg_entry *e = probe(a->entries, a->nslots, slot, proc, cls, rec->stack_id, &fresh);
+	struct agg_entry *e = probe(a->entries, a->nslots, &k, &fresh);
 	a->count += fresh;
 	uint64_t w = rec->weight;
 	e->session += w;
@@ -400,11 +403,14 @@ void
 agg_roll_window(struct aggregate *a, uint64_t now_ns)
 {
 	if (a->procs) {
-		fold_gone(a, now_ns - a->procs->epoch_ns, -1);
+		fold_gone(a, now_ns - a->procs->epoch_ns);
 		/* processes that ended and gave their index away, sampled or not since */
-		for (uint32_t i = 0, n = procset_count(a->procs); i < n && i < a->seen.n; i++)
-			if (a->seen.start[i])
-				settle_proc(a, (uint16_t)i);
+		for (uint32_t i = 0, n = procset_count(a->procs); i < n && i < a->procs_at.n; i++) {
+			uint16_t pgen;
+			if (a->procs_at.at[i].known)
+				enter_proc(a, i, &pgen);
+		}
+		sweep(a);
 	}
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		struct agg_entry *e = &a->entries[i];
@@ -529,14 +535,20 @@ agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
  * ------------------------------------------------------------------- */
 
 static bool
-entry_counts(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
+entry_counts(const struct aggregate *a, const struct agg_query *q, const struct agg_entry *e,
+	     uint64_t *w)
 {
-	if (!e->used || (q->slot >= 0 && e->slot != q->slot) || !agg_mode_matches(q->mode, e->cls))
-		return false;
-	if (q->slot < 0 && q->proc >= 0 && e->proc != (uint32_t)q->proc)
+	if (!e->used || !agg_mode_matches(q->mode, e->cls))
 		return false;
 	*w = q->scope == AGG_SESSION ? e->session : e->window;
-	return *w > 0;
+	if (!*w)
+		return false;
+	if (q->slot < 0 && q->proc < 0)
+		return true;
+	struct agg_entry k = entry_owner(a, e);
+	if (q->slot >= 0)
+		return k.slot == q->slot;
+	return k.proc == (uint32_t)q->proc;
 }
 
 static struct agg_row *
@@ -587,9 +599,10 @@ matches_filter(const struct agg_func *f, const char *filter)
 }
 
 bool
-agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint64_t *w)
+agg_entry_weight(const struct aggregate *a, const struct agg_query *q,
+		 const struct agg_entry *e, uint64_t *w)
 {
-	return entry_counts(q, e, w);
+	return entry_counts(a, q, e, w);
 }
 
 bool
@@ -647,7 +660,7 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!entry_counts(q, e, &w))
+		if (!entry_counts(a, q, e, &w))
 			continue;
 		t->denominator += w;
 		a->stamp++;
@@ -740,7 +753,7 @@ agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!entry_counts(q, e, &w))
+		if (!entry_counts(a, q, e, &w))
 			continue;
 		/* The innermost occurrence of func decides caller and callee. */
 		uint32_t above = UINT32_MAX;
@@ -786,7 +799,8 @@ agg_to_profile(const struct aggregate *a, enum agg_scope scope, enum agg_mode mo
 		uint64_t w = scope == AGG_SESSION ? e->session : e->window;
 		if (!e->used || !w || !agg_mode_matches(mode, e->cls))
 			continue;
-		if (!profile_add_proc_weight(p, e->slot, e->proc, e->stack_id, w))
+		struct agg_entry k = entry_owner(a, e);
+		if (!profile_add_proc_weight(p, k.slot, k.proc, k.stack_id, w))
 			return false;
 	}
 	return true;

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "occupants.h"
 #include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
@@ -39,6 +40,9 @@ struct agg_entry {
 	uint16_t proc;          /* process index: stack IDs are per process */
 	uint8_t cls;            /* AGG_CLS_* */
 	bool used;
+	uint16_t tgen, pgen;    /* generations of its thread slot and process index
+				   (occupants.h): older ones are about a thread or
+				   process that left, counted as exited until folded */
 	uint64_t session, window, current;  /* window = last completed one */
 };
 
@@ -62,10 +66,10 @@ struct agg_thread {
 /* Counts of threads that left the target long enough ago are folded into
  * one bucket under this slot: still in every total and table, no longer
  * one row each, so memory follows the live threads. */
-#define AGG_EXITED_SLOT 0xffffu
+#define AGG_EXITED_SLOT OCCUPANTS_EXITED
 /* Entries of processes whose index went to a new process (procset.h) are
  * folded under this process index (and AGG_EXITED_SLOT). */
-#define AGG_EXITED_PROC 0xffffu
+#define AGG_EXITED_PROC OCCUPANTS_EXITED
 /* A gone thread is folded after this long (or sooner when many wait). */
 #define AGG_FOLD_NS (10ull * 1000000000ull)
 
@@ -131,7 +135,8 @@ struct aggregate {
 	uint64_t exited_threads;             /* how many */
 	struct agg_thread *exited_procs;     /* the same per process index */
 	uint32_t nexited_procs;
-	struct procset_seen seen;            /* which process each index's counts are about */
+	struct occupants procs_at, slots_at; /* whom each process index and thread slot
+						counts are about (a sweep folds the rest) */
 	uint64_t exited_procs_folded;        /* processes folded under AGG_EXITED_PROC */
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
@@ -176,7 +181,8 @@ void agg_links_free(struct agg_links *l);
  * else the query restricts)? Its weight goes to *w. The one place the
  * query's restrictions on entries are decided: tables, links and the call
  * tree all ask here. */
-bool agg_entry_weight(const struct agg_query *q, const struct agg_entry *e, uint64_t *w);
+bool agg_entry_weight(const struct aggregate *a, const struct agg_query *q,
+		      const struct agg_entry *e, uint64_t *w);
 
 /* Does function `func` match a filter (case-insensitive substring of its
  * name or file; NULL or "" matches everything)? */

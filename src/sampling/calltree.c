@@ -284,7 +284,7 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
-		if (!agg_entry_weight(q, e, &w))
+		if (!agg_entry_weight(a, q, e, &w))
 			continue;
 		/* Stacks interned after the memos grew are newer than the entries
 		 * we were given a count for; the next build sees them. */

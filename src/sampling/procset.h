@@ -25,7 +25,6 @@
 #include <sys/types.h>
 
 #include "appendlog.h"
-#include "grow.h"
 #include "error.h"
 #include "intern.h"
 #include "stackwalk.h"
@@ -200,40 +199,6 @@ procset_cmdline(const struct proc_info *p)
 /* Adder thread, once per process: read the command line again (workers
  * rename themselves after they start). */
 void procset_refresh_cmdline(struct procset *ps, uint32_t index);
-
-/* What a consumer that counts per process index counted at each index: the
- * start_ns of the process it was (0: nothing yet), to notice when the
- * index has gone to a new process. */
-struct procset_seen {
-	uint64_t *start;
-	uint32_t n;
-};
-
-/* Whether what the consumer counted at index proc is about the process
- * there now. When not, it folds what it counted if procset_seen_replaced
- * says there was something, then records the new one (procset_seen_set). */
-static inline bool
-procset_seen_current(const struct procset *ps, const struct procset_seen *s, uint32_t proc)
-{
-	return proc >= procset_count(ps) ||
-	       (proc < s->n && s->start[proc] == procset_at(ps, proc)->start_ns);
-}
-
-static inline bool
-procset_seen_replaced(const struct procset *ps, const struct procset_seen *s, uint32_t proc)
-{
-	return proc < s->n && s->start[proc] && !procset_seen_current(ps, s, proc);
-}
-
-/* false when memory is short (nothing recorded: asked again next time) */
-static inline bool
-procset_seen_set(const struct procset *ps, struct procset_seen *s, uint32_t proc)
-{
-	if (!grow_array((void **)&s->start, &s->n, proc + 1, sizeof *s->start))
-		return false;
-	s->start[proc] = procset_at(ps, proc)->start_ns;
-	return true;
-}
 
 /* The indices of the n entries (a snapshot of procset_count) in the order
  * process tables list them: processes still running in the order they
