@@ -28,9 +28,81 @@ struct alive {
 	uint32_t slots[THREADS];
 };
 
+/* One process whose threads come and go all day (1 ms each, 20,000 of
+ * them): record's profile keeps the live thread, the 256 that ended last
+ * by name, and the rest folded under "exited threads", losing no sample. */
+static void
+thread_churn_profile(void)
+{
+	enum { THREADS_BORN = 20000 };
+	struct procset ps;
+	if (procset_init(&ps) != 0) {
+		tap_ok(0, "procset_init");
+		return;
+	}
+	ps.epoch_ns = START_NS;
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	struct target t;
+	memset(&t, 0, sizeof t);
+	struct tt_error err;
+	uint32_t index;
+	struct profile prof;
+	profile_init(&prof);
+	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "job", "pool.py", 1, false), 7);
+	uint32_t stack = intern_stack(&ps.in, 0, frame);
+	bool ok = procset_add(&ps, &t, 0, false, &o, START_NS, &index, &err) == TT_OK;
+	uint32_t prev = UINT32_MAX, most = 0;
+	for (uint32_t i = 0; i < THREADS_BORN && ok; i++) {
+		uint64_t now_rel = (uint64_t)(i + 1) * 1000000ull;
+		if (prev != UINT32_MAX)
+			threadslots_gone(&ps.threads, prev, now_rel);
+		struct slot_owner who = {.native_tid = 500000ull + i, .ns_tid = 500000ull + i,
+					 .proc = index};
+		bool revived;
+		ok = threadslots_take(&ps.threads, &who, now_rel, &prev, &revived, &err) == TT_OK;
+		struct sample_record r = {.time_ns = now_rel + 1, .stack_id = stack,
+					  .thread_slot = (uint16_t)prev, .weight = 1};
+		ok &= profile_add(&prof, &ps, &r, PROFILE_WALL);
+		if (prof.count > most)
+			most = prof.count;
+	}
+	profile_settle(&prof, &ps);
+	tap_ok(ok && prof.total == THREADS_BORN, "thread churn: every sample kept (%llu of %u)",
+	       (unsigned long long)prof.total, (unsigned)THREADS_BORN);
+	/* the live thread, the kept ended ones, the exited bucket, what ended
+	 * since the last check (a second: 1,000 threads) and what was folded
+	 * since the last sweep */
+	uint32_t bound = 1 + PROFILE_KEEP_ENDED_THREADS + 1 + 1000 + OCCUPANTS_SWEEP_EVERY;
+	tap_ok(most <= bound && prof.count <= PROFILE_KEEP_ENDED_THREADS + 2,
+	       "thread churn: at most %u entries for %u threads (bound %u), %u at the end",
+	       most, (unsigned)THREADS_BORN, bound, prof.count);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int rc = f ? profile_write_collapsed(&prof, &ps, f, true, true) : -1;
+	if (f)
+		fclose(f);
+	uint32_t lines = 0, exited = 0;
+	const char *exited_line = "process 0 (?);exited threads;job (pool.py:7) ";
+	for (const char *c = text; rc == 0 && c && *c; c = strchr(c, '\n') ? strchr(c, '\n') + 1 : "") {
+		lines++;
+		if (strncmp(c, exited_line, strlen(exited_line)) == 0)
+			exited = (uint32_t)strtoul(c + strlen(exited_line), NULL, 10);
+	}
+	tap_ok(lines == PROFILE_KEEP_ENDED_THREADS + 2 &&
+	       exited == THREADS_BORN - PROFILE_KEEP_ENDED_THREADS - 1,
+	       "thread churn: %u lines: the live thread, the %u that ended last, and "
+	       "\"exited threads\" with %u samples", lines, PROFILE_KEEP_ENDED_THREADS, exited);
+	free(text);
+	profile_free(&prof);
+	procset_free(&ps);
+}
+
 int
 main(void)
 {
+	thread_churn_profile();
 	struct procset ps;
 	if (procset_init(&ps) != 0) {
 		tap_ok(0, "procset_init");

@@ -16,6 +16,7 @@ struct occupant {
 	uint64_t id;
 	uint16_t gen;
 	bool known;
+	bool retired;            /* its counts were folded while it stayed */
 };
 
 struct occupants {
@@ -25,14 +26,15 @@ struct occupants {
 };
 
 /* A consumer sweeps (folds every count of an older generation) at least
- * this often, in retirements, so that no index's generation wraps around
- * to one it still holds counts under. */
-#define OCCUPANTS_SWEEP_EVERY 4096u
+ * this often, in retirements: what left costs memory until swept, and no
+ * index's generation may wrap around to one it still holds counts under. */
+#define OCCUPANTS_SWEEP_EVERY 1024u
 
 /* The generation to count index i's occupant `id` under. A different
  * occupant than the one recorded retires the index's generation and sets
  * *left (the consumer folds what it keeps per index, e.g. a thread's
- * figures). false when memory is short (nothing recorded). */
+ * figures), unless that one was retired already. false when memory is
+ * short (nothing recorded). */
 static inline bool
 occupants_enter(struct occupants *o, uint32_t i, uint64_t id, uint16_t *gen, bool *left)
 {
@@ -40,24 +42,26 @@ occupants_enter(struct occupants *o, uint32_t i, uint64_t id, uint16_t *gen, boo
 	if (!grow_array((void **)&o->at, &o->n, i + 1, sizeof *o->at))
 		return false;
 	struct occupant *c = &o->at[i];
-	if (c->known && c->id != id) {
+	if (c->known && c->id != id && !c->retired) {
 		c->gen++;
 		o->retired++;
 		*left = true;
 	}
 	c->id = id;
 	c->known = true;
+	c->retired = false;
 	*gen = c->gen;
 	return true;
 }
 
 /* Retire index i's generation while its occupant stays: what was counted
- * of it is folded away (a thread gone for long). */
+ * of it is folded away (a thread that ended). */
 static inline void
 occupants_retire(struct occupants *o, uint32_t i)
 {
-	if (i < o->n) {
+	if (i < o->n && !o->at[i].retired) {
 		o->at[i].gen++;
+		o->at[i].retired = true;
 		o->retired++;
 	}
 }

@@ -127,9 +127,53 @@ enter_slot(struct profile *p, uint32_t slot, uint64_t born, uint16_t *tgen)
 	return true;
 }
 
+struct ended {
+	uint64_t gone_ns;
+	uint32_t slot;
+};
+
+static int
+cmp_ended(const void *a, const void *b)
+{
+	const struct ended *x = a, *y = b;
+	if (x->gone_ns != y->gone_ns)
+		return x->gone_ns < y->gone_ns ? -1 : 1;
+	return (x->slot > y->slot) - (x->slot < y->slot);
+}
+
+/* Fold the threads that ended first, beyond PROFILE_KEEP_ENDED_THREADS. */
+static void
+fold_ended(struct profile *p, const struct procset *ps)
+{
+	uint32_t n = appendlog_count(ps->threads.log);
+	if (n > p->slots_at.n)
+		n = p->slots_at.n;
+	struct ended *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v)
+		return;
+	uint32_t ended = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct occupant *c = &p->slots_at.at[i];
+		struct thread_slot *ts = (struct thread_slot *)procset_slot(ps, i);
+		uint64_t gone = atomic_load_explicit(&ts->gone_ns, memory_order_acquire);
+		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
+		if (c->known && !c->retired && gone && born == c->id)
+			v[ended++] = (struct ended){gone, i};
+	}
+	if (ended > PROFILE_KEEP_ENDED_THREADS) {
+		qsort(v, ended, sizeof *v, cmp_ended);
+		for (uint32_t k = 0; k < ended - PROFILE_KEEP_ENDED_THREADS; k++) {
+			occupants_retire(&p->slots_at, v[k].slot);
+			p->threads_folded++;
+		}
+	}
+	free(v);
+}
+
 void
 profile_settle(struct profile *p, const struct procset *ps)
 {
+	fold_ended(p, ps);
 	uint16_t gen;
 	for (uint32_t i = 0; i < p->procs_at.n; i++)
 		if (p->procs_at.at[i].known)
@@ -191,6 +235,10 @@ profile_add(struct profile *p, const struct procset *ps, const struct sample_rec
 			k.thread_slot = PROFILE_EXITED_SLOT;
 		else if (!enter_slot(p, rec->thread_slot, born, &k.tgen))
 			return false;
+	}
+	if (ps && rec->time_ns >= p->ended_checked_ns + PROFILE_ENDED_CHECK_NS) {
+		p->ended_checked_ns = rec->time_ns;
+		fold_ended(p, ps);
 	}
 	return add_key(p, &k, rec->weight);
 }

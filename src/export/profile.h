@@ -32,7 +32,14 @@ struct profile {
 						 slot's counts are about */
 	uint64_t procs_folded;           /* processes folded under PROFILE_EXITED_PROC */
 	uint64_t threads_folded;         /* threads folded under PROFILE_EXITED_SLOT */
+	uint64_t ended_checked_ns;       /* sample time ended threads were last looked at */
 };
+
+/* Threads that ended keep their own stacks while at most this many have;
+ * past that, those that ended first fold into "exited threads" (a tree
+ * churning threads all day keeps a bounded profile). */
+#define PROFILE_KEEP_ENDED_THREADS 256u
+#define PROFILE_ENDED_CHECK_NS 1000000000ull
 
 /* Entries of processes whose index went to a new process (procset.h). */
 #define PROFILE_EXITED_PROC OCCUPANTS_EXITED
