@@ -371,7 +371,7 @@ def main():
         print("Bail out! must run as root with chroot(8) available")
         return 1
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    interps = os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    interps = rig.suite_interps(layout_free=True)
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
     started = time.monotonic()
     tap = rig.Tap(len(ONCE) + len(interps))

@@ -15,6 +15,8 @@ Environment:
                 DEFAULT_INTERPS; see tests/interps.py for the names: the
                 root's, the host's 3.11 and pyenv's 3.11/3.12, which run on
                 the host; those missing are skipped, saying why)
+    TT_LAYOUT_FREE_INTERPS  if set, the interpreters of the suites whose
+                code does not depend on the interpreter (suite_interps)
     TT_SEED     seed for the randomised exit timings (default: random)
     TT_KEEP     if set, keep the scratch directory under $TT_ROOT/tmp
     CI          if "true", a missing root is a failure instead of a skip
@@ -50,6 +52,18 @@ TARGET_LIB = "_ttlib.py"  # copied next to every target script
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
 BIN = os.environ.get("TT_BIN", "./tachyon-top")
 DEFAULT_INTERPS = matrix.DEFAULT
+
+
+def suite_interps(layout_free=False):
+    """The interpreters a suite runs on: TT_INTERPS (default: all). A suite
+    whose part of tachyon-top does not depend on the interpreter's layout
+    (the views, exports, ring, kernel waits, process trees) takes
+    TT_LAYOUT_FREE_INTERPS instead when that is set: the sanitizer pass
+    runs those once, and the walker's suites once per layout family."""
+    names = os.environ.get("TT_INTERPS", DEFAULT_INTERPS)
+    if layout_free:
+        names = os.environ.get("TT_LAYOUT_FREE_INTERPS") or names
+    return names.split()
 # "libpython3.X" runs targets in tests/embedhost, a program (not named python)
 # that dlopen()s the shared libpython: the runtime then lives in a
 # position-independent object mapped at a random address.

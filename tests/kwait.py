@@ -615,7 +615,7 @@ def test_nobody(ctx):
     """An unprivileged user's tachyon-top on its own process, whose peer is
     root's server: no error, no pid (root's descriptors are not ours to
     read), the server's path still named."""
-    first = next((i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    first = next((i for i in rig.suite_interps(layout_free=True)
                   if ctx.suite.has(i)), None)
     if ctx.interp != first:
         raise rig.Skip("runs once, under the first interpreter of the run (%s)" % first)
@@ -757,7 +757,7 @@ def test_pidns(ctx):
     unshare = shutil.which("unshare") or shutil.which("unshare", path="/usr/sbin:/sbin")
     proc_dir = "/proc" if rig.matrix.get(ctx.interp).on_host else rig.in_root("/proc")
     one = [unshare, "--pid", "--fork", "--mount-proc=" + proc_dir]
-    first = next((i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    first = next((i for i in rig.suite_interps(layout_free=True)
                   if ctx.suite.has(i)), None)
     variants = [("", one)]
     if ctx.interp == first:
@@ -876,7 +876,7 @@ def main():
             print("Bail out! %s not found (tests/provision.sh installs it)" % tool)
             return 1
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    interps = os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    interps = rig.suite_interps(layout_free=True)
     started = time.monotonic()
     tap = rig.Tap(len(interps) * (len(SHARED) + len(OWN)))
     tap.comment("binary: %s; root: %s" % (rig.BIN, rig.ROOT))

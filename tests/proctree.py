@@ -929,7 +929,7 @@ def main():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     # A tree of spawned interpreters takes longer to be ready than one target.
     rig.READY_TIMEOUT = max(rig.READY_TIMEOUT, 60)
-    interps = [i for i in os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    interps = [i for i in rig.suite_interps(layout_free=True)
                if i in VERSIONS]
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
     started = time.monotonic()

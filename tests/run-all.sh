@@ -2,7 +2,8 @@
 # Build and run every test from a clean tree: provision the target
 # interpreters, then a -Werror build with `make check` over the whole
 # interpreter matrix, an ASan+UBSan build with `make check` over one
-# interpreter of each kind, `make distcheck`, and the README's main command.
+# interpreter of each kind, `make distcheck`, the README's main command, and
+# the soak's 5-minute mode.
 # Prints one summary line.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -57,6 +58,14 @@ run_suite() {
 			TT_INTERPS=$suite_interps
 			export TT_INTERPS
 		fi
+		if [ -n "${layout_free_interps:-}" ]; then
+			TT_LAYOUT_FREE_INTERPS=$layout_free_interps
+			export TT_LAYOUT_FREE_INTERPS
+		fi
+		if [ -n "${fuzz_seconds:-}" ]; then
+			TT_FUZZ_SECONDS=$fuzz_seconds
+			export TT_FUZZ_SECONDS
+		fi
 		make "$target" VERBOSE=1
 	) || status=1
 	log=$(find "$dir" -name test-suite.log | head -n 1)
@@ -71,19 +80,26 @@ run_suite() {
 }
 
 suite_interps=${TT_INTERPS:-}
+# The fuzzers hunt memory errors: in full under the sanitizers below, a
+# second per version here (it still proves they run on a release build).
+fuzz_seconds=1
 run_suite _build/release check
 # The sanitizer pass looks for memory errors in tachyon-top itself: the C
-# unit and fuzz tests in full, and the real-interpreter suites on one
+# unit and fuzz tests in full, the walker's real-interpreter suites on one
 # interpreter per layout family (a release and a debug build, an executable
-# and an embedded libpython, and a compiled-in 3.11 layout). Running the
-# whole matrix again under ASan finds nothing the release pass and these do
-# not, and costs CI time.
+# and an embedded libpython, and a compiled-in 3.11 layout), and the suites
+# whose code does not depend on the interpreter (views, exports, ring,
+# kernel waits, process trees) on one. Running the whole matrix again under
+# ASan finds nothing the release pass and these do not, and costs CI time.
 suite_interps=${TT_SAN_INTERPS:-python3.13 python3.14d python3.15 libpython3.15 host-python3.11}
+layout_free_interps=python3.15
+fuzz_seconds=
 run_suite _build/sanitize check --enable-sanitizers --enable-debug
 suite_interps=
+layout_free_interps=
 # distcheck proves the tarball builds and passes its tests; the full
 # interpreter matrix already ran above, so one interpreter is enough.
-(cd _build/release && TT_INTERPS="python3.15 libpython3.15" make distcheck >distcheck.out 2>&1) || {
+(cd _build/release && TT_INTERPS=python3.15 TT_FUZZ_SECONDS=1 make distcheck >distcheck.out 2>&1) || {
 	tail -n 60 _build/release/distcheck.out
 	# The tail above ends with the summary; name what failed and show
 	# each failing test's own lines, so a CI log says why.
@@ -119,6 +135,22 @@ else
 	failed=$((failed + 1))
 fi
 stage_time demo
+# Left attached to production: the soak's short mode (tests/soak.py) keeps
+# the live view and record on a server tree that recycles its workers,
+# churns threads and asyncio tasks, and fails when either grows in memory
+# after warm-up, misses a new worker or exits.
+if python3 tests/soak.py --tt _build/release/tachyon-top --minutes 5 --every 30 \
+	>_build/soak.out 2>&1; then
+	tail -n 3 _build/soak.out
+	echo "ok: tests/soak.py --minutes 5"
+	passed=$((passed + 1))
+else
+	rc=$?
+	tail -n 40 _build/soak.out
+	echo "not ok: tests/soak.py --minutes 5 exited $rc"
+	failed=$((failed + 1))
+fi
+stage_time soak
 [ "$status" = 0 ] && [ "$failed" -gt 0 ] && status=1
 echo "tests: $passed passed, $failed failed"
 exit "$status"

@@ -16,7 +16,7 @@ live view's processes panel within 2 s, or when either tachyon-top exits.
 
 usage: tests/soak.py [--tt ./tachyon-top] [--minutes 60] [--every 60]
                      [--warmup 120] [--rps 50]
-`--minutes 3` is the mode CI runs. Needs root, tmux and the provisioned
+`--minutes 5` is the mode CI runs (tests/run-all.sh). Needs root, tmux and the provisioned
 target root (tests/provision.sh).
 """
 import argparse

@@ -1375,7 +1375,7 @@ def main():
         print("1..0 # SKIP tmux(1) not found")
         return 0
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
-    interps = os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
+    interps = rig.suite_interps(layout_free=True)
     started = time.monotonic()
     tap = rig.Tap(ONCE_TESTS + len(interps) * len(PER_INTERPRETER_TESTS))
     tap.comment("binary: %s; root: %s; %dx%d panes, --delay %s"
