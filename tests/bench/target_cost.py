@@ -1,18 +1,23 @@
 #!/usr/bin/env python3
-"""What a target pays for being watched: its own throughput with no
-profiler, and with tachyon-top at each rate, alternating in one run.
+"""What a target pays for being watched: its own throughput with
+tachyon-top sampling it and paused, in pairs of short windows.
 
 Starts tests/bench/counting.py in the target root (a program that counts
-units of its own work), and for each round measures its units per second
-over a window with nothing attached, then with `tachyon-top -p PID --batch`
-at 1 kHz, 10 kHz (the default) and max, in a shuffled order each round.
-Prints, per workload and rate, the median throughput, the spread of the
-rounds (min..max, % of the median) and the loss against no profiler.
-A program that prints figures, not a test.
+units of its own work), then, for each rate (1 kHz, 10 kHz - the default -
+and max), attaches `tachyon-top -p PID --batch -r RATE` and alternates
+windows with tachyon-top paused (SIGSTOP: it reads nothing) and sampling
+(SIGCONT), in random order within each pair. A virtual machine's speed
+drifts by 10-30% over seconds; a pair's two windows see nearly the same
+machine, so the ratio of the two cancels the drift that comparing separate
+runs cannot. Prints, per workload and rate, the target's units per second
+while paused and while sampled (medians), the median loss over the pairs
+and its interquartile range; and the same per CPU-second of the target's
+own threads (schedstat): the cost to its own execution, apart from how
+the machine's CPUs are shared. A program that prints figures, not a test.
 
 usage: tests/bench/target_cost.py [--tt ./tachyon-top] [--python python3.15]
            [--workloads one,twenty,tree,async] [--rates 1k,10k,max]
-           [--rounds 7] [--seconds 2]
+           [--pairs 30] [--window 0.4]
 Workloads: one busy thread; twenty threads; a tree of four processes
 (followed by default); an event loop of fifty tasks (with --async).
 Needs root and the provisioned target root (tests/provision.sh).
@@ -30,10 +35,13 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
-WARMUP = 0.5   # s after attaching before the window opens
+WARMUP = 1.0   # s after attaching before the first window
+SETTLE = 0.1   # s after pausing or resuming before a window opens
 
 
 def read_count(path):
+    """(units, monotonic time) from the target's count file, written every
+    50 ms: each figure is exact at its own time."""
     while True:
         try:
             with open(path) as f:
@@ -43,34 +51,86 @@ def read_count(path):
             time.sleep(0.01)
 
 
-def throughput(path, seconds):
-    """Units per second over a window of about `seconds`."""
-    u0, t0 = read_count(path)
+def tree_cpu_ns(sid):
+    """CPU time (ns, each thread's schedstat) of every thread of every
+    process in session `sid`: the target and its children."""
+    total = 0
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            if os.getsid(int(pid)) != sid:
+                continue
+            for tid in os.listdir("/proc/%s/task" % pid):
+                with open("/proc/%s/task/%s/schedstat" % (pid, tid)) as f:
+                    total += int(f.read().split()[0])
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def fresh_count(path, after):
+    """The first count written after monotonic time `after` (a target busy
+    on many threads writes its file late)."""
+    while True:
+        units, at = read_count(path)
+        if at > after:
+            return units, at
+        time.sleep(0.005)
+
+
+def window(path, sid, seconds):
+    """(units per second, units per CPU-second) over about `seconds`,
+    between two counts written inside it."""
+    u0, t0 = fresh_count(path, time.monotonic())
+    c0 = tree_cpu_ns(sid)
     time.sleep(seconds)
-    u1, t1 = read_count(path)
-    return (u1 - u0) / (t1 - t0) if t1 > t0 else 0.0
+    u1, t1 = fresh_count(path, t0 + seconds)
+    c1 = tree_cpu_ns(sid)
+    wall = (u1 - u0) / (t1 - t0) if t1 > t0 else 0.0
+    cpu = (u1 - u0) / ((c1 - c0) / 1e9) if c1 > c0 else 0.0
+    return wall, cpu
 
 
-def measure(args, pid, path, rate, extra):
-    if rate == "none":
-        time.sleep(WARMUP)
-        return throughput(path, args.seconds)
-    argv = [args.tt, "-p", str(pid), "--batch", "-r", rate, "-d",
-            str(WARMUP + args.seconds + 1), "--delay", "1000"] + extra
+def measure_rate(args, pid, path, rate, extra, rng):
+    """Pairs of (paused, sampling) windows: lists of (wall, cpu) each."""
+    argv = [args.tt, "-p", str(pid), "--batch", "-r", rate, "-d", "3600",
+            "--delay", "1000"] + extra
     tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
+    paused, sampling = [], []
     try:
         time.sleep(WARMUP)
         if tt.poll() is not None:
             sys.exit("tachyon-top exited early: %r" % tt.stderr.read()[-300:])
-        return throughput(path, args.seconds)
+        for _ in range(args.pairs):
+            order = [False, True]
+            rng.shuffle(order)
+            for on in order:
+                tt.send_signal(signal.SIGCONT if on else signal.SIGSTOP)
+                time.sleep(SETTLE)
+                (sampling if on else paused).append(window(path, pid, args.window))
+        tt.send_signal(signal.SIGCONT)
+        if tt.poll() is not None:
+            sys.exit("tachyon-top exited during the pairs: %r" % tt.stderr.read()[-300:])
     finally:
+        tt.send_signal(signal.SIGCONT)
         tt.send_signal(signal.SIGINT)
         try:
             tt.wait(timeout=10)
         except subprocess.TimeoutExpired:
             tt.kill()
             tt.wait()
+    return paused, sampling
+
+
+def losses(paused, sampling, k):
+    """Median and quartiles of the per-pair loss (%) of figure k."""
+    v = sorted(100.0 * (p[k] - s[k]) / p[k] for p, s in zip(paused, sampling) if p[k] > 0)
+    if len(v) < 4:
+        return float("nan"), float("nan"), float("nan")
+    q = statistics.quantiles(v, n=4)
+    return statistics.median(v), q[0], q[2]
 
 
 def run_workload(args, kind, scratch, inside):
@@ -80,28 +140,25 @@ def run_workload(args, kind, scratch, inside):
                               stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                               start_new_session=True)
     extra = ["--async"] if kind == "async" else []
-    rates = ["none"] + args.rates
-    got = {r: [] for r in rates}
+    rng = random.Random(args.seed)
     try:
         # Started: the work is under way.
         while read_count(path)[0] == 0:
             time.sleep(0.05)
         time.sleep(1)
-        rng = random.Random(args.seed)
-        for _ in range(args.rounds):
-            order = rates[:]
-            rng.shuffle(order)
-            for rate in order:
-                got[rate].append(measure(args, target.pid, path, rate, extra))
+        for rate in args.rates:
+            paused, sampling = measure_rate(args, target.pid, path, rate, extra, rng)
+            cols = []
+            for k in (0, 1):   # wall, CPU
+                med, q1, q3 = losses(paused, sampling, k)
+                cols += ["%.0f" % statistics.median(p[k] for p in paused),
+                         "%.0f" % statistics.median(s[k] for s in sampling),
+                         "%+.1f%%" % med, "%+.1f..%+.1f" % (q1, q3)]
+            print("%-8s %-5s %9s %9s %7s %13s   %9s %9s %7s %13s" % tuple([kind, rate] + cols),
+                  flush=True)
     finally:
         os.killpg(target.pid, signal.SIGKILL)
         target.wait()
-    base = statistics.median(got["none"])
-    for rate in rates:
-        med = statistics.median(got[rate])
-        spread = "%.0f..%.0f%%" % (100 * min(got[rate]) / med, 100 * max(got[rate]) / med)
-        loss = "-" if rate == "none" else "%+.1f%%" % (100 * (base - med) / base)
-        print("%-8s %-6s %12.0f %13s %8s" % (kind, rate, med, spread, loss), flush=True)
 
 
 def main():
@@ -110,8 +167,8 @@ def main():
     ap.add_argument("--python", default="python3.15")
     ap.add_argument("--workloads", default="one,twenty,tree,async")
     ap.add_argument("--rates", default="1k,10k,max")
-    ap.add_argument("--rounds", type=int, default=7)
-    ap.add_argument("--seconds", type=float, default=2)
+    ap.add_argument("--pairs", type=int, default=30)
+    ap.add_argument("--window", type=float, default=0.4)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     args.rates = args.rates.split(",")
@@ -119,10 +176,14 @@ def main():
     scratch = tempfile.mkdtemp(prefix="target-cost-", dir=os.path.join(ROOT, "tmp"))
     inside = "/" + os.path.relpath(scratch, ROOT)
     shutil.copy(os.path.join(HERE, "counting.py"), scratch)
-    print("target: %s tests/bench/counting.py; %d rounds of %.1f s per rate; loss = what "
-          "the target's median throughput lost against no profiler" %
-          (args.python, args.rounds, args.seconds), flush=True)
-    print("%-8s %-6s %12s %13s %8s" % ("workload", "rate", "units/s", "spread", "loss"))
+    print("target: %s tests/bench/counting.py; %d pairs of %.1f s windows per rate, "
+          "tachyon-top paused / sampling; loss: median over the pairs, and its "
+          "interquartile range" % (args.python, args.pairs, args.window), flush=True)
+    print("%-8s %-5s %9s %9s %7s %13s   %9s %9s %7s %13s"
+          % ("workload", "rate", "paused/s", "sampled/s", "loss", "IQR",
+             "paused/cs", "sampled/cs", "loss", "IQR"))
+    print("%-8s %-5s %s   %s" % ("", "", "%-40s" % "(units per second of wall time)",
+                                 "(units per CPU-second of the target)"))
     try:
         for kind in args.workloads.split(","):
             run_workload(args, kind, scratch, inside)
