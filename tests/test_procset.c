@@ -179,8 +179,8 @@ main(void)
 			most_procs = procset_count(&ps);
 		if (appendlog_count(ps.threads.log) > most_slots)
 			most_slots = appendlog_count(ps.threads.log);
-		if (ps.nretired > most_retired)
-			most_retired = ps.nretired;
+		if (ps.retired.n > most_retired)
+			most_retired = ps.retired.n;
 	}
 	tap_ok(ok_add, "%u processes added, each with %u threads", PROCS, THREADS);
 	tap_ok(ok_index, "no two live processes ever shared an index");

@@ -15,11 +15,6 @@
  * consumers' "exited processes". */
 #define PROCSET_MAX 65535
 
-struct retired_proc {
-	struct proc_info *p;
-	uint64_t at;
-};
-
 static void
 free_proc(struct proc_info *p)
 {
@@ -30,35 +25,17 @@ free_proc(struct proc_info *p)
 	free(p);
 }
 
-/* Free replaced entries whose grace has passed (all of them: `all`). */
 static void
-reap(struct procset *ps, uint64_t now, bool all)
+free_retired(void *p)
 {
-	while (ps->nretired &&
-	       (all || now - ps->retired[ps->retired_head].at >= PROCSET_GRACE_NS)) {
-		free_proc(ps->retired[ps->retired_head].p);
-		ps->retired_head = (ps->retired_head + 1) % ps->retired_cap;
-		ps->nretired--;
-	}
+	free_proc(p);
 }
 
-/* Room to retire one more entry. */
-static bool
-retired_room(struct procset *ps)
+/* Free replaced entries whose grace has passed. */
+static void
+reap(struct procset *ps, uint64_t now)
 {
-	if (ps->nretired < ps->retired_cap)
-		return true;
-	uint32_t cap = ps->retired_cap ? ps->retired_cap * 2 : 16;
-	struct retired_proc *r = malloc(cap * sizeof *r);
-	if (!r)
-		return false;
-	for (uint32_t i = 0; i < ps->nretired; i++)
-		r[i] = ps->retired[(ps->retired_head + i) % ps->retired_cap];
-	free(ps->retired);
-	ps->retired = r;
-	ps->retired_cap = cap;
-	ps->retired_head = 0;
-	return true;
+	graceq_reap(&ps->retired, now, PROCSET_GRACE_NS, free_retired);
 }
 
 /* The index a new process gets: the oldest ended process's when it may be
@@ -83,7 +60,7 @@ choose_index(struct procset *ps, uint64_t now, bool *reuse)
 	*reuse = oldest != UINT32_MAX && now >= oldest_end + PROCSET_MIN_ENDED_NS &&
 		 (ended > PROCSET_KEEP_ENDED || now >= oldest_end + PROCSET_KEEP_ENDED_NS ||
 		  n >= PROCSET_MAX) &&
-		 retired_room(ps);
+		 graceq_room(&ps->retired);
 	if (*reuse)
 		return oldest;
 	return n < PROCSET_MAX ? n : UINT32_MAX;
@@ -96,8 +73,7 @@ publish(struct procset *ps, struct proc_info *p, bool reuse, uint64_t now, struc
 	if (reuse) {
 		_Atomic(struct proc_info *) *ref = appendlog_at(ps->procs, p->index);
 		struct proc_info *old = atomic_load_explicit(ref, memory_order_relaxed);
-		ps->retired[(ps->retired_head + ps->nretired++) % ps->retired_cap] =
-			(struct retired_proc){.p = old, .at = now};
+		graceq_push(&ps->retired, old, now);   /* choose_index made room */
 		uint64_t end = atomic_load_explicit(&old->end_ns, memory_order_relaxed);
 		if (old->walk && end > old->start_ns)
 			atomic_fetch_add_explicit(&ps->recycled_life_ns, end - old->start_ns,
@@ -136,10 +112,7 @@ procset_free(struct procset *ps)
 			free_proc(procset_at(ps, i));
 		appendlog_free(ps->procs);
 	}
-	reap(ps, 0, true);
-	free(ps->retired);
-	ps->retired = NULL;
-	ps->retired_cap = 0;
+	graceq_free(&ps->retired, free_retired);
 	threadslots_free(&ps->threads);
 	ps->procs = NULL;
 	intern_free(&ps->in);
@@ -162,7 +135,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a process");
 	}
 	p->target = copy;
-	reap(ps, now, false);
+	reap(ps, now);
 	bool reuse;
 	uint32_t i = choose_index(ps, now, &reuse);
 	if (i == UINT32_MAX) {
@@ -203,7 +176,7 @@ procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root, enum
 	struct proc_info *p = calloc(1, sizeof *p);
 	if (!p)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a process");
-	reap(ps, now, false);
+	reap(ps, now);
 	bool reuse;
 	p->index = choose_index(ps, now, &reuse);
 	if (p->index == UINT32_MAX) {

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 #include "appendlog.h"
+#include "graceq.h"
 #include "error.h"
 #include "intern.h"
 #include "stackwalk.h"
@@ -76,8 +77,7 @@ struct procset {
 	_Atomic uint64_t recycled;   /* ended processes whose entry went to a new one */
 	_Atomic uint64_t recycled_life_ns;   /* their sampled lives, summed */
 	/* adder thread: replaced entries waiting out their grace, oldest first */
-	struct retired_proc *retired;
-	uint32_t retired_head, nretired, retired_cap;
+	struct graceq retired;
 };
 
 /* An ended process keeps its entry this long, or, when more than

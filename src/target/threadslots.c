@@ -12,11 +12,6 @@
 /* How far back among the slots given up a returning thread is looked for. */
 #define REVIVE_WINDOW 64
 
-struct retired_name {
-	char *name;
-	uint64_t at;
-};
-
 int
 threadslots_init(struct thread_slots *s)
 {
@@ -34,9 +29,7 @@ threadslots_free(struct thread_slots *s)
 			free(atomic_load_explicit(&threadslots_at(s, i)->name, memory_order_relaxed));
 		appendlog_free(s->log);
 	}
-	for (uint32_t i = 0; i < s->nretired; i++)
-		free(s->retired[(s->retired_head + i) % s->retired_cap].name);
-	free(s->retired);
+	graceq_free(&s->retired, free);
 	free(s->gone);
 	memset(s, 0, sizeof *s);
 }
@@ -45,26 +38,8 @@ threadslots_free(struct thread_slots *s)
 static bool
 retire_name(struct thread_slots *s, char *name, uint64_t now)
 {
-	while (s->nretired && now - s->retired[s->retired_head].at >= NAME_GRACE_NS) {
-		free(s->retired[s->retired_head].name);
-		s->retired_head = (s->retired_head + 1) % s->retired_cap;
-		s->nretired--;
-	}
-	if (s->nretired == s->retired_cap) {
-		uint32_t cap = s->retired_cap ? s->retired_cap * 2 : 64;
-		struct retired_name *r = malloc(cap * sizeof *r);
-		if (!r)
-			return false;
-		for (uint32_t i = 0; i < s->nretired; i++)
-			r[i] = s->retired[(s->retired_head + i) % s->retired_cap];
-		free(s->retired);
-		s->retired = r;
-		s->retired_cap = cap;
-		s->retired_head = 0;
-	}
-	s->retired[(s->retired_head + s->nretired++) % s->retired_cap] =
-		(struct retired_name){.name = name, .at = now};
-	return true;
+	graceq_reap(&s->retired, now, NAME_GRACE_NS, free);
+	return graceq_push(&s->retired, name, now);
 }
 
 bool

@@ -20,6 +20,7 @@
 
 #include "appendlog.h"
 #include "error.h"
+#include "graceq.h"
 
 struct thread_slot {
 	uint64_t native_tid;      /* its task's id in our PID namespace (tidmap.h) */
@@ -42,7 +43,6 @@ struct thread_slot {
 #define THREADSLOTS_GONE_NS (60ull * 1000000000ull)
 #define THREADSLOTS_KEEP_GONE 4096u
 
-struct retired_name;
 
 /* Who a new occupant is. */
 struct slot_owner {
@@ -58,8 +58,7 @@ struct thread_slots {
 	uint32_t *gone;
 	uint32_t gone_head, ngone, gone_cap;
 	/* replaced names, freed once no reader can hold them (a ring) */
-	struct retired_name *retired;
-	uint32_t retired_head, nretired, retired_cap;
+	struct graceq retired;
 	uint64_t reused, revived;    /* slots given to a new thread; threads back in theirs */
 };
 
