@@ -122,6 +122,18 @@ class Skip(Exception):
     """The test cannot run here; the reason is its message."""
 
 
+def vm_rss_kb(pid):
+    """A process's resident memory (KB); 0 once it is gone."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
 def expect(condition, summary, *details):
     if not condition:
         raise Fail(summary, *details)

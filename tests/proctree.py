@@ -818,14 +818,6 @@ CHURN_EARLY = 15           # s: RSS then is the reference
 CHURN_GROWTH = 0.10        # the most RSS may grow after it
 
 
-def vm_rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
-
-
 def sanitized(binary):
     """Built with AddressSanitizer: freed memory waits in its quarantine
     (256 MB), so RSS says nothing about what tachyon-top keeps."""
@@ -865,7 +857,7 @@ def test_churn_memory(suite):
                         outs[name].seek(0)
                         raise Fail("%s exited early (status %s)" % (name, p.returncode),
                                    show(outs[name].read()[-2000:]))
-                    rss[name][at] = vm_rss_kb(p.pid)
+                    rss[name][at] = rig.vm_rss_kb(p.pid)
             for name, p in procs.items():
                 try:
                     p.wait(timeout=30)

@@ -33,23 +33,14 @@ import threading
 import time
 import urllib.request
 
+import functional as rig
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 TARGETS = os.path.join(HERE, "targets")
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
 SEEN_WITHIN = 2.0     # s: a new worker is in the processes panel this soon
 GROWTH = 0.10         # the most RSS may grow after warm-up
 SESSION = "tt-soak"
-
-
-def vm_rss_kb(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def children(pid):
@@ -197,7 +188,7 @@ def main():
             if now >= next_print or now >= seconds:
                 screen = tmux("capture-pane", "-p", "-t", SESSION).stdout
                 rate, errors, procs = header_figures(screen)
-                live_kb, rec_kb = vm_rss_kb(live_pid), vm_rss_kb(record.pid)
+                live_kb, rec_kb = rig.vm_rss_kb(live_pid), rig.vm_rss_kb(record.pid)
                 figures.append((now, live_kb, rec_kb))
                 print("%7.0f %10d %10d %9s %6s%% %12s %9d %7d"
                       % (now, live_kb, rec_kb, rate, errors, procs, len(known), len(missed)),

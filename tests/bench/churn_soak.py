@@ -29,17 +29,11 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import functional as rig  # noqa: E402  (tests/: the suites' helpers)
 TARGETS = os.path.join(os.path.dirname(HERE), "targets")
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
 TARGET = ["threads"]   # --target, for last_line
-
-
-def vm_rss_kb(pid):
-    with open("/proc/%d/status" % pid) as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
 
 
 def last_line(scratch):
@@ -115,7 +109,7 @@ def main():
                             count = int(f.read() or 0)
                     except (OSError, ValueError):
                         count = 0
-                rss = vm_rss_kb(tt.pid)
+                rss = rig.vm_rss_kb(tt.pid)
                 figures.append((now, rss))
                 print("%8.0f %10d %14d  %s" % (now, rss, count, last_line(scratch)),
                       flush=True)
