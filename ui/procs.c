@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "sanitize.h"
 #include "theme.h"
 #include "ui.h"
@@ -220,23 +221,16 @@ procs_note_changes(struct ui *u)
 	uint32_t n = procset_count(ps);
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_info *p = procset_at(ps, i);
-		if (i < u->procs_reported_n && u->procs_reported[i])
+		if (i < u->procs_reported_n && u->procs_reported[i] == p->start_ns)
 			continue;
 		if (procset_state(p) != PROC_LOST || p->root)
 			continue;
-		if (i >= u->procs_reported_n) {
-			uint32_t m = u->procs_reported_n ? u->procs_reported_n : 64;
-			while (m <= i)
-				m *= 2;
-			bool *g = realloc(u->procs_reported, m * sizeof *g);
-			if (!g)
-				return;
-			memset(g + u->procs_reported_n, 0, (m - u->procs_reported_n) * sizeof *g);
-			u->procs_reported = g;
-			u->procs_reported_n = m;
-		}
-		/* Once per process, on the status line. */
-		u->procs_reported[i] = true;
+		if (!grow_array((void **)&u->procs_reported, &u->procs_reported_n, i + 1,
+				sizeof *u->procs_reported))
+			return;
+		/* Once per process, on the status line (an index goes to a new
+		 * process once its own has ended: told again for that one). */
+		u->procs_reported[i] = p->start_ns;
 		ui_message(u, true, "process %d: %s", (int)p->pid, p->note);
 	}
 }

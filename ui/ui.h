@@ -34,7 +34,8 @@ struct ui {
 	int32_t slot;                 /* thread filter, -1 = all threads */
 	int32_t proc;                 /* process filter, -1 = all processes */
 	bool show_procs;              /* processes panel (when there are several) */
-	bool *procs_reported;         /* failures already told on the status line */
+	uint64_t *procs_reported;     /* per index, the start_ns of the process whose
+					 failure was told on the status line */
 	uint32_t procs_reported_n;
 	bool show_threads, show_stats, show_help, paused, detail;
 	char filter[128];             /* applied filter */

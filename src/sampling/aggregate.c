@@ -5,6 +5,7 @@
 #include <strings.h>
 
 #include "aggregate.h"
+#include "grow.h"
 #include "hash.h"
 #include "profile.h"
 #include "unwinder.h"
@@ -248,17 +249,9 @@ fold_gone(struct aggregate *a, uint64_t now_rel)
 static struct agg_thread *
 exited_of(struct aggregate *a, uint32_t proc)
 {
-	if (proc >= a->nexited_procs) {
-		uint32_t n = a->nexited_procs ? a->nexited_procs : 8;
-		while (n <= proc)
-			n *= 2;
-		struct agg_thread *t = realloc(a->exited_procs, n * sizeof *t);
-		if (!t)
-			return NULL;
-		memset(t + a->nexited_procs, 0, (n - a->nexited_procs) * sizeof *t);
-		a->exited_procs = t;
-		a->nexited_procs = n;
-	}
+	if (!grow_array((void **)&a->exited_procs, &a->nexited_procs, proc + 1,
+			sizeof *a->exited_procs))
+		return NULL;
 	return &a->exited_procs[proc];
 }
 
@@ -302,17 +295,8 @@ enter_proc(struct aggregate *a, uint32_t proc, uint16_t *pgen)
 static struct agg_thread *
 thread_at(struct aggregate *a, uint16_t slot)
 {
-	if (slot >= a->nthreads) {
-		uint32_t n = a->nthreads ? a->nthreads : 16;
-		while (n <= slot)
-			n *= 2;
-		struct agg_thread *t = realloc(a->threads, n * sizeof *t);
-		if (!t)
-			return NULL;
-		memset(t + a->nthreads, 0, (n - a->nthreads) * sizeof *t);
-		a->threads = t;
-		a->nthreads = n;
-	}
+	if (!grow_array((void **)&a->threads, &a->nthreads, (uint32_t)slot + 1, sizeof *a->threads))
+		return NULL;
 	return &a->threads[slot];
 }
 
@@ -455,17 +439,8 @@ func_of_interned(struct aggregate *a, uint32_t func_id)
 	struct agg_codemap *cm = &a->funcmap;
 	if (func_id < cm->n && cm->of_interned[func_id])
 		return cm->of_interned[func_id] - 1;
-	if (func_id >= cm->n) {
-		uint32_t n = cm->n ? cm->n : 1024;
-		while (n <= func_id)
-			n *= 2;
-		uint32_t *m = realloc(cm->of_interned, n * sizeof *m);
-		if (!m)
-			return UINT32_MAX;
-		memset(m + cm->n, 0, (n - cm->n) * sizeof *m);
-		cm->of_interned = m;
-		cm->n = n;
-	}
+	if (!grow_array((void **)&cm->of_interned, &cm->n, func_id + 1, sizeof *cm->of_interned))
+		return UINT32_MAX;
 	const struct interned_func *c =
 		intern_func_at(&a->procs->in, func_id);
 	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
