@@ -48,7 +48,8 @@ gather(const struct ui *u, uint32_t nprocs)
 		if (p >= nprocs)
 			continue;
 		struct proc_row *r = &rows[p];
-		r->threads++;
+		/* THR: threads alive; ended ones not yet folded still count below */
+		r->threads += procset_slot_live(ps, i);
 		r->samples += t->samples[sc];
 		r->gil += t->gil[sc];
 		r->on_cpu += t->on_cpu[sc];

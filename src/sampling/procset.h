@@ -160,6 +160,14 @@ procset_slot(const struct procset *ps, uint32_t slot)
 	return threadslots_at(&ps->threads, slot);
 }
 
+/* Is the slot's thread still alive (not seen gone from its process)? */
+static inline bool
+procset_slot_live(const struct procset *ps, uint32_t slot)
+{
+	return !atomic_load_explicit(&((struct thread_slot *)procset_slot(ps, slot))->gone_ns,
+				     memory_order_acquire);
+}
+
 /* The process of a thread slot's current occupant. */
 static inline struct proc_info *
 procset_of_slot(const struct procset *ps, uint32_t slot)

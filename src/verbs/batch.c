@@ -66,7 +66,8 @@ print_processes(const struct live_options *o, struct session *s, struct aggregat
 			const struct agg_thread *t = &agg->threads[k];
 			if (!t->seen || t->proc != i)
 				continue;
-			threads++;
+			/* THR: threads alive; ended ones not yet folded still count below */
+			threads += procset_slot_live(ps, k);
 			samples += t->samples[scope];
 			gil += t->gil[scope];
 			cpu += t->on_cpu[scope];
