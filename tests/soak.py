@@ -106,6 +106,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=120)
     ap.add_argument("--rps", type=float, default=50)
     args = ap.parse_args()
+    # SIGTERM (a CI timeout, a user's kill) unwinds: the tree is killed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     tt = os.path.abspath(args.tt)
     if shutil.which("tmux") is None or not os.path.isdir(ROOT):
         sys.exit("soak: needs tmux and the target root %s (tests/provision.sh)" % ROOT)
