@@ -123,34 +123,33 @@ layout_free_interps=
 	status=1
 }
 stage_time distcheck
+# A whole-program check: output to _build/NAME.out, the last `shown` lines
+# of it printed when it passes, 40 when it fails.
+run_check() {
+	name=$1 label=$2 shown=$3
+	shift 3
+	if "$@" >"_build/$name.out" 2>&1; then
+		[ "$shown" = 0 ] || tail -n "$shown" "_build/$name.out"
+		echo "ok: $label exits 0"
+		passed=$((passed + 1))
+	else
+		rc=$?
+		tail -n 40 "_build/$name.out"
+		echo "not ok: $label exited $rc"
+		failed=$((failed + 1))
+	fi
+	stage_time "$name"
+}
+
 # The README's main command, as a new user runs it without a terminal: it
 # must run the workload, print its views and exit 0.
-if TT_DEMO_TEXT=1 sh tests/demo.sh >_build/demo.out 2>&1; then
-	echo "ok: tests/demo.sh exits 0"
-	passed=$((passed + 1))
-else
-	rc=$?
-	tail -n 40 _build/demo.out
-	echo "not ok: tests/demo.sh exited $rc"
-	failed=$((failed + 1))
-fi
-stage_time demo
+run_check demo tests/demo.sh 0 env TT_DEMO_TEXT=1 sh tests/demo.sh
 # Left attached to production: the soak's short mode (tests/soak.py) keeps
 # the live view and record on a server tree that recycles its workers,
 # churns threads and asyncio tasks, and fails when either grows in memory
 # after warm-up, misses a new worker or exits.
-if python3 tests/soak.py --tt _build/release/tachyon-top --minutes 5 --every 30 \
-	>_build/soak.out 2>&1; then
-	tail -n 3 _build/soak.out
-	echo "ok: tests/soak.py --minutes 5"
-	passed=$((passed + 1))
-else
-	rc=$?
-	tail -n 40 _build/soak.out
-	echo "not ok: tests/soak.py --minutes 5 exited $rc"
-	failed=$((failed + 1))
-fi
-stage_time soak
+run_check soak "tests/soak.py --minutes 5" 3 \
+	python3 tests/soak.py --tt _build/release/tachyon-top --minutes 5 --every 30
 [ "$status" = 0 ] && [ "$failed" -gt 0 ] && status=1
 echo "tests: $passed passed, $failed failed"
 exit "$status"
