@@ -71,7 +71,7 @@ thread_churn_profile(void)
 	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "job", "pool.py", 1, false), 7);
 	uint32_t stack = intern_stack(&ps.in, 0, frame);
 	bool ok = procset_add(&ps, &t, 0, false, &o, START_NS, &index, &err) == TT_OK;
-	uint32_t prev = UINT32_MAX, most = 0;
+	uint32_t prev = UINT32_MAX, most = 0, most_slots = 0;
 	for (uint32_t i = 0; i < THREADS_BORN && ok; i++) {
 		uint64_t now_rel = (uint64_t)(i + 1) * 1000000ull;
 		if (prev != UINT32_MAX)
@@ -85,6 +85,8 @@ thread_churn_profile(void)
 		ok &= profile_add(&prof, &ps, &r, PROFILE_WALL);
 		if (prof.count > most)
 			most = prof.count;
+		if (prof.nslots > most_slots)
+			most_slots = prof.nslots;
 	}
 	profile_settle(&prof, &ps);
 	tap_ok(ok && prof.total == THREADS_BORN, "thread churn: every sample kept (%llu of %u)",
@@ -96,6 +98,10 @@ thread_churn_profile(void)
 	tap_ok(most <= bound && prof.count <= PROFILE_KEEP_ENDED_THREADS + 2,
 	       "thread churn: at most %u entries for %u threads (bound %u), %u at the end",
 	       most, (unsigned)THREADS_BORN, bound, prof.count);
+	/* What stays (the bound less the folded) fits a 4,096-slot table at
+	 * half load: a full table folds what left instead of doubling. */
+	tap_ok(most_slots <= 4096, "thread churn: the table stays at %u slots (at most 4096)",
+	       most_slots);
 	char *text = collapsed(&prof, &ps);
 	uint32_t lines = 0, exited = 0;
 	const char *exited_line = "process 0 (?);exited threads;job (pool.py:7) ";

@@ -92,13 +92,22 @@ sweep(struct profile *p)
 	return rehash(p, size);
 }
 
-/* Room for one more entry; growing folds what left, as every rehash does. */
+/* Room for one more entry. A full table holding entries of those who left
+ * first folds them at its size, and grows only if what stays still fills
+ * more than 3/8 of it: under churn, dead entries waiting for the periodic
+ * sweep would otherwise double the table for good. */
 static bool
 make_room(struct profile *p)
 {
-	if (p->procs_at.retired + p->slots_at.retired >= OCCUPANTS_SWEEP_EVERY && !sweep(p))
+	uint32_t retired = p->procs_at.retired + p->slots_at.retired;
+	if (retired >= OCCUPANTS_SWEEP_EVERY && !sweep(p))
 		return false;
-	return (p->count + 1) * 2 <= p->nslots || rehash(p, p->nslots ? p->nslots * 2 : 1024);
+	if ((p->count + 1) * 2 <= p->nslots)
+		return true;
+	if (retired && !rehash(p, p->nslots))
+		return false;
+	return (uint64_t)(p->count + 1) * 8 <= (uint64_t)p->nslots * 3 ||
+	       rehash(p, p->nslots ? p->nslots * 2 : 1024);
 }
 
 /* The generation of process index proc's process now (0 for an index the

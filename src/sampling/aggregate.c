@@ -164,13 +164,21 @@ sweep(struct aggregate *a)
 	return rehash(a, size);
 }
 
-/* Room for one more entry. Growing folds what left, as every rehash does. */
+/* Room for one more entry: as the profile's (profile.c), a full table
+ * holding entries of those who left folds them at its size first, and
+ * grows only if what stays fills more than 3/8 of it. */
 static bool
 make_room(struct aggregate *a)
 {
-	if (a->procs_at.retired + a->slots_at.retired >= OCCUPANTS_SWEEP_EVERY && !sweep(a))
+	uint32_t retired = a->procs_at.retired + a->slots_at.retired;
+	if (retired >= OCCUPANTS_SWEEP_EVERY && !sweep(a))
 		return false;
-	return (a->count + 1) * 2 <= a->nslots || rehash(a, a->nslots ? a->nslots * 2 : 4096);
+	if ((a->count + 1) * 2 <= a->nslots)
+		return true;
+	if (retired && !rehash(a, a->nslots))
+		return false;
+	return (uint64_t)(a->count + 1) * 8 <= (uint64_t)a->nslots * 3 ||
+	       rehash(a, a->nslots ? a->nslots * 2 : 4096);
 }
 
 static void
