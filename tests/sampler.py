@@ -13,6 +13,8 @@ TT_INTERPS, TT_SEED, TT_KEEP). Checks:
   - the target exiting during record: record stops promptly, writes the file;
   - record's collapsed and speedscope outputs are well-formed;
   - a parked deep stack costs at most 1.2 remote reads per sample;
+  - 1,000 idle threads beside a spinner: at most 2 reads per sample, every
+    thread in dump, the spinner on top of the live table;
   - attaching at full rate while the interpreter starts up, again and again
     (`--batch -r max -- COMMAND`): its half-built thread states are garbage
     to the walker, which must refuse them, never crash.
@@ -33,6 +35,7 @@ import functional as rig  # noqa: E402
 from functional import Fail, expect, show  # noqa: E402
 
 RUN_TIMEOUT = 60
+POOL_THREADS = 1000   # tests/targets/pool.py
 
 
 def run_tt(*args, timeout=RUN_TIMEOUT, preexec_fn=None):
@@ -268,6 +271,57 @@ def test_deep_parked_reads(ctx):
            "1000-frame stack" % doc["reads_per_sample"], *run.details())
 
 
+def test_pool_reads(ctx):
+    """1,000 threads parked beside a spinner: a sample reads what changed,
+    not every thread. Steady state from two runs of different lengths
+    (each pays the first walk of every thread once)."""
+    short, run1 = bench_json(ctx.target.pid, "-d", "0.5")
+    long_, run2 = bench_json(ctx.target.pid, "-d", "2.5")
+    for doc, run in ((short, run1), (long_, run2)):
+        expect(doc["errors"] == 0, "%d errors on an idle pool" % doc["errors"], *run.details())
+        expect(doc["interned"]["threads"] >= POOL_THREADS + 1, "%d threads seen of %d"
+               % (doc["interned"]["threads"], POOL_THREADS + 1), *run.details())
+    extra = long_["samples"] - short["samples"]
+    expect(extra > 0, "2.5 s of bench took no more samples than 0.5 s", *run2.details())
+    steady = (long_["reads_per_sample"] * long_["samples"]
+              - short["reads_per_sample"] * short["samples"]) / extra
+    expect(steady <= 2.0, "%.2f remote reads per sample at steady state with %d idle threads"
+           % (steady, POOL_THREADS), *run2.details())
+    # (It was 23/s, each sample re-reading every thread.)
+    expect(long_["samples_per_sec"] >= 100, "%.0f samples/s with %d idle threads"
+           % (long_["samples_per_sec"], POOL_THREADS), *run2.details())
+
+
+def test_pool_dump(ctx):
+    """Every thread of the pool in dump, the spinner in spin()."""
+    doc = rig.dump_json(ctx.target.pid)
+    rig.validate_dump(doc, ctx.target.pid)
+    seen = {t["tid"] for t in doc["threads"]}
+    missing = sorted(set(ctx.target.info["tids"]) - seen)
+    expect(not missing, "%d of %d threads missing from dump, e.g. %s"
+           % (len(missing), len(ctx.target.info["tids"]), missing[:5]))
+    main = [t for t in doc["threads"] if t["tid"] == ctx.target.info["main_tid"]]
+    expect(main and main[0]["frames"] and main[0]["frames"][0]["func"] == "spin",
+           "the main thread is not in spin(): %s" % show(main, 300))
+    parked = sum(1 for t in doc["threads"] if any(f["func"] == "pooled_wait"
+                                                   for f in t["frames"]))
+    expect(parked == POOL_THREADS, "%d threads in pooled_wait, expected %d"
+           % (parked, POOL_THREADS))
+
+
+def test_pool_live(ctx):
+    """The live table (--batch, CPU mode) on the pool: spin() on top. The
+    idle threads' on-CPU states are refreshed a few per sample, in turn: none
+    of them may be taken for running."""
+    run = run_tt("-p", ctx.target.pid, "-b", "-m", "cpu", "-d", "2", "--delay", "2",
+                 "--limit", "3")
+    run.expect_success()
+    table = run.out.decode(errors="replace")
+    rows = [ln for ln in table.splitlines() if re.search(r"\b(spin|pooled_wait|wait)\b", ln)]
+    expect(rows and re.search(r"\bspin\b", rows[0]),
+           "spin() is not the top row: %s" % show(rows[:3]), *run.details())
+
+
 def test_idle_bench_text(ctx):
     """On a parked one-thread target (7 distinct functions) the frame cache
     answers every sample after the first: bench says the code cache had no
@@ -427,6 +481,11 @@ PER_INTERPRETER = [
         ("bench --floor: a sample costs no less than the cheapest read", test_read_floor),
         ("missed deadlines say why: the work per pass, or a CPU the sampler waits for",
          test_missed_reason)]),
+    rig.Group("pool.py", rig.PARK_NONE, [
+        ("1,000 idle threads and a spinner: <= 2 remote reads per sample at steady state",
+         test_pool_reads),
+        ("1,000 idle threads: every one in dump, the spinner in spin()", test_pool_dump),
+        ("1,000 idle threads: spin() tops the live table in CPU mode", test_pool_live)]),
     rig.Group("nonascii.py", rig.PARK_MAIN, [
         ("bench text on a parked target: code cache 'no lookups', not '0.00% hits'",
          test_idle_bench_text)], subdir=rig.NONASCII_DIR),

@@ -10,6 +10,7 @@
 
 #include "bytes.h"
 #include "cycle.h"
+#include "grow.h"
 #include "stackwalk.h"
 #include "tidmap.h"
 #include "taskinfo.h"
@@ -35,6 +36,8 @@
  * read for the first time, spread over many data-stack chunks) reads up to
  * this much below it at once, page by page, downward. */
 #define READ_AHEAD (32u << 10)
+/* At most this many idle threads are fully re-walked in one sample. */
+#define REVALIDATIONS_PER_SAMPLE 8
 /* Stacks deeper than this are fully re-walked less often than
  * revalidate_ns, in proportion to their depth. */
 #define REVALIDATE_DEPTH 1024
@@ -67,6 +70,7 @@ struct tcache {
 	uint32_t sticky;             /* state bits known from the last read of this thread */
 	uint64_t chunk, chunk_end, stack_top;
 	uint64_t validated_ns, cpu_checked_ns, born_ns;
+	bool revalidate;             /* due for a full re-walk, and chosen this sample */
 	unsigned name_reads;
 	uint32_t code_epoch;
 	int stat_fd;
@@ -102,6 +106,8 @@ struct interp {
 	const uint8_t *gilbuf;       /* this sample's read of it */
 	struct tcache *threads;
 	uint32_t nthreads, cap;
+	uint32_t cpu_cursor;         /* whose on-CPU state is refreshed first next */
+	uint32_t revalidate_cursor;  /* whose re-walk is chosen first next */
 };
 
 struct span {
@@ -128,10 +134,10 @@ struct stackwalk {
 	uint64_t interps_checked_ns, code_checked_ns, block_read_ns;
 	bool first;
 	/* per-sample scratch */
-	struct remote_seg *segs;     /* REMOTE_MAX_SEGS of each; freed with the */
-	uint32_t nsegs;
-	struct span *spans;          /* rest of the scratch when the process ends */
-	uint32_t nspans;
+	struct remote_seg *segs;     /* as many as a sample needs (remote_readv */
+	uint32_t nsegs, segs_cap;    /* splits them); freed with the rest of */
+	struct span *spans;          /* the scratch when the process ends */
+	uint32_t nspans, spans_cap;
 	uint8_t *arena;
 	size_t arena_used, arena_size;
 	struct cframe *chain;
@@ -148,6 +154,7 @@ struct stackwalk {
 	int open_fds;
 	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
+	unsigned cpu_reads_left;     /* on-CPU state refreshes this sample may still make */
 	struct walk_counters c;
 };
 
@@ -156,6 +163,7 @@ stackwalk_default_options(struct stackwalk_options *o)
 {
 	o->cache = true;
 	o->cpu_period_ns = 5000000ull;
+	o->cpu_reads_per_sample = 8;
 	o->revalidate_ns = 20000000ull;
 	o->check_depth = 4;
 	o->full_read_max = 16384;
@@ -229,9 +237,9 @@ sampling_scratch(struct stackwalk *w, struct tt_error *err)
 		return TT_OK;
 	w->arena = arena_map(w->arena_size);
 	w->ra_buf = malloc(READ_AHEAD + 2 * 4096);
-	w->segs = malloc(REMOTE_MAX_SEGS * sizeof *w->segs);
-	w->spans = malloc(REMOTE_MAX_SEGS * sizeof *w->spans);
-	if (w->arena && w->ra_buf && w->segs && w->spans)
+	if (w->arena && w->ra_buf &&
+	    grow_array((void **)&w->segs, &w->segs_cap, 256, sizeof *w->segs) &&
+	    grow_array((void **)&w->spans, &w->spans_cap, 256, sizeof *w->spans))
 		return TT_OK;
 	if (w->arena)
 		munmap(w->arena, w->arena_size);
@@ -242,6 +250,7 @@ sampling_scratch(struct stackwalk *w, struct tt_error *err)
 	w->ra_buf = NULL;
 	w->segs = NULL;
 	w->spans = NULL;
+	w->segs_cap = w->spans_cap = 0;
 	return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sampler");
 }
 
@@ -272,6 +281,7 @@ free_sampling_state(struct stackwalk *w)
 	w->segs = NULL;
 	free(w->spans);
 	w->spans = NULL;
+	w->segs_cap = w->spans_cap = 0;
 	free(w->out);
 	free(w->out_tc);
 	w->out = NULL;
@@ -376,6 +386,7 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
 		return;
 	tc->cpu_checked_ns = now;
+	w->cpu_reads_left -= w->cpu_reads_left > 0;
 	if (tc->tid_retry) {
 		resolve_tid(w, tc, false);
 		if (!tc->tid_unknown) {
@@ -416,6 +427,25 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 		tc->sticky |= TT_THREAD_ON_CPU;
 	else if (cpu == TASK_CPU_UNKNOWN)
 		tc->sticky |= TT_THREAD_CPU_UNKNOWN;
+}
+
+/* Every due on-CPU state of an interpreter's threads, in turn from where
+ * the last sample left off, up to the sample's budget: a thousand idle
+ * threads then cost a few /proc reads a sample, not a thousand (their
+ * states refresh less often instead). */
+static void
+refresh_cpu_states(struct stackwalk *w, struct interp *iv, uint64_t now)
+{
+	uint32_t n = iv->nthreads;
+	bool limited = w->o.cpu_reads_per_sample > 0;
+	for (uint32_t j = 0; j < n; j++) {
+		uint32_t k = (iv->cpu_cursor + j) % n;
+		if (limited && !w->cpu_reads_left) {
+			iv->cpu_cursor = k;
+			return;
+		}
+		refresh_cpu(w, &iv->threads[k], now);
+	}
 }
 
 /* ---------------------------------------------------------------------
@@ -723,10 +753,12 @@ refresh_interps(struct stackwalk *w, uint64_t now, struct tt_error *err)
  * Planning the batch
  * ------------------------------------------------------------------- */
 
+/* Queue one segment; a sample of many threads takes as many as it needs
+ * (no cut-off that would leave threads to one read each). */
 static bool
 add_seg(struct stackwalk *w, uint64_t addr, void *buf, size_t len)
 {
-	if (w->nsegs >= REMOTE_MAX_SEGS)
+	if (!grow_array((void **)&w->segs, &w->segs_cap, w->nsegs + 1, sizeof *w->segs))
 		return false;
 	w->segs[w->nsegs++] = (struct remote_seg){.addr = addr, .buf = buf, .len = len};
 	return true;
@@ -762,7 +794,8 @@ sort_addrs(uint64_t *a, uint32_t n)
 static bool
 add_span(struct stackwalk *w, uint64_t lo, uint64_t hi)
 {
-	if (w->nspans >= REMOTE_MAX_SEGS || hi <= lo)
+	if (hi <= lo ||
+	    !grow_array((void **)&w->spans, &w->spans_cap, w->nspans + 1, sizeof *w->spans))
 		return false;
 	uint8_t *buf = arena_take(w, hi - lo);
 	if (!buf)
@@ -1364,19 +1397,52 @@ revalidate_due(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
 	return now - tc->validated_ns >= period;
 }
 
+/* Which due threads are re-walked whole this sample: at most
+ * REVALIDATIONS_PER_SAMPLE, in turn from where the last sample left off.
+ * Otherwise a thousand idle threads due every revalidate_ns would all be
+ * re-read by the sample, which, being slower, makes more of them due at
+ * the next: their re-walks are spread out instead. After a failed sample
+ * (w->first) every thread is re-walked. */
+static void
+choose_revalidations(struct stackwalk *w, uint64_t now)
+{
+	bool all = w->first || !w->o.cache;
+	unsigned left = REVALIDATIONS_PER_SAMPLE;
+	for (uint32_t i = 0; i < w->ninterps; i++) {
+		struct interp *iv = &w->interps[i];
+		uint32_t n = iv->nthreads, next = iv->revalidate_cursor;
+		bool cut = false;
+		for (uint32_t j = 0; j < n; j++) {
+			uint32_t k = (iv->revalidate_cursor + j) % n;
+			struct tcache *tc = &iv->threads[k];
+			tc->revalidate = false;
+			if (!revalidate_due(w, tc, now))
+				continue;
+			if (!all && !left) {
+				if (!cut)
+					next = k;
+				cut = true;
+				continue;
+			}
+			tc->revalidate = true;
+			left -= left > 0;
+		}
+		iv->revalidate_cursor = next;
+	}
+}
+
 /* Could the thread's stack have changed since we last read it? */
 static bool
-must_read(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
+must_read(const struct stackwalk *w, const struct tcache *tc)
 {
-	return !w->o.cache || !tc->have_chain || revalidate_due(w, tc, now) ||
-	       tc->code_epoch != w->codes.epoch;
+	return !w->o.cache || !tc->have_chain || tc->revalidate || tc->code_epoch != w->codes.epoch;
 }
 
 /* Must it be read whole, rather than checked at the top against the cache? */
 static bool
-needs_full(const struct stackwalk *w, const struct interp *iv, struct tcache *tc, uint64_t now)
+needs_full(const struct stackwalk *w, const struct interp *iv, struct tcache *tc)
 {
-	return must_read(w, tc, now) || (iv->locked && iv->holder == tc->tstate) ||
+	return must_read(w, tc) || (iv->locked && iv->holder == tc->tstate) ||
 	       stack_is_small(w, tc);
 }
 
@@ -1471,6 +1537,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	w->arena_used = 0;
 	w->ra_lo = w->ra_hi = 0;
 	w->c.samples++;
+	w->cpu_reads_left = w->o.cpu_reads_per_sample;
 
 	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
 		if ((st = refresh_interps(w, now, err)) != TT_OK)
@@ -1482,6 +1549,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		w->code_checked_ns = now;
 	}
 
+	choose_revalidations(w, now);
 	/* Round 1: every interpreter's hot block, and the threads we predict
 	 * may have run, with their top frames at last sample's addresses. */
 	bool prefetch_all = !w->o.cache || w->switch_rate > 0.25;
@@ -1515,7 +1583,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->ts_seg = UINT32_MAX;
 			tc->span_lo = tc->span_hi = 0;
 			bool predicted = prefetch_all || !iv->have || tc->tstate == iv->holder ||
-					 !tc->have_chain || revalidate_due(w, tc, now);
+					 !tc->have_chain || tc->revalidate;
 			if (!predicted)
 				continue;
 			uint8_t *buf = arena_take(w, w->ts_len);
@@ -1524,8 +1592,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
 			tc->cfbuf = NULL;
-			bool due = revalidate_due(w, tc, now);
-			tc->planned_full = tc->was_running || due || !tc->have_chain ||
+			tc->planned_full = tc->was_running || tc->revalidate || !tc->have_chain ||
 					   stack_is_small(w, tc);
 			plan_spans(w, tc, tc->planned_full ? 0 : w->o.check_depth + 1);
 		}
@@ -1588,10 +1655,10 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		for (uint32_t k = 0; k < iv->nthreads; k++) {
 			struct tcache *tc = &iv->threads[k];
 			bool must = switched || list_changed || tc->tstate == iv->holder ||
-				    tc->tstate == before.holder || must_read(w, tc, now);
+				    tc->tstate == before.holder || must_read(w, tc);
 			if (!must)
 				continue;
-			bool full = needs_full(w, iv, tc, now);
+			bool full = needs_full(w, iv, tc);
 			bool planned_full = tc->span_hi > tc->span_lo && tc->planned_full;
 			if (tc->tsbuf && (planned_full || (!full && tc->span_hi > tc->span_lo))) {
 				tc->ts_seg = UINT32_MAX; /* what we have will do */
@@ -1637,7 +1704,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		for (uint32_t k = 0; k < iv->nthreads; k++) {
 			struct tcache *tc = &iv->threads[k];
 			bool must = switched || list_changed || tc->tstate == iv->holder ||
-				    tc->tstate == before.holder || must_read(w, tc, now);
+				    tc->tstate == before.holder || must_read(w, tc);
 			if (must) {
 				if (!tc->tsbuf) {
 					uint8_t *buf = arena_take(w, w->ts_len);
@@ -1652,7 +1719,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				if (load_u64(tc->tsbuf, l->ts_interp) != iv->addr)
 					return tt_fail(err, TT_EBADMEM, 0, "thread state changed while read");
 				read_thread_state(w, tc, now);
-				bool full = needs_full(w, iv, tc, now);
+				bool full = needs_full(w, iv, tc);
 				if ((st = walk_thread(w, tc, full, err)) != TT_OK) {
 					tc->have_chain = false;
 					return st;
@@ -1664,10 +1731,13 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				w->c.full_hits++;
 				w->c.frames_reused += tc->nframes;
 			}
-			refresh_cpu(w, tc, now);
-			if ((st = emit(w, iv, tc, k + 1 == iv->nthreads, err)) != TT_OK)
-				return st;
 		}
+		/* States after every walk (a new thread's id is known once its
+		 * state is read), before any thread is handed on. */
+		refresh_cpu_states(w, iv, now);
+		for (uint32_t k = 0; k < iv->nthreads; k++)
+			if ((st = emit(w, iv, &iv->threads[k], k + 1 == iv->nthreads, err)) != TT_OK)
+				return st;
 	}
 	w->switch_rate = w->switch_rate * 0.95 + (any_switch ? 0.05 : 0.0);
 	w->first = false;

@@ -58,6 +58,8 @@ struct walk_counters {
 struct stackwalk_options {
 	bool cache;               /* false: re-read everything every sample */
 	uint64_t cpu_period_ns;   /* refresh each thread's on-CPU state this often (0: never) */
+	unsigned cpu_reads_per_sample;  /* at most this many such refreshes a sample,
+					   threads in turn (0: no limit) */
 	uint64_t revalidate_ns;   /* fully re-walk idle threads at least this often */
 	unsigned check_depth;     /* frames an idle thread must match before its cached rest is trusted */
 	uint64_t full_read_max;   /* data stacks up to this many bytes are always copied whole */

@@ -219,9 +219,11 @@ record_main(int argc, char **argv)
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
 	/* cpu mode at a rate above the default on-CPU reading rate: the
-	 * state is read for every sample. */
+	 * state is read for every sample, of every thread however many. */
 	if (filter == PROFILE_CPU && hz > 0 && 1e9 / hz < (double)cfg.walk.cpu_period_ns)
 		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / hz);
+	if (filter == PROFILE_CPU)
+		cfg.walk.cpu_reads_per_sample = 0;
 	struct session_options so = {
 		.pid = pid, .command = command, .child_keeps_output = true, .rate_hz = hz,
 		.duration_s = seconds, .no_subprocesses = !subprocesses, .async_aware = async_aware,
