@@ -38,6 +38,10 @@
 #define READ_AHEAD (32u << 10)
 /* At most this many idle threads are fully re-walked in one sample. */
 #define REVALIDATIONS_PER_SAMPLE 8
+/* Which threads are due for a re-walk or a new on-CPU state is looked
+ * at most this often: a scan of every thread at every sample would cost
+ * a thousand-thread target more than the reads it saves. */
+#define DUE_SCAN_NS 1000000ull
 /* Stacks deeper than this are fully re-walked less often than
  * revalidate_ns, in proportion to their depth. */
 #define REVALIDATE_DEPTH 1024
@@ -107,6 +111,7 @@ struct interp {
 	struct tcache *threads;
 	uint32_t nthreads, cap;
 	uint32_t cpu_cursor;         /* whose on-CPU state is refreshed first next */
+	uint64_t cpu_scan_ns;        /* when its threads' states were last looked at */
 	uint32_t revalidate_cursor;  /* whose re-walk is chosen first next */
 };
 
@@ -155,6 +160,7 @@ struct stackwalk {
 	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
 	unsigned cpu_reads_left;     /* on-CPU state refreshes this sample may still make */
+	uint64_t revalidate_scan_ns; /* when due re-walks were last chosen */
 	struct walk_counters c;
 };
 
@@ -438,6 +444,9 @@ refresh_cpu_states(struct stackwalk *w, struct interp *iv, uint64_t now)
 {
 	uint32_t n = iv->nthreads;
 	bool limited = w->o.cpu_reads_per_sample > 0;
+	if (limited && iv->cpu_scan_ns && now - iv->cpu_scan_ns < DUE_SCAN_NS)
+		return;
+	iv->cpu_scan_ns = now;
 	for (uint32_t j = 0; j < n; j++) {
 		uint32_t k = (iv->cpu_cursor + j) % n;
 		if (limited && !w->cpu_reads_left) {
@@ -1397,8 +1406,9 @@ revalidate_due(const struct stackwalk *w, const struct tcache *tc, uint64_t now)
 	return now - tc->validated_ns >= period;
 }
 
-/* Which due threads are re-walked whole this sample: at most
- * REVALIDATIONS_PER_SAMPLE, in turn from where the last sample left off.
+/* Which due threads are re-walked whole: at most REVALIDATIONS_PER_SAMPLE
+ * chosen per scan (every DUE_SCAN_NS), in turn from where the last scan
+ * left off.
  * Otherwise a thousand idle threads due every revalidate_ns would all be
  * re-read by the sample, which, being slower, makes more of them due at
  * the next: their re-walks are spread out instead. After a failed sample
@@ -1407,6 +1417,9 @@ static void
 choose_revalidations(struct stackwalk *w, uint64_t now)
 {
 	bool all = w->first || !w->o.cache;
+	if (!all && now - w->revalidate_scan_ns < DUE_SCAN_NS)
+		return;  /* those chosen last time keep their mark until re-walked */
+	w->revalidate_scan_ns = now;
 	unsigned left = REVALIDATIONS_PER_SAMPLE;
 	for (uint32_t i = 0; i < w->ninterps; i++) {
 		struct interp *iv = &w->interps[i];
@@ -1724,8 +1737,10 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 					tc->have_chain = false;
 					return st;
 				}
-				if (full)
+				if (full) {
 					tc->validated_ns = now;
+					tc->revalidate = false;
+				}
 				tc->was_running = iv->locked && iv->holder == tc->tstate;
 			} else {
 				w->c.full_hits++;
