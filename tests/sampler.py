@@ -14,7 +14,8 @@ TT_INTERPS, TT_SEED, TT_KEEP). Checks:
   - record's collapsed and speedscope outputs are well-formed;
   - a parked deep stack costs at most 1.2 remote reads per sample;
   - 1,000 idle threads beside a spinner: at most 2 reads per sample, every
-    thread in dump, the spinner on top of the live table;
+    thread in dump, the spinner on top of the live table; 10,000 (once):
+    it works and says its rate;
   - attaching at full rate while the interpreter starts up, again and again
     (`--batch -r max -- COMMAND`): its half-built thread states are garbage
     to the walker, which must refuse them, never crash.
@@ -36,6 +37,7 @@ from functional import Fail, expect, show  # noqa: E402
 
 RUN_TIMEOUT = 60
 POOL_THREADS = 1000   # tests/targets/pool.py
+HUGE_POOL = 10000
 
 
 def run_tt(*args, timeout=RUN_TIMEOUT, preexec_fn=None):
@@ -322,6 +324,29 @@ def test_pool_live(ctx):
            "spin() is not the top row: %s" % show(rows[:3]), *run.details())
 
 
+def test_huge_pool(ctx):
+    """10,000 idle threads (a sample's buffer must grow, twice): it works,
+    says its rate, every thread in dump, spin() on top of the live table."""
+    with rig.Target(ctx.suite, ctx.interp, "pool.py", args=(HUGE_POOL,),
+                    park=rig.PARK_NONE) as target:
+        doc, run = bench_json(target.pid, "-d", "3")
+        expect(doc["interned"]["threads"] == HUGE_POOL + 1, "%d threads seen of %d"
+               % (doc["interned"]["threads"], HUGE_POOL + 1), *run.details())
+        expect(doc["samples"] >= 100 and doc["errors"] <= 4,
+               "%d samples, %d errors with %d threads" % (doc["samples"], doc["errors"],
+                                                          HUGE_POOL), *run.details())
+        dump = rig.dump_json(target.pid)
+        expect(len(dump["threads"]) == HUGE_POOL + 1, "dump lists %d threads of %d"
+               % (len(dump["threads"]), HUGE_POOL + 1))
+        run = run_tt("-p", target.pid, "-b", "-m", "cpu", "-d", "4", "--delay", "4",
+                     "--limit", "3")
+        run.expect_success()
+        text = run.out.decode(errors="replace")
+        rows = [ln for ln in text.splitlines() if re.search(r"\b(spin|pooled_wait)\b", ln)]
+        expect(re.search(r"^rate \d+/s", text, re.M) and rows and re.search(r"\bspin\b", rows[0]),
+               "no rate, or spin() is not the top row: %s" % show(rows[:3]), *run.details())
+
+
 def test_idle_bench_text(ctx):
     """On a parked one-thread target (7 distinct functions) the frame cache
     answers every sample after the first: bench says the code cache had no
@@ -497,6 +522,12 @@ PER_INTERPRETER = [
 ]
 
 
+# Once, against the first interpreter present (a layout-free scale check).
+ONCE = rig.Group(None, None, [
+    ("10,000 idle threads: works, says its rate, every thread in dump, spin() on top",
+     test_huge_pool)])
+
+
 def main():
     if not os.path.isdir(rig.ROOT):
         return rig.root_missing()
@@ -512,13 +543,15 @@ def main():
     interps = os.environ.get("TT_INTERPS", rig.DEFAULT_INTERPS).split()
     seed = int(os.environ.get("TT_SEED") or rig.random.randrange(10**6))
     started = time.monotonic()
-    tap = rig.Tap(len(interps) * sum(len(g.tests) for g in PER_INTERPRETER))
+    tap = rig.Tap(len(interps) * sum(len(g.tests) for g in PER_INTERPRETER) + len(ONCE.tests))
     tap.comment("binary: %s; root: %s; seed: %d" % (rig.BIN, rig.ROOT, seed))
     suite = rig.Suite(interps, rig.random.Random(seed))
     try:
         for interp in interps:
             for group in PER_INTERPRETER:
                 rig.run_group(tap, suite, interp, group)
+        first = next((i for i in interps if suite.has(i)), interps[0])
+        rig.run_group(tap, suite, first, ONCE)
     finally:
         suite.cleanup()
     tap.comment("%d of %d failed; runtime %.1f s"

@@ -22,8 +22,14 @@
 /* Read this far above the last stack top, to catch fresh calls in the batch. */
 #define SPAN_SLACK 512
 #define MAX_SPAN (256u << 10)
-/* Per-sample buffer for everything the batch reads. */
+/* Per-sample buffer for everything the batch reads: mapped at this size,
+ * doubled between samples when a sample ran short (thousands of threads),
+ * up to ARENA_MAX. */
 #define ARENA_SIZE (8u << 20)
+#define ARENA_MAX (1u << 30)
+/* Thread states the arena is first grown for when they are read longer
+ * (stackwalk_read_running_task); more grow it as any sample would. */
+#define ARENA_PLANNED_THREADS 8192u
 /* /proc stat files kept open; beyond that they are opened per read. */
 #define MAX_STAT_FDS 256
 /* How often to look for new or vanished interpreters. */
@@ -145,6 +151,7 @@ struct stackwalk {
 	uint32_t nspans, spans_cap;
 	uint8_t *arena;
 	size_t arena_used, arena_size;
+	bool arena_short;            /* a take failed this sample: grow before the next */
 	struct cframe *chain;
 	uint32_t chain_cap;
 	uint8_t *ra_buf;              /* read-ahead for frames outside every span */
@@ -186,12 +193,27 @@ arena_map(size_t n)
 	return p == MAP_FAILED ? NULL : p;
 }
 
+/* A sample that did not fit the arena fails, like a torn read, and the
+ * next one has twice the room (arena_grow_if_short); at ARENA_MAX it is
+ * out of memory for good. */
+static tt_status
+arena_exhausted(struct stackwalk *w, struct tt_error *err)
+{
+	if (w->arena_size < ARENA_MAX)
+		return tt_fail(err, TT_EBADMEM, 0,
+			       "sample buffer of %zu MB too small: grown for the next sample",
+			       w->arena_size >> 20);
+	return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+}
+
 static void *
 arena_take(struct stackwalk *w, size_t n)
 {
 	n = (n + 15) & ~(size_t)15;
-	if (w->arena_used + n > w->arena_size)
+	if (w->arena_used + n > w->arena_size) {
+		w->arena_short = true;
 		return NULL;
+	}
 	void *p = w->arena + w->arena_used;
 	w->arena_used += n;
 	return p;
@@ -438,7 +460,8 @@ refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 /* Every due on-CPU state of an interpreter's threads, in turn from where
  * the last sample left off, up to the sample's budget: a thousand idle
  * threads then cost a few /proc reads a sample, not a thousand (their
- * states refresh less often instead). */
+ * states refresh less often instead; the GIL holder's is refreshed as it
+ * is walked). */
 static void
 refresh_cpu_states(struct stackwalk *w, struct interp *iv, uint64_t now)
 {
@@ -613,8 +636,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		}
 		uint8_t *buf = arena_take(w, w->ts_len);
 		if (!buf) {
-			/* Room for UNWIND_MAX_THREADS states: only a bad list gets here. */
-			st = tt_fail(err, TT_EBADMEM, 0, "thread list too long for the sample buffer");
+			st = arena_exhausted(w, err);
 			break;
 		}
 		w->c.single_reads++;
@@ -1085,6 +1107,30 @@ read_ahead(struct stackwalk *w, uint64_t addr, size_t len, struct tt_error *err)
 	return w->ra_buf + (addr - base);
 }
 
+/* The same upward, two pages at most: frames on a thread's C stack (entry
+ * frames, and on 3.15 the frames of Python called from C) have their
+ * callers above them, a few hundred bytes apart. */
+static const uint8_t *
+read_ahead_up(struct stackwalk *w, uint64_t addr, size_t len, struct tt_error *err)
+{
+	uint64_t page = addr & ~4095ull, next = page + 4096;
+	if (addr + len > next + 4096)
+		return NULL;
+	struct remote_seg segs[2] = {
+		{.addr = addr, .buf = w->ra_buf + (addr - page), .len = next - addr},
+		{.addr = next, .buf = w->ra_buf + 4096, .len = 4096},
+	};
+	size_t done;
+	w->c.single_reads++;
+	if (remote_readv(&w->t->mem, segs, 2, &done, err) != TT_OK || done == 0 ||
+	    (done == 1 && addr + len > next))
+		return NULL;
+	w->ra_base = page;
+	w->ra_lo = addr;
+	w->ra_hi = done == 2 ? next + 4096 : next;
+	return w->ra_buf + (addr - page);
+}
+
 /* Python frames in the cached chain below index `align`. */
 static uint32_t
 rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
@@ -1110,6 +1156,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	int32_t align = -1;
 	bool spliced = false, popped_top = false, truncated = false;
 	unsigned misses = 0;
+	uint64_t last_miss = 0;
 	uint8_t local[512];
 	/* A chain that loops (a torn read) is refused within a few laps; one
 	 * that is merely long keeps its innermost UNWIND_MAX_FRAMES frames. */
@@ -1129,8 +1176,14 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 		const uint8_t *fb = span_lookup(w, tc, cur, l->fr_read_size);
 		if (!fb && cur >= w->ra_lo && cur < w->ra_hi && l->fr_read_size <= w->ra_hi - cur)
 			fb = w->ra_buf + (cur - w->ra_base);
+		/* A second miss reads ahead, towards the callers: down a data
+		 * stack, up a C stack (the last miss was below this one). */
+		bool missed = !fb;
 		if (!fb && misses++ > 0)
-			fb = read_ahead(w, cur, l->fr_read_size, err);
+			fb = cur > last_miss ? read_ahead_up(w, cur, l->fr_read_size, err)
+					     : read_ahead(w, cur, l->fr_read_size, err);
+		if (missed)
+			last_miss = cur;
 		if (!fb) {
 			if (l->fr_read_size > sizeof local)
 				return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
@@ -1305,7 +1358,7 @@ stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset)
 	if (ts_offset + 8 > w->ts_len) {
 		/* Room for every thread's longer state, as for the shorter one.
 		 * Between samples: no pointer into the arena outlives a sample. */
-		size_t more = (size_t)UNWIND_MAX_THREADS * ((ts_offset + 8 + 15) & ~15ull);
+		size_t more = (size_t)ARENA_PLANNED_THREADS * ((ts_offset + 8 + 15) & ~15ull);
 		void *a = w->arena ? mremap(w->arena, w->arena_size, w->arena_size + more,
 					    MREMAP_MAYMOVE)
 				   : NULL;   /* not mapped yet: mapped at this size */
@@ -1493,6 +1546,22 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 
 static tt_status sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err);
 
+/* The last sample ran out of arena: double it, up to ARENA_MAX. Only
+ * between samples (no pointer into the arena outlives one); its pages
+ * are touched only as far as samples use them. */
+static void
+arena_grow_if_short(struct stackwalk *w)
+{
+	if (!w->arena_short || w->arena_size >= ARENA_MAX)
+		return;
+	w->arena_short = false;
+	void *a = mremap(w->arena, w->arena_size, w->arena_size * 2, MREMAP_MAYMOVE);
+	if (a == MAP_FAILED)
+		return;
+	w->arena = a;
+	w->arena_size *= 2;
+}
+
 /* Where an interpreter's GIL state is when it is not inside the interpreter:
  * _PyRuntime's (3.11), or what interp->ceval.gil points at (3.12; set when
  * the interpreter is created, so read once). */
@@ -1520,8 +1589,10 @@ stackwalk_sample(struct stackwalk *w, uint64_t now, const struct walk_thread **t
 		 uint32_t *nthreads, struct tt_error *err)
 {
 	tt_status st = sampling_scratch(w, err);
-	if (st == TT_OK)
+	if (st == TT_OK) {
+		arena_grow_if_short(w);
 		st = sample_once(w, now, err);
+	}
 	if (st != TT_OK) {
 		/* Whatever this sample half-learned is not to be trusted: the
 		 * next one re-reads every thread and its whole stack. */
@@ -1575,13 +1646,13 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			return st;
 		uint8_t *block = arena_take(w, l->is_block_size);
 		if (!block || !add_seg(w, iv->addr + l->is_block_start, block, l->is_block_size))
-			return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+			return arena_exhausted(w, err);
 		iv->block = block;
 		iv->gilbuf = NULL;
 		if (l->gil_place != PY_GIL_IN_INTERP) {
 			uint8_t *g = arena_take(w, l->gil_read_size);
 			if (!g || !add_seg(w, iv->gil_addr, g, l->gil_read_size))
-				return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+				return arena_exhausted(w, err);
 			iv->gilbuf = g;
 		}
 	}
@@ -1683,7 +1754,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				note_stack(w, tc);
 			uint8_t *buf = arena_take(w, w->ts_len);
 			if (!buf || !add_seg(w, tc->tstate, buf, w->ts_len))
-				return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+				return arena_exhausted(w, err);
 			tc->tsbuf = buf;
 			tc->ts_seg = w->nsegs - 1;
 			tc->cfbuf = NULL;
@@ -1722,7 +1793,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				if (!tc->tsbuf) {
 					uint8_t *buf = arena_take(w, w->ts_len);
 					if (!buf)
-						return tt_fail(err, TT_ENOMEM, ENOMEM, "sample buffer exhausted");
+						return arena_exhausted(w, err);
 					w->c.single_reads++;
 					if ((st = remote_read(&w->t->mem, tc->tstate, buf, w->ts_len, err)) != TT_OK)
 						return st;
@@ -1742,6 +1813,10 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 					tc->revalidate = false;
 				}
 				tc->was_running = iv->locked && iv->holder == tc->tstate;
+				/* The GIL holder's state first, whatever the budget:
+				 * in CPU mode it is the thread that matters. */
+				if (tc->was_running)
+					refresh_cpu(w, tc, now);
 			} else {
 				w->c.full_hits++;
 				w->c.frames_reused += tc->nframes;

@@ -29,7 +29,9 @@ enum {
  * (truncated): shims are at most one per Python frame. */
 #define UNWIND_MAX_WALK (UNWIND_MAX_FRAMES * 2)
 #define UNWIND_MAX_INTERPRETERS 256
-#define UNWIND_MAX_THREADS 8192
+/* Threads per process: a thread slot is 16 bits (threadslots.h), and a
+ * longer list is taken for a corrupt one. */
+#define UNWIND_MAX_THREADS 65535
 
 struct tt_frame {
 	uint32_t code_id;       /* index into the unwinder's code cache */
