@@ -12,9 +12,12 @@ cheapest possible remote read (one 8-byte process_vm_readv, or pread of
 /proc/PID/mem), which any sampler that looks at the target at all pays at
 least once per sample; CPython's time per call divided by that floor is the
 highest ratio any sampler could reach here ("cap"). With --soak SECONDS it also samples the mixed workload at max rate
-for that long and prints tachyon-top's peak RSS.
+for that long and prints tachyon-top's peak RSS. With --tt OLD,NEW two
+builds take turns in each round on the same targets: a before/after table
+from one run. Workloads poolN (N idle threads and a busy one, e.g.
+pool1000) give the curve over thread counts.
 
-usage: tests/bench/compare.py [--tt ./tachyon-top] [--seconds 2] [--rounds 3]
+usage: tests/bench/compare.py [--tt ./tachyon-top[,./other]] [--seconds 2] [--rounds 3]
                               [--workloads busy,deep,threads,mixed] [--soak 600]
 Needs root and the provisioned target root (tests/provision.sh).
 """
@@ -36,17 +39,25 @@ def start_target(root_dir, kind):
     proc = subprocess.Popen(["chroot", ROOT, "python3.15", root_dir + "/workloads.py", kind],
                             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             start_new_session=True)
-    time.sleep(1.0)  # let it reach its steady state
+    # let it reach its steady state (a pool starts its threads first)
+    time.sleep(1.0 + (int(kind[4:]) / 2000 if kind.startswith("pool") else 0))
     if proc.poll() is not None:
         sys.exit("workload %s died at start" % kind)
     return proc
 
 
 def run_ours(tt, pid, seconds, floor=False):
-    out = subprocess.run([tt, "bench", "-p", str(pid), "-d", str(seconds), "--json"]
+    """bench's figures, or None when it fails (an older build on a target
+    it cannot handle): the row then says so."""
+    run = subprocess.run([tt, "bench", "-p", str(pid), "-d", str(seconds), "--json"]
                          + (["--floor"] if floor else []),
-                         capture_output=True, check=True, timeout=seconds + 30).stdout
-    return json.loads(out)
+                         capture_output=True, timeout=seconds + 60)
+    try:
+        return json.loads(run.stdout)
+    except ValueError:
+        print("  %s failed (status %d): %s" % (tt, run.returncode,
+                                              run.stderr.decode(errors="replace").strip()[-200:]))
+        return None
 
 
 def run_theirs(root_dir, pid, seconds):
@@ -65,39 +76,52 @@ def main():
     ap.add_argument("--soak", type=float, default=0,
                     help="also sample the mixed workload this long at max rate, report peak RSS")
     args = ap.parse_args()
-    tt = os.path.abspath(args.tt)
+    builds = [os.path.abspath(t) for t in args.tt.split(",")]
     scratch = tempfile.mkdtemp(prefix="tt-bench-", dir=os.path.join(ROOT, "tmp"))
     root_dir = "/tmp/" + os.path.basename(scratch)
     for name in ("workloads.py", "ref_unwinder.py"):
         shutil.copy(os.path.join(HERE, name), scratch)
     print("machine: %d CPUs, %s" % (os.cpu_count(), os.uname().release))
-    print("%-8s %14s %14s %7s %11s %11s %8s %8s" % (
+    for i, b in enumerate(builds):
+        if len(builds) > 1:
+            print("build %d: %s" % (i + 1, b))
+    print("%-11s %14s %14s %7s %11s %11s %8s %8s %8s" % (
         "workload", "tachyon-top/s", "cpython/s", "ratio", "reads/smp", "bytes/smp",
-        "err%", "cpy err%"))
+        "err%", "cpy err%", "RSS MB"))
     caps = []
     try:
         for kind in args.workloads.split(","):
             proc = start_target(root_dir, kind)
-            ours, theirs = [], []
+            ours, theirs = [[] for _ in builds], []
             try:
                 floors, floors2 = [], []
                 for _ in range(args.rounds):
-                    ours.append(run_ours(tt, proc.pid, args.seconds, floor=True))
-                    f = ours[-1]["floor"]
+                    for b, tt in enumerate(builds):
+                        r = run_ours(tt, proc.pid, args.seconds, floor=True)
+                        if r:
+                            ours[b].append(r)
+                    f = next(runs[-1] for runs in reversed(ours) if runs)["floor"]
                     floors.append(min(f["readv_us"], f["proc_mem_us"] or f["readv_us"]))
                     floors2.append(f["readv2_us"] or f["readv_us"])
                     theirs.append(run_theirs(root_dir, proc.pid, args.seconds))
             finally:
                 os.killpg(proc.pid, 9)
                 proc.wait()
-            o = statistics.median(r["samples_per_sec"] for r in ours)
             t = statistics.median(r["calls_per_sec"] for r in theirs)
-            reads = statistics.median(r["reads_per_sample"] for r in ours)
-            nbytes = statistics.median(r["bytes_per_sample"] for r in ours)
-            err = 100 * sum(r["errors"] for r in ours) / max(1, sum(r["samples"] for r in ours))
             terr = 100 * sum(r["errors"] for r in theirs) / max(1, sum(r["calls"] for r in theirs))
-            print("%-8s %14.0f %14.0f %7.2f %11.3f %11.0f %8.2f %8.2f" % (
-                kind, o, t, o / t, reads, nbytes, err, terr), flush=True)
+            for b, runs in enumerate(ours):
+                if not runs:
+                    print("%-11s %14s" % (kind if len(builds) == 1 else "%s/%d" % (kind, b + 1),
+                                          "failed"), flush=True)
+                    continue
+                o = statistics.median(r["samples_per_sec"] for r in runs)
+                reads = statistics.median(r["reads_per_sample"] for r in runs)
+                nbytes = statistics.median(r["bytes_per_sample"] for r in runs)
+                err = 100 * sum(r["errors"] for r in runs) / max(1, sum(r["samples"] for r in runs))
+                rss = max(r["peak_rss_kb"] for r in runs) / 1024
+                label = kind if len(builds) == 1 else "%s/%d" % (kind, b + 1)
+                print("%-11s %14.0f %14.0f %7.2f %11.3f %11.0f %8.2f %8.2f %8.1f" % (
+                    label, o, t, o / t, reads, nbytes, err, terr, rss), flush=True)
             caps.append((kind, 1e6 / t, 1e6 / o, statistics.median(floors),
                          statistics.median(floors2)))
         # The floor: no sampler can spend less per sample than one remote
@@ -113,7 +137,7 @@ def main():
         if args.soak:
             proc = start_target(root_dir, "mixed")
             try:
-                r = run_ours(tt, proc.pid, args.soak)
+                r = run_ours(builds[-1], proc.pid, args.soak)
             finally:
                 os.killpg(proc.pid, 9)
                 proc.wait()

@@ -2,7 +2,10 @@
 
 python3 counting.py COUNTFILE KIND
   one     one thread working (and one reporting)
-  twenty  twenty threads working
+  twenty  twenty threads working, contending for the GIL
+  pool    twenty threads working in turns: a job of 2.5 ms to each in
+          order, handed over by the main thread (a server's thread pool
+          busy on one request at a time)
   tree    four processes working (this one and three forked children)
   async   one event loop, fifty tasks working in turns
 
@@ -13,6 +16,7 @@ by every worker of every process.
 import asyncio
 import mmap
 import os
+import queue
 import struct
 import sys
 import threading
@@ -51,6 +55,32 @@ async def task(slot):
         await asyncio.sleep(0)
 
 
+POOL_THREADS = 20
+POOL_JOB_UNITS = 50
+
+
+def pool_worker(slot, jobs, done):
+    while True:
+        for _ in range(jobs.get()):
+            nested(6)
+            bump(slot)
+        done.put(slot)
+
+
+def pool():
+    """Each worker has its own queue, so the turns are fixed: the GIL goes
+    to one thread at a time, and each switch is the same handover."""
+    done = queue.SimpleQueue()
+    jobs = [queue.SimpleQueue() for _ in range(POOL_THREADS)]
+    for slot in range(POOL_THREADS):
+        threading.Thread(target=pool_worker, args=(slot, jobs[slot], done),
+                         daemon=True).start()
+    while True:
+        for slot in range(POOL_THREADS):
+            jobs[slot].put(POOL_JOB_UNITS)
+            done.get()
+
+
 def write_count(path):
     total = sum(struct.unpack("%dQ" % SLOTS, counts[:]))
     with open(path + ".tmp", "w") as f:
@@ -87,6 +117,8 @@ def main():
     threading.Thread(target=report, args=(path,), daemon=True).start()
     if kind == "tree":
         worker(0)
+    elif kind == "pool":
+        pool()
     elif kind == "twenty":
         for slot in range(1, 20):
             threading.Thread(target=worker, args=(slot,), daemon=True).start()

@@ -15,10 +15,15 @@ and its interquartile range; and the same per CPU-second of the target's
 own threads (schedstat): the cost to its own execution, apart from how
 the machine's CPUs are shared. A program that prints figures, not a test.
 
-usage: tests/bench/target_cost.py [--tt ./tachyon-top] [--python python3.15]
-           [--workloads one,twenty,tree,async] [--rates 1k,10k,max]
-           [--pairs 30] [--window 0.4]
-Workloads: one busy thread; twenty threads; a tree of four processes
+With --tt OLD,NEW (two builds, e.g. before and after a change) each
+rate's pairs are measured for each build in turn on the same target, in
+the same run: a before/after table that the machine's drift cannot fake.
+
+usage: tests/bench/target_cost.py [--tt ./tachyon-top[,./other]]
+           [--python python3.15] [--workloads one,pool,twenty,tree,async]
+           [--rates 1k,10k,max] [--pairs 30] [--window 0.4]
+Workloads: one busy thread; a pool of twenty threads working in turns;
+twenty threads contending for the GIL; a tree of four processes
 (followed by default); an event loop of fifty tasks (with --async).
 Needs root and the provisioned target root (tests/provision.sh).
 """
@@ -92,9 +97,9 @@ def window(path, sid, seconds):
     return wall, cpu
 
 
-def measure_rate(args, pid, path, rate, extra, rng):
+def measure_rate(args, tt_bin, pid, path, rate, extra, rng):
     """Pairs of (paused, sampling) windows: lists of (wall, cpu) each."""
-    argv = [args.tt, "-p", str(pid), "--batch", "-r", rate, "-d", "3600",
+    argv = [tt_bin, "-p", str(pid), "--batch", "-r", rate, "-d", "3600",
             "--delay", "1000"] + extra
     tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
@@ -147,15 +152,18 @@ def run_workload(args, kind, scratch, inside):
             time.sleep(0.05)
         time.sleep(1)
         for rate in args.rates:
-            paused, sampling = measure_rate(args, target.pid, path, rate, extra, rng)
-            cols = []
-            for k in (0, 1):   # wall, CPU
-                med, q1, q3 = losses(paused, sampling, k)
-                cols += ["%.0f" % statistics.median(p[k] for p in paused),
-                         "%.0f" % statistics.median(s[k] for s in sampling),
-                         "%+.1f%%" % med, "%+.1f..%+.1f" % (q1, q3)]
-            print("%-8s %-5s %9s %9s %7s %13s   %9s %9s %7s %13s" % tuple([kind, rate] + cols),
-                  flush=True)
+            for build, tt_bin in enumerate(args.tt):
+                paused, sampling = measure_rate(args, tt_bin, target.pid, path, rate, extra,
+                                                rng)
+                cols = []
+                for k in (0, 1):   # wall, CPU
+                    med, q1, q3 = losses(paused, sampling, k)
+                    cols += ["%.0f" % statistics.median(p[k] for p in paused),
+                             "%.0f" % statistics.median(s[k] for s in sampling),
+                             "%+.1f%%" % med, "%+.1f..%+.1f" % (q1, q3)]
+                label = rate if len(args.tt) == 1 else "%s/%d" % (rate, build + 1)
+                print("%-8s %-7s %9s %9s %7s %13s   %9s %9s %7s %13s"
+                      % tuple([kind, label] + cols), flush=True)
     finally:
         os.killpg(target.pid, signal.SIGKILL)
         target.wait()
@@ -165,24 +173,27 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tt", default=os.environ.get("TT_BIN", "./tachyon-top"))
     ap.add_argument("--python", default="python3.15")
-    ap.add_argument("--workloads", default="one,twenty,tree,async")
+    ap.add_argument("--workloads", default="one,pool,twenty,tree,async")
     ap.add_argument("--rates", default="1k,10k,max")
     ap.add_argument("--pairs", type=int, default=30)
     ap.add_argument("--window", type=float, default=0.4)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
     args.rates = args.rates.split(",")
-    args.tt = os.path.abspath(args.tt)
+    args.tt = [os.path.abspath(t) for t in args.tt.split(",")]
     scratch = tempfile.mkdtemp(prefix="target-cost-", dir=os.path.join(ROOT, "tmp"))
     inside = "/" + os.path.relpath(scratch, ROOT)
     shutil.copy(os.path.join(HERE, "counting.py"), scratch)
     print("target: %s tests/bench/counting.py; %d pairs of %.1f s windows per rate, "
           "tachyon-top paused / sampling; loss: median over the pairs, and its "
           "interquartile range" % (args.python, args.pairs, args.window), flush=True)
-    print("%-8s %-5s %9s %9s %7s %13s   %9s %9s %7s %13s"
+    for i, t in enumerate(args.tt):
+        if len(args.tt) > 1:
+            print("build %d: %s" % (i + 1, t))
+    print("%-8s %-7s %9s %9s %7s %13s   %9s %9s %7s %13s"
           % ("workload", "rate", "paused/s", "sampled/s", "loss", "IQR",
              "paused/cs", "sampled/cs", "loss", "IQR"))
-    print("%-8s %-5s %s   %s" % ("", "", "%-40s" % "(units per second of wall time)",
+    print("%-8s %-7s %s   %s" % ("", "", "%-40s" % "(units per second of wall time)",
                                  "(units per CPU-second of the target)"))
     try:
         for kind in args.workloads.split(","):

@@ -7,6 +7,8 @@ mixed    a main loop of calls of varied depth and cost, with short sleeps,
          plus a few worker threads (like the reference benchmark's mixed case)
 tree     mixed in 8 processes: this one and 7 forked children
          (for bench --subprocesses)
+poolN    N threads parked on one Event (an idle thread pool) and the main
+         thread busy, e.g. pool1000
 """
 import math
 import random
@@ -97,6 +99,16 @@ def tree():
     mixed()
 
 
+def pool(n):
+    threading.stack_size(256 << 10)
+    release = threading.Event()
+    for i in range(n):
+        threading.Thread(target=release.wait, name="pool-%d" % i, daemon=True).start()
+    busy()
+
+
 if __name__ == "__main__":
+    if sys.argv[1].startswith("pool"):
+        pool(int(sys.argv[1][4:]))
     {"busy": busy, "deep": deep, "threads": threads, "mixed": mixed,
      "tree": tree}[sys.argv[1]]()
