@@ -15,7 +15,8 @@ TT_INTERPS, TT_SEED, TT_KEEP). Checks:
   - a parked deep stack costs at most 1.2 remote reads per sample;
   - 1,000 idle threads beside a spinner: at most 2 reads per sample, every
     thread in dump, the spinner on top of the live table; 10,000 (once):
-    it works and says its rate;
+    it works and says its rate; 500 idle while 1,000/s come and go (once):
+    a changed list costs a batch, not a read per node;
   - attaching at full rate while the interpreter starts up, again and again
     (`--batch -r max -- COMMAND`): its half-built thread states are garbage
     to the walker, which must refuse them, never crash.
@@ -329,10 +330,12 @@ def test_huge_pool(ctx):
     says its rate, every thread in dump, spin() on top of the live table."""
     with rig.Target(ctx.suite, ctx.interp, "pool.py", args=(HUGE_POOL,),
                     park=rig.PARK_NONE) as target:
-        doc, run = bench_json(target.pid, "-d", "3")
+        # The first walk of 10,000 threads takes a second or more (several
+        # under a sanitizer): a rate is not the point, working is.
+        doc, run = bench_json(target.pid, "-d", "5")
         expect(doc["interned"]["threads"] == HUGE_POOL + 1, "%d threads seen of %d"
                % (doc["interned"]["threads"], HUGE_POOL + 1), *run.details())
-        expect(doc["samples"] >= 100 and doc["errors"] <= 4,
+        expect(doc["samples"] >= 10 and doc["errors"] <= 4,
                "%d samples, %d errors with %d threads" % (doc["samples"], doc["errors"],
                                                           HUGE_POOL), *run.details())
         dump = rig.dump_json(target.pid)
@@ -345,6 +348,30 @@ def test_huge_pool(ctx):
         rows = [ln for ln in text.splitlines() if re.search(r"\b(spin|pooled_wait)\b", ln)]
         expect(re.search(r"^rate \d+/s", text, re.M) and rows and re.search(r"\bspin\b", rows[0]),
                "no rate, or spin() is not the top row: %s" % show(rows[:3]), *run.details())
+
+
+def test_pool_churn(ctx):
+    """500 idle threads while about 1,000 a second come and go: a changed
+    list is read in one batch but for its new nodes; the pool is all
+    there; the live view keeps a rate."""
+    with rig.Target(ctx.suite, ctx.interp, "pool_churn.py", park=rig.PARK_MAIN) as target:
+        doc, run = bench_json(target.pid, "-d", "3")
+        errors = doc["errors"] / max(1, doc["samples"])
+        # The build before: 116-206 reads per sample (one per changed
+        # list's node), 7-16% errors.
+        expect(doc["reads_per_sample"] <= 10 and errors < 0.5,
+               "%.1f reads per sample, %.1f%% errors with 500 idle threads and %d/s churning"
+               % (doc["reads_per_sample"], 100 * errors, target.info["churn_per_s"]),
+               *run.details())
+        expect(doc["interned"]["threads"] > 500, "%d threads seen"
+               % doc["interned"]["threads"], *run.details())
+        dump = rig.dump_json(target.pid)
+        pool = sum(1 for t in dump["threads"] if any(f["func"] == "pooled_wait"
+                                                     for f in t["frames"]))
+        expect(pool == 500, "%d threads in pooled_wait, expected 500" % pool)
+        run = run_tt("-p", target.pid, "-b", "-d", "3", "--delay", "3", "--limit", "3")
+        run.expect_success()
+        expect(re.search(rb"^rate \d+/s", run.out, re.M), "no rate line", *run.details())
 
 
 def test_idle_bench_text(ctx):
@@ -525,7 +552,9 @@ PER_INTERPRETER = [
 # Once, against the first interpreter present (a layout-free scale check).
 ONCE = rig.Group(None, None, [
     ("10,000 idle threads: works, says its rate, every thread in dump, spin() on top",
-     test_huge_pool)])
+     test_huge_pool),
+    ("500 idle threads, 1,000/s coming and going: <= 10 reads per sample, pool whole",
+     test_pool_churn)])
 
 
 def main():

@@ -11,6 +11,7 @@
 #include "bytes.h"
 #include "cycle.h"
 #include "grow.h"
+#include "hash.h"
 #include "stackwalk.h"
 #include "tidmap.h"
 #include "taskinfo.h"
@@ -585,18 +586,19 @@ resolve_tid(struct stackwalk *w, struct tcache *tc, bool only_thread)
 }
 
 static uint32_t
-drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t n)
+drop_unstarted(struct stackwalk *w, struct tcache *fresh, uint32_t *moved_from, uint32_t n)
 {
 	uint32_t kept = 0;
 	for (uint32_t k = 0; k < n; k++) {
 		bool drop = false;
-		for (uint32_t j = 0; j < n && !drop; j++)
-			drop = j != k && fresh[j].recorded_tid == fresh[k].recorded_tid &&
-			       unstarted(w->l, &fresh[k]);
-		if (drop && fresh[k].slot == UINT32_MAX)
+		for (uint32_t j = 0; j < n && !drop && unstarted(w->l, &fresh[k]); j++)
+			drop = j != k && fresh[j].recorded_tid == fresh[k].recorded_tid;
+		if (drop && fresh[k].slot == UINT32_MAX) {
 			tcache_release(w, &fresh[k]);
-		else
+		} else {
+			moved_from[kept] = moved_from[k];
 			fresh[kept++] = fresh[k];
+		}
 	}
 	return kept;
 }
@@ -613,9 +615,48 @@ stackwalk_epoch(const struct stackwalk *w)
 	return w->epoch_ns;
 }
 
+static bool add_seg(struct stackwalk *w, uint64_t addr, void *buf, size_t len);
+
+/* The old list's entries by thread-state address, for a rebuild: open
+ * addressing over their indices + 1 (0: empty). */
+struct old_index {
+	uint32_t *slots;
+	uint32_t mask;
+};
+
+static bool
+old_index_build(struct old_index *x, const struct tcache *old, uint32_t nold)
+{
+	uint32_t size = 16;
+	while (size < 2 * nold)
+		size *= 2;
+	x->slots = calloc(size, sizeof *x->slots);
+	if (!x->slots)
+		return false;
+	x->mask = size - 1;
+	for (uint32_t k = 0; k < nold; k++) {
+		uint32_t h = hash_mix64(old[k].tstate) & x->mask;
+		while (x->slots[h])
+			h = (h + 1) & x->mask;
+		x->slots[h] = k + 1;
+	}
+	return true;
+}
+
+/* The old entry at thread state ts not yet moved to the new list, or -1. */
+static int64_t
+old_index_find(const struct old_index *x, const struct tcache *old, uint64_t ts)
+{
+	for (uint32_t h = hash_mix64(ts) & x->mask; x->slots[h]; h = (h + 1) & x->mask)
+		if (old[x->slots[h] - 1].tstate == ts)
+			return x->slots[h] - 1;
+	return -1;
+}
+
 /* Re-read an interpreter's thread list, keeping caches of threads that are
- * still there. Thread states are read one by one: the list changed, there
- * are no predictions to batch. */
+ * still there. A list that changed mostly keeps its nodes (new threads come
+ * in at the head): the old list's states are read in one batch first, and
+ * the walk reads one by one only the nodes it has not seen. */
 static tt_status
 rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_error *err)
 {
@@ -623,25 +664,52 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	struct tcache *old = iv->threads;
 	uint32_t nold = iv->nthreads;
 	struct tcache *fresh = NULL;
+	uint32_t *moved_from = NULL;   /* per fresh entry: its old index, or UINT32_MAX */
 	uint32_t n = 0, cap = 0;
 	tt_status st = TT_OK;
 	w->c.list_rebuilds++;
+	struct old_index index = {0};
+	uint8_t **oldbuf = calloc(nold ? nold : 1, sizeof *oldbuf);
+	if (!oldbuf || !old_index_build(&index, old, nold)) {
+		free(oldbuf);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+	}
+	w->nsegs = 0;
+	for (uint32_t k = 0; k < nold; k++) {
+		uint8_t *b = arena_take(w, w->ts_len);
+		if (!b || !add_seg(w, old[k].tstate, b, w->ts_len))
+			break;
+		oldbuf[k] = b;
+	}
+	size_t done = 0;
+	if (w->nsegs) {
+		w->c.batch_attempts++;
+		st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err);
+		if (done == w->nsegs)
+			w->c.batch_successes++;
+	}
+	for (uint32_t k = (uint32_t)done; k < nold; k++)
+		oldbuf[k] = NULL;
+	w->nsegs = 0;
 	struct cycle_guard guard;
 	cycle_guard_init(&guard);
 	/* Every node counts towards the cap, started OS thread or not. */
-	for (uint64_t ts = iv->head, visited = 0; ts != 0; visited++) {
+	for (uint64_t ts = st == TT_OK ? iv->head : 0, visited = 0; ts != 0; visited++) {
 		if (visited >= UNWIND_MAX_THREADS || (ts & 7) || cycle_guard_seen(&guard, ts)) {
 			st = tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
 			break;
 		}
-		uint8_t *buf = arena_take(w, w->ts_len);
+		int64_t was = old_index_find(&index, old, ts);
+		uint8_t *buf = was >= 0 ? oldbuf[was] : NULL;
 		if (!buf) {
-			st = arena_exhausted(w, err);
-			break;
+			if (!(buf = arena_take(w, w->ts_len))) {
+				st = arena_exhausted(w, err);
+				break;
+			}
+			w->c.single_reads++;
+			if ((st = remote_read(&w->t->mem, ts, buf, w->ts_len, err)) != TT_OK)
+				break;
 		}
-		w->c.single_reads++;
-		if ((st = remote_read(&w->t->mem, ts, buf, w->ts_len, err)) != TT_OK)
-			break;
 		if (load_u64(buf, l->ts_interp) != iv->addr) {
 			st = tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
 				     (unsigned long long)ts);
@@ -653,20 +721,21 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 			if (n == cap) {
 				cap = cap ? cap * 2 : 16;
 				struct tcache *g = realloc(fresh, cap * sizeof *g);
-				if (!g) {
+				if (g)
+					fresh = g;
+				uint32_t *m = g ? realloc(moved_from, cap * sizeof *m) : NULL;
+				if (!m) {
 					st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
 					break;
 				}
-				fresh = g;
+				moved_from = m;
 			}
+			moved_from[n] = UINT32_MAX;
 			struct tcache *tc = &fresh[n++];
-			struct tcache *prev = NULL;
-			for (uint32_t k = 0; k < nold && !prev; k++)
-				if (old[k].tstate == ts && old[k].recorded_tid == tid)
-					prev = &old[k];
-			if (prev) {
-				*tc = *prev;
-				prev->tstate = 0; /* moved */
+			if (was >= 0 && old[was].recorded_tid == tid) {
+				*tc = old[was];
+				old[was].tstate = 0; /* moved */
+				moved_from[n - 1] = (uint32_t)was;
 			} else {
 				memset(tc, 0, sizeof *tc);
 				tc->tstate = ts;
@@ -686,7 +755,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		ts = next;
 	}
 	if (st == TT_OK && l->has_cframe)
-		n = drop_unstarted(w, fresh, n);
+		n = drop_unstarted(w, fresh, moved_from, n);
 	/* New threads' tasks, now that the whole list is known. */
 	for (uint32_t k = 0; k < n && st == TT_OK; k++)
 		if (fresh[k].slot == UINT32_MAX)
@@ -696,25 +765,22 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	for (uint32_t k = 0; k < n && st == TT_OK; k++)
 		if (fresh[k].slot == UINT32_MAX)
 			st = new_slot(w, &fresh[k], iv->id, now, err);
+	free(index.slots);
+	free(oldbuf);
 	if (st != TT_OK) {
 		/* Keep the old list; the caller retries next sample. Caches moved
-		 * into `fresh` go back to their owners by being released here and
-		 * their old copies re-armed as cache misses. */
+		 * into `fresh` go back to their owners; the others are released. */
 		for (uint32_t k = 0; k < n; k++) {
-			bool moved = false;
-			for (uint32_t j = 0; j < nold; j++) {
-				if (old[j].tstate == 0 && old[j].recorded_tid == fresh[k].recorded_tid) {
-					old[j] = fresh[k];
-					moved = true;
-					break;
-				}
-			}
-			if (!moved)
+			if (moved_from[k] != UINT32_MAX)
+				old[moved_from[k]] = fresh[k];
+			else
 				tcache_release(w, &fresh[k]);
 		}
 		free(fresh);
+		free(moved_from);
 		return st;
 	}
+	free(moved_from);
 	for (uint32_t k = 0; k < nold; k++)
 		if (old[k].tstate != 0)
 			release_gone(w, &old[k], now);
