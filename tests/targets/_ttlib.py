@@ -18,6 +18,7 @@ import os
 import platform
 import sys
 import threading
+import time
 
 PARK = 10**6  # seconds: "forever" for a test run
 
@@ -94,3 +95,33 @@ class OwnClock:
         with open(tmp, "w", encoding="ascii") as f:
             json.dump({"t": now, "wall": self.wall, "cpu": self.cpu}, f)
         os.rename(tmp, self.path)
+
+
+class Churn:
+    """Short-lived threads, forever: each of `churners` threads starts
+    `batch` threads running work(*args), joins them and pauses `pause` s.
+    `started` counts the threads started so far."""
+
+    def __init__(self, work, args=(), churners=2, batch=4, pause=0.01):
+        self.work, self.args = work, args
+        self.churners, self.batch, self.pause = churners, batch, pause
+        self.started = 0
+
+    def _churn(self):
+        while True:
+            threads = [threading.Thread(target=self.work, args=self.args)
+                       for _ in range(self.batch)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            self.started += self.batch
+            time.sleep(self.pause)
+
+    def start(self, measure=0.2):
+        """Start the churners; the rate (threads/s) over their first `measure` s."""
+        for _ in range(self.churners):
+            threading.Thread(target=self._churn, name="churner", daemon=True).start()
+        before, t0 = self.started, time.monotonic()
+        time.sleep(measure)
+        return round((self.started - before) / (time.monotonic() - t0))
