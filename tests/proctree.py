@@ -818,13 +818,6 @@ CHURN_EARLY = 15           # s: RSS then is the reference
 CHURN_GROWTH = 0.10        # the most RSS may grow after it
 
 
-def sanitized(binary):
-    """Built with AddressSanitizer: freed memory waits in its quarantine
-    (256 MB), so RSS says nothing about what tachyon-top keeps."""
-    with open(binary, "rb") as f:
-        return b"__asan_init" in f.read()
-
-
 def test_churn_memory(suite):
     interp = "python3.15" if "python3.15" in suite.interps else suite.interps[0]
     scratch = suite.new_dir("churn-out")
@@ -952,7 +945,7 @@ def main():
         churn = ("fork churn (4 Python children every 20 ms) and a /bin/true loop, %d s: batch "
                  "and record's RSS within %d%% of RSS at %d s, every process counted, exited "
                  "ones folded" % (CHURN_SECONDS, 100 * CHURN_GROWTH, CHURN_EARLY))
-        if sanitized(rig.BIN):
+        if rig.sanitized(rig.BIN):
             tap.skip(churn, "AddressSanitizer keeps freed memory in its quarantine: RSS says "
                      "nothing here (test_procset runs the reuse under the sanitizers)")
         else:
