@@ -352,23 +352,28 @@ def test_huge_pool(ctx):
 
 def test_pool_churn(ctx):
     """500 idle threads while about 1,000 a second come and go: a changed
-    list is read in one batch but for its new nodes; the pool is all
-    there; the live view keeps a rate."""
+    list is read in one batch but for its new nodes; a list read torn is
+    not taken for one where the pool's threads ended (they keep their
+    identity); the pool is all there; the live view keeps a rate."""
     with rig.Target(ctx.suite, ctx.interp, "pool_churn.py", park=rig.PARK_MAIN) as target:
-        doc, run = bench_json(target.pid, "-d", "3")
+        seconds = 3
+        doc, run = bench_json(target.pid, "-d", str(seconds))
         errors = doc["errors"] / max(1, doc["samples"])
-        # The build before: 116-206 reads per sample (one per changed
-        # list's node), 7-16% errors. Under AddressSanitizer a sample is so
-        # slow that the threads born between two samples (one read each)
-        # dominate: 186 reads per sample in one run, so the bound on reads
-        # is checked on the plain build only.
-        reads_bound = float("inf") if rig.sanitized(rig.BIN) else 10
-        expect(doc["reads_per_sample"] <= reads_bound and errors < 0.5,
+        # The builds before: 116-206 reads per sample when every changed
+        # list's node was read alone; then 10-52 when a list read torn
+        # (a node read after its thread ended, ending the list) dropped
+        # the pool, to be found again as 500 new threads a few samples on.
+        expect(doc["reads_per_sample"] <= 4 and errors < 0.2,
                "%.1f reads per sample, %.1f%% errors with 500 idle threads and %d/s churning"
                % (doc["reads_per_sample"], 100 * errors, target.info["churn_per_s"]),
                *run.details())
-        expect(doc["interned"]["threads"] > 500, "%d threads seen"
-               % doc["interned"]["threads"], *run.details())
+        # Each thread counts once: the pool and the main thread, and at
+        # most every churned thread (most end unseen between two samples).
+        # The pool lost and found again counted 22,000-32,000 in 3 s.
+        seen = doc["interned"]["threads"]
+        most = 501 + 2 * target.info["churn_per_s"] * seconds
+        expect(500 < seen <= most, "%d threads seen, expected 500 to %d" % (seen, most),
+               *run.details())
         dump = rig.dump_json(target.pid)
         pool = sum(1 for t in dump["threads"] if any(f["func"] == "pooled_wait"
                                                      for f in t["frames"]))
@@ -557,7 +562,7 @@ PER_INTERPRETER = [
 ONCE = rig.Group(None, None, [
     ("10,000 idle threads: works, says its rate, every thread in dump, spin() on top",
      test_huge_pool),
-    ("500 idle threads, 1,000/s coming and going: <= 10 reads per sample, pool whole",
+    ("500 idle threads, 1,000/s coming and going: <= 4 reads per sample, each thread once, pool whole",
      test_pool_churn)])
 
 

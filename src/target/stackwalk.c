@@ -693,8 +693,9 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	w->nsegs = 0;
 	struct cycle_guard guard;
 	cycle_guard_init(&guard);
+	uint64_t visited = 0;
 	/* Every node counts towards the cap, started OS thread or not. */
-	for (uint64_t ts = st == TT_OK ? iv->head : 0, visited = 0; ts != 0; visited++) {
+	for (uint64_t ts = st == TT_OK ? iv->head : 0; ts != 0; visited++) {
 		if (visited >= UNWIND_MAX_THREADS || (ts & 7) || cycle_guard_seen(&guard, ts)) {
 			st = tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
 			break;
@@ -754,6 +755,17 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		}
 		ts = next;
 	}
+	/* A node read after its thread ended can still name our interpreter
+	 * and end the list (next 0): the walk then stops short, and taking it
+	 * would drop every thread behind it, to be found again as new ones
+	 * (a 500-thread pool lost and re-found some 40 times a second under
+	 * thread churn). The interpreter's thread count, read with the head,
+	 * tells: it counts the threads the threading module started, so a
+	 * whole list has at least that many nodes, but for the few that end
+	 * while it is read. */
+	if (st == TT_OK && visited + 8 + iv->count / 32 < iv->count)
+		st = tt_fail(err, TT_EBADMEM, 0, "thread list read torn (%llu of %llu threads)",
+			     (unsigned long long)visited, (unsigned long long)iv->count);
 	if (st == TT_OK && l->has_cframe)
 		n = drop_unstarted(w, fresh, moved_from, n);
 	/* New threads' tasks, now that the whole list is known. */
