@@ -1325,7 +1325,156 @@ def newuser_checks(suite, interp, base):
               window_label)
     return results
 
-ONCE_TESTS = 5 + 6
+POOL_THREADS = 1000
+VIEW_TITLE_RE = re.compile(r" Threads (\d+)-(\d+) of (\d+)(?: matching, of (\d+))?, sorted by (.+?) \(s\)")
+HEADER_THREADS_RE = re.compile(r"threads (\d+)((?:[:,] \d+ [A-Za-z ]+?)*)(?:   |$)")
+THREAD_STATES = ("GIL", "on CPU", "waiting for GIL", "blocked", "idle")
+
+
+def pool_checks(suite, interp, base):
+    """A 1,000-thread pool and a spinner: the header counts threads by what
+    they do; H lists every thread a page at a time, sorts, filters by name
+    or id; Enter shows one thread's functions. [(description, Fail or None)]"""
+    results = []
+    workdir = new_workdir(base, "pool")
+
+    def check(desc, fn):
+        try:
+            fn()
+        except Fail as failure:
+            results.append((desc, failure))
+        else:
+            results.append((desc, None))
+
+    with rig.Target(suite, interp, "pool.py", args=(POOL_THREADS,), park=rig.PARK_NONE) as target, \
+            Tmux("pool") as tmux:
+        pane = Pane(tmux, "pool", ["--delay", DELAY, "-p", target.pid], workdir, size=(120, 30))
+        tids = set(target.info["tids"])
+        version = tuple(int(x) for x in re.findall(r"\d+", target.info["python"])[:2])
+
+        def counts(s):
+            """{"total": N, state: count} from the header (states at 0 are left out)."""
+            m = HEADER_THREADS_RE.search(s.lines[0])
+            if not m:
+                return None
+            out = {"total": int(m.group(1))}
+            for piece in re.findall(r"[:,] (\d+) ([A-Za-z ]+)", m.group(2)):
+                out[piece[1].strip()] = int(piece[0])
+            return out
+
+        def header():
+            # The kernel watcher finds the pool's threads in their futex
+            # wait within a few of its passes.
+            s = pane.wait(lambda s: counts(s)["total"] == len(tids) and counts(s).get(
+                "blocked", 0) >= len(tids) - 2, "'threads %d: ... N blocked' in the header"
+                          % len(tids), timeout=3 * SCREEN_TIMEOUT)
+            c = counts(s)
+            expect(set(c) - {"total"} <= set(THREAD_STATES) and c["total"] == sum(
+                v for k, v in c.items() if k != "total") and c.get("GIL", 0) + c.get(
+                    "on CPU", 0) >= 1, "header counts do not add up, or the spinner is "
+                   "neither on the GIL nor on a CPU: %s" % s.lines[0].strip(), *pane.details(s))
+        check("1,000-thread pool: the header counts threads by what they do (GIL, on CPU, "
+              "blocked, idle)", header)
+
+        def view_rows(s):
+            at = next(i for i, ln in enumerate(s.lines) if VIEW_TITLE_RE.match(ln))
+            rows = []
+            for ln in s.lines[at + 2:-1]:
+                m = re.match(r"[> ] (\d+) +(\S+)", ln)
+                if not m:
+                    break
+                rows.append((int(m.group(1)), m.group(2)))
+            return VIEW_TITLE_RE.match(s.lines[at]), rows
+
+        def sort_to(name):
+            for _ in range(8):
+                s = pane.capture()
+                if view_rows(s)[0].group(5) == name:
+                    return
+                pane.keys("s")
+                pane.wait(lambda s2: view_rows(s2)[0].group(5) != view_rows(s)[0].group(5),
+                          "the next sort after s")
+            raise Fail("s never sorted by %s" % name, *pane.details())
+
+        def paging():
+            pane.keys("H")
+            s = pane.wait(lambda s: view_rows(s)[1] and view_rows(s)[0].group(3)
+                          == str(len(tids)), "the threads view with every thread listed")
+            title, rows = view_rows(s)
+            page = len(rows)
+            expect(title.group(1) == "1" and int(title.group(2)) == page and page >= 20
+                   and title.group(5) == "busiest",
+                   "the first page is not rows 1-%d, busiest first: %s" % (page, title.group(0)),
+                   *pane.details(s))
+            expect(rows[0][0] == target.pid, "busiest first: the spinner %d is not on top"
+                   % target.pid, *pane.details(s))
+            # In an order that does not move, every thread is on a page.
+            sort_to("TID")
+            pane.keys("Home")
+            s = pane.wait(lambda s: view_rows(s)[0].group(1) == "1", "the first page by TID")
+            shown = [t for t, _ in view_rows(s)[1]]
+            expect(shown == sorted(tids)[:len(shown)], "sorted by TID, the first rows are %s"
+                   % shown[:5], *pane.details(s))
+            seen = set()
+            for _ in range(len(tids) // page + 2):
+                s = pane.capture()
+                seen |= {t for t, _ in view_rows(s)[1]}
+                if view_rows(s)[0].group(2) == str(len(tids)):
+                    break
+                first = view_rows(s)[0].group(1)
+                pane.keys("PageDown")
+                pane.wait(lambda s: view_rows(s)[0].group(1) != first, "the next page")
+            expect(seen == tids, "pages listed %d threads, the target has %d (missing: %s)"
+                   % (len(seen), len(tids), sorted(tids - seen)[:5]))
+            pane.keys("Home")
+            pane.wait(lambda s: view_rows(s)[0].group(1) == "1", "the first page again")
+            pane.keys("End")
+            s = pane.wait(lambda s: view_rows(s)[0].group(2) == str(len(tids)), "the last page")
+            expect(view_rows(s)[1][-1][0] == max(tids), "End: the last row is not the highest "
+                   "id %d" % max(tids), *pane.details(s))
+        check("H lists the threads busiest first (the spinner on top); by TID, PgDn pages "
+              "through all 1,001, Home and End", paging)
+
+        def sort_name():
+            sort_to("name")
+            pane.keys("Home")
+            s = pane.wait(lambda s: view_rows(s)[0].group(5) == "name"
+                          and view_rows(s)[0].group(1) == "1", "sorted by name, the first page")
+            names = [n for _, n in view_rows(s)[1]]
+            expect(names == sorted(names), "sorted by name, the first rows are %s" % names[:5],
+                   *pane.details(s))
+            # Python 3.14+ gives its threads' names to the kernel.
+            if version >= (3, 14):
+                expect(names[0] == "pool-0000", "sorted by name, the first is %s" % names[0],
+                       *pane.details(s))
+        check("s cycles the sort to name: in order (pool-0000 first on 3.14+)", sort_name)
+
+        def filters():
+            # Python 3.14+ gives its threads' names to the kernel.
+            wanted = sorted(tids)[-1]
+            text = "pool-0999" if version >= (3, 14) else str(wanted)
+            pane.keys("/")
+            pane.type(text)
+            pane.keys("Enter")
+            s = pane.wait(lambda s: view_rows(s)[0].group(4) == str(len(tids)),
+                          "the view filtered by %s" % text)
+            title, rows = view_rows(s)
+            expect(title.group(3) == "1" and len(rows) == 1, "filter %s: %s, rows %s"
+                   % (text, title.group(0), rows), *pane.details(s))
+            if version >= (3, 14):
+                expect(rows[0][1] == "pool-0999", "filter pool-0999 shows %s" % (rows,),
+                       *pane.details(s))
+            pane.keys("Enter")
+            s = pane.wait(lambda s: s.showing and s.showing.group(4) == str(rows[0][0]),
+                          "the table of thread %d after Enter" % rows[0][0])
+            expect(s.title and not any(VIEW_TITLE_RE.match(ln) for ln in s.lines),
+                   "Enter did not close the threads view", *pane.details(s))
+        check("/ filters by name (3.14+) or id to one thread; Enter shows its functions",
+              filters)
+    return results
+
+
+ONCE_TESTS = 5 + 6 + 4
 
 
 def run_once(tap, suite, interps, base):
@@ -1342,6 +1491,13 @@ def run_once(tap, suite, interps, base):
         results += newuser_checks(suite, available[0], base)
     except Fail as failure:
         results += [("new user (%d)" % (i + 1), failure) for i in range(6)]
+    # A Python that names its threads for the kernel, when there is one.
+    pool_interp = next((i for i in available if re.fullmatch(r"python3\.1[4-9]", i)),
+                       available[0])
+    try:
+        results += pool_checks(suite, pool_interp, base)
+    except Fail as failure:
+        results += [("threads view (%d)" % (i + 1), failure) for i in range(4)]
     for desc, failure in results:
         if failure:
             tap.not_ok(desc, failure.lines)

@@ -6,6 +6,7 @@
 #include "clock.h"
 #include "export.h"
 #include "tasksview.h"
+#include "threadsview.h"
 #include "ui.h"
 
 static const double refresh_steps[] = {0.1, 0.2, 0.5, 1, 2, 5, 10};
@@ -146,6 +147,9 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 							  k->code.codepoint == 'Q')))
 			return;
 	}
+	/* H and the threads view's own keys (threadsview.c) */
+	if (threadsview_key(u, k))
+		return;
 	if (tasksview_key(u, k))
 		return;
 	/* v, f, F5 and the call tree and flame views' own keys (treeview.c);

@@ -26,6 +26,7 @@
 #include "theme.h"
 #include "tui.h"
 #include "tasksview.h"
+#include "threadsview.h"
 #include "ui.h"
 
 #ifndef THEMEDIR
@@ -379,6 +380,7 @@ tui_run(const struct live_options *o)
 	u.next_roll_ns = u.start_ns + u.delay_ns;
 	u.selected_func = UINT32_MAX;
 	u.tasks = tasksview_new();
+	u.threads = threadsview_new();
 	if (u.tasks)
 		tasksview_attach(&u);
 	agg_init(&u.agg, &s.sampler.procs, u.start_ns);
@@ -512,6 +514,7 @@ tui_run(const struct live_options *o)
 	agg_free(&u.agg);
 	free(u.procs_reported);
 	tasksview_free(u.tasks);
+	threadsview_free(u.threads);
 	session_end(&s);
 	if (final_text[0])
 		fprintf(stderr, "tachyon-top: %s\n", final_text);

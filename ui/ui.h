@@ -68,6 +68,7 @@ struct ui {
 	struct kwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
 	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
+	struct threads_ui *threads;   /* the threads view (threadsview.c) */
 	/* call tree and flame views (treeview.c, flameview.c) */
 	enum ui_view view;
 	struct treeviews *tv;

@@ -14,6 +14,7 @@
 #include "sanitize.h"
 #include "tasksview.h"
 #include "theme.h"
+#include "threadsview.h"
 #include "ui.h"
 #include "unwinder.h"
 
@@ -124,6 +125,26 @@ draw_header(struct ui *u, int y)
 			 (unsigned long long)ended);
 		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
 	}
+	/* What the threads do now: a pool of a thousand at a glance. */
+	uint32_t now_counts[THREAD_NOW_COUNT];
+	int n = snprintf(buf, sizeof buf, "threads %u", threads_count_now(u, now_counts));
+	static const char *const labels[THREAD_NOW_COUNT] = {
+		[THREAD_BLOCKED] = "blocked", [THREAD_GIL] = "GIL", [THREAD_ON_CPU] = "on CPU",
+		[THREAD_GIL_WAIT] = "waiting for GIL", [THREAD_IDLE] = "idle"};
+	/* The states some thread is in, the GIL holder first. */
+	static const enum thread_now order[] = {THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT,
+						THREAD_BLOCKED, THREAD_IDLE};
+	const char *sep = ": ";
+	for (size_t k = 0; k < sizeof order / sizeof order[0] && n > 0 && (size_t)n < sizeof buf; k++) {
+		if (!now_counts[order[k]])
+			continue;
+		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%u %s", sep, now_counts[order[k]],
+			      labels[order[k]]);
+		sep = ", ";
+	}
+	if (n > 0 && (size_t)n < sizeof buf)
+		snprintf(buf + n, sizeof buf - (size_t)n, "   ");
+	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
 	y++;
 
@@ -292,279 +313,6 @@ draw_stats(struct ui *u, int y)
 	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	return y;
 }
-
-/* ---------------------------------------------------------------------
- * Threads panel
- * ------------------------------------------------------------------- */
-
-/* Seen, and of the process shown (if one is). */
-static bool
-thread_shown(const struct ui *u, uint32_t i)
-{
-	if (!u->agg.threads[i].seen)
-		return false;
-	return u->proc < 0 ||
-	       procset_slot(&u->s->sampler.procs, i)->proc == (uint32_t)u->proc;
-}
-
-static int
-threads_panel_height(const struct ui *u)
-{
-	if (!u->show_threads)
-		return 0;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < u->agg.nthreads; i++)
-		n += thread_shown(u, i);
-	int max = (LINES - 8) / 3;
-	int want = (int)n + 1 + 1; /* title, heading */
-	return want < max ? want : (max > 3 ? max : 3);
-}
-
-/* The kernel's view of the thread of slot i, or NULL (running, unknown). */
-static const struct kwatch_entry *
-thread_kwait(const struct ui *u, uint32_t i)
-{
-	const struct thread_slot *ts = procset_slot(&u->s->sampler.procs, i);
-	/* A thread no task is known to be has no kernel state: never another's. */
-	return ts->tid_unknown ? NULL : kwatch_find(u->kw, ts->native_tid);
-}
-
-static uint64_t
-view_now(const struct ui *u)
-{
-	return u->finished ? u->finished_ns : clock_now_ns();
-}
-
-struct thread_rank {
-	uint32_t slot;
-	double blocked;    /* seconds, -1 when not blocked */
-};
-
-static int
-cmp_blocked_longest(const void *a, const void *b)
-{
-	const struct thread_rank *x = a, *y = b;
-	if (x->blocked != y->blocked)
-		return x->blocked < y->blocked ? 1 : -1;
-	return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
-/* The seen threads in panel order (slot order, or blocked longest first
- * with `b`). Returns how many; *out is malloc'ed (NULL when none). */
-static uint32_t
-thread_order(const struct ui *u, uint32_t **out)
-{
-	*out = NULL;
-	struct thread_rank *r = malloc((u->agg.nthreads ? u->agg.nthreads : 1) * sizeof *r);
-	uint32_t *order = malloc((u->agg.nthreads ? u->agg.nthreads : 1) * sizeof *order);
-	if (!r || !order) {
-		free(r);
-		free(order);
-		return 0;
-	}
-	uint64_t now = view_now(u);
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		if (!thread_shown(u, i))
-			continue;
-		const struct kwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
-		r[n].slot = i;
-		r[n].blocked = e ? kwatch_seconds(e, now) : -1;
-		n++;
-	}
-	if (u->sort_blocked)
-		qsort(r, n, sizeof *r, cmp_blocked_longest);
-	for (uint32_t k = 0; k < n; k++)
-		order[k] = r[k].slot;
-	free(r);
-	*out = order;
-	return n;
-}
-
-/* Which threads the panel shows when not all fit in `rows`: the selected
- * one, then the busiest (fewest idle samples) or, sorted blocked longest
- * first, the first ones in that order; one row is kept for the "+N more"
- * marker. Returns how many are hidden. */
-static uint32_t
-pick_threads(const struct ui *u, const uint32_t *order, uint32_t norder, int rows, bool *shown)
-{
-	int sc = u->scope;
-	for (uint32_t i = 0; i < u->agg.nthreads; i++)
-		shown[i] = false;
-	int room = (int)norder <= rows ? rows : rows - 1;
-	if (room < 1)
-		room = 1;
-	uint32_t taken = 0;
-	if (u->slot >= 0 && (uint32_t)u->slot < u->agg.nthreads && u->agg.threads[u->slot].seen) {
-		shown[u->slot] = true;
-		taken++;
-	}
-	while (taken < (uint32_t)room && taken < norder) {
-		uint32_t best = UINT32_MAX;
-		uint64_t best_busy = 0, best_all = 0;
-		for (uint32_t k = 0; k < norder; k++) {
-			uint32_t i = order[k];
-			if (shown[i])
-				continue;
-			if (u->sort_blocked) {
-				best = i;
-				break;
-			}
-			/* busy in the scope shown; the session's figures break
-			 * ties (before the first refresh window closes) */
-			const struct agg_thread *t = &u->agg.threads[i];
-			uint64_t busy = t->samples[sc] - t->idle[sc];
-			uint64_t busy_all = t->samples[AGG_SESSION] - t->idle[AGG_SESSION] + t->cur_samples - t->cur_idle;
-			if (best == UINT32_MAX || busy > best_busy ||
-			    (busy == best_busy && busy_all > best_all))
-				best = i, best_busy = busy, best_all = busy_all;
-		}
-		if (best == UINT32_MAX)
-			break;
-		shown[best] = true;
-		taken++;
-	}
-	return norder - taken;
-}
-
-static int
-draw_threads(struct ui *u, int y, int height)
-{
-	uint64_t now = view_now(u);
-	int rows = height - 2, shown = 0;
-	uint32_t *order;
-	uint32_t norder = thread_order(u, &order);
-	bool *visible = calloc(u->agg.nthreads ? u->agg.nthreads : 1, sizeof *visible);
-	uint32_t hidden = visible && order ? pick_threads(u, order, norder, rows, visible) : 0;
-	char more[32] = "";
-	if (hidden && rows < 2)
-		snprintf(more, sizeof more, "  +%u more", hidden);
-	bar(y, theme_attr(ROLE_BORDER));
-	/* One thread shown: the full text of what it waits for. */
-	const struct kwatch_entry *sel_kw = u->slot >= 0 ? thread_kwait(u, (uint32_t)u->slot) : NULL;
-	if (sel_kw) {
-		char full[2 * KWAIT_OBJECT_MAX], title[2 * KWAIT_OBJECT_MAX + 64];
-		kwait_format(&sel_kw->info, kwatch_seconds(sel_kw, now), full, sizeof full);
-		snprintf(title, sizeof title, " Threads%s  %llu: %s ", more,
-			 (unsigned long long)sel_kw->tid, full);
-		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
-	} else {
-		char title[160];
-		snprintf(title, sizeof title, u->sort_blocked
-			 ? " Threads%s  blocked longest first (b: in order)  (←/→ or Tab: one thread) "
-			 : " Threads%s  (←/→ or Tab: show one thread's functions) ", more);
-		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
-	}
-	y++;
-	move(y, 0);
-	clrtoeol();
-	bar(y, theme_attr(ROLE_TABLE_HEADER));
-	/* Threads of several processes: which process each belongs to. */
-	bool pids = u->proc < 0 && procset_count(&u->s->sampler.procs) > 1;
-	int px = pids ? 8 : 0;
-	if (pids)
-		draw_text(y, 0, COLS, "  PID", theme_attr(ROLE_TABLE_HEADER));
-	draw_text(y, px, COLS - px, "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
-		  theme_attr(ROLE_TABLE_HEADER));
-	y++;
-	const struct appendlog *slots = u->s->sampler.procs.threads.log;
-	int sc = u->scope;
-	for (uint32_t k = 0; k < norder && shown < rows; k++) {
-		uint32_t i = order[k];
-		struct agg_thread *t = &u->agg.threads[i];
-		if (visible && !visible[i])
-			continue;
-		const struct thread_slot *ts = appendlog_at(slots, i);
-		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
-		bool sel = u->slot == (int32_t)i;
-		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
-		if (sel)
-			bar(y, base);
-		move(y, 0);
-		if (!sel)
-			clrtoeol();
-		char buf[256], cnt[32];
-		uint64_t n = t->samples[sc];
-		live_format_count((double)n, cnt, sizeof cnt);
-		int x = 0;
-		if (pids) {
-			snprintf(buf, sizeof buf, "%c %-6d", sel ? '>' : ' ',
-				 (int)procset_at(&u->s->sampler.procs, ts->proc)->pid);
-			x = draw_text(y, 0, COLS, buf, base);
-			x = px;
-		}
-		snprintf(buf, sizeof buf, "%c %-10llu", sel && !pids ? '>' : ' ',
-			 (unsigned long long)ts->native_tid);
-		x += draw_text(y, x, COLS - x, buf, base);
-		x += draw_text(y, x, 17, name ? name : "?", base);
-		x = px + 29;
-		snprintf(buf, sizeof buf, "%8s ", cnt);
-		x += draw_text(y, x, COLS - x, buf, base);
-		double g = pct(t->gil[sc], n), w = pct(t->gil_wait[sc], n), c = pct(t->on_cpu[sc], n),
-		       idle = pct(t->idle[sc], n);
-		snprintf(buf, sizeof buf, "%6.1f ", g);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_GIL));
-		if (u->s->target.layout.has_tstate_gil)
-			snprintf(buf, sizeof buf, "%6.1f ", w);
-		else
-			snprintf(buf, sizeof buf, "%6s ", "-");
-		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_GIL_WAIT));
-		snprintf(buf, sizeof buf, "%6.1f ", c);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_ON_CPU));
-		snprintf(buf, sizeof buf, "%6.1f  ", idle);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_IDLE));
-		/* Where the thread is now: its innermost function and state, and
-		 * for a thread blocked in the kernel, the call and its object
-		 * (cut to fit; the whole text is in the title when selected). */
-		const struct kwatch_entry *kw = thread_kwait(u, i);
-		char kbuf[2 * KWAIT_OBJECT_MAX] = "";
-		if (kw)
-			kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
-		int32_t line = -1;
-		uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
-		if (f != UINT32_MAX)
-			snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
-		else
-			snprintf(buf, sizeof buf, "(no Python frames)");
-		/* Blocked: the Python line takes at most half, the call the rest. */
-		int py_w = COLS - x;
-		if (kw && (int)strlen(buf) < py_w / 2)
-			py_w = (int)strlen(buf);
-		else if (kw)
-			py_w /= 2;
-		int used = 0;
-		if (f != UINT32_MAX) {
-			const char *state = kw ? "" /* blocked says it */
-					 : (t->last_state & TT_THREAD_GIL) ? " [GIL]"
-					 : (t->last_state & TT_THREAD_ON_CPU) ? " [CPU]"
-					 : (t->last_state & TT_THREAD_GIL_WAIT) ? " [waiting for GIL]"
-										 : " [idle]";
-			used = draw_text(y, x, py_w - (int)strlen(state), buf,
-					 sel ? base : theme_attr(ROLE_FUNCTION));
-			used += draw_text(y, x + used, COLS - x - used, state, sel ? base : theme_attr(ROLE_DIM));
-		} else {
-			used = draw_text(y, x, py_w, buf, sel ? base : theme_attr(ROLE_DIM));
-		}
-		if (kw) {
-			used += 2;
-			draw_text(y, x + used, COLS - x - used, kbuf, sel ? base : theme_attr(ROLE_FILE));
-		}
-		y++;
-		shown++;
-	}
-	if (hidden && shown < rows) {
-		char line[96];
-		snprintf(line, sizeof line, "  +%u more thread%s (%s shown; Tab: one at a time)",
-			 hidden, hidden == 1 ? "" : "s", u->sort_blocked ? "blocked longest" : "busiest");
-		move(y, 0);
-		clrtoeol();
-		draw_text(y++, 0, COLS, line, theme_attr(ROLE_DIM));
-	}
-	free(order);
-	free(visible);
-	return y;
-}
-
 
 /* ---------------------------------------------------------------------
  * Function table
@@ -830,7 +578,7 @@ static const char *const help_keys[][2] = {
 	{"w", "refresh / whole session"},
 	{"/", "filter"},
 	{"Esc", "clear filter, leave detail"},
-	{"t", "threads panel"},
+	{"t H", "threads panel; all threads"},
 	{"c", "engine statistics"},
 	{"Tab ← →", "one thread / all threads"},
 	{"Enter", "callers and callees"},
@@ -1040,6 +788,12 @@ draw_status(struct ui *u)
 		}
 		return;
 	}
+	if (threadsview_shown(u)) {
+		char buf[400];
+		threadsview_status(u, buf, sizeof buf);
+		draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
+		return;
+	}
 	if (u->view != VIEW_TABLE && !u->detail) {
 		char buf[1400];
 		treeviews_status(u, buf, sizeof buf);
@@ -1089,9 +843,11 @@ views_draw(struct ui *u)
 		y = procs_draw(u, y, ph);
 	int th = threads_panel_height(u);
 	if (th)
-		y = draw_threads(u, y, th);
+		y = threads_panel_draw(u, y, th);
 	int h = views_table_height(u);
-	if (tasksview_shown(u))
+	if (threadsview_shown(u))
+		threadsview_draw(u, y, h);
+	else if (tasksview_shown(u))
 		tasksview_draw(u, y, h);
 	else if (u->detail)
 		draw_detail(u, y, h);

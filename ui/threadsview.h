@@ -1,0 +1,39 @@
+/* The threads: the panel over the function table (key t), the header's
+ * count of threads by what they do now, and the threads view (key H): every
+ * thread, a page at a time, sorted and filtered by name or id, for pools of
+ * thousands. */
+#ifndef TT_THREADSVIEW_H
+#define TT_THREADSVIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <termkey.h>
+
+struct ui;
+
+/* What a thread does now, by its last sample and the kernel: blocked in a
+ * call (the kernel watcher knows), holding the GIL, on a CPU, waiting for
+ * the GIL, or none of these. */
+enum thread_now { THREAD_BLOCKED, THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT, THREAD_IDLE,
+		  THREAD_NOW_COUNT };
+
+/* Live threads of every process by what they do now; returns their sum. */
+uint32_t threads_count_now(const struct ui *u, uint32_t counts[THREAD_NOW_COUNT]);
+
+/* The panel: its height with the current layout (0 when hidden), drawing. */
+int threads_panel_height(const struct ui *u);
+int threads_panel_draw(struct ui *u, int y, int height);
+
+/* The view, in the function table's place. */
+struct threads_ui;
+struct threads_ui *threadsview_new(void);
+void threadsview_free(struct threads_ui *t);
+bool threadsview_shown(const struct ui *u);
+void threadsview_draw(struct ui *u, int y, int height);
+/* Keys of the view (and H, which opens it). True when handled; keys that
+ * go to another view close this one and are not handled here. */
+bool threadsview_key(struct ui *u, const TermKeyKey *k);
+/* The status line's text while the view is shown (and its filter typed). */
+void threadsview_status(const struct ui *u, char *buf, size_t len);
+
+#endif
