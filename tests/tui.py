@@ -1377,6 +1377,8 @@ def pool_checks(suite, interp, base):
               "blocked, idle)", header)
 
         def view_rows(s):
+            """The view's title match and its rows [(tid, name)]; a screen
+            caught mid-redraw (rows short of what the title says) fails."""
             at = next(i for i, ln in enumerate(s.lines) if VIEW_TITLE_RE.match(ln))
             rows = []
             for ln in s.lines[at + 2:-1]:
@@ -1384,11 +1386,19 @@ def pool_checks(suite, interp, base):
                 if not m:
                     break
                 rows.append((int(m.group(1)), m.group(2)))
-            return VIEW_TITLE_RE.match(s.lines[at]), rows
+            title = VIEW_TITLE_RE.match(s.lines[at])
+            want = int(title.group(2)) - int(title.group(1)) + 1 if title.group(1) != "0" else 0
+            if len(rows) != want:
+                raise ValueError("a screen caught mid-redraw")
+            return title, rows
+
+        def whole():
+            """The next screen with the whole view on it."""
+            return pane.wait(lambda s: view_rows(s), "the threads view")
 
         def sort_to(name):
             for _ in range(8):
-                s = pane.capture()
+                s = whole()
                 if view_rows(s)[0].group(5) == name:
                     return
                 pane.keys("s")
@@ -1417,7 +1427,7 @@ def pool_checks(suite, interp, base):
                    % shown[:5], *pane.details(s))
             seen = set()
             for _ in range(len(tids) // page + 2):
-                s = pane.capture()
+                s = whole()
                 seen |= {t for t, _ in view_rows(s)[1]}
                 if view_rows(s)[0].group(2) == str(len(tids)):
                     break
@@ -1471,10 +1481,55 @@ def pool_checks(suite, interp, base):
                    "Enter did not close the threads view", *pane.details(s))
         check("/ filters by name (3.14+) or id to one thread; Enter shows its functions",
               filters)
+
+    with rig.Target(suite, interp, "pool_churn.py", park=rig.PARK_NONE) as target, \
+            Tmux("churn") as tmux:
+        pane = Pane(tmux, "churn", ["--delay", DELAY, "-p", target.pid], workdir, size=(120, 30))
+
+        def no_stale_rows():
+            pane.wait(lambda s: counts(s)["total"] >= 500, "the pool in the header",
+                      timeout=3 * SCREEN_TIMEOUT)
+            pane.keys("H")
+            sort_to("TID")
+            tasks = "/proc/%d/task" % target.pid
+            # Rows of threads that had ended when the screen was read: the
+            # newest threads are on the last page (sorted by TID).
+            dead = {}
+            deadline = time.monotonic() + 10
+            while len(dead) < 3 and time.monotonic() < deadline:
+                pane.keys("End")
+                time.sleep(0.2)
+                s = whole()
+                now = time.monotonic()
+                alive = set(int(t) for t in os.listdir(tasks))
+                for tid, _ in view_rows(s)[1]:
+                    if tid not in alive:
+                        dead.setdefault(tid, now)
+            expect(dead, "no row of a thread that had ended in 10 s of churn: the check "
+                   "saw nothing", *pane.details(s))
+            # 3 s later (the 2 s a row stays, and a refresh): each one's row
+            # is gone, looked up by the filter.
+            time.sleep(max(0, max(dead.values()) + 3 - time.monotonic()))
+            for tid in dead:
+                pane.keys("/")
+                pane.type(str(tid))
+                pane.keys("Enter")
+                s = pane.wait(lambda s: view_rows(s)[0].group(4) and s.line_starting(
+                    " Threads ").rstrip().endswith("filter: %d" % tid),
+                              "the view filtered by %d" % tid)
+                expect(tid not in [t for t, _ in view_rows(s)[1]],
+                       "thread %d ended %.1f s ago and still has a row"
+                       % (tid, time.monotonic() - dead[tid]), *pane.details(s))
+                # One key at a time: Escape then a key reads as Alt+key.
+                pane.keys("Escape")
+                pane.wait(lambda s: view_rows(s) and "filter:" not in s.line_starting(
+                    " Threads "), "no filter after Esc")
+        check("thread churn (~1,000/s) beside a 500-thread pool: a thread's row goes within "
+              "3 s of its end", no_stale_rows)
     return results
 
 
-ONCE_TESTS = 5 + 6 + 4
+ONCE_TESTS = 5 + 6 + 5
 
 
 def run_once(tap, suite, interps, base):
@@ -1497,7 +1552,7 @@ def run_once(tap, suite, interps, base):
     try:
         results += pool_checks(suite, pool_interp, base)
     except Fail as failure:
-        results += [("threads view (%d)" % (i + 1), failure) for i in range(4)]
+        results += [("threads view (%d)" % (i + 1), failure) for i in range(5)]
     for desc, failure in results:
         if failure:
             tap.not_ok(desc, failure.lines)

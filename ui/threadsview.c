@@ -14,7 +14,7 @@
 #include "unwinder.h"
 
 static const char *const now_names[THREAD_NOW_COUNT] = {"blocked", "GIL", "on CPU",
-							 "waiting for GIL", "idle"};
+							 "waiting for GIL", "idle", "exited"};
 
 static double
 pct(uint64_t part, uint64_t whole)
@@ -28,11 +28,25 @@ view_now(const struct ui *u)
 	return u->finished ? u->finished_ns : clock_now_ns();
 }
 
-/* Seen, and of the process shown (if one is). */
+/* When slot i's thread ended, in ns since the slot epoch; 0 while alive. */
+static uint64_t
+thread_gone(const struct ui *u, uint32_t i)
+{
+	const struct thread_slot *ts = procset_slot(&u->s->sampler.procs, i);
+	return atomic_load_explicit(&((struct thread_slot *)ts)->gone_ns, memory_order_acquire);
+}
+
+/* Seen, of the process shown (if one is), and alive or ended a moment ago:
+ * a thread's samples stay in the totals until they are folded (10 s), but
+ * under thread churn rows of threads long gone would crowd out the live
+ * ones. */
 static bool
 thread_shown(const struct ui *u, uint32_t i)
 {
 	if (!u->agg.threads[i].seen)
+		return false;
+	uint64_t gone = thread_gone(u, i);
+	if (gone && view_now(u) - u->s->sampler.procs.epoch_ns > gone + THREADS_SHOW_GONE_NS)
 		return false;
 	return u->proc < 0 ||
 	       procset_slot(&u->s->sampler.procs, i)->proc == (uint32_t)u->proc;
@@ -50,6 +64,8 @@ thread_kwait(const struct ui *u, uint32_t i)
 static enum thread_now
 thread_now(const struct ui *u, uint32_t i)
 {
+	if (thread_gone(u, i))
+		return THREAD_EXITED;
 	uint8_t st = u->agg.threads[i].last_state;
 	return thread_kwait(u, i)	 ? THREAD_BLOCKED
 	       : (st & TT_THREAD_GIL)	 ? THREAD_GIL
@@ -82,10 +98,13 @@ threads_count_now(const struct ui *u, uint32_t counts[THREAD_NOW_COUNT])
 	uint32_t n = 0;
 	memset(counts, 0, THREAD_NOW_COUNT * sizeof *counts);
 	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		if (!u->agg.threads[i].seen || !procset_slot_live(&u->s->sampler.procs, i))
+		if (!u->agg.threads[i].seen)
 			continue;
-		counts[thread_now(u, i)]++;
-		n++;
+		enum thread_now what = thread_now(u, i);
+		if (what != THREAD_EXITED) {
+			counts[what]++;
+			n++;
+		}
 	}
 	return n;
 }
@@ -164,7 +183,7 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	/* Where the thread is now: its innermost function and state, and
 	 * for a thread blocked in the kernel, the call and its object
 	 * (cut to fit; the whole text is in the title when selected). */
-	const struct kwatch_entry *kw = thread_kwait(u, i);
+	const struct kwatch_entry *kw = thread_gone(u, i) ? NULL : thread_kwait(u, i);
 	char kbuf[2 * KWAIT_OBJECT_MAX] = "";
 	if (kw)
 		kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);

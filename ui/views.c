@@ -130,7 +130,7 @@ draw_header(struct ui *u, int y)
 	int n = snprintf(buf, sizeof buf, "threads %u", threads_count_now(u, now_counts));
 	static const char *const labels[THREAD_NOW_COUNT] = {
 		[THREAD_BLOCKED] = "blocked", [THREAD_GIL] = "GIL", [THREAD_ON_CPU] = "on CPU",
-		[THREAD_GIL_WAIT] = "waiting for GIL", [THREAD_IDLE] = "idle"};
+		[THREAD_GIL_WAIT] = "waiting for GIL", [THREAD_IDLE] = "idle", [THREAD_EXITED] = "exited"};
 	/* The states some thread is in, the GIL holder first. */
 	static const enum thread_now order[] = {THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT,
 						THREAD_BLOCKED, THREAD_IDLE};
