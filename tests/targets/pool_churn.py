@@ -1,16 +1,17 @@
-"""A pool of 500 threads parked on one Event while others come and go at
-about 1,000 a second (started in batches and joined), the main thread
-parked.
+"""A pool of 500 threads (or argv[2]) parked on one Event while others come
+and go at about 1,000 a second (started in batches and joined), the main
+thread parked.
 
 Ready file: {"frames": [...main thread...], "churn_per_s": measured rate}
 """
 
+import sys
 import threading
 import time
 
 import _ttlib as _tt
 
-POOL = 500
+POOL = int(sys.argv[2]) if len(sys.argv) > 2 else 500
 
 release = threading.Event()
 parked = threading.Semaphore(0)
