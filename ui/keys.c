@@ -55,10 +55,7 @@ static void
 move_selection(struct ui *u, int32_t to)
 {
 	int32_t n = (int32_t)u->table.nrows;
-	if (to >= n)
-		to = n - 1;
-	if (to < 0)
-		to = 0;
+	to = ui_row_in(to, u->table.nrows);
 	u->selected = to;
 	if (n) {
 		u->selected_func = u->table.rows[to].func;
@@ -71,39 +68,51 @@ move_selection(struct ui *u, int32_t to)
 		u->top = u->selected - h + 1;
 }
 
-static void
-edit_filter(struct ui *u, const TermKeyKey *k)
+enum ui_edit
+ui_edit_line(char *text, size_t size, const TermKeyKey *k)
 {
-	size_t len = strlen(u->edit);
+	size_t len = strlen(text);
 	if (k->type == TERMKEY_TYPE_KEYSYM) {
 		switch (k->code.sym) {
-		case TERMKEY_SYM_ENTER:
-			memcpy(u->filter, u->edit, sizeof u->filter);
-			u->editing_filter = false;
-			u->selected = u->top = 0;
-			u->selected_func = UINT32_MAX;
-			break;
-		case TERMKEY_SYM_ESCAPE:
-			u->editing_filter = false;
-			break;
+		case TERMKEY_SYM_ENTER: return UI_EDIT_DONE;
+		case TERMKEY_SYM_ESCAPE: return UI_EDIT_CANCEL;
 		case TERMKEY_SYM_BACKSPACE:
 		case TERMKEY_SYM_DEL:
 			/* remove one UTF-8 character */
-			while (len > 0 && ((unsigned char)u->edit[len - 1] & 0xc0) == 0x80)
+			while (len > 0 && ((unsigned char)text[len - 1] & 0xc0) == 0x80)
 				len--;
 			if (len > 0)
 				len--;
-			u->edit[len] = '\0';
+			text[len] = '\0';
 			break;
 		default:
 			break;
 		}
 	} else if (k->type == TERMKEY_TYPE_UNICODE && !(k->modifiers & TERMKEY_KEYMOD_CTRL)) {
 		size_t add = strlen(k->utf8);
-		if (len + add < sizeof u->edit)
-			memcpy(u->edit + len, k->utf8, add + 1);
+		if (len + add < size)
+			memcpy(text + len, k->utf8, add + 1);
 	} else if (k->type == TERMKEY_TYPE_UNICODE && k->code.codepoint == 'u') {
-		u->edit[0] = '\0'; /* Ctrl-U */
+		text[0] = '\0'; /* Ctrl-U */
+	}
+	return UI_EDIT_GOING;
+}
+
+static void
+edit_filter(struct ui *u, const TermKeyKey *k)
+{
+	switch (ui_edit_line(u->edit, sizeof u->edit, k)) {
+	case UI_EDIT_DONE:
+		memcpy(u->filter, u->edit, sizeof u->filter);
+		u->editing_filter = false;
+		u->selected = u->top = 0;
+		u->selected_func = UINT32_MAX;
+		break;
+	case UI_EDIT_CANCEL:
+		u->editing_filter = false;
+		break;
+	case UI_EDIT_GOING:
+		break;
 	}
 	u->dirty = true;
 }

@@ -445,11 +445,7 @@ tasksview_draw(struct ui *u, int y, int h)
 static void
 select_row(struct tasks_ui *t, int32_t to)
 {
-	if (to >= (int32_t)t->nrows)
-		to = (int32_t)t->nrows - 1;
-	if (to < 0)
-		to = 0;
-	t->selected = to;
+	t->selected = ui_row_in(to, t->nrows);
 }
 
 static void

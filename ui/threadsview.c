@@ -13,6 +13,15 @@
 #include "ui.h"
 #include "unwinder.h"
 
+/* What a thread does now, by its last sample and the kernel: blocked in a
+ * call (the kernel watcher knows), holding the GIL, on a CPU, waiting for
+ * the GIL, none of these, or it has ended. */
+enum thread_now { THREAD_BLOCKED, THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT, THREAD_IDLE,
+		  THREAD_EXITED, THREAD_NOW_COUNT };
+
+/* A thread that ended keeps its row this long, marked exited. */
+#define THREADS_SHOW_GONE_NS 2000000000ull
+
 static const char *const now_names[THREAD_NOW_COUNT] = {"blocked", "GIL", "on CPU",
 							 "waiting for GIL", "idle", "exited"};
 
@@ -92,7 +101,8 @@ thread_busy(const struct ui *u, uint32_t i, bool session)
 	return t->samples[u->scope] - t->idle[u->scope];
 }
 
-uint32_t
+/* Live threads of every process by what they do now; returns their sum. */
+static uint32_t
 threads_count_now(const struct ui *u, uint32_t counts[THREAD_NOW_COUNT])
 {
 	uint32_t n = 0;
@@ -107,6 +117,26 @@ threads_count_now(const struct ui *u, uint32_t counts[THREAD_NOW_COUNT])
 		}
 	}
 	return n;
+}
+
+void
+threads_format_now(const struct ui *u, char *buf, size_t len)
+{
+	uint32_t counts[THREAD_NOW_COUNT];
+	int n = snprintf(buf, len, "threads %u", threads_count_now(u, counts));
+	/* The states some thread is in, the GIL holder first. */
+	static const enum thread_now order[] = {THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT,
+						THREAD_BLOCKED, THREAD_IDLE};
+	const char *sep = ": ";
+	for (size_t k = 0; k < sizeof order / sizeof order[0] && n > 0 && (size_t)n < len; k++) {
+		if (!counts[order[k]])
+			continue;
+		n += snprintf(buf + n, len - (size_t)n, "%s%u %s", sep, counts[order[k]],
+			      now_names[order[k]]);
+		sep = ", ";
+	}
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, "   ");
 }
 
 /* ---------------------------------------------------------------------
@@ -542,13 +572,7 @@ threadsview_draw(struct ui *u, int y, int height)
 	struct threads_ui *t = u->threads;
 	build_rows(u);
 	int rows = page_rows(height);
-	if (t->selected < t->top)
-		t->top = t->selected;
-	if (t->selected >= t->top + rows)
-		t->top = t->selected - rows + 1;
-	int32_t max_top = (int32_t)t->nrows - rows;
-	if (t->top > max_top)
-		t->top = max_top > 0 ? max_top : 0;
+	ui_keep_visible(&t->top, t->selected, rows, t->nrows);
 	char title[256], total[32] = "";
 	if (t->filter[0])
 		snprintf(total, sizeof total, " matching, of %u", t->total);
@@ -589,44 +613,9 @@ threadsview_status(const struct ui *u, char *buf, size_t len)
 static void
 move_cursor(struct threads_ui *t, int32_t to)
 {
-	if (to >= (int32_t)t->nrows)
-		to = (int32_t)t->nrows - 1;
-	if (to < 0)
-		to = 0;
+	to = ui_row_in(to, t->nrows);
 	t->selected = to;
 	t->selected_slot = t->nrows ? (int32_t)t->rows[to] : -1;
-}
-
-static void
-edit_filter(struct threads_ui *t, const TermKeyKey *k)
-{
-	size_t len = strlen(t->edit);
-	if (k->type == TERMKEY_TYPE_KEYSYM) {
-		switch (k->code.sym) {
-		case TERMKEY_SYM_ENTER:
-			memcpy(t->filter, t->edit, sizeof t->filter);
-			t->editing = false;
-			t->top = 0;
-			break;
-		case TERMKEY_SYM_ESCAPE: t->editing = false; break;
-		case TERMKEY_SYM_BACKSPACE:
-		case TERMKEY_SYM_DEL:
-			while (len > 0 && ((unsigned char)t->edit[len - 1] & 0xc0) == 0x80)
-				len--;
-			if (len > 0)
-				len--;
-			t->edit[len] = '\0';
-			break;
-		default: break;
-		}
-	} else if (k->type == TERMKEY_TYPE_UNICODE && (k->modifiers & TERMKEY_KEYMOD_CTRL)) {
-		if (k->code.codepoint == 'u')
-			t->edit[0] = '\0';
-	} else if (k->type == TERMKEY_TYPE_UNICODE) {
-		size_t add = strlen(k->utf8);
-		if (len + add < sizeof t->edit)
-			memcpy(t->edit + len, k->utf8, add + 1);
-	}
 }
 
 bool
@@ -645,7 +634,12 @@ threadsview_key(struct ui *u, const TermKeyKey *k)
 		return true;
 	}
 	if (t->editing) {
-		edit_filter(t, k);
+		enum ui_edit e = ui_edit_line(t->edit, sizeof t->edit, k);
+		if (e == UI_EDIT_DONE) {
+			memcpy(t->filter, t->edit, sizeof t->filter);
+			t->top = 0;
+		}
+		t->editing = e == UI_EDIT_GOING;
 		return true;
 	}
 	/* Keys of the other views close this one and go on to them. */

@@ -6,22 +6,15 @@
 #define TT_THREADSVIEW_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <termkey.h>
 
 struct ui;
 
-/* What a thread does now, by its last sample and the kernel: blocked in a
- * call (the kernel watcher knows), holding the GIL, on a CPU, waiting for
- * the GIL, none of these, or it has ended. */
-enum thread_now { THREAD_BLOCKED, THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT, THREAD_IDLE,
-		  THREAD_EXITED, THREAD_NOW_COUNT };
-
-/* A thread that ended keeps its row this long, marked exited. */
-#define THREADS_SHOW_GONE_NS 2000000000ull
-
-/* Live threads of every process by what they do now; returns their sum. */
-uint32_t threads_count_now(const struct ui *u, uint32_t counts[THREAD_NOW_COUNT]);
+/* The header's count of live threads by what they do now: "threads 1001:
+ * 1 GIL, 1000 blocked   " (states no thread is in left out). */
+void threads_format_now(const struct ui *u, char *buf, size_t len);
 
 /* The panel: its height with the current layout (0 when hidden), drawing. */
 int threads_panel_height(const struct ui *u);

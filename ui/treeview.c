@@ -250,17 +250,8 @@ place_selection(struct ui *u, int height)
 	}
 	if (tv->selected >= (int32_t)tv->nrows)
 		tv->selected = tv->nrows ? (int32_t)tv->nrows - 1 : 0;
-	if (height > 0) {
-		if (tv->selected < tv->top)
-			tv->top = tv->selected;
-		if (tv->selected >= tv->top + height)
-			tv->top = tv->selected - height + 1;
-		int32_t max_top = (int32_t)tv->nrows - height;
-		if (tv->top > max_top)
-			tv->top = max_top > 0 ? max_top : 0;
-		if (tv->top < 0)
-			tv->top = 0;
-	}
+	if (height > 0)
+		ui_keep_visible(&tv->top, tv->selected, height, tv->nrows);
 }
 
 /* Remember the selected row by path. */

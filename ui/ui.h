@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <termkey.h>
 
@@ -93,6 +94,11 @@ void views_query(const struct ui *u, struct agg_query *q);
 int ui_draw_text(int y, int x, int width, const char *text, int attr);
 void ui_bar(int y, int attr);
 int ui_percent_attr(double pct);
+/* `row` moved into a list of `nrows` (0 when it is empty). */
+int32_t ui_row_in(int32_t row, uint32_t nrows);
+/* The first row shown of a list of `nrows` in `height` rows, moved as
+ * little as keeps `selected` in view and the last page full. */
+void ui_keep_visible(int32_t *top, int32_t selected, int height, uint32_t nrows);
 
 /* procs.c: the processes panel. */
 int procs_panel_height(const struct ui *u);
@@ -104,6 +110,11 @@ void procs_note_changes(struct ui *u);
 
 /* keys.c: one key press; updates state and sets u->dirty / u->quit. */
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);
+/* A key for a one-line text being typed (a filter): Enter ends it, Esc
+ * cancels, Backspace takes one UTF-8 character, Ctrl-U clears, a character
+ * is added if it fits in `size`. */
+enum ui_edit { UI_EDIT_GOING, UI_EDIT_DONE, UI_EDIT_CANCEL };
+enum ui_edit ui_edit_line(char *text, size_t size, const TermKeyKey *k);
 
 /* tui.c: actions needing the loop. */
 /* `e`: ask for a format; then write the session's profile in it (format

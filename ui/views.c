@@ -126,24 +126,7 @@ draw_header(struct ui *u, int y)
 		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
 	}
 	/* What the threads do now: a pool of a thousand at a glance. */
-	uint32_t now_counts[THREAD_NOW_COUNT];
-	int n = snprintf(buf, sizeof buf, "threads %u", threads_count_now(u, now_counts));
-	static const char *const labels[THREAD_NOW_COUNT] = {
-		[THREAD_BLOCKED] = "blocked", [THREAD_GIL] = "GIL", [THREAD_ON_CPU] = "on CPU",
-		[THREAD_GIL_WAIT] = "waiting for GIL", [THREAD_IDLE] = "idle", [THREAD_EXITED] = "exited"};
-	/* The states some thread is in, the GIL holder first. */
-	static const enum thread_now order[] = {THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT,
-						THREAD_BLOCKED, THREAD_IDLE};
-	const char *sep = ": ";
-	for (size_t k = 0; k < sizeof order / sizeof order[0] && n > 0 && (size_t)n < sizeof buf; k++) {
-		if (!now_counts[order[k]])
-			continue;
-		n += snprintf(buf + n, sizeof buf - (size_t)n, "%s%u %s", sep, now_counts[order[k]],
-			      labels[order[k]]);
-		sep = ", ";
-	}
-	if (n > 0 && (size_t)n < sizeof buf)
-		snprintf(buf + n, sizeof buf - (size_t)n, "   ");
+	threads_format_now(u, buf, sizeof buf);
 	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
 	y++;
@@ -866,6 +849,28 @@ int
 ui_draw_text(int y, int x, int width, const char *text, int attr)
 {
 	return draw_text(y, x, width, text, attr);
+}
+
+int32_t
+ui_row_in(int32_t row, uint32_t nrows)
+{
+	if (row >= (int32_t)nrows)
+		row = (int32_t)nrows - 1;
+	return row < 0 ? 0 : row;
+}
+
+void
+ui_keep_visible(int32_t *top, int32_t selected, int height, uint32_t nrows)
+{
+	if (selected < *top)
+		*top = selected;
+	if (selected >= *top + height)
+		*top = selected - height + 1;
+	int32_t max_top = (int32_t)nrows - height;
+	if (*top > max_top)
+		*top = max_top > 0 ? max_top : 0;
+	if (*top < 0)
+		*top = 0;
 }
 
 void
