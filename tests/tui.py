@@ -938,6 +938,19 @@ PER_INTERPRETER = [
 PER_INTERPRETER_TESTS = [t for t in PER_INTERPRETER if t[0]]
 
 
+class Checks(list):
+    """[(description, Fail or None)] of checks run one after another on
+    shared panes: check(description, fn) records a failure and goes on."""
+
+    def __call__(self, desc, fn):
+        try:
+            fn()
+        except Fail as failure:
+            self.append((desc, failure))
+        else:
+            self.append((desc, None))
+
+
 def new_workdir(base, label):
     path = os.path.join(base, label)
     os.makedirs(os.path.join(path, "config", "tachyon-top", "themes"))
@@ -998,7 +1011,7 @@ function = notacolour;default
 def once_checks(suite, interp, base):
     """12: shipped themes, --no-color, NO_COLOR, a faulty theme, a missing
     one; and the table's first rows after a resize. [(description, Fail or None)]"""
-    results = []
+    results = check = Checks()
     workdir = new_workdir(base, "once")
     for name in SHIPPED_THEMES:
         shutil.copy(os.path.join(THEMES_DIR, name + ".theme"),
@@ -1017,14 +1030,6 @@ def once_checks(suite, interp, base):
         panes["resize"] = Pane(tmux, "resize", common, workdir)
         missing = Pane(tmux, "missing", ["--theme", "no-such-theme"] + common, workdir)
         escaped = {}
-
-        def check(desc, fn):
-            try:
-                fn()
-            except Fail as failure:
-                results.append((desc, failure))
-            else:
-                results.append((desc, None))
 
         def shipped():
             for name in SHIPPED_THEMES + ("broken",):
@@ -1159,18 +1164,10 @@ def help_box_text(screen, cols):
 def newuser_checks(suite, interp, base):
     """Threads panel, help, size message at 80x24, 200x50, 30x6; Enter on a
     line row; --export-dir; the window label. [(description, Fail or None)]"""
-    results = []
+    results = check = Checks()
     workdir = new_workdir(base, "newuser")
     exports = os.path.join(workdir, "exports")
     os.makedirs(exports)
-
-    def check(desc, fn):
-        try:
-            fn()
-        except Fail as failure:
-            results.append((desc, failure))
-        else:
-            results.append((desc, None))
 
     with rig.Target(suite, interp, "tui_threads.py", park=rig.PARK_NONE) as target, \
             Tmux("newuser") as tmux:
@@ -1335,16 +1332,8 @@ def pool_checks(suite, interp, base):
     """A 1,000-thread pool and a spinner: the header counts threads by what
     they do; H lists every thread a page at a time, sorts, filters by name
     or id; Enter shows one thread's functions. [(description, Fail or None)]"""
-    results = []
+    results = check = Checks()
     workdir = new_workdir(base, "pool")
-
-    def check(desc, fn):
-        try:
-            fn()
-        except Fail as failure:
-            results.append((desc, failure))
-        else:
-            results.append((desc, None))
 
     with rig.Target(suite, interp, "pool.py", args=(POOL_THREADS,), park=rig.PARK_NONE) as target, \
             Tmux("pool") as tmux:
