@@ -97,6 +97,28 @@ class OwnClock:
         os.rename(tmp, self.path)
 
 
+_pool_release = threading.Event()
+
+
+def pooled_wait(parked):
+    """A pool thread's park: says so, then waits on the pool's Event."""
+    parked.release()
+    _pool_release.wait()
+
+
+def park_pool(n):
+    """n daemon threads, pool-0000 on, parked in pooled_wait on one Event
+    (a thread pool idle between jobs); returns once every one has started
+    waiting. Later threads get 256 KB stacks: a pool's need no 8 MB each."""
+    threading.stack_size(256 << 10)
+    parked = threading.Semaphore(0)
+    for i in range(n):
+        threading.Thread(target=pooled_wait, args=(parked,), name="pool-%04d" % i,
+                         daemon=True).start()
+    for _ in range(n):
+        parked.acquire()
+
+
 class Churn:
     """Short-lived threads, forever: each of `churners` threads starts
     `batch` threads running work(*args), joins them and pauses `pause` s.

@@ -6,20 +6,11 @@ Ready file: {"frames": [...main thread...], "churn_per_s": measured rate}
 """
 
 import sys
-import threading
 import time
 
 import _ttlib as _tt
 
 POOL = int(sys.argv[2]) if len(sys.argv) > 2 else 500
-
-release = threading.Event()
-parked = threading.Semaphore(0)
-
-
-def pooled_wait():
-    parked.release()
-    release.wait()
 
 
 def short():
@@ -27,11 +18,7 @@ def short():
 
 
 def parked_main():
-    threading.stack_size(256 << 10)
-    for i in range(POOL):
-        threading.Thread(target=pooled_wait, name="pool-%03d" % i, daemon=True).start()
-    for _ in range(POOL):
-        parked.acquire()
+    _tt.park_pool(POOL)
     # four churners, 5 threads a batch, 10 ms between: about 1,500 a second
     rate = _tt.Churn(short, churners=4, batch=5, pause=0.01).start(measure=0.5)
     _tt.ready(OUT, frames=_tt.own_stack(), churn_per_s=rate); time.sleep(_tt.PARK)
