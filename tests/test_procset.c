@@ -119,10 +119,71 @@ thread_churn_profile(void)
 	procset_free(&ps);
 }
 
+/* The live view's aggregate under thread churn, its distinct stacks
+ * growing for a minute (500 new ones a second, to 30,000): after every
+ * window its table is sized for the entries it holds, a third full, not
+ * doubled past a power of two that the count wandered across. */
+static void
+aggregate_table_follows_count(void)
+{
+	enum { THREADS_BORN = 60000, PER_WINDOW = 1000 };
+	struct procset ps;
+	if (procset_init(&ps) != 0) {
+		tap_ok(0, "procset_init");
+		return;
+	}
+	ps.epoch_ns = START_NS;
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	struct target t;
+	memset(&t, 0, sizeof t);
+	struct tt_error err;
+	uint32_t index, func = intern_func(&ps.in, "handle", "app.py", 1, false);
+	struct aggregate agg;
+	agg_init(&agg, &ps, START_NS);
+	bool ok = procset_add(&ps, &t, 0, false, &o, START_NS, &index, &err) == TT_OK;
+	uint32_t prev = UINT32_MAX, windows = 0, worst_count = 0, worst_slots = 0;
+	double worst = 0;
+	for (uint32_t i = 0; i < THREADS_BORN && ok; i++) {
+		uint64_t now_rel = (uint64_t)(i + 1) * 1000000ull;
+		if (prev != UINT32_MAX)
+			threadslots_gone(&ps.threads, prev, now_rel);
+		struct slot_owner who = {.native_tid = 700000ull + i, .ns_tid = 700000ull + i,
+					 .proc = index};
+		bool revived;
+		ok = threadslots_take(&ps.threads, &who, now_rel, &prev, &revived, &err) == TT_OK;
+		uint32_t stack = intern_stack(&ps.in, 0, intern_frame(&ps.in, func, (int32_t)(i / 2 + 1)));
+		struct sample_record r = {.time_ns = now_rel + 1, .stack_id = stack,
+					  .thread_slot = (uint16_t)prev, .weight = 1};
+		ok &= stack != 0 && agg_add(&agg, &r);
+		if ((i + 1) % PER_WINDOW == 0) {
+			agg_roll_window(&agg, START_NS + now_rel);
+			windows++;
+			double ratio = (double)agg.nslots / (agg.count ? agg.count : 1);
+			if (agg.count >= 4096 && ratio > worst) {
+				worst = ratio;
+				worst_count = agg.count;
+				worst_slots = agg.nslots;
+			}
+		}
+	}
+	tap_ok(ok && agg.samples[AGG_SESSION] == THREADS_BORN,
+	       "aggregate, stacks growing under thread churn: every sample kept (%llu of %u)",
+	       (unsigned long long)agg.samples[AGG_SESSION], (unsigned)THREADS_BORN);
+	/* a third full, within the eighth a sweep lets it drift, and a step */
+	tap_ok(agg.count >= THREADS_BORN / 2 && worst <= 3.0 * 9 / 8 + 0.1,
+	       "aggregate: after each of %u windows the table is sized for its entries: at worst "
+	       "%u slots for %u entries (%.2f per entry, at most 3.4); %u entries at the end",
+	       windows, worst_slots, worst_count, worst, agg.count);
+	agg_free(&agg);
+	procset_free(&ps);
+}
+
 int
 main(void)
 {
 	thread_churn_profile();
+	aggregate_table_follows_count();
 	struct procset ps;
 	if (procset_init(&ps) != 0) {
 		tap_ok(0, "procset_init");

@@ -3,6 +3,9 @@
 
 #include <errno.h>
 #include <locale.h>
+#ifdef HAVE_MALLOPT
+#include <malloc.h>
+#endif
 #include <stdio.h>
 #include <stdio_ext.h>
 #include <string.h>
@@ -112,6 +115,14 @@ int
 main(int argc, char **argv)
 {
 	setlocale(LC_ALL, "");
+#ifdef HAVE_MALLOPT
+	/* Tables of a megabyte or more are rebuilt, at a new size, while the
+	 * old one is still alive (the aggregate's sweep, every second under
+	 * churn). glibc would raise its mmap threshold past them after the
+	 * first free and put them on the heap, which keeps the pages of two
+	 * of them: a fixed threshold maps each and gives it back when freed. */
+	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
+#endif
 	checked_stdout();
 	return close_stdout(run(argc, argv));
 }
