@@ -179,9 +179,39 @@ aggregate_table_follows_count(void)
 	procset_free(&ps);
 }
 
+/* The r key: samples taken before it, drained after it, are not counted. */
+static void
+aggregate_reset_drops_older(void)
+{
+	struct procset ps;
+	if (procset_init(&ps) != 0) {
+		tap_ok(0, "procset_init");
+		return;
+	}
+	ps.epoch_ns = START_NS;
+	struct aggregate agg;
+	agg_init(&agg, &ps, START_NS);
+	uint32_t stack = intern_stack(&ps.in, 0, intern_frame(&ps.in, intern_func(&ps.in, "f",
+				      "a.py", 1, false), 2));
+	struct sample_record r = {.time_ns = 1000, .stack_id = stack, .weight = 1};
+	bool ok = agg_add(&agg, &r);
+	agg_reset(&agg, START_NS + 5000);
+	r.time_ns = 4999;          /* taken before the reset, drained after it */
+	ok &= agg_add(&agg, &r);
+	r.time_ns = 5001;
+	r.weight = 2;
+	ok &= agg_add(&agg, &r);
+	tap_ok(ok && agg.samples[AGG_SESSION] == 2,
+	       "aggregate: after a reset only samples taken since count (%llu, expected 2)",
+	       (unsigned long long)agg.samples[AGG_SESSION]);
+	agg_free(&agg);
+	procset_free(&ps);
+}
+
 int
 main(void)
 {
+	aggregate_reset_drops_older();
 	thread_churn_profile();
 	aggregate_table_follows_count();
 	struct procset ps;

@@ -74,6 +74,9 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	a->func_index = fidx;
 	a->nfunc_index = nfidx;
 	a->window_start_ns = now_ns;
+	/* Samples still in the ring were taken before the reset. */
+	if (ps && now_ns > ps->epoch_ns)
+		a->reset_at_ns = now_ns - ps->epoch_ns;
 }
 
 static uint32_t
@@ -330,6 +333,8 @@ static void count_thread(struct agg_thread *t, const struct sample_record *rec, 
 bool
 agg_add(struct aggregate *a, const struct sample_record *rec)
 {
+	if (rec->time_ns < a->reset_at_ns)
+		return true;
 	if (!make_room(a))
 		return false;
 	struct agg_entry k = {.stack_id = rec->stack_id, .slot = rec->thread_slot,

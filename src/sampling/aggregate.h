@@ -140,6 +140,8 @@ struct aggregate {
 	uint64_t exited_procs_folded;        /* processes folded under AGG_EXITED_PROC */
 	uint64_t samples[2], cur_samples;    /* thread samples added */
 	uint64_t window_ns, window_start_ns; /* last completed window's length, current start */
+	uint64_t reset_at_ns;                /* sampler time of the last reset: older records
+						are not counted */
 	uint64_t records;
 	/* functions, shared by every process: (qualname, filename) is one */
 	struct agg_codemap funcmap;          /* interned function -> funcs index + 1 */
@@ -152,7 +154,8 @@ struct aggregate {
 
 int agg_init(struct aggregate *a, const struct procset *procs, uint64_t now_ns);
 void agg_free(struct aggregate *a);
-/* Forget every count (the `r` key). */
+/* Forget every count (the `r` key), and records taken before now that are
+ * still on their way. */
 void agg_reset(struct aggregate *a, uint64_t now_ns);
 
 /* O(1) per record. Returns false when memory is short (the record is lost). */
