@@ -1,8 +1,9 @@
 /* The kernel watcher on a real process (this one): a thread blocked in
  * read() on a pipe is seen as such, its duration grows between looks, and
  * snapshots handed to a consumer thread are whole (also run under
- * ThreadSanitizer as test_kwatch_tsan). Following descendants, a
- * grandchild blocked in read() is seen too, and not without follow. */
+ * ThreadSanitizer as test_kwatch_tsan). Given a tree to follow (here our
+ * descendants, by their children files), a grandchild blocked in read() is
+ * seen too, and not without one. */
 #include "config.h"
 
 #include <pthread.h>
@@ -18,6 +19,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "discover.h"
+#include "grow.h"
 #include "kwatch.h"
 #include "tap.h"
 
@@ -37,6 +40,22 @@ reader(void *arg)
 	return NULL;
 }
 
+/* The tree to watch: our descendants, by the children files. */
+static size_t
+descendants(void *ctx, pid_t **pids, uint32_t *cap)
+{
+	(void)ctx;
+	static pid_t *found;
+	static size_t found_cap;
+	size_t n = discover_children(getpid(), &found, &found_cap, 0);
+	for (size_t i = 0; i < n && n != (size_t)-1; i++)
+		n = discover_children(found[i], &found, &found_cap, n);
+	if (n == (size_t)-1 || !grow_array((void **)pids, cap, (uint32_t)n + 1, sizeof **pids))
+		return (size_t)-1;
+	memcpy(*pids, found, n * sizeof *found);
+	return n;
+}
+
 /* Watch ourselves for up to 2 s; how many entries of other processes, and
  * whether one of them, not `child`, is blocked in read() on a pipe (the
  * grandchild) and one is `child` itself. */
@@ -48,7 +67,7 @@ watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_
 	struct kwatch *kw;
 	*others = 0;
 	*grandchild = *child_seen = *poller_seen = false;
-	if (kwatch_start(&kw, getpid(), follow, &err) != TT_OK)
+	if (kwatch_start(&kw, getpid(), follow ? descendants : NULL, NULL, &err) != TT_OK)
 		return;
 	uint64_t end = clock_now_ns() + 2000000000ull;
 	int snapshots = 0;
@@ -143,7 +162,7 @@ main(void)
 		usleep(1000);
 	struct tt_error err;
 	struct kwatch *kw;
-	if (kwatch_start(&kw, getpid(), false, &err) != TT_OK) {
+	if (kwatch_start(&kw, getpid(), NULL, NULL, &err) != TT_OK) {
 		/* Reading our own /proc needs nothing special: this is a bug. */
 		tap_ok(0, "kwatch_start on ourselves: %s", err.msg);
 		return tap_done();

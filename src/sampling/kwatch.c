@@ -12,7 +12,6 @@
 #include <time.h>
 
 #include "clock.h"
-#include "discover.h"
 #include "kwatch.h"
 #include "owners.h"
 #include "schedclock.h"
@@ -27,12 +26,13 @@ struct kwatched {
 
 struct kwatch {
 	pid_t pid;                  /* the root */
-	bool follow;                /* and its descendants */
+	kwatch_tree_fn *tree;       /* and the processes it lists, or NULL */
+	void *tree_ctx;
+	pid_t *pids;                /* this look's list (watcher thread only) */
+	uint32_t pids_cap;
 	struct kwatched **procs;    /* procs[0] is the root; each apart, as its reader
 				       keeps a pointer to its mem */
 	size_t nprocs, cap;
-	pid_t *tree;                /* this look's pids (watcher thread only) */
-	size_t ntree_cap;
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;       /* only to sleep on cond until stop */
@@ -119,22 +119,25 @@ watched(struct kwatch *kw, pid_t pid)
 	return w;
 }
 
-/* Mark the processes of the tree as seen this look: the root and, when
- * following, every descendant by the children files. A child born during
- * the read may be missed for one look (a quarter of a second). */
+/* Mark the processes of the tree as seen this look: the root and what the
+ * tree function lists. (The session lists the processes its discovery
+ * follows: listing every thread's children here again cost a /proc open
+ * per thread per look, thousands a second for a big pool.) A list that
+ * fails keeps every process of the last look. */
 static void
 mark_tree(struct kwatch *kw)
 {
+	if (!kw->tree)
+		return;
+	size_t n = kw->tree(kw->tree_ctx, &kw->pids, &kw->pids_cap);
+	if (n == (size_t)-1)
+		return;
 	for (size_t i = 0; i < kw->nprocs; i++)
 		kw->procs[i]->seen = i == 0;
-	if (!kw->follow)
-		return;
-	size_t n = discover_children(kw->pid, &kw->tree, &kw->ntree_cap, 0);
-	for (size_t i = 0; i < n && n != (size_t)-1; i++) {
-		struct kwatched *w = watched(kw, kw->tree[i]);
+	for (size_t i = 0; i < n; i++) {
+		struct kwatched *w = watched(kw, kw->pids[i]);
 		if (w)
 			w->seen = true;
-		n = discover_children(kw->tree[i], &kw->tree, &kw->ntree_cap, n);
 	}
 	/* Drop the processes that left the tree; the root stays. */
 	size_t keep = 1;
@@ -263,14 +266,16 @@ watch_main(void *arg)
 }
 
 tt_status
-kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err)
+kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ctx,
+	     struct tt_error *err)
 {
 	*out = NULL;
 	struct kwatch *kw = calloc(1, sizeof *kw);
 	if (!kw)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	kw->pid = pid;
-	kw->follow = follow;
+	kw->tree = tree;
+	kw->tree_ctx = tree_ctx;
 	kw->procs = calloc(1, sizeof *kw->procs);
 	if (!kw->procs) {
 		free(kw);
@@ -331,7 +336,7 @@ kwatch_free(struct kwatch *kw)
 	}
 	owners_free(kw->owners);
 	free(kw->procs);
-	free(kw->tree);
+	free(kw->pids);
 	free(kw);
 }
 

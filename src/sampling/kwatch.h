@@ -11,6 +11,7 @@
 #define TT_KWATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,9 +39,15 @@ struct kwatch_snapshot {
 
 struct kwatch;
 
-/* Start watching process pid and, with follow, its descendants (found
- * again at each look). */
-tt_status kwatch_start(struct kwatch **out, pid_t pid, bool follow, struct tt_error *err);
+/* Lists the processes to watch besides the root, at each look, on the
+ * watcher's thread: their pids into *pids (grown with realloc, capacity
+ * *cap); returns how many, or (size_t)-1 when it cannot say. */
+typedef size_t kwatch_tree_fn(void *ctx, pid_t **pids, uint32_t *cap);
+
+/* Start watching process pid and, when tree is not NULL, the processes it
+ * lists at each look (tree_ctx must outlive the watcher). */
+tt_status kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ctx,
+		       struct tt_error *err);
 
 /* Stop the thread and free everything (NULL is fine). */
 void kwatch_free(struct kwatch *kw);

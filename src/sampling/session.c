@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "grow.h"
 #include "session.h"
 #include "taskinfo.h"
 
@@ -162,6 +163,25 @@ attach_root(struct session *s, pid_t pid, bool descendants, uint64_t wait_ns,
 	return st;
 }
 
+/* The kernel watcher's tree: the processes the sampler follows that run
+ * (its discovery found them; the watcher need not list children again). */
+static size_t
+followed_pids(void *ctx, pid_t **pids, uint32_t *cap)
+{
+	const struct procset *ps = ctx;
+	size_t n = 0;
+	for (uint32_t i = 0, count = procset_count(ps); i < count; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		enum proc_state st = p ? procset_state(p) : PROC_EXITED;
+		if (st != PROC_LIVE && st != PROC_OTHER)
+			continue;
+		if (!grow_array((void **)pids, cap, (uint32_t)n + 1, sizeof **pids))
+			return (size_t)-1;
+		(*pids)[n++] = p->pid;
+	}
+	return n;
+}
+
 tt_status
 session_start(struct session *s, const struct session_options *o, struct tt_error *err)
 {
@@ -217,7 +237,8 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	s->sampling = true;
 	/* The kernel's view is extra: without it the session goes on. */
 	struct tt_error kerr;
-	if (o->kernel_waits && kwatch_start(&s->kwatch, s->pid, cfg.follow, &kerr) != TT_OK)
+	if (o->kernel_waits && kwatch_start(&s->kwatch, s->pid, cfg.follow ? followed_pids : NULL,
+				      &s->sampler.procs, &kerr) != TT_OK)
 		s->kwatch = NULL;
 	return TT_OK;
 }
