@@ -10,9 +10,12 @@ once: the live view in tmux and `record`.
 
 Every --every seconds it prints both tachyon-tops' RSS, the live header's
 sampling rate, errors and process counts, and how many gunicorn workers
-were born and seen. It fails (exit 1) when either RSS grows more than 10%
-from its first figure after --warmup, when a new worker is not in the
-live view's processes panel within 2 s, or when either tachyon-top exits.
+were born and seen. Both RSS are also read every 2 s: it fails (exit 1)
+when either one's median over the last 30 s is more than 10% above its
+median over the 30 s after --warmup (one reading moves by a megabyte as
+big tables are rebuilt and given back; a leak moves the median), when a
+new worker is not in the live view's processes panel within 2 s, or when
+either tachyon-top exits.
 
 usage: tests/soak.py [--tt ./tachyon-top] [--minutes 60] [--every 60]
                      [--warmup 120] [--rps 50]
@@ -26,6 +29,7 @@ import re
 import shutil
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,6 +44,8 @@ TARGETS = os.path.join(HERE, "targets")
 ROOT = os.environ.get("TT_ROOT", "/var/cache/tachyon-top/sid-root")
 SEEN_WITHIN = 2.0     # s: a new worker is in the processes panel this soon
 GROWTH = 0.10         # the most RSS may grow after warm-up
+RSS_EVERY = 2.0       # s between RSS readings
+RSS_SPAN = 30.0       # s of readings whose median is compared
 SESSION = "tt-soak"
 
 
@@ -161,8 +167,8 @@ def main():
                                                       "workers", "missed"), flush=True)
         started = time.monotonic()
         known, pending, seen, missed = set(children(master)), {}, 0, []
-        figures = []
-        next_print = 0.0
+        readings = []         # (s, live KB, record KB) every RSS_EVERY
+        next_print = next_reading = 0.0
         screen = ""
         while True:
             now = time.monotonic() - started
@@ -187,11 +193,13 @@ def main():
             if record.poll() is not None:
                 failures.append("record exited at %.0f s (status %s)" % (now, record.returncode))
                 break
+            if now >= next_reading:
+                readings.append((now, rig.vm_rss_kb(live_pid), rig.vm_rss_kb(record.pid)))
+                next_reading += RSS_EVERY
             if now >= next_print or now >= seconds:
                 screen = tmux("capture-pane", "-p", "-t", SESSION).stdout
                 rate, errors, procs = header_figures(screen)
                 live_kb, rec_kb = rig.vm_rss_kb(live_pid), rig.vm_rss_kb(record.pid)
-                figures.append((now, live_kb, rec_kb))
                 print("%7.0f %10d %10d %9s %6s%% %12s %9d %7d"
                       % (now, live_kb, rec_kb, rate, errors, procs, len(known), len(missed)),
                       flush=True)
@@ -199,12 +207,17 @@ def main():
             if now >= seconds:
                 break
             time.sleep(0.25)
-        after = [f for f in figures if f[0] >= warmup] or figures[-1:]
+        end = readings[-1][0] if readings else 0
+        early = [r for r in readings if warmup <= r[0] < warmup + RSS_SPAN]
+        late = [r for r in readings if r[0] > end - RSS_SPAN and r[0] >= warmup + RSS_SPAN]
         for k, name in ((1, "live view"), (2, "record")):
-            if after and after[0][k]:
-                growth = (after[-1][k] - after[0][k]) / after[0][k]
-                print("%s: RSS %d KB at %.0f s, %d KB at %.0f s: %+.1f%%"
-                      % (name, after[0][k], after[0][0], after[-1][k], after[-1][0],
+            first = [r[k] for r in early if r[k]]
+            last = [r[k] for r in late if r[k]]
+            if first and last:
+                a, b = statistics.median(first), statistics.median(last)
+                growth = (b - a) / a
+                print("%s: RSS median %.0f KB over %.0f-%.0f s, %.0f KB over %.0f-%.0f s: %+.1f%%"
+                      % (name, a, early[0][0], early[-1][0], b, late[0][0], late[-1][0],
                          100 * growth), flush=True)
                 if growth > GROWTH:
                     failures.append("%s: RSS grew %.1f%% after warm-up" % (name, 100 * growth))
