@@ -119,10 +119,10 @@ thread_churn_profile(void)
 	procset_free(&ps);
 }
 
-/* The live view's aggregate under thread churn, its distinct stacks
- * growing for a minute (500 new ones a second, to 30,000): after every
- * window its table is sized for the entries it holds, a third full, not
- * doubled past a power of two that the count wandered across. */
+/* The live view's aggregate and record's profile under thread churn, the
+ * distinct stacks growing for a minute (500 new ones a second, to 30,000):
+ * after every window each table is sized for the entries it holds, a third
+ * full, not doubled past a power of two that the count wandered across. */
 static void
 aggregate_table_follows_count(void)
 {
@@ -141,9 +141,12 @@ aggregate_table_follows_count(void)
 	uint32_t index, func = intern_func(&ps.in, "handle", "app.py", 1, false);
 	struct aggregate agg;
 	agg_init(&agg, &ps, START_NS);
+	struct profile prof;
+	profile_init(&prof);
 	bool ok = procset_add(&ps, &t, 0, false, &o, START_NS, &index, &err) == TT_OK;
 	uint32_t prev = UINT32_MAX, windows = 0, worst_count = 0, worst_slots = 0;
-	double worst = 0;
+	uint32_t pworst_count = 0, pworst_slots = 0;
+	double worst = 0, pworst = 0;
 	for (uint32_t i = 0; i < THREADS_BORN && ok; i++) {
 		uint64_t now_rel = (uint64_t)(i + 1) * 1000000ull;
 		if (prev != UINT32_MAX)
@@ -155,10 +158,17 @@ aggregate_table_follows_count(void)
 		uint32_t stack = intern_stack(&ps.in, 0, intern_frame(&ps.in, func, (int32_t)(i / 2 + 1)));
 		struct sample_record r = {.time_ns = now_rel + 1, .stack_id = stack,
 					  .thread_slot = (uint16_t)prev, .weight = 1};
-		ok &= stack != 0 && agg_add(&agg, &r);
+		ok &= stack != 0 && agg_add(&agg, &r) && profile_add(&prof, &ps, &r, PROFILE_WALL);
 		if ((i + 1) % PER_WINDOW == 0) {
 			agg_roll_window(&agg, START_NS + now_rel);
+			profile_settle(&prof, &ps);
 			windows++;
+			double pratio = (double)prof.nslots / (prof.count ? prof.count : 1);
+			if (prof.count >= 4096 && pratio > pworst) {
+				pworst = pratio;
+				pworst_count = prof.count;
+				pworst_slots = prof.nslots;
+			}
 			double ratio = (double)agg.nslots / (agg.count ? agg.count : 1);
 			if (agg.count >= 4096 && ratio > worst) {
 				worst = ratio;
@@ -175,6 +185,11 @@ aggregate_table_follows_count(void)
 	       "aggregate: after each of %u windows the table is sized for its entries: at worst "
 	       "%u slots for %u entries (%.2f per entry, at most 3.4); %u entries at the end",
 	       windows, worst_slots, worst_count, worst, agg.count);
+	tap_ok(ok && prof.total == THREADS_BORN && prof.count >= THREADS_BORN / 2 &&
+	       pworst <= 3.0 * 9 / 8 + 0.1,
+	       "profile, the same: at worst %u slots for %u entries (%.2f per entry, at most "
+	       "3.4); %u entries at the end", pworst_slots, pworst_count, pworst, prof.count);
+	profile_free(&prof);
 	agg_free(&agg);
 	procset_free(&ps);
 }

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hash.h"
 #include "profile.h"
 #include "sanitize.h"
 #include "unwinder.h"
@@ -37,14 +38,14 @@ same_key(const struct profile_entry *x, const struct profile_entry *y)
 	       x->proc == y->proc && x->tgen == y->tgen && x->pgen == y->pgen;
 }
 
-/* The entry for key k in table e of n (a power of two) slots, claimed (with
- * no weight) if new; the table must have room. */
+/* The entry for key k in table e of n slots, claimed (with no weight) if
+ * new; the table must have room. */
 static struct profile_entry *
 probe(struct profile_entry *e, uint32_t n, const struct profile_entry *k, bool *fresh)
 {
-	uint32_t h = key_hash(k) & (n - 1);
+	uint32_t h = hash_table_start(key_hash(k), n);
 	while (e[h].weight && !same_key(&e[h], k))
-		h = (h + 1) & (n - 1);
+		h = hash_table_next(h, n);
 	*fresh = !e[h].weight;
 	if (*fresh) {
 		e[h] = *k;
@@ -80,16 +81,16 @@ rehash(struct profile *p, uint32_t n)
 	return true;
 }
 
-/* Fold what left, in a table sized for what stays. */
+/* Fold what left, then size the table for what stays when it is off by
+ * more than an eighth (hash.h): it follows the count, both ways. */
 static bool
 sweep(struct profile *p)
 {
 	if (!p->procs_at.retired && !p->slots_at.retired)
 		return true;
-	uint32_t size = 1024;
-	while (size < 4 * p->count && size < p->nslots)
-		size *= 2;
-	return rehash(p, size);
+	if (!rehash(p, p->nslots))
+		return false;
+	return !hash_table_off_size(p->count, p->nslots) || rehash(p, hash_table_size(p->count));
 }
 
 /* Room for one more entry. A full table holding entries of those who left
@@ -102,12 +103,12 @@ make_room(struct profile *p)
 	uint32_t retired = p->procs_at.retired + p->slots_at.retired;
 	if (retired >= OCCUPANTS_SWEEP_EVERY && !sweep(p))
 		return false;
-	if ((p->count + 1) * 2 <= p->nslots)
+	if ((uint64_t)(p->count + 1) * 2 <= p->nslots)
 		return true;
 	if (retired && !rehash(p, p->nslots))
 		return false;
 	return (uint64_t)(p->count + 1) * 8 <= (uint64_t)p->nslots * 3 ||
-	       rehash(p, p->nslots ? p->nslots * 2 : 1024);
+	       rehash(p, hash_table_size(p->count + 1));
 }
 
 /* The generation of process index proc's process now (0 for an index the

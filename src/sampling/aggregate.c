@@ -94,19 +94,6 @@ same_key(const struct agg_entry *x, const struct agg_entry *y)
 	       x->cls == y->cls && x->tgen == y->tgen && x->pgen == y->pgen;
 }
 
-/* The table's size for `count` entries: a third full, rounded up to
- * AGG_TABLE_STEP slots. Any size, not a power of two: a churning tree's
- * entries settle at any count, and memory then follows the count instead
- * of doubling at a boundary the count happens to wander across. */
-#define AGG_TABLE_MIN 4096u
-#define AGG_TABLE_STEP 1024u
-static uint32_t
-table_size_for(uint32_t count)
-{
-	uint64_t n = ((uint64_t)count * 3 + AGG_TABLE_STEP - 1) / AGG_TABLE_STEP * AGG_TABLE_STEP;
-	return n < AGG_TABLE_MIN ? AGG_TABLE_MIN : n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
-}
-
 /* The entry for key k (slot, process, generations, cls, stack) in table e
  * of n slots, claimed if new; the table must have room.
  * The process is in the key because stack IDs are per process: the exited
@@ -114,7 +101,7 @@ table_size_for(uint32_t count)
 static struct agg_entry *
 probe(struct agg_entry *e, uint32_t n, const struct agg_entry *k, bool *fresh)
 {
-	for (uint32_t h = (uint32_t)(((uint64_t)entry_hash(k) * n) >> 32);; h = h + 1 < n ? h + 1 : 0) {
+	for (uint32_t h = hash_table_start(entry_hash(k), n);; h = hash_table_next(h, n)) {
 		if (!e[h].used) {
 			e[h] = *k;
 			e[h].used = true;
@@ -168,9 +155,9 @@ rehash(struct aggregate *a, uint32_t n)
 	return true;
 }
 
-/* Fold what left, then size the table for what stays (so that it shrinks
- * too) when it is off by more than an eighth: under churn this runs every
- * second or so, and the table follows the count. */
+/* Fold what left, then size the table for what stays (hash.h; so that it
+ * shrinks too) when it is off by more than an eighth: under churn this
+ * runs every second or so, and the table follows the count. */
 static bool
 sweep(struct aggregate *a)
 {
@@ -178,10 +165,7 @@ sweep(struct aggregate *a)
 		return true;
 	if (!rehash(a, a->nslots))
 		return false;
-	uint64_t want = table_size_for(a->count);
-	if (want * 8 < (uint64_t)a->nslots * 7 || want * 8 > (uint64_t)a->nslots * 9)
-		return rehash(a, (uint32_t)want);
-	return true;
+	return !hash_table_off_size(a->count, a->nslots) || rehash(a, hash_table_size(a->count));
 }
 
 /* Room for one more entry: as the profile's (profile.c), a full table
@@ -198,7 +182,7 @@ make_room(struct aggregate *a)
 	if (retired && !rehash(a, a->nslots))
 		return false;
 	return (uint64_t)(a->count + 1) * 8 <= (uint64_t)a->nslots * 3 ||
-	       rehash(a, table_size_for(a->count + 1));
+	       rehash(a, hash_table_size(a->count + 1));
 }
 
 static void
