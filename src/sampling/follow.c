@@ -12,6 +12,9 @@
 #include "follow.h"
 
 #define FAST_NS 100000000ull        /* children files of followed processes */
+#define FAST_THREADS 64u            /* a pass reads the main thread's and this many
+				       other threads' (a big pool's in turn: the full
+				       scan below finds what a turn has not come to) */
 #define FULL_NS 1000000000ull       /* the full scan of parent pids, at least this far apart */
 #define FULL_SHARE 400              /* and 1/400 of a core at most: further apart on a host
 				       where /proc is long to read (5,000 processes: ~3 s) */
@@ -29,6 +32,7 @@ struct known {
 	uint64_t next_try;          /* K_OTHER and lost K_PYTHON: when to look again */
 	int attempts;
 	bool cmd_refreshed;
+	uint32_t children_from;     /* the thread whose children the next pass reads first */
 };
 
 struct follow {
@@ -223,7 +227,8 @@ pass(struct follow *f, uint64_t now, bool full)
 	for (size_t i = 0; i < count; i++) {
 		if (f->known[i].kind == K_GONE)
 			continue;
-		n = discover_children(f->known[i].pid, &f->found, &f->foundcap, n);
+		n = discover_children_some(f->known[i].pid, FAST_THREADS, &f->known[i].children_from,
+					   &f->found, &f->foundcap, n);
 		if (n == (size_t)-1)
 			return;
 		for (size_t j = 0; j < n; j++)

@@ -54,16 +54,22 @@ push(pid_t **out, size_t *cap, size_t n, pid_t v)
 }
 
 size_t
-discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n)
+discover_children_some(pid_t pid, uint32_t budget, uint32_t *from, pid_t **out, size_t *cap,
+		       size_t n)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);
 	if (!d)
 		return n;
+	uint32_t start = from ? *from : 0, at = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		/* The main thread each time, the others in turn. */
+		uint32_t k = at++;
+		if (atol(e->d_name) != (long)pid && (k < start || k - start >= budget))
 			continue;
 		char cpath[320], buf[4096];
 		snprintf(cpath, sizeof cpath, "/proc/%d/task/%s/children", (int)pid, e->d_name);
@@ -83,7 +89,15 @@ discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n)
 		}
 	}
 	closedir(d);
+	if (from)
+		*from = budget < at - start && start < at ? start + budget : 0;
 	return n;
+}
+
+size_t
+discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n)
+{
+	return discover_children_some(pid, UINT32_MAX, NULL, out, cap, n);
 }
 
 bool

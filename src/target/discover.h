@@ -25,6 +25,13 @@ bool discover_running(pid_t pid);
  * returns the new count, or (size_t)-1 when memory is short. */
 size_t discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n);
 
+/* The same from the main thread and at most `budget` others, those from
+ * the *from-th on (in the order /proc lists them); *from moves on to the
+ * next ones, back to the first after the last. A big pool's children are
+ * then read over several calls, not all at each. */
+size_t discover_children_some(pid_t pid, uint32_t budget, uint32_t *from, pid_t **out,
+			      size_t *cap, size_t n);
+
 /* Identity of the program a process runs (device and inode of
  * /proc/PID/exe): changes when it execs another program. false if gone. */
 bool discover_exe_id(pid_t pid, uint64_t *id);
