@@ -1331,7 +1331,9 @@ THREAD_STATES = ("GIL", "on CPU", "waiting for GIL", "blocked", "idle")
 def pool_checks(suite, interp, base):
     """A 1,000-thread pool and a spinner: the header counts threads by what
     they do; H lists every thread a page at a time, sorts, filters by name
-    or id; Enter shows one thread's functions. [(description, Fail or None)]"""
+    or id; Enter shows one thread's functions. Under thread churn a row goes
+    soon after its thread, and Tab skips a thread that ended.
+    [(description, Fail or None)]"""
     results = check = Checks()
     workdir = new_workdir(base, "pool")
 
@@ -1532,10 +1534,49 @@ def pool_checks(suite, interp, base):
                     " Threads "), "no filter after Esc")
         check("thread churn (~1,000/s) beside a 500-thread pool: a thread's row goes within "
               "3 s of its end", no_stale_rows)
+
+    with rig.Target(suite, interp, "brief_thread.py", args=(8,), park=rig.PARK_NONE) as target, \
+            Tmux("brief") as tmux:
+        pane = Pane(tmux, "brief", ["--delay", DELAY, "-p", target.pid], workdir, size=(120, 30))
+        idle, brief = target.info["idle_tid"], target.info["brief_tid"]
+
+        def tab_cycle():
+            """The threads Tab visits from "all threads" back to it."""
+            pane.wait(lambda s: s.showing and s.showing.group(3) == "all threads",
+                      "all threads shown")
+            visited = []
+            for _ in range(16):
+                pane.keys("Tab")
+                s = pane.wait(lambda s: s.showing and (s.showing.group(3) == "all threads" or (
+                    visited and s.showing.group(4) != str(visited[-1])) or (
+                        not visited and s.showing.group(4))), "the next thread after Tab")
+                if s.showing.group(3) == "all threads":
+                    return visited
+                visited.append(int(s.showing.group(4)))
+            raise Fail("Tab never came back to all threads: %s" % visited, *pane.details())
+
+        def tab_skips_ended():
+            # Seen while it runs, then ended for longer than its row stays.
+            pane.wait(lambda s: str(brief) in s.text, "the brief thread %d on the screen"
+                      % brief, timeout=3 * SCREEN_TIMEOUT)
+            expect(brief in tab_cycle(), "Tab did not visit the brief thread %d while it ran"
+                   % brief, *pane.details())
+            deadline = time.monotonic() + 30
+            while os.path.exists("/proc/%d/task/%d" % (target.pid, brief)):
+                if time.monotonic() > deadline:
+                    raise Fail("the brief thread %d did not end" % brief)
+                time.sleep(0.1)
+            time.sleep(3)
+            visited = tab_cycle()
+            expect(brief not in visited and {target.pid, idle} <= set(visited),
+                   "Tab visited %s: the brief thread %d ended 3 s ago" % (visited, brief),
+                   *pane.details())
+        check("Tab visits the threads that have rows: not one that ended 3 s ago",
+              tab_skips_ended)
     return results
 
 
-ONCE_TESTS = 5 + 6 + 5
+ONCE_TESTS = 5 + 6 + 6
 
 
 def run_once(tap, suite, interps, base):
@@ -1558,7 +1599,7 @@ def run_once(tap, suite, interps, base):
     try:
         results += pool_checks(suite, pool_interp, base)
     except Fail as failure:
-        results += [("threads view (%d)" % (i + 1), failure) for i in range(5)]
+        results += [("threads view (%d)" % (i + 1), failure) for i in range(6)]
     for desc, failure in results:
         if failure:
             tap.not_ok(desc, failure.lines)

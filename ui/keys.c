@@ -40,9 +40,7 @@ cycle_thread(struct ui *u, int dir)
 			s = -1;
 		if (s < -1)
 			s = n - 1;
-		if (s == -1 || (u->agg.threads[s].seen &&
-				(u->proc < 0 || procset_slot(&u->s->sampler.procs, (uint32_t)s)->proc ==
-							(uint32_t)u->proc)))
+		if (s == -1 || threads_shown(u, (uint32_t)s))
 			break;
 	}
 	u->slot = s;

@@ -49,8 +49,8 @@ thread_gone(const struct ui *u, uint32_t i)
  * a thread's samples stay in the totals until they are folded (10 s), but
  * under thread churn rows of threads long gone would crowd out the live
  * ones. */
-static bool
-thread_shown(const struct ui *u, uint32_t i)
+bool
+threads_shown(const struct ui *u, uint32_t i)
 {
 	if (!u->agg.threads[i].seen)
 		return false;
@@ -259,7 +259,7 @@ threads_panel_height(const struct ui *u)
 		return 0;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++)
-		n += thread_shown(u, i);
+		n += threads_shown(u, i);
 	int max = (LINES - 8) / 3;
 	int want = (int)n + 1 + 1; /* title, heading */
 	return want < max ? want : (max > 3 ? max : 3);
@@ -295,7 +295,7 @@ panel_order(const struct ui *u, uint32_t **out)
 	uint64_t now = view_now(u);
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
-		if (!thread_shown(u, i))
+		if (!threads_shown(u, i))
 			continue;
 		const struct kwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
 		r[n].slot = i;
@@ -517,7 +517,7 @@ build_rows(struct ui *u)
 	uint32_t k = 0;
 	t->total = 0;
 	for (uint32_t i = 0; i < n; i++) {
-		if (!thread_shown(u, i))
+		if (!threads_shown(u, i))
 			continue;
 		t->total++;
 		if (!matches(u, i, t->filter))

@@ -16,6 +16,10 @@ struct ui;
  * 1 GIL, 1000 blocked   " (states no thread is in left out). */
 void threads_format_now(const struct ui *u, char *buf, size_t len);
 
+/* Does slot i's thread have a row (seen, of the process shown if one is,
+ * alive or ended a moment ago)? Tab and the arrows visit those only. */
+bool threads_shown(const struct ui *u, uint32_t slot);
+
 /* The panel: its height with the current layout (0 when hidden), drawing. */
 int threads_panel_height(const struct ui *u);
 int threads_panel_draw(struct ui *u, int y, int height);
