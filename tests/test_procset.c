@@ -47,6 +47,42 @@ collapsed(const struct profile *prof, const struct procset *ps)
 	return text;
 }
 
+/* A process set holding one process (a fake target: nothing is read from
+ * /proc), at *index; false, said, when it cannot be made. */
+static bool
+one_process(struct procset *ps, uint32_t *index)
+{
+	if (procset_init(ps) != 0) {
+		tap_ok(0, "procset_init");
+		return false;
+	}
+	ps->epoch_ns = START_NS;
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	struct target t;
+	memset(&t, 0, sizeof t);
+	struct tt_error err;
+	if (procset_add(ps, &t, 0, false, &o, START_NS, index, &err) != TT_OK) {
+		tap_ok(0, "procset_add: %s", err.msg);
+		procset_free(ps);
+		return false;
+	}
+	return true;
+}
+
+/* Thread churn in process index: the thread of *slot (if any) ends at
+ * now_rel and thread tid takes a slot, into *slot. */
+static bool
+next_thread(struct procset *ps, uint32_t index, uint64_t tid, uint64_t now_rel, uint32_t *slot)
+{
+	if (*slot != UINT32_MAX)
+		threadslots_gone(&ps->threads, *slot, now_rel);
+	struct slot_owner who = {.native_tid = tid, .ns_tid = tid, .proc = index};
+	bool revived;
+	struct tt_error err;
+	return threadslots_take(&ps->threads, &who, now_rel, slot, &revived, &err) == TT_OK;
+}
+
 /* One process whose threads come and go all day (1 ms each, 20,000 of
  * them): record's profile keeps the live thread, the 256 that ended last
  * by name, and the rest folded under "exited threads", losing no sample. */
@@ -55,31 +91,18 @@ thread_churn_profile(void)
 {
 	enum { THREADS_BORN = 20000 };
 	struct procset ps;
-	if (procset_init(&ps) != 0) {
-		tap_ok(0, "procset_init");
-		return;
-	}
-	ps.epoch_ns = START_NS;
-	struct stackwalk_options o;
-	stackwalk_default_options(&o);
-	struct target t;
-	memset(&t, 0, sizeof t);
-	struct tt_error err;
 	uint32_t index;
+	if (!one_process(&ps, &index))
+		return;
 	struct profile prof;
 	profile_init(&prof);
 	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "job", "pool.py", 1, false), 7);
 	uint32_t stack = intern_stack(&ps.in, 0, frame);
-	bool ok = procset_add(&ps, &t, 0, false, &o, START_NS, &index, &err) == TT_OK;
+	bool ok = true;
 	uint32_t prev = UINT32_MAX, most = 0, most_slots = 0;
 	for (uint32_t i = 0; i < THREADS_BORN && ok; i++) {
 		uint64_t now_rel = (uint64_t)(i + 1) * 1000000ull;
-		if (prev != UINT32_MAX)
-			threadslots_gone(&ps.threads, prev, now_rel);
-		struct slot_owner who = {.native_tid = 500000ull + i, .ns_tid = 500000ull + i,
-					 .proc = index};
-		bool revived;
-		ok = threadslots_take(&ps.threads, &who, now_rel, &prev, &revived, &err) == TT_OK;
+		ok = next_thread(&ps, index, 500000ull + i, now_rel, &prev);
 		struct sample_record r = {.time_ns = now_rel + 1, .stack_id = stack,
 					  .thread_slot = (uint16_t)prev, .weight = 1};
 		ok &= profile_add(&prof, &ps, &r, PROFILE_WALL);
@@ -119,6 +142,20 @@ thread_churn_profile(void)
 	procset_free(&ps);
 }
 
+/* A table's most slots per entry seen (once it holds 4,096 entries). */
+struct fullest {
+	double ratio;
+	uint32_t count, slots;
+};
+
+static void
+note_fullest(struct fullest *f, uint32_t count, uint32_t slots)
+{
+	double ratio = (double)slots / (count ? count : 1);
+	if (count >= 4096 && ratio > f->ratio)
+		*f = (struct fullest){ratio, count, slots};
+}
+
 /* The live view's aggregate and record's profile under thread churn, the
  * distinct stacks growing for a minute (500 new ones a second, to 30,000):
  * after every window each table is sized for the entries it holds, a third
@@ -128,33 +165,20 @@ aggregate_table_follows_count(void)
 {
 	enum { THREADS_BORN = 60000, PER_WINDOW = 1000 };
 	struct procset ps;
-	if (procset_init(&ps) != 0) {
-		tap_ok(0, "procset_init");
+	uint32_t index;
+	if (!one_process(&ps, &index))
 		return;
-	}
-	ps.epoch_ns = START_NS;
-	struct stackwalk_options o;
-	stackwalk_default_options(&o);
-	struct target t;
-	memset(&t, 0, sizeof t);
-	struct tt_error err;
-	uint32_t index, func = intern_func(&ps.in, "handle", "app.py", 1, false);
+	uint32_t func = intern_func(&ps.in, "handle", "app.py", 1, false);
 	struct aggregate agg;
 	agg_init(&agg, &ps, START_NS);
 	struct profile prof;
 	profile_init(&prof);
-	bool ok = procset_add(&ps, &t, 0, false, &o, START_NS, &index, &err) == TT_OK;
-	uint32_t prev = UINT32_MAX, windows = 0, worst_count = 0, worst_slots = 0;
-	uint32_t pworst_count = 0, pworst_slots = 0;
-	double worst = 0, pworst = 0;
+	bool ok = true;
+	uint32_t prev = UINT32_MAX, windows = 0;
+	struct fullest at_agg = {0}, at_prof = {0};
 	for (uint32_t i = 0; i < THREADS_BORN && ok; i++) {
 		uint64_t now_rel = (uint64_t)(i + 1) * 1000000ull;
-		if (prev != UINT32_MAX)
-			threadslots_gone(&ps.threads, prev, now_rel);
-		struct slot_owner who = {.native_tid = 700000ull + i, .ns_tid = 700000ull + i,
-					 .proc = index};
-		bool revived;
-		ok = threadslots_take(&ps.threads, &who, now_rel, &prev, &revived, &err) == TT_OK;
+		ok = next_thread(&ps, index, 700000ull + i, now_rel, &prev);
 		uint32_t stack = intern_stack(&ps.in, 0, intern_frame(&ps.in, func, (int32_t)(i / 2 + 1)));
 		struct sample_record r = {.time_ns = now_rel + 1, .stack_id = stack,
 					  .thread_slot = (uint16_t)prev, .weight = 1};
@@ -163,32 +187,23 @@ aggregate_table_follows_count(void)
 			agg_roll_window(&agg, START_NS + now_rel);
 			profile_settle(&prof, &ps);
 			windows++;
-			double pratio = (double)prof.nslots / (prof.count ? prof.count : 1);
-			if (prof.count >= 4096 && pratio > pworst) {
-				pworst = pratio;
-				pworst_count = prof.count;
-				pworst_slots = prof.nslots;
-			}
-			double ratio = (double)agg.nslots / (agg.count ? agg.count : 1);
-			if (agg.count >= 4096 && ratio > worst) {
-				worst = ratio;
-				worst_count = agg.count;
-				worst_slots = agg.nslots;
-			}
+			note_fullest(&at_agg, agg.count, agg.nslots);
+			note_fullest(&at_prof, prof.count, prof.nslots);
 		}
 	}
 	tap_ok(ok && agg.samples[AGG_SESSION] == THREADS_BORN,
 	       "aggregate, stacks growing under thread churn: every sample kept (%llu of %u)",
 	       (unsigned long long)agg.samples[AGG_SESSION], (unsigned)THREADS_BORN);
 	/* a third full, within the eighth a sweep lets it drift, and a step */
-	tap_ok(agg.count >= THREADS_BORN / 2 && worst <= 3.0 * 9 / 8 + 0.1,
+	tap_ok(agg.count >= THREADS_BORN / 2 && at_agg.ratio <= 3.0 * 9 / 8 + 0.1,
 	       "aggregate: after each of %u windows the table is sized for its entries: at worst "
 	       "%u slots for %u entries (%.2f per entry, at most 3.4); %u entries at the end",
-	       windows, worst_slots, worst_count, worst, agg.count);
+	       windows, at_agg.slots, at_agg.count, at_agg.ratio, agg.count);
 	tap_ok(ok && prof.total == THREADS_BORN && prof.count >= THREADS_BORN / 2 &&
-	       pworst <= 3.0 * 9 / 8 + 0.1,
+	       at_prof.ratio <= 3.0 * 9 / 8 + 0.1,
 	       "profile, the same: at worst %u slots for %u entries (%.2f per entry, at most "
-	       "3.4); %u entries at the end", pworst_slots, pworst_count, pworst, prof.count);
+	       "3.4); %u entries at the end", at_prof.slots, at_prof.count, at_prof.ratio,
+	       prof.count);
 	profile_free(&prof);
 	agg_free(&agg);
 	procset_free(&ps);
