@@ -96,8 +96,9 @@ same_key(const struct agg_entry *x, const struct agg_entry *y)
 
 /* The entry for key k (slot, process, generations, cls, stack) in table e
  * of n slots, claimed if new; the table must have room.
- * The process is in the key because stack IDs are per process: the exited
- * bucket holds entries of every process under one slot. */
+ * The process is in the key because a query may show one process (stack
+ * IDs are shared by every process, intern.h): the exited-threads bucket
+ * holds entries of every process under one slot. */
 static struct agg_entry *
 probe(struct agg_entry *e, uint32_t n, const struct agg_entry *k, bool *fresh)
 {

@@ -37,7 +37,7 @@ enum agg_sort {
 struct agg_entry {
 	uint32_t stack_id;
 	uint16_t slot;
-	uint16_t proc;          /* process index: stack IDs are per process */
+	uint16_t proc;          /* process index (a query may show one process) */
 	uint8_t cls;            /* AGG_CLS_* */
 	bool used;
 	uint16_t tgen, pgen;    /* generations of its thread slot and process index
