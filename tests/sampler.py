@@ -420,6 +420,14 @@ def rate_line(run):
                  if l.startswith("rate ")), "")
 
 
+def pinned(cpu, niceness=0):
+    """A preexec_fn: run on one CPU, at a nice value."""
+    def setup():
+        os.sched_setaffinity(0, {cpu})
+        os.nice(niceness)
+    return setup
+
+
 def test_missed_reason(ctx):
     """Missed deadlines say why: a rate no pass can keep (1 MHz) blames
     the work per pass; a sampler pinned to a CPU that two nice -20 spinners
@@ -438,17 +446,12 @@ def test_missed_reason(ctx):
            "at 100 Hz nothing is missed, yet a reason is given: %s" % show(line))
     cpu = min(os.sched_getaffinity(0))
 
-    def on_cpu(niceness):
-        def setup():
-            os.sched_setaffinity(0, {cpu})
-            os.nice(niceness)
-        return setup
-    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=on_cpu(-20),
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=pinned(cpu, -20),
                              start_new_session=True) for _ in range(2)]
     try:
         time.sleep(0.2)
         run = run_tt("-p", pid, "-b", "-d", "1.5", "--delay", "1.5", "-r", "10k", "--limit",
-                     "3", preexec_fn=on_cpu(0))
+                     "3", preexec_fn=pinned(cpu))
     finally:
         for h in hogs:
             h.kill()
@@ -458,6 +461,55 @@ def test_missed_reason(ctx):
     m = re.search(r"missed [\d.]+% \(short of CPU: waited for one (\d+)% of the time\)", line)
     expect(m and int(m.group(1)) >= 10,
            "pinned under two nice -20 spinners: %s" % show(line), *run.details())
+
+
+def test_sampler_yields(ctx):
+    """With a CPU to spare, the sampler thread runs under SCHED_IDLE (a
+    target thread that wakes takes its CPU at once) and tachyon-top's other
+    threads under the normal policy; pinned to a CPU that a busy thread
+    holds, it falls back to the normal policy and keeps most of its rate
+    (under SCHED_IDLE it would get almost nothing)."""
+    with rig.Target(ctx.suite, ctx.interp, "recursion.py", park=rig.PARK_MAIN) as target:
+        argv = [rig.BIN, "-p", str(target.pid), "-b", "-d", "3", "--delay", "3", "--limit", "3"]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        policies = {}
+        try:
+            time.sleep(1.5)
+            for tid in os.listdir("/proc/%d/task" % proc.pid):
+                try:
+                    policies[int(tid)] = os.sched_getscheduler(int(tid))
+                except OSError:
+                    pass
+        finally:
+            try:
+                out, err = proc.communicate(timeout=RUN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise Fail("tachyon-top %s hung" % " ".join(argv[1:]))
+        run = rig.Run(argv, proc.returncode, out, err)
+        run.expect_success()
+        idle = sorted(t for t, p in policies.items() if p == os.SCHED_IDLE)
+        expect(len(idle) == 1 and len(policies) >= 2,
+               "threads and their policies (SCHED_IDLE = %d): %s"
+               % (os.SCHED_IDLE, show(policies)), *run.details())
+        # The busy thread shares tachyon-top's session: the kernel shares a
+        # CPU between sessions' autogroups first, so a busy thread of
+        # another session would leave an idle-policy thread its group's share.
+        cpu = min(os.sched_getaffinity(0))
+        hog = subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=pinned(cpu))
+        try:
+            time.sleep(0.2)
+            run = run_tt("bench", "-p", target.pid, "--json", "-d", "4", "-r", "1000",
+                         preexec_fn=pinned(cpu))
+        finally:
+            hog.kill()
+            hog.wait()
+        run.expect_success()
+        doc = json.loads(run.out)
+        expect(doc["sampler_fallbacks"] >= 1 and doc["samples"] >= 2000,
+               "pinned beside a busy thread: %d samples of 4,000 requested, %d fall-backs"
+               % (doc["samples"], doc["sampler_fallbacks"]), *run.details())
 
 
 def test_exit_during_record(ctx):
@@ -563,7 +615,9 @@ ONCE = rig.Group(None, None, [
     ("10,000 idle threads: works, says its rate, every thread in dump, spin() on top",
      test_huge_pool),
     ("500 idle threads, 1,000/s coming and going: <= 4 reads per sample, each thread once, pool whole",
-     test_pool_churn)])
+     test_pool_churn),
+    ("the sampler thread alone runs under SCHED_IDLE; beside a busy thread on its CPU it falls back and keeps its rate",
+     test_sampler_yields)])
 
 
 def main():

@@ -171,16 +171,26 @@ publish(struct sampler *s, uint64_t now)
 }
 
 /* The sampler thread's time on a CPU and waiting for one, from the
- * scheduler: a starved sampler waits, an overloaded one runs. */
-static void
-read_schedstat(struct sampler *s)
+ * scheduler: a starved sampler waits, an overloaded one runs. Its
+ * scheduling policy follows (gentle.h). */
+static bool
+own_schedstat(unsigned long long *on, unsigned long long *wait)
 {
 	char buf[128];
-	unsigned long long on = 0, wait = 0;
-	if (read_small_file("/proc/thread-self/schedstat", buf, sizeof buf) > 0 &&
-	    sscanf(buf, "%llu %llu", &on, &wait) == 2) {
+	return read_small_file("/proc/thread-self/schedstat", buf, sizeof buf) > 0 &&
+	       sscanf(buf, "%llu %llu", on, wait) == 2;
+}
+
+static void
+read_schedstat(struct sampler *s, uint64_t now)
+{
+	unsigned long long on, wait;
+	if (own_schedstat(&on, &wait)) {
 		stat_set(&s->stats.sched_cpu_ns, on);
 		stat_set(&s->stats.sched_wait_ns, wait);
+		gentle_check(&s->gentle, now, wait);
+		stat_set(&s->stats.sched_idle_ns, s->gentle.idle_ns);
+		stat_set(&s->stats.sched_fallbacks, s->gentle.fallbacks);
 	}
 }
 
@@ -324,7 +334,7 @@ finish(struct sampler *s, enum sampler_end how)
 {
 	uint64_t now = clock_now_ns();
 	flush_pending(s, now, true);
-	read_schedstat(s);
+	read_schedstat(s, now);
 	publish(s, now);
 	atomic_store_explicit(&s->end, how, memory_order_release);
 	if (s->wake_write >= 0) {
@@ -424,6 +434,9 @@ sampler_main(void *arg)
 		      unwinder_init(&ref, s->target, 0, &s->error) == TT_OK;
 	uint64_t last_publish = 0, last_sched = 0;
 	enum sampler_end how = SAMPLER_STOPPED;
+	unsigned long long on = 0, wait = 0;
+	own_schedstat(&on, &wait);
+	gentle_start(&s->gentle, clock_now_ns(), wait);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		uint64_t t0 = clock_now_ns();
 		if (s->cfg.duration_ns && t0 - s->start_ns >= s->cfg.duration_ns) {
@@ -512,7 +525,7 @@ sampler_main(void *arg)
 		if (t1 - s->last_flush_ns >= FOLD_MAX_NS)
 			flush_pending(s, t1, false);
 		if (t1 - last_sched >= SCHED_READ_NS) {
-			read_schedstat(s);
+			read_schedstat(s, t1);
 			last_sched = t1;
 		}
 		if (t1 - last_publish >= PUBLISH_NS) {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "error.h"
+#include "gentle.h"
 #include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
@@ -33,6 +34,8 @@ struct engine_stats {
 	 * read every SCHED_READ_NS; 0 when the kernel does not say) */
 	_Atomic uint64_t sched_cpu_ns;       /* on a CPU */
 	_Atomic uint64_t sched_wait_ns;      /* runnable, waiting for a CPU */
+	_Atomic uint64_t sched_idle_ns;      /* under SCHED_IDLE (gentle.h) */
+	_Atomic uint64_t sched_fallbacks;    /* times it left SCHED_IDLE: the machine was busy */
 	/* from the walker */
 	_Atomic uint64_t full_hits, partial_hits, misses;
 	_Atomic uint64_t frames_reused, frames_read;
@@ -107,6 +110,7 @@ struct sampler {
 	struct pending_record *pending;
 	uint32_t npending;
 	uint64_t last_flush_ns;
+	struct gentle gentle;         /* the sampler thread's scheduling policy */
 	char mismatch_example[512];
 	char error_example[384];      /* first sample error's message */
 };

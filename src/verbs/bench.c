@@ -280,11 +280,14 @@ bench_main(int argc, char **argv)
 		       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
 		       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
 		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, "
-		       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"peak_rss_kb\": %ld,\n",
+		       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"sampler_idle_policy\": %.3f, "
+		       "\"sampler_fallbacks\": %llu, \"peak_rss_kb\": %ld,\n",
 		       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
 		       ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
 		       ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
-		       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)),
+		       ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
+		       (unsigned long long)get(&st->sched_fallbacks), ru.ru_maxrss);
 		if (want_floor)
 			printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
 			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
@@ -329,6 +332,10 @@ bench_main(int argc, char **argv)
 		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
 		       100 * ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
 		       100 * ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
+		printf("yielding      %.0f%% of the time under SCHED_IDLE (any target thread takes "
+		       "its CPU), %llu fall-backs to the normal policy (the machine was busy)\n",
+		       100 * ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
+		       (unsigned long long)get(&st->sched_fallbacks));
 		if (want_floor)
 			printf("read floor    %.3f us per 8-byte process_vm_readv (%.3f us for 8 bytes "
 			       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
