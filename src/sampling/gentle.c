@@ -56,13 +56,13 @@ go_idle(struct gentle *g, uint64_t now_ns)
 }
 
 void
-gentle_start(struct gentle *g, uint64_t now_ns, uint64_t wait_ns)
+gentle_start(struct gentle *g, bool want, uint64_t now_ns, uint64_t wait_ns)
 {
 	memset(g, 0, sizeof *g);
 	g->last_ns = now_ns;
 	g->last_wait_ns = wait_ns;
 	g->hold_ns = HOLD_FIRST_NS;
-	g->available = can_leave_idle();
+	g->available = want && can_leave_idle();
 	if (g->available)
 		go_idle(g, now_ns);
 }

@@ -25,11 +25,11 @@ struct gentle {
 	uint64_t fallbacks;      /* times the machine was too busy for it */
 };
 
-/* Put the calling thread under SCHED_IDLE if it can be taken out of it
- * again (a process without CAP_SYS_NICE whose RLIMIT_NICE forbids that
- * stays under the normal policy). now_ns and wait_ns: the clock and the
- * thread's time spent waiting for a CPU (schedstat). */
-void gentle_start(struct gentle *g, uint64_t now_ns, uint64_t wait_ns);
+/* With want, put the calling thread under SCHED_IDLE if it can be taken
+ * out of it again (a process without CAP_SYS_NICE whose RLIMIT_NICE
+ * forbids that stays under the normal policy). now_ns and wait_ns: the
+ * clock and the thread's time spent waiting for a CPU (schedstat). */
+void gentle_start(struct gentle *g, bool want, uint64_t now_ns, uint64_t wait_ns);
 
 /* Called by the same thread every so often (every 250 ms) with the same
  * two figures: falls back or tries idle again. */
