@@ -1,0 +1,75 @@
+#!/bin/sh
+# The layers point one way: a file includes headers of its own layer or of
+# the layers below it, never above (src/common -> src/target ->
+# src/sampling -> src/export -> ui -> src/verbs). The upward includes that
+# are still there are listed below, each to be taken out (issue 34); a new
+# one fails, and so does a listed one that is gone (take it off the list).
+# Emits TAP.
+set -u
+src=${TT_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+
+# Upward includes still to be taken out: "file header".
+KNOWN='
+src/sampling/aggregate.c profile.h
+ui/tui.c cli.h
+ui/tui.h live.h
+ui/ui.h live.h
+'
+
+rank() {
+	case $1 in
+	src/common) echo 0 ;;
+	src/target) echo 1 ;;
+	src/sampling) echo 2 ;;
+	src/export) echo 3 ;;
+	ui) echo 4 ;;
+	src/verbs) echo 5 ;;
+	*) echo -1 ;;
+	esac
+}
+
+cd "$src" || { echo "1..0 # SKIP no source tree at $src"; exit 0; }
+dirs="src/common src/target src/sampling src/export ui src/verbs"
+headers=$(mktemp)
+found=$(mktemp)
+trap 'rm -f "$headers" "$found"' EXIT
+# header name -> its layer's rank
+for d in $dirs; do
+	r=$(rank "$d")
+	for h in "$d"/*.h; do
+		[ -f "$h" ] && echo "$(basename "$h") $r"
+	done
+done >"$headers"
+# every include of a project header that points up
+for d in $dirs; do
+	r=$(rank "$d")
+	for f in "$d"/*.c "$d"/*.h; do
+		[ -f "$f" ] || continue
+		sed -n 's/^#[ \t]*include[ \t]*"\([^"]*\)".*/\1/p' "$f" | while read -r inc; do
+			hr=$(awk -v h="$inc" '$1 == h { print $2; exit }' "$headers")
+			if [ -n "$hr" ] && [ "$hr" -gt "$r" ]; then
+				echo "$f $inc"
+			fi
+		done
+	done
+done | sort -u >"$found"
+
+echo "1..2"
+status=0
+new=$(echo "$KNOWN" | sed '/^$/d' | sort -u | comm -13 - "$found")
+if [ -z "$new" ]; then
+	echo "ok 1 - no include points up a layer but the $(echo "$KNOWN" | sed '/^$/d' | wc -l) listed"
+else
+	echo "not ok 1 - includes that point up a layer (file, header):"
+	echo "$new" | sed 's/^/# /'
+	status=1
+fi
+gone=$(echo "$KNOWN" | sed '/^$/d' | sort -u | comm -23 - "$found")
+if [ -z "$gone" ]; then
+	echo "ok 2 - every listed upward include is still there (the list only shrinks)"
+else
+	echo "not ok 2 - listed upward includes that are gone: take them off the list in $0:"
+	echo "$gone" | sed 's/^/# /'
+	status=1
+fi
+exit $status
