@@ -10,7 +10,6 @@ src=${TT_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 
 # Upward includes still to be taken out: "file header".
 KNOWN='
-src/sampling/aggregate.c profile.h
 ui/tui.c cli.h
 ui/tui.h live.h
 ui/ui.h live.h

@@ -14,6 +14,7 @@
 
 #include "aggregate.h"
 #include "procset.h"
+#include "collapsed.h"
 #include "profile.h"
 #include "tap.h"
 

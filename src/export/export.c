@@ -2,9 +2,11 @@
 
 #include <string.h>
 
+#include "collapsed.h"
 #include "export.h"
 #include "flamegraph.h"
 #include "pprof.h"
+#include "speedscope.h"
 
 static const struct {
 	const char *name, *ext;

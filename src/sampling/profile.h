@@ -1,12 +1,11 @@
 /* A profile: sample weights per (thread, stack), built by draining sample
- * records, and written out in the folded ("collapsed") format that
- * flamegraph.pl, inferno and speedscope read, or as speedscope JSON. */
+ * records (record) or from the live counts (the live view's export key);
+ * the writers in src/export read it once it is finished. */
 #ifndef TT_PROFILE_H
 #define TT_PROFILE_H
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <stdio.h>
 
 #include "occupants.h"
 #include "procset.h"
@@ -67,10 +66,6 @@ bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, ui
  * whose slot went to a new thread (before reading the entries). */
 void profile_settle(struct profile *p, const struct procset *ps);
 
-/* "process PID (command)", or "exited processes" for PROFILE_EXITED_PROC,
- * escaped for the collapsed format. */
-void profile_proc_label(const struct procset *ps, uint32_t proc, char *buf, size_t len);
-
 /* The process of an entry's thread (PROFILE_EXITED_PROC: folded). */
 static inline uint32_t
 profile_entry_proc(const struct profile_entry *e)
@@ -92,21 +87,8 @@ profile_entry_thread(const struct procset *ps, const struct profile_entry *e)
 		       : PROFILE_EXITED_SLOT;
 }
 
-/* Folded stacks: one line per distinct stack, root first, frames
- * "qualname (file:line)" joined by ';', a space and the count. Strings from
- * the target are escaped so no control character, ';' or newline breaks the
- * format. With per_thread, each line starts with the thread; with
- * per_process, before that with "process PID (command)". */
-int profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE *f,
-			    bool per_thread, bool per_process);
-
-/* speedscope's file format: one sampled profile per thread (per process
- * and thread with per_process). */
-int profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE *f,
-			     const char *name, double interval_s, bool per_process);
-
-/* Format one frame as "qualname (file:line)", escaped for the collapsed
- * format, into buf. */
-void profile_frame_label(const struct intern *in, uint32_t frame_id, char *buf, size_t len);
+/* Its entries, heaviest first (a stable order makes outputs comparable);
+ * p->count of them, to free. NULL when memory is short. */
+struct profile_entry *profile_sorted_entries(const struct profile *p);
 
 #endif

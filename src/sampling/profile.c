@@ -5,7 +5,6 @@
 
 #include "hash.h"
 #include "profile.h"
-#include "sanitize.h"
 #include "unwinder.h"
 
 void
@@ -253,41 +252,6 @@ profile_add(struct profile *p, const struct procset *ps, const struct sample_rec
 	return add_key(p, &k, rec->weight);
 }
 
-/* Escape for the folded format: terminal-safe, and ';' (the frame
- * separator) shown as \x3b. */
-static void
-folded_escape(const char *in, char *out, size_t cap)
-{
-	char tmp[2048];
-	sanitize_for_terminal(in, tmp, sizeof tmp);
-	size_t o = 0;
-	for (const char *p = tmp; *p && o + 5 < cap; p++) {
-		if (*p == ';') {
-			memcpy(out + o, "\\x3b", 4);
-			o += 4;
-		} else {
-			out[o++] = *p;
-		}
-	}
-	out[o] = '\0';
-}
-
-void
-profile_frame_label(const struct intern *in, uint32_t frame_id, char *buf, size_t len)
-{
-	const struct interned_frame *fr = intern_frame_at(in, frame_id);
-	const struct interned_func *c = intern_func_at(in, fr->func_id);
-	char q[1024], f[1024];
-	folded_escape(c->qualname, q, sizeof q);
-	if (c->made_up) {
-		/* a made-up frame (an asyncio task's): its name says it all */
-		snprintf(buf, len, "%s", q);
-		return;
-	}
-	folded_escape(c->filename, f, sizeof f);
-	snprintf(buf, len, "%s (%s:%d)", q, f, fr->line);
-}
-
 static int
 cmp_entries(const void *a, const void *b)
 {
@@ -301,9 +265,8 @@ cmp_entries(const void *a, const void *b)
 	return x->stack_id < y->stack_id ? -1 : x->stack_id > y->stack_id;
 }
 
-/* Entries, heaviest first (a stable order makes outputs comparable). */
-static struct profile_entry *
-sorted_entries(const struct profile *p)
+struct profile_entry *
+profile_sorted_entries(const struct profile *p)
 {
 	struct profile_entry *v = malloc((p->count ? p->count : 1) * sizeof *v);
 	if (!v)
@@ -314,207 +277,4 @@ sorted_entries(const struct profile *p)
 			v[n++] = p->entries[i];
 	qsort(v, n, sizeof *v, cmp_entries);
 	return v;
-}
-
-void
-profile_proc_label(const struct procset *ps, uint32_t proc, char *buf, size_t len)
-{
-	if (proc == PROFILE_EXITED_PROC || proc >= procset_count(ps)) {
-		snprintf(buf, len, "exited processes");
-		return;
-	}
-	const struct proc_info *p = procset_at(ps, proc);
-	char cmd[200];
-	folded_escape(procset_cmdline(p)[0] ? procset_cmdline(p) : "?", cmd, sizeof cmd);
-	/* long command lines: the start says what it is */
-	if (strlen(cmd) > 60)
-		memcpy(cmd + 57, "...", 4);
-	snprintf(buf, len, "process %d (%s)", (int)p->pid, cmd);
-}
-
-static void
-thread_label(const struct procset *ps, uint32_t slot, char *buf, size_t len)
-{
-	if (slot == PROFILE_EXITED_SLOT) {
-		/* Threads that left, their slots given to other processes' threads
-		 * (and the live view's bucket of them). */
-		snprintf(buf, len, "exited threads");
-		return;
-	}
-	const struct thread_slot *s = procset_slot(ps, slot);
-	const char *name = atomic_load_explicit(&((struct thread_slot *)s)->name, memory_order_acquire);
-	char safe[256];
-	folded_escape(name ? name : "?", safe, sizeof safe);
-	snprintf(buf, len, "thread %llu %s", (unsigned long long)s->native_tid, safe);
-}
-
-int
-profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE *f,
-			bool per_thread, bool per_process)
-{
-	struct profile_entry *v = sorted_entries(p);
-	if (!v)
-		return -1;
-	uint32_t *ids = NULL;
-	uint32_t cap = 0;
-	int rc = 0;
-	for (uint32_t i = 0; i < p->count; i++) {
-		const struct intern *in = &ps->in;
-		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
-		if (depth > cap) {
-			cap = depth * 2;
-			uint32_t *g = realloc(ids, cap * sizeof *ids);
-			if (!g) {
-				rc = -1;
-				break;
-			}
-			ids = g;
-		}
-		uint32_t n = 0;
-		for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
-			ids[n++] = intern_stack_at(in, s)->frame;
-		bool first = true;
-		if (per_process) {
-			char label[300];
-			profile_proc_label(ps, profile_entry_proc(&v[i]), label, sizeof label);
-			fputs(label, f);
-			first = false;
-		}
-		if (per_thread) {
-			char label[300];
-			thread_label(ps, profile_entry_thread(ps, &v[i]), label, sizeof label);
-			fprintf(f, "%s%s", first ? "" : ";", label);
-			first = false;
-		}
-		if (n == 0) {
-			fprintf(f, "%s<no Python frames>", first ? "" : ";");
-			first = false;
-		}
-		for (uint32_t k = n; k-- > 0;) {
-			char label[2300];
-			profile_frame_label(in, ids[k], label, sizeof label);
-			fprintf(f, "%s%s", first ? "" : ";", label);
-			first = false;
-		}
-		fprintf(f, " %llu\n", (unsigned long long)v[i].weight);
-	}
-	free(ids);
-	free(v);
-	return rc == 0 && !ferror(f) ? 0 : -1;
-}
-
-/* Which speedscope profile an entry is in: its thread, and its process
- * when profiles are per process. */
-static uint64_t
-entry_key(const struct procset *ps, const struct profile_entry *e, bool per_process)
-{
-	return (uint64_t)profile_entry_thread(ps, e) << 32 | (per_process ? e->proc : 0);
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-int
-profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE *f,
-			 const char *name, double interval_s, bool per_process)
-{
-	struct profile_entry *v = sorted_entries(p);
-	if (!v)
-		return -1;
-	/* Frame IDs are dense and shared by every process: speedscope's frame
-	 * index is the frame ID - 1. */
-	const struct intern *in = &ps->in;
-	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
-	      " \"exporter\": \"tachyon-top " PACKAGE_VERSION "\", \"name\": ", f);
-	json_put_string(f, name);
-	fputs(", \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", f);
-	uint32_t nframes = appendlog_count(in->frames);
-	for (uint32_t id = 1; id < nframes; id++) {
-		const struct interned_frame *fr = intern_frame_at(in, id);
-		const struct interned_func *c = intern_func_at(in, fr->func_id);
-		fprintf(f, "%s\n  {\"name\": ", id > 1 ? "," : "");
-		json_put_string(f, c->qualname);
-		fputs(", \"file\": ", f);
-		json_put_string(f, c->filename);
-		fprintf(f, ", \"line\": %d}", fr->line);
-	}
-	fputs("]},\n \"profiles\": [", f);
-	/* One profile per thread (per process and thread), in slot order. */
-	uint64_t *keys = malloc((p->count ? p->count : 1) * sizeof *keys);
-	if (!keys) {
-		free(v);
-		return -1;
-	}
-	for (uint32_t i = 0; i < p->count; i++)
-		keys[i] = entry_key(ps, &v[i], per_process);
-	qsort(keys, p->count, sizeof *keys, cmp_u64);
-	bool first_profile = true;
-	for (uint32_t k = 0; k < p->count; k++) {
-		if (k && keys[k] == keys[k - 1])
-			continue;
-		uint32_t t = (uint32_t)(keys[k] >> 32);
-		uint64_t total = 0;
-		const struct profile_entry *some = NULL;
-		for (uint32_t i = 0; i < p->count; i++) {
-			if (entry_key(ps, &v[i], per_process) == keys[k]) {
-				total += v[i].weight;
-				some = &v[i];
-			}
-		}
-		char label[600];
-		if (per_process) {
-			profile_proc_label(ps, profile_entry_proc(some), label, sizeof label);
-			size_t used = strlen(label);
-			label[used++] = ' ';
-			thread_label(ps, t, label + used, sizeof label - used);
-		} else {
-			thread_label(ps, t, label, sizeof label);
-		}
-		fprintf(f, "%s\n  {\"type\": \"sampled\", \"name\": ", first_profile ? "" : ",");
-		json_put_string(f, label);
-		fprintf(f, ", \"unit\": \"seconds\", \"startValue\": 0, \"endValue\": %.6f,\n   \"samples\": [",
-			(double)total * interval_s);
-		bool first = true;
-		for (uint32_t i = 0; i < p->count; i++) {
-			if (entry_key(ps, &v[i], per_process) != keys[k])
-				continue;
-			fprintf(f, "%s[", first ? "" : ", ");
-			uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
-			/* root first: walk to the root, print backwards */
-			uint32_t stackbuf[256];
-			uint32_t *ids = depth <= 256 ? stackbuf : malloc(depth * sizeof *ids);
-			if (!ids) {
-				free(keys);
-				free(v);
-				return -1;
-			}
-			uint32_t n = 0;
-			for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
-				ids[n++] = intern_stack_at(in, s)->frame;
-			for (uint32_t d = n; d-- > 0;)
-				fprintf(f, "%s%u", d + 1 == n ? "" : ",", ids[d] - 1);
-			if (ids != stackbuf)
-				free(ids);
-			fputc(']', f);
-			first = false;
-		}
-		fputs("],\n   \"weights\": [", f);
-		first = true;
-		for (uint32_t i = 0; i < p->count; i++) {
-			if (entry_key(ps, &v[i], per_process) != keys[k])
-				continue;
-			fprintf(f, "%s%.6f", first ? "" : ", ", (double)v[i].weight * interval_s);
-			first = false;
-		}
-		fputs("]}", f);
-		first_profile = false;
-	}
-	free(keys);
-	fputs("]}\n", f);
-	free(v);
-	return ferror(f) ? -1 : 0;
 }
