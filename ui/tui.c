@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
 #include "clock.h"
 #include "export.h"
 #include "outfile.h"
@@ -331,37 +330,33 @@ load_theme(const struct live_options *o, struct theme *theme, char *warnings, si
 	return TT_OK;
 }
 
-int
-tui_check_theme(const struct live_options *o)
+tt_status
+tui_check_theme(const struct live_options *o, struct tt_error *err)
 {
 	struct theme theme;
-	struct tt_error e;
 	char warnings[2048];
-	return load_theme(o, &theme, warnings, sizeof warnings, &e) == TT_OK ? 0 : cli_report(&e);
+	return load_theme(o, &theme, warnings, sizeof warnings, err);
 }
 
-int
-tui_run(const struct live_options *o)
+tt_status
+tui_run(const struct live_options *o, struct tt_error *err)
 {
-	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		struct tt_error e;
-		tt_fail(&e, TT_EUSAGE, 0, "the live view needs a terminal (use --batch for plain text)");
-		return cli_report(&e);
-	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO))
+		return tt_fail(err, TT_EUSAGE, 0,
+			       "the live view needs a terminal (use --batch for plain text)");
 	/* Everything that can fail plainly fails before the screen is up. */
 	struct theme theme;
-	struct tt_error e;
 	char warnings[2048];
-	if (load_theme(o, &theme, warnings, sizeof warnings, &e) != TT_OK)
-		return cli_report(&e);
+	tt_status st = load_theme(o, &theme, warnings, sizeof warnings, err);
 	/* The pipe that signals wake the loop through; the handlers are
 	 * installed once the screen's state can take them. */
-	if (session_catch_signals(NULL, 0, &e) != TT_OK)
-		return cli_report(&e);
-	struct tt_error err = {0};
+	if (st == TT_OK)
+		st = session_catch_signals(NULL, 0, err);
 	struct session s;
-	if (session_start(&s, &o->session, &err) != TT_OK)
-		return cli_report(&err);
+	if (st == TT_OK)
+		st = session_start(&s, &o->session, err);
+	if (st != TT_OK)
+		return st;
 
 	struct ui u;
 	memset(&u, 0, sizeof u);
@@ -390,8 +385,7 @@ tui_run(const struct live_options *o)
 	TermKey *tk = termkey_new(STDIN_FILENO, TERMKEY_FLAG_NOTERMIOS | TERMKEY_FLAG_CTRLC);
 	if (!tk) {
 		session_end(&s);
-		tt_fail(&err, TT_EIO, errno, "cannot set up keyboard input (libtermkey)");
-		return cli_report(&err);
+		return tt_fail(err, TT_EIO, errno, "cannot set up keyboard input (libtermkey)");
 	}
 	if (tcgetattr(STDIN_FILENO, &saved_termios) == 0)
 		have_saved_termios = true;
@@ -403,9 +397,8 @@ tui_run(const struct live_options *o)
 		stderr_restore(saved_stderr, err_tmp);
 		termkey_destroy(tk);
 		session_end(&s);
-		tt_fail(&err, TT_EUSAGE, 0, "cannot drive terminal type '%s'",
-			getenv("TERM") ? getenv("TERM") : "(unset)");
-		return cli_report(&err);
+		return tt_fail(err, TT_EUSAGE, 0, "cannot drive terminal type '%s'",
+			       getenv("TERM") ? getenv("TERM") : "(unset)");
 	}
 	screen_up = 1;
 	raw();
@@ -520,5 +513,5 @@ tui_run(const struct live_options *o)
 		fprintf(stderr, "tachyon-top: %s\n", final_text);
 	if (warnings[0])
 		fprintf(stderr, "%s%s", warnings, warnings[strlen(warnings) - 1] == '\n' ? "" : "\n");
-	return 0;
+	return TT_OK;
 }

@@ -11,7 +11,7 @@
 
 #include "aggregate.h"
 #include "kwatch.h"
-#include "live.h"
+#include "liveopts.h"
 #include "session.h"
 #include "treeviews.h"
 

@@ -38,9 +38,10 @@ run(int argc, char **argv)
 	int rc = live_parse(argc, argv, &o);
 	if (rc != 0)
 		return rc < 0 ? 0 : rc;
-	if (o.batch && (rc = tui_check_theme(&o)) != 0)
-		return rc;
-	return o.batch ? batch_run(&o) : tui_run(&o);
+	struct tt_error e;
+	if (o.batch)
+		return tui_check_theme(&o, &e) == TT_OK ? batch_run(&o) : cli_report(&e);
+	return tui_run(&o, &e) == TT_OK ? 0 : cli_report(&e);
 }
 
 /* Every verb writes its output through stdio; whether any of it failed (a
