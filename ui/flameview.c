@@ -13,7 +13,6 @@
 #include "theme.h"
 #include "ui.h"
 
-static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
 
 static void
 push_box(struct treeviews *tv, uint32_t node, int x0, int x1, int level)
@@ -113,14 +112,14 @@ flameview_draw(struct ui *u, int y, int height)
 	if (zoom != UINT32_MAX && zoom != 0) {
 		tv_node_label(u, &t->nodes[zoom], name, sizeof name);
 		snprintf(title, sizeof title, " Flame graph  zoomed into %s (Esc: out)  %s, %s, %s samples ",
-			 name, u->scope == AGG_WINDOW ? "last refresh" : "whole session", mode_names[u->mode],
+			 name, u->scope == AGG_WINDOW ? "last refresh" : "whole session", agg_mode_name(u->mode),
 			 cnt);
 	} else {
 		snprintf(title, sizeof title,
 			 " Flame graph  %s, %s, %s samples%s%s%s  \xe2\x86\x91\xe2\x86\x93 caller/callee  "
 			 "\xe2\x86\x90\xe2\x86\x92 siblings  Enter zoom ",
 			 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
-			 mode_names[u->mode], cnt, t->cut ? ", deep stacks cut" : "",
+			 agg_mode_name(u->mode), cnt, t->cut ? ", deep stacks cut" : "",
 			 u->filter[0] ? ", filter: " : "", u->filter);
 	}
 	ui_bar(y, theme_attr(ROLE_BORDER));

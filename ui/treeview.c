@@ -20,7 +20,6 @@ static const double threshold_steps[] = {0, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20};
 #define NTHRESHOLDS (int)(sizeof threshold_steps / sizeof threshold_steps[0])
 #define DEFAULT_THRESHOLD_STEP 4   /* 1% */
 
-static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
 
 /* ---------------------------------------------------------------------
  * Key sets
@@ -398,7 +397,7 @@ draw_title(struct ui *u, int y, const char *what)
 			 tv->tree.deepest);
 	snprintf(title, sizeof title, " %s  %s, %s, %s samples, fold < %g%%%s%s%s  [built in %.2f ms] ", what,
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
-		 mode_names[u->mode], cnt, threshold_steps[tv->threshold_step], cap,
+		 agg_mode_name(u->mode), cnt, threshold_steps[tv->threshold_step], cap,
 		 u->filter[0] ? ", filter: " : "", u->filter, tv->build_ms);
 	ui_bar(y, theme_attr(ROLE_BORDER));
 	ui_draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));

@@ -18,7 +18,6 @@
 #include "ui.h"
 #include "unwinder.h"
 
-static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
 static const char *const sort_names[] = {"own", "total", "name", "file"};
 
 /* Draw UTF-8 text at (y, x) in at most `width` columns, sanitized, cut with
@@ -219,7 +218,7 @@ draw_header(struct ui *u, int y)
 	move(y, 0);
 	clrtoeol();
 	x = draw_text(y, 0, COLS, " Showing ", theme_attr(ROLE_HEADER));
-	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s%s", mode_names[u->mode], scope, thread,
+	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s%s", agg_mode_name(u->mode), scope, thread,
 		 u->by_line ? "line" : "function", s->sampler.cfg.async_aware ? ", async" : "");
 	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
 	x += draw_text(y, x, COLS - x, "   GIL ", theme_attr(ROLE_HEADER));
@@ -399,7 +398,7 @@ draw_table(struct ui *u, int y, int height)
 	char title[256];
 	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s ",
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
-		 mode_names[u->mode], sort_names[u->sort], u->ascending ? " (ascending)" : "",
+		 agg_mode_name(u->mode), sort_names[u->sort], u->ascending ? " (ascending)" : "",
 		 u->filter[0] ? ", filter: " : "", u->filter);
 	bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));

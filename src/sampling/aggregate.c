@@ -18,6 +18,26 @@ class_of(uint8_t state)
 			 ((state & TT_THREAD_EXCEPTION) ? AGG_CLS_EXC : 0));
 }
 
+static const char *const mode_names[AGG_MODE_COUNT] = {"wall", "cpu", "gil", "exception"};
+
+const char *
+agg_mode_name(enum agg_mode mode)
+{
+	return (unsigned)mode < AGG_MODE_COUNT ? mode_names[mode] : "?";
+}
+
+bool
+agg_mode_parse(const char *name, enum agg_mode *mode)
+{
+	for (int m = 0; m < AGG_MODE_COUNT; m++) {
+		if (strcmp(name, mode_names[m]) == 0) {
+			*mode = (enum agg_mode)m;
+			return true;
+		}
+	}
+	return false;
+}
+
 bool
 agg_mode_matches(enum agg_mode mode, uint8_t cls)
 {

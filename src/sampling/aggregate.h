@@ -198,6 +198,11 @@ const struct intern *agg_intern(const struct aggregate *a);
 /* Process proc's share of the exited bucket (NULL if none of its threads was folded). */
 const struct agg_thread *agg_exited_of(const struct aggregate *a, uint32_t proc);
 
+/* A mode's name as the command line and the views say it ("wall", "cpu",
+ * "gil", "exception"), and the mode of a name (false: none). */
+const char *agg_mode_name(enum agg_mode mode);
+bool agg_mode_parse(const char *name, enum agg_mode *mode);
+
 /* Does a state byte count in a mode? */
 bool agg_mode_matches(enum agg_mode mode, uint8_t cls);
 

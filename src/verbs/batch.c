@@ -14,7 +14,6 @@
 #include "kwatch.h"
 #include "sanitize.h"
 
-static const char *const mode_names[] = {"wall", "cpu", "gil", "exception"};
 
 /* "16481", or "16481 (ns 3)" for a thread whose own namespace calls it 3
  * (a container): logs print threading.get_native_id(), which is the latter. */
@@ -140,7 +139,7 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0, why_s,
 	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
-	       mode_names[o->mode], o->by_line ? "line" : "function",
+	       agg_mode_name(o->mode), o->by_line ? "line" : "function",
 	       s->sampler.cfg.async_aware ? "; tasks on their await chains (--async)" : "");
 	if (s->sampler.cfg.follow)
 		print_processes(o, s, agg, scope);

@@ -109,15 +109,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 				return cli_usage_error(NULL, "invalid rate '%s'", optarg);
 			break;
 		case 'm':
-			if (strcmp(optarg, "wall") == 0)
-				o->mode = AGG_WALL;
-			else if (strcmp(optarg, "cpu") == 0)
-				o->mode = AGG_CPU;
-			else if (strcmp(optarg, "gil") == 0)
-				o->mode = AGG_GIL;
-			else if (strcmp(optarg, "exception") == 0)
-				o->mode = AGG_EXCEPTION;
-			else
+			if (!agg_mode_parse(optarg, &o->mode))
 				return cli_usage_error(NULL, "unknown mode '%s' (wall, cpu, gil, exception)",
 						       optarg);
 			break;
