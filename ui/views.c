@@ -130,16 +130,11 @@ draw_header(struct ui *u, int y)
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
 	y++;
 
-	uint64_t samples = stat(&st->samples), errors = stat(&st->errors);
+	uint64_t samples = stat(&st->samples);
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
-	double rate = elapsed > 0 ? (double)samples / elapsed : 0;
-	/* -r is per process: each process's life at that rate. */
-	double life = procset_count(&s->sampler.procs) > 1
-			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
-			      : elapsed;
-	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
-	double missed = expected > 0 ? pct(stat(&st->missed), (uint64_t)expected) : 0;
-	double errp = pct(errors, samples);
+	struct session_rate sr;
+	session_rate_now(s, clock_now_ns(), &sr);
+	double rate = sr.per_s, missed = sr.missed_pct, errp = sr.errors_pct;
 	double cpu = elapsed > 0 ? 100.0 * (double)stat(&st->busy_ns) / (double)stat(&st->elapsed_ns) : 0;
 	char rate_s[32], req_s[32];
 	live_format_count(rate, rate_s, sizeof rate_s);

@@ -332,3 +332,19 @@ session_stop_child(struct session *s)
 		}
 	}
 }
+
+void
+session_rate_now(struct session *s, uint64_t now_ns, struct session_rate *r)
+{
+	struct engine_stats *st = &s->sampler.stats;
+	uint64_t samples = atomic_load(&st->samples), errors = atomic_load(&st->errors);
+	double elapsed = (double)atomic_load(&st->elapsed_ns) / 1e9;
+	double life = procset_count(&s->sampler.procs) > 1
+			      ? procset_lifetime_s(&s->sampler.procs, now_ns)
+			      : elapsed;
+	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
+	r->per_s = elapsed > 0 ? (double)samples / elapsed : 0;
+	r->life_s = life;
+	r->missed_pct = expected > 0 ? 100.0 * (double)atomic_load(&st->missed) / expected : 0;
+	r->errors_pct = samples ? 100.0 * (double)errors / (double)samples : 0;
+}

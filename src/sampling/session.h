@@ -81,4 +81,16 @@ void session_stop_child(struct session *s);
 /* Stop sampling; terminate a command we started that still runs. */
 void session_end(struct session *s);
 
+/* The sampling rate so far, and the share of deadlines missed: -r is per
+ * process, so each process's life at that rate is what was asked for (0
+ * when the rate is max). */
+struct session_rate {
+	double per_s;             /* passes per second of the session */
+	double life_s;            /* the processes' lives added up (the session's
+				     length for one process) */
+	double missed_pct;
+	double errors_pct;        /* of passes */
+};
+void session_rate_now(struct session *s, uint64_t now_ns, struct session_rate *r);
+
 #endif

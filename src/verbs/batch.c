@@ -108,10 +108,9 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	    struct agg_table *t, enum agg_scope scope, double seconds, const char *title)
 {
 	struct engine_stats *st = &s->sampler.stats;
-	uint64_t samples = atomic_load(&st->samples), errors = atomic_load(&st->errors);
-	uint64_t missed = atomic_load(&st->missed);
-	double elapsed = (double)atomic_load(&st->elapsed_ns) / 1e9;
-	double rate = elapsed > 0 ? (double)samples / elapsed : 0;
+	uint64_t samples = atomic_load(&st->samples);
+	struct session_rate sr;
+	session_rate_now(s, clock_now_ns(), &sr);
 	char cmd[600];
 	sanitize_for_terminal(s->cmdline, cmd, sizeof cmd);
 	printf("tachyon-top %s - pid %d - %s - Python %s\n", title, (int)s->pid, cmd,
@@ -122,11 +121,6 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 			 s->sampler.cfg.follow ? " per process" : "");
 	else
 		snprintf(req, sizeof req, "max");
-	/* -r is per process: each process's life at that rate. */
-	double life = procset_count(&s->sampler.procs) > 1
-			      ? procset_lifetime_s(&s->sampler.procs, clock_now_ns())
-			      : elapsed;
-	double expected = s->rate_hz > 0 ? life * s->rate_hz : 0;
 	uint32_t live;
 	uint64_t ended;
 	procset_counts(&s->sampler.procs, &live, &ended);
@@ -136,8 +130,7 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 		snprintf(why_s, sizeof why_s, " (%s)", why);
 	printf("rate %.0f/s (requested %s), missed %.1f%%%s, errors %.2f%%, samples %llu; "
 	       "%s %.2f s; mode %s; by %s%s\n",
-	       rate, req, expected > 0 ? 100.0 * (double)missed / expected : 0.0, why_s,
-	       samples ? 100.0 * (double)errors / (double)samples : 0.0,
+	       sr.per_s, req, sr.missed_pct, why_s, sr.errors_pct,
 	       (unsigned long long)samples, scope == AGG_WINDOW ? "window" : "session", seconds,
 	       agg_mode_name(o->mode), o->by_line ? "line" : "function",
 	       s->sampler.cfg.async_aware ? "; tasks on their await chains (--async)" : "");
@@ -164,10 +157,10 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 		return;
 	}
 	/* Time per sample: one sampling interval of the thread's life. */
-	double per_sample = rate > 0 ? 1.0 / rate : 0;
+	double per_sample = sr.per_s > 0 ? 1.0 / sr.per_s : 0;
 	/* A sample is one process's: its share of that process's life. */
 	if (procset_count(&s->sampler.procs) > 1 && samples)
-		per_sample = life / (double)samples;
+		per_sample = sr.life_s / (double)samples;
 	printf("%7s %7s %9s %9s  %-40s %s\n", "OWN%", "TOTAL%", "OWN(s)", "TOTAL(s)", "FUNCTION",
 	       "FILE:LINE");
 	uint32_t n = t->nrows < (uint32_t)o->limit ? t->nrows : (uint32_t)o->limit;
