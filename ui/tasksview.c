@@ -68,26 +68,31 @@ tasksview_shown(const struct ui *u)
 
 /* ---- rows ---- */
 
-static const struct task_snapshot *sort_snap;
-static bool sort_by_count;
+/* How the groups are ordered: longest stuck, or most tasks, first. */
+struct group_order {
+	const struct task_snapshot *snap;
+	bool by_count;
+};
 
 static int
-cmp_groups(const void *a, const void *b)
+cmp_groups(const void *a, const void *b, void *ctx)
 {
-	const struct task_group *x = &sort_snap->groups[*(const uint32_t *)a];
-	const struct task_group *y = &sort_snap->groups[*(const uint32_t *)b];
-	uint64_t kx = sort_by_count ? x->count : x->stuck_ns, ky = sort_by_count ? y->count : y->stuck_ns;
+	const struct group_order *o = ctx;
+	const struct task_group *x = &o->snap->groups[*(const uint32_t *)a];
+	const struct task_group *y = &o->snap->groups[*(const uint32_t *)b];
+	uint64_t kx = o->by_count ? x->count : x->stuck_ns, ky = o->by_count ? y->count : y->stuck_ns;
 	if (kx != ky)
 		return kx < ky ? 1 : -1;
-	uint64_t sx = sort_by_count ? x->stuck_ns : x->count, sy = sort_by_count ? y->stuck_ns : y->count;
+	uint64_t sx = o->by_count ? x->stuck_ns : x->count, sy = o->by_count ? y->stuck_ns : y->count;
 	return sx < sy ? 1 : sx > sy ? -1 : 0;
 }
 
 static int
-cmp_ids(const void *a, const void *b)
+cmp_ids(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = sort_snap->tasks.tasks[*(const uint32_t *)a].id;
-	uint64_t y = sort_snap->tasks.tasks[*(const uint32_t *)b].id;
+	const struct task_snapshot *snap = ctx;
+	uint64_t x = snap->tasks.tasks[*(const uint32_t *)a].id;
+	uint64_t y = snap->tasks.tasks[*(const uint32_t *)b].id;
 	return x < y ? -1 : x > y;
 }
 
@@ -209,10 +214,9 @@ take_snapshot(struct tasks_ui *t, struct task_snapshot *s)
 		t->by_id[i] = i;
 	for (uint32_t g = 0; g < s->ngroups; g++)
 		t->order[g] = g;
-	sort_snap = s;
-	sort_by_count = t->by_count;
-	qsort(t->by_id, s->tasks.n, sizeof *t->by_id, cmp_ids);
-	qsort(t->order, s->ngroups, sizeof *t->order, cmp_groups);
+	struct group_order order = {s, t->by_count};
+	qsort_r(t->by_id, s->tasks.n, sizeof *t->by_id, cmp_ids, (void *)s);
+	qsort_r(t->order, s->ngroups, sizeof *t->order, cmp_groups, &order);
 	build_rows(t);
 	if (have) {
 		for (uint32_t i = 0; i < t->nrows; i++) {
@@ -523,9 +527,9 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 		case 's': case 'S':
 			t->by_count = !t->by_count;
 			if (t->snap) {
-				sort_snap = t->snap;
-				sort_by_count = t->by_count;
-				qsort(t->order, t->snap->ngroups, sizeof *t->order, cmp_groups);
+				struct group_order order = {t->snap, t->by_count};
+				qsort_r(t->order, t->snap->ngroups, sizeof *t->order, cmp_groups,
+					&order);
 				build_rows(t);
 			}
 			break;

@@ -305,18 +305,17 @@ node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char
 /* ---------------------------------------------------------------------- */
 /* Layout and output */
 
-static const struct procset *sort_ps;
-
 static int
-cmp_children(const void *a, const void *b)
+cmp_children(const void *a, const void *b, void *ctx)
 {
+	const struct procset *ps = ctx;
 	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
 	bool tx = x->frame & (THREAD_BIT | PROC_BIT), ty = y->frame & (THREAD_BIT | PROC_BIT);
 	if (tx || ty || x->frame == NO_FRAMES || y->frame == NO_FRAMES)
 		return x->frame < y->frame ? -1 : x->frame > y->frame;
 	int32_t lx, ly;
-	const struct interned_func *cx = frame_func(sort_ps, x->frame, &lx);
-	const struct interned_func *cy = frame_func(sort_ps, y->frame, &ly);
+	const struct interned_func *cx = frame_func(ps, x->frame, &lx);
+	const struct interned_func *cy = frame_func(ps, y->frame, &ly);
 	int c = strcmp(cx->qualname, cy->qualname);
 	if (!c)
 		c = strcmp(cx->filename, cy->filename);
@@ -357,10 +356,9 @@ link_children(struct tree *t, const struct procset *ps, uint64_t min)
 		uint32_t par = t->nodes[i].parent;
 		order[start[par] + nchild[par]++] = &t->nodes[i];
 	}
-	sort_ps = ps;
 	for (uint32_t i = 0; i < t->count; i++) {
 		if (nchild[i] > 1)
-			qsort(order + start[i], nchild[i], sizeof *order, cmp_children);
+			qsort_r(order + start[i], nchild[i], sizeof *order, cmp_children, (void *)ps);
 		uint32_t next = 0;
 		for (uint32_t k = nchild[i]; k-- > 0;) {
 			struct node *c = order[start[i] + k];

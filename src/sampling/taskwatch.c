@@ -140,13 +140,12 @@ same_point(const struct task_group *a, const struct task_group *b)
 	       a->line1 == b->line1;
 }
 
-static const struct task_snapshot *member_ctx;
-
 static int
-cmp_stuck(const void *a, const void *b)
+cmp_stuck(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = member_ctx->stuck_ns[*(const uint32_t *)a];
-	uint64_t y = member_ctx->stuck_ns[*(const uint32_t *)b];
+	const struct task_snapshot *s = ctx;
+	uint64_t x = s->stuck_ns[*(const uint32_t *)a];
+	uint64_t y = s->stuck_ns[*(const uint32_t *)b];
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
@@ -200,10 +199,9 @@ build_groups(struct task_snapshot *s)
 		struct task_group *g = &s->groups[group_of[i]];
 		s->members[g->first + g->count++] = i;
 	}
-	member_ctx = s;
 	for (uint32_t g = 0; g < s->ngroups; g++)
-		qsort(s->members + s->groups[g].first, s->groups[g].count, sizeof *s->members,
-		      cmp_stuck);
+		qsort_r(s->members + s->groups[g].first, s->groups[g].count, sizeof *s->members,
+			cmp_stuck, s);
 	free(slots);
 	free(group_of);
 	return true;

@@ -36,13 +36,12 @@ struct graph {
 	uint8_t *mark;          /* 0 unseen, 1 on the current path, 2 drawn */
 };
 
-static const struct tt_tasks *sort_ctx;
-
 static int
-cmp_by_id(const void *a, const void *b)
+cmp_by_id(const void *a, const void *b, void *ctx)
 {
-	uint64_t x = sort_ctx->tasks[*(const uint32_t *)a].id;
-	uint64_t y = sort_ctx->tasks[*(const uint32_t *)b].id;
+	const struct tt_tasks *ts = ctx;
+	uint64_t x = ts->tasks[*(const uint32_t *)a].id;
+	uint64_t y = ts->tasks[*(const uint32_t *)b].id;
 	return x < y ? -1 : x > y;
 }
 
@@ -77,8 +76,7 @@ graph_build(const struct tt_tasks *ts, struct graph *g)
 		return false;
 	for (uint32_t i = 0; i < n; i++)
 		g->by_id[i] = i;
-	sort_ctx = ts;
-	qsort(g->by_id, n, sizeof *g->by_id, cmp_by_id);
+	qsort_r(g->by_id, n, sizeof *g->by_id, cmp_by_id, (void *)ts);
 	/* count, then place: the parent of an edge is the awaiter */
 	for (uint32_t i = 0; i < n; i++) {
 		const struct tt_task *t = &ts->tasks[i];
