@@ -42,18 +42,16 @@ intern_free(struct intern *in)
 	appendlog_free(in->funcs);
 	appendlog_free(in->frames);
 	appendlog_free(in->stacks);
-	free(in->func_index.slots);
-	free(in->frame_index.slots);
-	free(in->stack_index.slots);
+	idindex_free(&in->func_index);
+	idindex_free(&in->frame_index);
+	idindex_free(&in->stack_index);
 	memset(in, 0, sizeof *in);
 }
 
-typedef uint64_t (*key_of_fn)(const struct intern *in, uint32_t id);
-
-static uint64_t
-func_key(const struct intern *in, uint32_t id)
+static uint32_t
+func_hash(const void *in, uint32_t id)
 {
-	return intern_func_at(in, id)->hash;
+	return hash_mix64(intern_func_at(in, id)->hash);
 }
 
 static uint64_t
@@ -70,26 +68,24 @@ stack_key(const struct intern *in, uint32_t id)
 	return ((uint64_t)s->parent << 32) | s->frame;
 }
 
-/* Keep tables at most half full. */
-static int
-ensure_room(const struct intern *in, struct intern_table *t, uint32_t count, key_of_fn key_of)
+static uint32_t
+frame_hash(const void *in, uint32_t id)
 {
-	if ((uint64_t)(count + 1) * 2 <= t->nslots)
-		return 0;
-	uint32_t n = t->nslots ? t->nslots * 2 : 256;
-	uint32_t *slots = calloc(n, sizeof *slots);
-	if (!slots)
-		return -1;
-	for (uint32_t id = 1; id < count; id++) {
-		uint32_t h = hash_mix64(key_of(in, id)) & (n - 1);
-		while (slots[h])
-			h = (h + 1) & (n - 1);
-		slots[h] = id;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = n;
-	return 0;
+	return hash_mix64(frame_key(in, id));
+}
+
+static uint32_t
+stack_hash(const void *in, uint32_t id)
+{
+	return hash_mix64(stack_key(in, id));
+}
+
+/* Room for one more ID in an index of a log holding count (ID 0 is no
+ * one's). */
+static bool
+room_for_one(const struct intern *in, struct idindex *ix, uint32_t count, idindex_hash_fn *hash)
+{
+	return idindex_reserve(ix, 1, count, 256, hash, in);
 }
 
 uint32_t
@@ -101,11 +97,11 @@ intern_func(struct intern *in, const char *qualname, const char *filename, int f
 	uint64_t key = hash_fnv(hash_fnv(HASH_FNV_SEED, qualname), filename) ^
 		       ((uint64_t)(uint32_t)firstlineno << 1) ^ made_up;
 	uint32_t count = appendlog_count(in->funcs);
-	if (ensure_room(in, &in->func_index, count, func_key) != 0)
+	if (!room_for_one(in, &in->func_index, count, func_hash))
 		return 0;
-	struct intern_table *t = &in->func_index;
-	uint32_t h = hash_mix64(key) & (t->nslots - 1);
-	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
+	struct idindex *t = &in->func_index;
+	uint32_t h = idindex_start(t, hash_mix64(key));
+	for (; t->slots[h]; h = idindex_next(t, h)) {
 		const struct interned_func *f = intern_func_at(in, t->slots[h]);
 		if (f->hash == key && f->firstlineno == firstlineno && f->made_up == made_up &&
 		    strcmp(f->qualname, qualname) == 0 && strcmp(f->filename, filename) == 0)
@@ -133,11 +129,11 @@ intern_frame(struct intern *in, uint32_t func_id, int32_t line)
 {
 	uint64_t key = ((uint64_t)func_id << 32) | (uint32_t)line;
 	uint32_t count = appendlog_count(in->frames);
-	if (ensure_room(in, &in->frame_index, count, frame_key) != 0)
+	if (!room_for_one(in, &in->frame_index, count, frame_hash))
 		return 0;
-	struct intern_table *t = &in->frame_index;
-	uint32_t h = hash_mix64(key) & (t->nslots - 1);
-	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
+	struct idindex *t = &in->frame_index;
+	uint32_t h = idindex_start(t, hash_mix64(key));
+	for (; t->slots[h]; h = idindex_next(t, h))
 		if (frame_key(in, t->slots[h]) == key)
 			return t->slots[h];
 	struct interned_frame *f = appendlog_reserve(in->frames);
@@ -155,11 +151,11 @@ intern_stack(struct intern *in, uint32_t parent, uint32_t frame)
 {
 	uint64_t key = ((uint64_t)parent << 32) | frame;
 	uint32_t count = appendlog_count(in->stacks);
-	if (frame == 0 || ensure_room(in, &in->stack_index, count, stack_key) != 0)
+	if (frame == 0 || !room_for_one(in, &in->stack_index, count, stack_hash))
 		return 0;
-	struct intern_table *t = &in->stack_index;
-	uint32_t h = hash_mix64(key) & (t->nslots - 1);
-	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1))
+	struct idindex *t = &in->stack_index;
+	uint32_t h = idindex_start(t, hash_mix64(key));
+	for (; t->slots[h]; h = idindex_next(t, h))
 		if (stack_key(in, t->slots[h]) == key)
 			return t->slots[h];
 	struct interned_stack *s = appendlog_reserve(in->stacks);

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "appendlog.h"
+#include "idindex.h"
 
 struct interned_func {
 	char *qualname;          /* UTF-8 as in the target; sanitize before display */
@@ -35,16 +36,11 @@ struct interned_stack {
 	uint32_t depth;
 };
 
-struct intern_table {
-	uint32_t *slots;       /* id, 0 = empty (ids start at 1 for frames and stacks) */
-	uint32_t nslots;       /* power of two */
-};
-
 struct intern {
 	struct appendlog *funcs;
 	struct appendlog *frames;
 	struct appendlog *stacks;
-	struct intern_table func_index, frame_index, stack_index;
+	struct idindex func_index, frame_index, stack_index;   /* content -> ID */
 };
 
 /* Most distinct stacks / frames kept; past that interning fails (returns 0). */

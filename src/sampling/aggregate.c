@@ -68,7 +68,7 @@ agg_free(struct aggregate *a)
 	occupants_free(&a->slots_at);
 	free(a->funcmap.of_interned);
 	free(a->funcs);
-	free(a->func_index);
+	idindex_free(&a->func_index);
 	memset(a, 0, sizeof *a);
 }
 
@@ -79,7 +79,8 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	/* Function identities stay valid; only counts go. */
 	struct agg_codemap funcmap = a->funcmap;
 	struct agg_func *funcs = a->funcs;
-	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap, *fidx = a->func_index, nfidx = a->nfunc_index;
+	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap;
+	struct idindex fidx = a->func_index;
 	free(a->entries);
 	free(a->threads);
 	free(a->exited_procs);
@@ -92,7 +93,6 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	a->nfuncs = nfuncs;
 	a->funcs_cap = fcap;
 	a->func_index = fidx;
-	a->nfunc_index = nfidx;
 	a->window_start_ns = now_ns;
 	/* Samples still in the ring were taken before the reset. */
 	if (ps && now_ns > ps->epoch_ns)
@@ -469,6 +469,13 @@ str_hash(const char *a, const char *b)
 }
 
 static uint32_t
+func_hash(const void *ctx, uint32_t id)
+{
+	const struct agg_func *f = &((const struct aggregate *)ctx)->funcs[id - 1];
+	return str_hash(f->qualname, f->filename);
+}
+
+static uint32_t
 func_of_interned(struct aggregate *a, uint32_t func_id)
 {
 	struct agg_codemap *cm = &a->funcmap;
@@ -478,27 +485,15 @@ func_of_interned(struct aggregate *a, uint32_t func_id)
 		return UINT32_MAX;
 	const struct interned_func *c =
 		intern_func_at(&a->procs->in, func_id);
-	if ((a->nfuncs + 1) * 2 > a->nfunc_index) {
-		uint32_t n = a->nfunc_index ? a->nfunc_index * 2 : 1024;
-		uint32_t *idx = calloc(n, sizeof *idx);
-		if (!idx)
-			return UINT32_MAX;
-		for (uint32_t i = 0; i < a->nfuncs; i++) {
-			uint32_t h = str_hash(a->funcs[i].qualname, a->funcs[i].filename) & (n - 1);
-			while (idx[h])
-				h = (h + 1) & (n - 1);
-			idx[h] = i + 1;
-		}
-		free(a->func_index);
-		a->func_index = idx;
-		a->nfunc_index = n;
-	}
-	uint32_t h = str_hash(c->qualname, c->filename) & (a->nfunc_index - 1);
-	for (; a->func_index[h]; h = (h + 1) & (a->nfunc_index - 1)) {
-		const struct agg_func *f = &a->funcs[a->func_index[h] - 1];
+	struct idindex *ix = &a->func_index;
+	if (!idindex_reserve(ix, 1, a->nfuncs + 1, 1024, func_hash, a))
+		return UINT32_MAX;
+	uint32_t h = idindex_start(ix, str_hash(c->qualname, c->filename));
+	for (; ix->slots[h]; h = idindex_next(ix, h)) {
+		const struct agg_func *f = &a->funcs[ix->slots[h] - 1];
 		if (strcmp(f->qualname, c->qualname) == 0 && strcmp(f->filename, c->filename) == 0) {
-			cm->of_interned[func_id] = a->func_index[h];
-			return a->func_index[h] - 1;
+			cm->of_interned[func_id] = ix->slots[h];
+			return ix->slots[h] - 1;
 		}
 	}
 	if (a->nfuncs == a->funcs_cap) {
@@ -511,7 +506,7 @@ func_of_interned(struct aggregate *a, uint32_t func_id)
 	}
 	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
 						.firstlineno = c->firstlineno};
-	a->func_index[h] = ++a->nfuncs;
+	ix->slots[h] = ++a->nfuncs;
 	cm->of_interned[func_id] = a->nfuncs;
 	return a->nfuncs - 1;
 }
@@ -561,28 +556,28 @@ entry_counts(const struct aggregate *a, const struct agg_query *q, const struct 
 	return k.proc == (uint32_t)q->proc;
 }
 
+static uint32_t
+row_key_hash(uint32_t func, int32_t line)
+{
+	return hash_mix64(((uint64_t)func << 32) | (uint32_t)line);
+}
+
+static uint32_t
+row_hash(const void *ctx, uint32_t id)
+{
+	const struct agg_row *r = &((const struct agg_table *)ctx)->rows[id - 1];
+	return row_key_hash(r->func, r->line);
+}
+
 static struct agg_row *
 row_for(struct agg_table *t, uint32_t func, int32_t line)
 {
-	if ((t->nrows + 1) * 2 > t->nindex) {
-		uint32_t n = t->nindex ? t->nindex * 2 : 1024;
-		uint32_t *idx = calloc(n, sizeof *idx);
-		if (!idx)
-			return NULL;
-		for (uint32_t i = 0; i < t->nrows; i++) {
-			uint32_t h = hash_mix64(((uint64_t)t->rows[i].func << 32) | (uint32_t)t->rows[i].line) &
-				     (n - 1);
-			while (idx[h])
-				h = (h + 1) & (n - 1);
-			idx[h] = i + 1;
-		}
-		free(t->index);
-		t->index = idx;
-		t->nindex = n;
-	}
-	uint32_t h = hash_mix64(((uint64_t)func << 32) | (uint32_t)line) & (t->nindex - 1);
-	for (; t->index[h]; h = (h + 1) & (t->nindex - 1)) {
-		struct agg_row *r = &t->rows[t->index[h] - 1];
+	struct idindex *ix = &t->index;
+	if (!idindex_reserve(ix, 1, t->nrows + 1, 1024, row_hash, t))
+		return NULL;
+	uint32_t h = idindex_start(ix, row_key_hash(func, line));
+	for (; ix->slots[h]; h = idindex_next(ix, h)) {
+		struct agg_row *r = &t->rows[ix->slots[h] - 1];
 		if (r->func == func && r->line == line)
 			return r;
 	}
@@ -596,7 +591,7 @@ row_for(struct agg_table *t, uint32_t func, int32_t line)
 	}
 	struct agg_row *r = &t->rows[t->nrows];
 	*r = (struct agg_row){.func = func, .line = line};
-	t->index[h] = ++t->nrows;
+	ix->slots[h] = ++t->nrows;
 	return r;
 }
 
@@ -621,17 +616,20 @@ agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter)
 	return func < a->nfuncs && matches_filter(&a->funcs[func], filter);
 }
 
-/* qsort has no context argument: the table being sorted, for comparators. */
-static const struct aggregate *sort_agg;
-static const struct agg_query *sort_q;
+/* What a table's rows are sorted by. */
+struct row_order {
+	const struct aggregate *a;
+	const struct agg_query *q;
+};
 
 static int
-cmp_rows(const void *pa, const void *pb)
+cmp_rows(const void *pa, const void *pb, void *ctx)
 {
+	const struct row_order *o = ctx;
 	const struct agg_row *x = pa, *y = pb;
-	const struct agg_func *fx = &sort_agg->funcs[x->func], *fy = &sort_agg->funcs[y->func];
+	const struct agg_func *fx = &o->a->funcs[x->func], *fy = &o->a->funcs[y->func];
 	int c = 0;
-	switch (sort_q->sort) {
+	switch (o->q->sort) {
 	case SORT_OWN:
 		c = x->own < y->own ? 1 : x->own > y->own ? -1 : 0;
 		if (!c)
@@ -657,7 +655,7 @@ cmp_rows(const void *pa, const void *pb)
 		c = strcmp(fx->qualname, fy->qualname);
 	if (!c)
 		c = (x->line > y->line) - (x->line < y->line);
-	return sort_q->ascending ? -c : c;
+	return o->q->ascending ? -c : c;
 }
 
 bool
@@ -665,8 +663,7 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 {
 	t->nrows = 0;
 	t->denominator = 0;
-	if (t->index)
-		memset(t->index, 0, t->nindex * sizeof *t->index);
+	idindex_clear(&t->index);
 	for (uint32_t i = 0; i < a->nslots; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
@@ -701,14 +698,12 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 				t->rows[k++] = t->rows[i];
 		t->nrows = k;
 		/* the index no longer matches the rows: rebuilt next time */
-		if (t->index)
-			memset(t->index, 0, t->nindex * sizeof *t->index);
+		idindex_clear(&t->index);
 	}
-	sort_agg = a;
-	sort_q = q;
+	struct row_order order = {a, q};
 	/* An empty table may have no rows array yet: qsort(NULL) is undefined. */
 	if (t->nrows > 1)
-		qsort(t->rows, t->nrows, sizeof *t->rows, cmp_rows);
+		qsort_r(t->rows, t->nrows, sizeof *t->rows, cmp_rows, &order);
 	return true;
 }
 
@@ -716,7 +711,7 @@ void
 agg_table_free(struct agg_table *t)
 {
 	free(t->rows);
-	free(t->index);
+	idindex_free(&t->index);
 	memset(t, 0, sizeof *t);
 }
 

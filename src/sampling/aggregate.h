@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idindex.h"
 #include "occupants.h"
 #include "procset.h"
 #include "ring.h"
@@ -102,9 +103,7 @@ struct agg_table {
 	struct agg_row *rows;
 	uint32_t nrows, cap;
 	uint64_t denominator;    /* samples in scope passing thread and mode */
-	/* row lookup while building */
-	uint32_t *index;
-	uint32_t nindex;
+	struct idindex index;    /* (function, line) -> row + 1, while building */
 };
 
 /* Callers and callees of one function. */
@@ -147,8 +146,7 @@ struct aggregate {
 	struct agg_codemap funcmap;          /* interned function -> funcs index + 1 */
 	struct agg_func *funcs;
 	uint32_t nfuncs, funcs_cap;
-	uint32_t *func_index;                /* hash on (qualname, filename) -> index + 1 */
-	uint32_t nfunc_index;
+	struct idindex func_index;           /* (qualname, filename) -> funcs index + 1 */
 	uint64_t stamp;
 };
 

@@ -35,28 +35,11 @@ slot_hash(uint32_t parent, uint32_t func, int32_t line)
 	return (uint32_t)k;
 }
 
-/* Index entries: the hash's upper bits as a tag beside node + 1, so a probe
- * rarely has to look at a node that is not the one sought. */
-#define TAG_OF(h) ((uint64_t)((h) | 1u) << 32)
-
-static bool
-grow_index(struct calltree *t)
+static uint32_t
+node_hash(const void *ctx, uint32_t id)
 {
-	uint32_t n = t->nindex ? t->nindex * 2 : 4096;
-	uint64_t *idx = calloc(n, sizeof *idx);
-	if (!idx)
-		return false;
-	for (uint32_t i = 1; i < t->n; i++) {
-		const struct ct_node *c = &t->nodes[i];
-		uint32_t hv = slot_hash(c->parent, c->func, c->line), h = hv & (n - 1);
-		while (idx[h])
-			h = (h + 1) & (n - 1);
-		idx[h] = TAG_OF(hv) | (i + 1);
-	}
-	free(t->index);
-	t->index = idx;
-	t->nindex = n;
-	return true;
+	const struct ct_node *c = &((const struct calltree *)ctx)->nodes[id - 1];
+	return slot_hash(c->parent, c->func, c->line);
 }
 
 static uint32_t
@@ -78,13 +61,13 @@ new_node(struct calltree *t)
 static uint32_t
 child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
 {
-	if ((t->n + 1) * 2 > t->nindex && !grow_index(t))
+	/* Node 0, the root, is no one's child: IDs 2..n are in the index. */
+	struct idindex *ix = &t->index;
+	if (!idindex_reserve(ix, 2, t->n + 1, 4096, node_hash, t))
 		return UINT32_MAX;
-	uint32_t hv = slot_hash(parent, func, line), h = hv & (t->nindex - 1);
-	for (; t->index[h]; h = (h + 1) & (t->nindex - 1)) {
-		if ((t->index[h] & ~0xffffffffull) != TAG_OF(hv))
-			continue;
-		uint32_t i = (uint32_t)t->index[h] - 1;
+	uint32_t h = idindex_start(ix, slot_hash(parent, func, line));
+	for (; ix->slots[h]; h = idindex_next(ix, h)) {
+		uint32_t i = ix->slots[h] - 1;
 		const struct ct_node *c = &t->nodes[i];
 		if (c->parent == parent && c->func == func && c->line == line)
 			return i;
@@ -98,7 +81,7 @@ child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
 	c->parent = parent;
 	c->depth = t->nodes[parent].depth + 1;
 	c->key = path_key(t->nodes[parent].key, func, line);
-	t->index[h] = TAG_OF(hv) | (i + 1);
+	ix->slots[h] = i + 1;
 	return i;
 }
 
@@ -215,13 +198,11 @@ stack_matches(struct aggregate *a, struct calltree *t, struct ct_memo *m, const 
 	return yes;
 }
 
-/* qsort has no context argument. */
-static const struct ct_node *sort_nodes;
-
 static int
-cmp_kids(const void *pa, const void *pb)
+cmp_kids(const void *pa, const void *pb, void *ctx)
 {
-	const struct ct_node *x = &sort_nodes[*(const uint32_t *)pa], *y = &sort_nodes[*(const uint32_t *)pb];
+	const struct ct_node *nodes = ctx;
+	const struct ct_node *x = &nodes[*(const uint32_t *)pa], *y = &nodes[*(const uint32_t *)pb];
 	if (x->total != y->total)
 		return x->total < y->total ? 1 : -1;
 	/* Ties: a stable order between refreshes. */
@@ -234,8 +215,7 @@ reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
 {
 	t->n = 0;
 	t->nkids_built = 0;
-	if (t->index)
-		memset(t->index, 0, t->nindex * sizeof *t->index);
+	idindex_clear(&t->index);
 	if (++t->gen >= 0x7fffffffu) {
 		t->gen = 1;
 		struct ct_memo *m = &t->memo;
@@ -346,8 +326,7 @@ calltree_kids(struct calltree *t, uint32_t node)
 	if (p->sorted != t->build) {
 		p->sorted = t->build;
 		if (p->nkids > 1) {
-			sort_nodes = t->nodes;
-			qsort(t->kids + p->kids, p->nkids, sizeof *t->kids, cmp_kids);
+			qsort_r(t->kids + p->kids, p->nkids, sizeof *t->kids, cmp_kids, t->nodes);
 		}
 	}
 	return t->kids + p->kids;
@@ -369,7 +348,7 @@ calltree_free(struct calltree *t)
 {
 	free(t->nodes);
 	free(t->kids);
-	free(t->index);
+	idindex_free(&t->index);
 	free(t->memo.memo);
 	free(t->memo.memo_gen);
 	free(t->memo.memo_match);

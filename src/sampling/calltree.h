@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "aggregate.h"
+#include "idindex.h"
 
 /* Depth shown by default: deeper frames (deep recursion) are cut there and
  * their samples counted in the node at the cap (`cut`). */
@@ -55,8 +56,7 @@ struct calltree {
 	uint32_t deepest;        /* deepest stack counted (frames) */
 	uint64_t cut;            /* samples cut by the depth cap, over the whole tree */
 	/* building */
-	uint64_t *index;         /* (parent, func, line) -> tag << 32 | node + 1 */
-	uint32_t nindex;
+	struct idindex index;    /* (parent, func, line) -> node + 1 */
 	struct ct_memo memo;     /* per stack ID (one intern for every process) */
 	uint32_t gen;
 	uint32_t *scratch;       /* stack IDs on the way up */

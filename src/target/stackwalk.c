@@ -12,6 +12,7 @@
 #include "cycle.h"
 #include "grow.h"
 #include "hash.h"
+#include "idindex.h"
 #include "stackwalk.h"
 #include "tidmap.h"
 #include "taskinfo.h"
@@ -617,37 +618,25 @@ stackwalk_epoch(const struct stackwalk *w)
 
 static bool add_seg(struct stackwalk *w, uint64_t addr, void *buf, size_t len);
 
-/* The old list's entries by thread-state address, for a rebuild: open
- * addressing over their indices + 1 (0: empty). */
-struct old_index {
-	uint32_t *slots;
-	uint32_t mask;
-};
+/* The old list's entries by thread-state address, for a rebuild: IDs are
+ * their indices + 1. */
+static uint32_t
+old_hash(const void *old, uint32_t id)
+{
+	return hash_mix64(((const struct tcache *)old)[id - 1].tstate);
+}
 
 static bool
-old_index_build(struct old_index *x, const struct tcache *old, uint32_t nold)
+old_index_build(struct idindex *x, const struct tcache *old, uint32_t nold)
 {
-	uint32_t size = 16;
-	while (size < 2 * nold)
-		size *= 2;
-	x->slots = calloc(size, sizeof *x->slots);
-	if (!x->slots)
-		return false;
-	x->mask = size - 1;
-	for (uint32_t k = 0; k < nold; k++) {
-		uint32_t h = hash_mix64(old[k].tstate) & x->mask;
-		while (x->slots[h])
-			h = (h + 1) & x->mask;
-		x->slots[h] = k + 1;
-	}
-	return true;
+	return idindex_reserve(x, 1, nold + 1, 16, old_hash, old);
 }
 
 /* The old entry at thread state ts not yet moved to the new list, or -1. */
 static int64_t
-old_index_find(const struct old_index *x, const struct tcache *old, uint64_t ts)
+old_index_find(const struct idindex *x, const struct tcache *old, uint64_t ts)
 {
-	for (uint32_t h = hash_mix64(ts) & x->mask; x->slots[h]; h = (h + 1) & x->mask)
+	for (uint32_t h = idindex_start(x, hash_mix64(ts)); x->slots[h]; h = idindex_next(x, h))
 		if (old[x->slots[h] - 1].tstate == ts)
 			return x->slots[h] - 1;
 	return -1;
@@ -668,7 +657,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	uint32_t n = 0, cap = 0;
 	tt_status st = TT_OK;
 	w->c.list_rebuilds++;
-	struct old_index index = {0};
+	struct idindex index = {0};
 	uint8_t **oldbuf = calloc(nold ? nold : 1, sizeof *oldbuf);
 	if (!oldbuf || !old_index_build(&index, old, nold)) {
 		free(oldbuf);
@@ -777,7 +766,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	for (uint32_t k = 0; k < n && st == TT_OK; k++)
 		if (fresh[k].slot == UINT32_MAX)
 			st = new_slot(w, &fresh[k], iv->id, now, err);
-	free(index.slots);
+	idindex_free(&index);
 	free(oldbuf);
 	if (st != TT_OK) {
 		/* Keep the old list; the caller retries next sample. Caches moved
