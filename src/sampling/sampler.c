@@ -188,7 +188,9 @@ read_schedstat(struct sampler *s, uint64_t now)
 	if (own_schedstat(&on, &wait)) {
 		stat_set(&s->stats.sched_cpu_ns, on);
 		stat_set(&s->stats.sched_wait_ns, wait);
-		gentle_check(&s->gentle, now, wait);
+		struct gentle_counts gc = {wait, atomic_load_explicit(&s->stats.samples, memory_order_relaxed),
+					   atomic_load_explicit(&s->stats.missed, memory_order_relaxed)};
+		gentle_check(&s->gentle, now, &gc);
 		stat_set(&s->stats.sched_idle_ns, s->gentle.idle_ns);
 		stat_set(&s->stats.sched_fallbacks, s->gentle.fallbacks);
 	}
@@ -439,7 +441,8 @@ sampler_main(void *arg)
 	/* At max rate the sampler is asked for all the CPU it can get: a
 	 * target thread preempting it mid-pass only stretches the pass (bench
 	 * on a churning pool of 500: half the rate; under ASan, 40% torn). */
-	gentle_start(&s->gentle, s->cfg.interval_ns != 0, clock_now_ns(), wait);
+	struct gentle_counts gc = {wait, 0, 0};
+	gentle_start(&s->gentle, s->cfg.interval_ns != 0, clock_now_ns(), &gc);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		uint64_t t0 = clock_now_ns();
 		if (s->cfg.duration_ns && t0 - s->start_ns >= s->cfg.duration_ns) {
