@@ -210,17 +210,20 @@ sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, c
 	double waited = (double)wait / (double)elapsed;
 	double ran = (double)atomic_load_explicit(&st->sched_cpu_ns, memory_order_relaxed) /
 		     (double)elapsed;
-	/* Busy all the time and mostly running: the work is too much, even if
-	 * it also waited; otherwise a sampler that waits is starved. */
-	bool overloaded = ran + waited >= 0.9 && ran >= waited;
+	/* A pass's wall time, not the CPU time: between short deadlines the
+	 * sampler spins, and a host's stolen time counts as running. */
+	double per_pass_us =
+		(double)atomic_load_explicit(&st->busy_ns, memory_order_relaxed) / (double)passes / 1e3;
+	double budget_us = 1e6 / (rate_hz * (procs ? procs : 1));
+	/* Passes longer than the rate leaves: the work is too much, even if
+	 * the sampler also waited, unless it mostly waited (then its passes
+	 * are long because they are interrupted). Otherwise a sampler that
+	 * waits is starved. */
+	bool overloaded = per_pass_us >= budget_us && ran >= waited;
 	if (waited >= 0.1 && !overloaded) {
 		snprintf(buf, len, "short of CPU: waited for one %.0f%% of the time", 100 * waited);
 		return;
 	}
-	/* (Not its CPU time: between short deadlines it spins.) */
-	double per_pass_us =
-		(double)atomic_load_explicit(&st->busy_ns, memory_order_relaxed) / (double)passes / 1e3;
-	double budget_us = 1e6 / (rate_hz * (procs ? procs : 1));
 	snprintf(buf, len, budget_us < 10 ? "a pass takes %.1f us, the rate leaves %.1f us"
 					  : "a pass takes %.0f us, the rate leaves %.0f us",
 		 per_pass_us, budget_us);
