@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "theme.h"
 #include "ui.h"
 
@@ -17,14 +18,8 @@
 static void
 push_box(struct treeviews *tv, uint32_t node, int x0, int x1, int level)
 {
-	if (tv->nboxes == tv->boxes_cap) {
-		uint32_t n = tv->boxes_cap ? tv->boxes_cap * 2 : 512;
-		struct fv_box *b = realloc(tv->boxes, n * sizeof *b);
-		if (!b)
-			return;
-		tv->boxes = b;
-		tv->boxes_cap = n;
-	}
+	if (!grow_array((void **)&tv->boxes, &tv->boxes_cap, tv->nboxes + 1, sizeof *tv->boxes))
+		return;
 	tv->boxes[tv->nboxes++] = (struct fv_box){.node = node, .x0 = x0, .x1 = x1, .level = level};
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "grow.h"
 #include "procmaps.h"
 #include "taskwatch.h"
 #include "tasksview.h"
@@ -116,14 +117,8 @@ task_by_id(const struct tasks_ui *t, uint64_t id)
 static void
 add_row(struct tasks_ui *t, enum row_kind kind, uint32_t a, uint32_t b)
 {
-	if (t->nrows == t->cap) {
-		uint32_t ncap = t->cap ? t->cap * 2 : 256;
-		struct trow *n = realloc(t->rows, ncap * sizeof *n);
-		if (!n)
-			return;
-		t->rows = n;
-		t->cap = ncap;
-	}
+	if (!grow_array((void **)&t->rows, &t->cap, t->nrows + 1, sizeof *t->rows))
+		return;
 	t->rows[t->nrows++] = (struct trow){kind, a, b};
 }
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "grow.h"
 #include "theme.h"
 #include "ui.h"
 
@@ -180,14 +181,8 @@ static void
 push_row(struct treeviews *tv, uint32_t node, uint32_t depth, uint8_t kind, uint32_t nfold,
 	 uint64_t samples)
 {
-	if (tv->nrows == tv->rows_cap) {
-		uint32_t n = tv->rows_cap ? tv->rows_cap * 2 : 256;
-		struct tv_row *r = realloc(tv->rows, n * sizeof *r);
-		if (!r)
-			return;
-		tv->rows = r;
-		tv->rows_cap = n;
-	}
+	if (!grow_array((void **)&tv->rows, &tv->rows_cap, tv->nrows + 1, sizeof *tv->rows))
+		return;
 	tv->rows[tv->nrows++] = (struct tv_row){.node = node, .depth = depth, .kind = kind,
 						.nfold = nfold, .samples = samples};
 }

@@ -496,14 +496,8 @@ func_of_interned(struct aggregate *a, uint32_t func_id)
 			return ix->slots[h] - 1;
 		}
 	}
-	if (a->nfuncs == a->funcs_cap) {
-		uint32_t n = a->funcs_cap ? a->funcs_cap * 2 : 256;
-		struct agg_func *f = realloc(a->funcs, n * sizeof *f);
-		if (!f)
-			return UINT32_MAX;
-		a->funcs = f;
-		a->funcs_cap = n;
-	}
+	if (!grow_array((void **)&a->funcs, &a->funcs_cap, a->nfuncs + 1, sizeof *a->funcs))
+		return UINT32_MAX;
 	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
 						.firstlineno = c->firstlineno};
 	ix->slots[h] = ++a->nfuncs;
@@ -581,14 +575,8 @@ row_for(struct agg_table *t, uint32_t func, int32_t line)
 		if (r->func == func && r->line == line)
 			return r;
 	}
-	if (t->nrows == t->cap) {
-		uint32_t n = t->cap ? t->cap * 2 : 256;
-		struct agg_row *rows = realloc(t->rows, n * sizeof *rows);
-		if (!rows)
-			return NULL;
-		t->rows = rows;
-		t->cap = n;
-	}
+	if (!grow_array((void **)&t->rows, &t->cap, t->nrows + 1, sizeof *t->rows))
+		return NULL;
 	struct agg_row *r = &t->rows[t->nrows];
 	*r = (struct agg_row){.func = func, .line = line};
 	ix->slots[h] = ++t->nrows;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "calltree.h"
+#include "grow.h"
 #include "hash.h"
 #include "intern.h"
 #include "stackwalk.h"
@@ -45,14 +46,8 @@ node_hash(const void *ctx, uint32_t id)
 static uint32_t
 new_node(struct calltree *t)
 {
-	if (t->n == t->cap) {
-		uint32_t n = t->cap ? t->cap * 2 : 1024;
-		struct ct_node *nodes = realloc(t->nodes, n * sizeof *nodes);
-		if (!nodes)
-			return UINT32_MAX;
-		t->nodes = nodes;
-		t->cap = n;
-	}
+	if (!grow_array((void **)&t->nodes, &t->cap, t->n + 1, sizeof *t->nodes))
+		return UINT32_MAX;
 	memset(&t->nodes[t->n], 0, sizeof t->nodes[t->n]);
 	return t->n++;
 }
@@ -124,14 +119,8 @@ memo_of(struct calltree *t, const struct aggregate *a)
 static bool
 push_scratch(struct calltree *t, uint32_t v)
 {
-	if (t->nscratch == t->scratch_cap) {
-		uint32_t n = t->scratch_cap ? t->scratch_cap * 2 : 256;
-		uint32_t *s = realloc(t->scratch, n * sizeof *s);
-		if (!s)
-			return false;
-		t->scratch = s;
-		t->scratch_cap = n;
-	}
+	if (!grow_array((void **)&t->scratch, &t->scratch_cap, t->nscratch + 1, sizeof *t->scratch))
+		return false;
 	t->scratch[t->nscratch++] = v;
 	return true;
 }

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "discover.h"
 #include "follow.h"
+#include "grow.h"
 #include "readfile.h"
 #include "sampler.h"
 #include "unwinder.h"
@@ -252,22 +253,13 @@ flush_pending(struct sampler *s, uint64_t now, bool all)
 static void
 fold(struct sampler *s, const struct walk_thread *t, uint64_t now)
 {
-	if (t->slot >= s->npending) {
-		uint32_t n = s->npending ? s->npending : 64;
-		while (n <= t->slot)
-			n *= 2;
-		struct pending_record *p = realloc(s->pending, n * sizeof *p);
-		if (!p) {
-			/* No memory to fold: pass the sample straight on. */
-			struct sample_record rec = {.time_ns = now - s->start_ns, .stack_id = t->stack_id,
-						    .thread_slot = (uint16_t)t->slot, .state = (uint8_t)t->state,
-						    .weight = 1};
-			push_record(s, &rec);
-			return;
-		}
-		memset(p + s->npending, 0, (n - s->npending) * sizeof *p);
-		s->pending = p;
-		s->npending = n;
+	if (!grow_array((void **)&s->pending, &s->npending, t->slot + 1, sizeof *s->pending)) {
+		/* No memory to fold: pass the sample straight on. */
+		struct sample_record rec = {.time_ns = now - s->start_ns, .stack_id = t->stack_id,
+					    .thread_slot = (uint16_t)t->slot, .state = (uint8_t)t->state,
+					    .weight = 1};
+		push_record(s, &rec);
+		return;
 	}
 	struct pending_record *p = &s->pending[t->slot];
 	uint8_t state = (uint8_t)t->state;
@@ -385,16 +377,10 @@ adopt(struct sampler *s, uint64_t now)
 		if (p->adopted || procset_state(p) != PROC_LIVE)
 			continue;   /* sampled already, or published as a failure to attach */
 		p->adopted = true;
-		if (s->nrun == s->run_cap) {
-			uint32_t cap = s->run_cap ? s->run_cap * 2 : 8;
-			struct proc_run *r = realloc(s->run, cap * sizeof *r);
-			if (!r) {
-				/* Not sampled; say so rather than pretend. */
-				procset_end(&s->procs, i, PROC_LOST, "out of memory", now);
-				continue;
-			}
-			s->run = r;
-			s->run_cap = cap;
+		if (!grow_array((void **)&s->run, &s->run_cap, s->nrun + 1, sizeof *s->run)) {
+			/* Not sampled; say so rather than pretend. */
+			procset_end(&s->procs, i, PROC_LOST, "out of memory", now);
+			continue;
 		}
 		struct proc_run *r = &s->run[s->nrun++];
 		*r = (struct proc_run){.index = i, .next = now};

@@ -990,16 +990,8 @@ span_lookup(const struct stackwalk *w, const struct tcache *tc, uint64_t addr, s
 static tt_status
 chain_reserve(struct stackwalk *w, uint32_t n, struct tt_error *err)
 {
-	if (n <= w->chain_cap)
-		return TT_OK;
-	uint32_t cap = w->chain_cap ? w->chain_cap : 256;
-	while (cap < n)
-		cap *= 2;
-	struct cframe *c = realloc(w->chain, cap * sizeof *c);
-	if (!c)
+	if (!grow_array((void **)&w->chain, &w->chain_cap, n, sizeof *w->chain))
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
-	w->chain = c;
-	w->chain_cap = cap;
 	return TT_OK;
 }
 
@@ -1062,16 +1054,8 @@ splice_prefix(struct stackwalk *w, struct tcache *tc, uint32_t n, uint32_t align
 	uint32_t reused = matched + rest;
 	bool identical = n == align + 1 && matched == n;
 	if (!identical) {
-		if (n + rest > tc->cap) {
-			uint32_t cap = tc->cap ? tc->cap : 64;
-			while (cap < n + rest)
-				cap *= 2;
-			struct cframe *g = realloc(tc->frames, cap * sizeof *g);
-			if (!g)
-				return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
-			tc->frames = g;
-			tc->cap = cap;
-		}
+		if (!grow_array((void **)&tc->frames, &tc->cap, n + rest, sizeof *tc->frames))
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
 		if (n != align + 1)
 			memmove(&tc->frames[n], &tc->frames[align + 1], rest * sizeof *tc->frames);
 		tt_status st = intern_upward(w, w->chain, (int32_t)n - 1,

@@ -6,6 +6,7 @@
 
 #include "bytes.h"
 #include "cycle.h"
+#include "grow.h"
 #include "taskinfo.h"
 #include "unwinder.h"
 
@@ -39,14 +40,8 @@ tt_sample_free(struct tt_sample *s)
 static tt_status
 push_frame(struct tt_sample *s, struct tt_frame f, struct tt_error *err)
 {
-	if (s->nframes == s->frames_cap) {
-		uint32_t ncap = s->frames_cap ? s->frames_cap * 2 : 1024;
-		struct tt_frame *n = realloc(s->frames, ncap * sizeof *n);
-		if (!n)
-			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
-		s->frames = n;
-		s->frames_cap = ncap;
-	}
+	if (!grow_array((void **)&s->frames, &s->frames_cap, s->nframes + 1, sizeof *s->frames))
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for frames");
 	s->frames[s->nframes++] = f;
 	return TT_OK;
 }
@@ -54,14 +49,8 @@ push_frame(struct tt_sample *s, struct tt_frame f, struct tt_error *err)
 static tt_status
 push_thread(struct tt_sample *s, struct tt_thread **out, struct tt_error *err)
 {
-	if (s->nthreads == s->threads_cap) {
-		uint32_t ncap = s->threads_cap ? s->threads_cap * 2 : 64;
-		struct tt_thread *n = realloc(s->threads, ncap * sizeof *n);
-		if (!n)
-			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
-		s->threads = n;
-		s->threads_cap = ncap;
-	}
+	if (!grow_array((void **)&s->threads, &s->threads_cap, s->nthreads + 1, sizeof *s->threads))
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
 	*out = &s->threads[s->nthreads++];
 	memset(*out, 0, sizeof **out);
 	return TT_OK;
