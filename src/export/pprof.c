@@ -11,7 +11,9 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "grow.h"
 #include "hash.h"
+#include "idindex.h"
 #include "pprof.h"
 #include "protobuf.h"
 #include "sanitize.h"
@@ -38,34 +40,20 @@ enum {
 struct strtab {
 	char **strs;
 	uint32_t count, cap;
-	uint32_t *slots;     /* index + 1, 0 = empty */
-	uint32_t nslots;
+	struct idindex index;   /* ids: a string's index + 1 */
 	bool oom;
 };
 
 static uint32_t
 str_hash(const char *s)
 {
-	return hash_mix64(hash_fnv(HASH_FNV_SEED, s));
+	return (uint32_t)hash_mix64(hash_fnv(HASH_FNV_SEED, s));
 }
 
-static bool
-strtab_grow(struct strtab *t)
+static uint32_t
+strtab_hash(const void *ctx, uint32_t id)
 {
-	uint32_t n = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *s = calloc(n, sizeof *s);
-	if (!s)
-		return false;
-	for (uint32_t i = 0; i < t->count; i++) {
-		uint32_t h = str_hash(t->strs[i]) & (n - 1);
-		while (s[h])
-			h = (h + 1) & (n - 1);
-		s[h] = i + 1;
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nslots = n;
-	return true;
+	return str_hash(((const struct strtab *)ctx)->strs[id - 1]);
 }
 
 static int64_t
@@ -73,27 +61,20 @@ strtab_add(struct strtab *t, const char *s)
 {
 	if (t->oom)
 		return 0;
-	if ((t->count + 1) * 2 > t->nslots && !strtab_grow(t))
+	struct idindex *ix = &t->index;
+	if (!idindex_reserve(ix, 1, t->count + 1, 1024, strtab_hash, t))
 		goto oom;
-	uint32_t h = str_hash(s) & (t->nslots - 1);
-	while (t->slots[h]) {
-		if (strcmp(t->strs[t->slots[h] - 1], s) == 0)
-			return t->slots[h] - 1;
-		h = (h + 1) & (t->nslots - 1);
-	}
-	if (t->count == t->cap) {
-		uint32_t cap = t->cap ? t->cap * 2 : 256;
-		char **n = realloc(t->strs, cap * sizeof *n);
-		if (!n)
-			goto oom;
-		t->strs = n;
-		t->cap = cap;
-	}
+	uint32_t i = idindex_start(ix, str_hash(s));
+	for (; ix->slots[i]; i = idindex_next(ix, i))
+		if (strcmp(t->strs[ix->slots[i] - 1], s) == 0)
+			return ix->slots[i] - 1;
 	char *copy = strdup(s);
-	if (!copy)
+	if (!copy || !grow_array((void **)&t->strs, &t->cap, t->count + 1, sizeof *t->strs)) {
+		free(copy);
 		goto oom;
+	}
 	t->strs[t->count] = copy;
-	t->slots[h] = ++t->count;
+	ix->slots[i] = ++t->count;
 	return t->count - 1;
 oom:
 	t->oom = true;
@@ -115,7 +96,7 @@ strtab_free(struct strtab *t)
 	for (uint32_t i = 0; i < t->count; i++)
 		free(t->strs[i]);
 	free(t->strs);
-	free(t->slots);
+	idindex_free(&t->index);
 }
 
 static void
@@ -149,30 +130,50 @@ put_labels(struct pb *out, struct pb *tmp, const struct label *l, int n)
 	}
 }
 
-/* Functions deduplicated by (name, file, start line) string indices. */
-struct functab {
-	uint64_t *keys;      /* name | file << 32 (both < 2^32) */
-	int32_t *starts;
-	uint32_t *ids;       /* 0 = empty */
-	uint32_t nslots, count;
+/* Functions deduplicated by (name, file, start line) string indices; a
+ * function's id is its index + 1. */
+struct pfunc {
+	uint64_t key;        /* name | file << 32 (both < 2^32) */
+	int32_t start;
 };
 
+struct functab {
+	struct pfunc *funcs;
+	uint32_t count, cap;
+	struct idindex index;
+};
+
+static uint32_t
+pfunc_hash(uint64_t key, int32_t start)
+{
+	return (uint32_t)hash_mix64(key ^ (uint64_t)(uint32_t)start * 0x9E3779B97F4A7C15ull);
+}
+
+static uint32_t
+functab_hash(const void *ctx, uint32_t id)
+{
+	const struct pfunc *f = &((const struct functab *)ctx)->funcs[id - 1];
+	return pfunc_hash(f->key, f->start);
+}
+
+/* The function's id, 0 when memory is short; *created when new. */
 static uint32_t
 functab_get(struct functab *t, int64_t name, int64_t file, int32_t start, bool *created)
 {
 	uint64_t key = (uint64_t)name | (uint64_t)file << 32;
-	uint32_t h = hash_mix64(key ^ (uint64_t)(uint32_t)start * 0x9E3779B97F4A7C15ull) &
-		     (t->nslots - 1);
-	while (t->ids[h]) {
-		if (t->keys[h] == key && t->starts[h] == start) {
-			*created = false;
-			return t->ids[h];
-		}
-		h = (h + 1) & (t->nslots - 1);
+	struct idindex *ix = &t->index;
+	*created = false;
+	if (!idindex_reserve(ix, 1, t->count + 1, 1024, functab_hash, t) ||
+	    !grow_array((void **)&t->funcs, &t->cap, t->count + 1, sizeof *t->funcs))
+		return 0;
+	uint32_t i = idindex_start(ix, pfunc_hash(key, start));
+	for (; ix->slots[i]; i = idindex_next(ix, i)) {
+		const struct pfunc *f = &t->funcs[ix->slots[i] - 1];
+		if (f->key == key && f->start == start)
+			return ix->slots[i];
 	}
-	t->keys[h] = key;
-	t->starts[h] = start;
-	t->ids[h] = ++t->count;
+	t->funcs[t->count] = (struct pfunc){.key = key, .start = start};
+	ix->slots[i] = ++t->count;
 	*created = true;
 	return t->count;
 }
@@ -215,53 +216,174 @@ gzip_to(FILE *f, const uint8_t *data, size_t len)
 	return rc;
 }
 
+/* The message as it is built: its tables, and the frames and functions
+ * given a Location and a Function so far (over the one intern every
+ * process shares; 0: not yet). */
+struct pprof_build {
+	struct pb out, tmp, sub;
+	struct strtab st;
+	struct functab ft;
+	uint32_t *loc_of, *func_of;
+	uint32_t nlocs;
+	uint32_t *locs, locs_cap;     /* one sample's stack */
+	uint32_t no_frames_loc;       /* "<no Python frames>", made when needed */
+	int64_t s_tid, s_tname, s_pid;
+};
+
+/* A Function; one without source (no Python frames) has a name only. */
+static void
+put_function(struct pprof_build *b, uint32_t id, int64_t name, int64_t file, int32_t start,
+	     bool has_source)
+{
+	pb_reset(&b->tmp);
+	pb_uint(&b->tmp, FUNCTION_ID, id);
+	pb_uint(&b->tmp, FUNCTION_NAME, (uint64_t)name);
+	if (has_source) {
+		pb_uint(&b->tmp, FUNCTION_FILENAME, (uint64_t)file);
+		pb_uint(&b->tmp, FUNCTION_START_LINE, (uint64_t)(int64_t)start);
+	}
+	pb_bytes(&b->out, PROFILE_FUNCTION, b->tmp.buf, b->tmp.len);
+}
+
+/* A new Location: one line of one function (or the function alone). */
+static uint32_t
+put_location(struct pprof_build *b, uint32_t func, int32_t line, bool has_line)
+{
+	uint32_t id = ++b->nlocs;
+	pb_reset(&b->sub);
+	pb_uint(&b->sub, LINE_FUNCTION_ID, func);
+	if (has_line)
+		pb_uint(&b->sub, LINE_LINE, (uint64_t)(int64_t)line);
+	pb_reset(&b->tmp);
+	pb_uint(&b->tmp, LOCATION_ID, id);
+	pb_uint(&b->tmp, LOCATION_MAPPING_ID, 1);
+	pb_bytes(&b->tmp, LOCATION_LINE, b->sub.buf, b->sub.len);
+	pb_bytes(&b->out, PROFILE_LOCATION, b->tmp.buf, b->tmp.len);
+	return id;
+}
+
+/* The Location of interned frame `fid`, made with its Function on first
+ * use; 0 when memory is short. */
+static uint32_t
+location_of(struct pprof_build *b, const struct intern *in, uint32_t fid)
+{
+	if (b->loc_of[fid])
+		return b->loc_of[fid];
+	const struct interned_frame *fr = intern_frame_at(in, fid);
+	if (!b->func_of[fr->func_id]) {
+		const struct interned_func *c = intern_func_at(in, fr->func_id);
+		int64_t name = strtab_add_target(&b->st, c->qualname);
+		int64_t file = strtab_add_target(&b->st, c->filename);
+		bool created;
+		uint32_t id = functab_get(&b->ft, name, file, c->firstlineno, &created);
+		if (!id)
+			return 0;
+		if (created)
+			put_function(b, id, name, file, c->firstlineno, true);
+		b->func_of[fr->func_id] = id;
+	}
+	return b->loc_of[fid] = put_location(b, b->func_of[fr->func_id], fr->line, true);
+}
+
+/* The one Location of samples without Python frames. */
+static uint32_t
+no_frames_location(struct pprof_build *b)
+{
+	if (!b->no_frames_loc) {
+		int64_t name = strtab_add(&b->st, "<no Python frames>");
+		bool created;
+		uint32_t id = functab_get(&b->ft, name, 0, 0, &created);
+		if (!id)
+			return 0;
+		if (created)
+			put_function(b, id, name, 0, 0, false);
+		b->no_frames_loc = put_location(b, id, 0, false);
+	}
+	return b->no_frames_loc;
+}
+
+/* One Sample: the entry's stack (innermost first, as profile.proto wants),
+ * its counts and its thread's labels. false when memory is short. */
+static bool
+put_sample(struct pprof_build *b, const struct profile_entry *e, const struct procset *ps,
+	   const struct proc_info *proc, const struct export_meta *meta)
+{
+	const struct intern *in = &ps->in;
+	uint32_t n = 0;
+	for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
+		uint32_t loc = location_of(b, in, intern_stack_at(in, s)->frame);
+		if (!loc || !grow_array((void **)&b->locs, &b->locs_cap, n + 1, sizeof *b->locs))
+			return false;
+		b->locs[n++] = loc;
+	}
+	if (n == 0) {
+		uint32_t loc = no_frames_location(b);
+		if (!loc || !grow_array((void **)&b->locs, &b->locs_cap, 1, sizeof *b->locs))
+			return false;
+		b->locs[n++] = loc;
+	}
+	/* (location_of writes through tmp and sub: the stack is gathered first.) */
+	pb_reset(&b->tmp);
+	pb_reset(&b->sub);
+	for (uint32_t k = 0; k < n; k++)
+		pb_varint(&b->sub, b->locs[k]);
+	pb_bytes(&b->tmp, SAMPLE_LOCATION_ID, b->sub.buf, b->sub.len);
+	pb_reset(&b->sub);
+	pb_varint(&b->sub, e->weight);
+	pb_varint(&b->sub, e->weight * meta->period_ns);
+	pb_bytes(&b->tmp, SAMPLE_VALUE, b->sub.buf, b->sub.len);
+
+	struct label labels[4];
+	int nl = 0;
+	if (profile_entry_thread(ps, e) != PROFILE_EXITED_SLOT) {
+		const struct thread_slot *ts = procset_slot(ps, e->thread_slot);
+		const char *tname = atomic_load_explicit(&((struct thread_slot *)ts)->name,
+							 memory_order_acquire);
+		labels[nl++] = (struct label){.key = b->s_tid, .num = (int64_t)ts->native_tid};
+		labels[nl++] = (struct label){.key = b->s_tname,
+					      .str = strtab_add_target(&b->st, tname ? tname : "?")};
+	} else { /* threads that left (the live view's bucket, slots given away) */
+		labels[nl++] = (struct label){.key = b->s_tname,
+					      .str = strtab_add(&b->st, "exited threads")};
+	}
+	if (meta->per_process && proc)
+		labels[nl++] = (struct label){.key = b->s_pid, .num = (int64_t)proc->pid};
+	put_labels(&b->tmp, &b->sub, labels, nl);
+	pb_bytes(&b->out, PROFILE_SAMPLE, b->tmp.buf, b->tmp.len);
+	return true;
+}
+
 int
 pprof_write(const struct profile *p, const struct procset *ps,
 	    const struct export_meta *meta, FILE *f)
 {
-	/* Frame ID -> location ID and interned function -> function ID (0:
-	 * not yet), over the one intern every process shares. */
-	uint32_t nf = appendlog_count(ps->in.frames), ncodes = appendlog_count(ps->in.funcs);
-	uint32_t *loc_of = calloc(nf + 1, sizeof *loc_of);
-	uint32_t *func_of = calloc(ncodes + 1, sizeof *func_of);
-	struct strtab st = {0};
-	struct pb out = {0}, tmp = {0}, sub = {0};
-	struct functab ft = {0};
-	uint64_t *locs = NULL;
-	uint32_t loc_cap = 0;
+	struct pprof_build b = {0};
 	int rc = -1;
-	if (!loc_of || !func_of)
-		goto done;
-	ft.nslots = 1024;
-	while (ft.nslots < ncodes * 2 + 2)
-		ft.nslots *= 2;
-	ft.keys = calloc(ft.nslots, sizeof *ft.keys);
-	ft.starts = calloc(ft.nslots, sizeof *ft.starts);
-	ft.ids = calloc(ft.nslots, sizeof *ft.ids);
-	if (!ft.keys || !ft.starts || !ft.ids)
+	b.loc_of = calloc(appendlog_count(ps->in.frames) + 1, sizeof *b.loc_of);
+	b.func_of = calloc(appendlog_count(ps->in.funcs) + 1, sizeof *b.func_of);
+	if (!b.loc_of || !b.func_of)
 		goto done;
 
-	strtab_add(&st, "");
+	strtab_add(&b.st, "");
 	const char *time_type = meta->mode == PROFILE_CPU ? "cpu" :
 				meta->mode == PROFILE_GIL ? "gil" : "wall";
-	int64_t s_samples = strtab_add(&st, "samples"), s_count = strtab_add(&st, "count");
-	int64_t s_time = strtab_add(&st, time_type), s_ns = strtab_add(&st, "nanoseconds");
-	int64_t s_tid = strtab_add(&st, "thread_id"), s_tname = strtab_add(&st, "thread_name");
-	int64_t s_pid = meta->per_process ? strtab_add(&st, "pid") : 0;
-	value_type(&out, &tmp, PROFILE_SAMPLE_TYPE, s_samples, s_count);
-	value_type(&out, &tmp, PROFILE_SAMPLE_TYPE, s_time, s_ns);
+	int64_t s_samples = strtab_add(&b.st, "samples"), s_count = strtab_add(&b.st, "count");
+	int64_t s_time = strtab_add(&b.st, time_type), s_ns = strtab_add(&b.st, "nanoseconds");
+	b.s_tid = strtab_add(&b.st, "thread_id");
+	b.s_tname = strtab_add(&b.st, "thread_name");
+	b.s_pid = meta->per_process ? strtab_add(&b.st, "pid") : 0;
+	value_type(&b.out, &b.tmp, PROFILE_SAMPLE_TYPE, s_samples, s_count);
+	value_type(&b.out, &b.tmp, PROFILE_SAMPLE_TYPE, s_time, s_ns);
 
 	/* A mapping that says the functions are known, so pprof does not look
 	 * for native symbols. */
-	pb_reset(&tmp);
-	pb_uint(&tmp, MAPPING_ID, 1);
-	pb_uint(&tmp, MAPPING_HAS_FUNCTIONS, 1);
-	pb_uint(&tmp, MAPPING_HAS_FILENAMES, 1);
-	pb_uint(&tmp, MAPPING_HAS_LINE_NUMBERS, 1);
-	pb_bytes(&out, PROFILE_MAPPING, tmp.buf, tmp.len);
+	pb_reset(&b.tmp);
+	pb_uint(&b.tmp, MAPPING_ID, 1);
+	pb_uint(&b.tmp, MAPPING_HAS_FUNCTIONS, 1);
+	pb_uint(&b.tmp, MAPPING_HAS_FILENAMES, 1);
+	pb_uint(&b.tmp, MAPPING_HAS_LINE_NUMBERS, 1);
+	pb_bytes(&b.out, PROFILE_MAPPING, b.tmp.buf, b.tmp.len);
 
-	uint32_t nlocs = 0;
-	uint32_t no_frames_loc = 0;   /* "<no Python frames>", made when needed */
 	for (uint32_t i = 0; i < p->nslots; i++) {
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
@@ -270,127 +392,37 @@ pprof_write(const struct profile *p, const struct procset *ps,
 		const struct proc_info *proc = pi == PROFILE_EXITED_PROC ? NULL : procset_at(ps, pi);
 		if (proc && !proc->walk)
 			continue;
-		const struct intern *in = &ps->in;
-		uint32_t *ploc = loc_of, *pfunc = func_of;
-		uint32_t n = 0;
-		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
-		if (depth + 1 > loc_cap) {
-			loc_cap = (depth + 1) * 2;
-			uint64_t *g = realloc(locs, loc_cap * sizeof *g);
-			if (!g)
-				goto done;
-			locs = g;
-		}
-		/* innermost first, as profile.proto wants */
-		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
-			uint32_t fid = intern_stack_at(in, s)->frame;
-			if (!ploc[fid]) {
-				const struct interned_frame *fr = intern_frame_at(in, fid);
-				const struct interned_func *c = intern_func_at(in, fr->func_id);
-				if (!pfunc[fr->func_id]) {
-					int64_t name = strtab_add_target(&st, c->qualname);
-					int64_t file = strtab_add_target(&st, c->filename);
-					bool created;
-					uint32_t id = functab_get(&ft, name, file, c->firstlineno, &created);
-					if (created) {
-						pb_reset(&tmp);
-						pb_uint(&tmp, FUNCTION_ID, id);
-						pb_uint(&tmp, FUNCTION_NAME, (uint64_t)name);
-						pb_uint(&tmp, FUNCTION_FILENAME, (uint64_t)file);
-						pb_uint(&tmp, FUNCTION_START_LINE, (uint64_t)(int64_t)c->firstlineno);
-						pb_bytes(&out, PROFILE_FUNCTION, tmp.buf, tmp.len);
-					}
-					pfunc[fr->func_id] = id;
-				}
-				ploc[fid] = ++nlocs;
-				pb_reset(&sub);
-				pb_uint(&sub, LINE_FUNCTION_ID, pfunc[fr->func_id]);
-				pb_uint(&sub, LINE_LINE, (uint64_t)(int64_t)fr->line);
-				pb_reset(&tmp);
-				pb_uint(&tmp, LOCATION_ID, nlocs);
-				pb_uint(&tmp, LOCATION_MAPPING_ID, 1);
-				pb_bytes(&tmp, LOCATION_LINE, sub.buf, sub.len);
-				pb_bytes(&out, PROFILE_LOCATION, tmp.buf, tmp.len);
-			}
-			locs[n++] = ploc[fid];
-		}
-		if (n == 0) {
-			if (!no_frames_loc) {
-				int64_t name = strtab_add(&st, "<no Python frames>");
-				uint32_t id = ++ft.count;   /* never looked up: no key needed */
-				pb_reset(&tmp);
-				pb_uint(&tmp, FUNCTION_ID, id);
-				pb_uint(&tmp, FUNCTION_NAME, (uint64_t)name);
-				pb_bytes(&out, PROFILE_FUNCTION, tmp.buf, tmp.len);
-				no_frames_loc = ++nlocs;
-				pb_reset(&sub);
-				pb_uint(&sub, LINE_FUNCTION_ID, id);
-				pb_reset(&tmp);
-				pb_uint(&tmp, LOCATION_ID, no_frames_loc);
-				pb_uint(&tmp, LOCATION_MAPPING_ID, 1);
-				pb_bytes(&tmp, LOCATION_LINE, sub.buf, sub.len);
-				pb_bytes(&out, PROFILE_LOCATION, tmp.buf, tmp.len);
-			}
-			locs[n++] = no_frames_loc;
-		}
-
-		struct label labels[4];
-		int nl = 0;
-		if (profile_entry_thread(ps, e) != PROFILE_EXITED_SLOT) {
-			const struct thread_slot *ts = procset_slot(ps, e->thread_slot);
-			const char *tname = atomic_load_explicit(&((struct thread_slot *)ts)->name,
-								 memory_order_acquire);
-			labels[nl++] = (struct label){.key = s_tid, .num = (int64_t)ts->native_tid};
-			labels[nl++] = (struct label){.key = s_tname,
-						      .str = strtab_add_target(&st, tname ? tname : "?")};
-		} else { /* threads that left (the live view's bucket, slots given away) */
-			labels[nl++] = (struct label){.key = s_tname,
-						      .str = strtab_add(&st, "exited threads")};
-		}
-		if (meta->per_process && proc)
-			labels[nl++] = (struct label){.key = s_pid, .num = (int64_t)proc->pid};
-
-		pb_reset(&tmp);
-		pb_reset(&sub);
-		for (uint32_t k = 0; k < n; k++)
-			pb_varint(&sub, locs[k]);
-		pb_bytes(&tmp, SAMPLE_LOCATION_ID, sub.buf, sub.len);
-		pb_reset(&sub);
-		pb_varint(&sub, e->weight);
-		pb_varint(&sub, e->weight * meta->period_ns);
-		pb_bytes(&tmp, SAMPLE_VALUE, sub.buf, sub.len);
-		put_labels(&tmp, &sub, labels, nl);
-		pb_bytes(&out, PROFILE_SAMPLE, tmp.buf, tmp.len);
+		if (!put_sample(&b, e, ps, proc, meta))
+			goto done;
 	}
 
-	pb_uint(&out, PROFILE_TIME_NANOS, meta->start_unix_ns);
-	pb_uint(&out, PROFILE_DURATION_NANOS, meta->duration_ns);
-	value_type(&out, &tmp, PROFILE_PERIOD_TYPE, s_time, s_ns);
-	pb_uint(&out, PROFILE_PERIOD, meta->period_ns);
+	pb_uint(&b.out, PROFILE_TIME_NANOS, meta->start_unix_ns);
+	pb_uint(&b.out, PROFILE_DURATION_NANOS, meta->duration_ns);
+	value_type(&b.out, &b.tmp, PROFILE_PERIOD_TYPE, s_time, s_ns);
+	pb_uint(&b.out, PROFILE_PERIOD, meta->period_ns);
 	char comment[700], cmd[512];
 	sanitize_for_terminal(meta->command ? meta->command : "", cmd, sizeof cmd);
 	snprintf(comment, sizeof comment, "tachyon-top %s: pid %d, %s, Python %s, %s mode",
 		 PACKAGE_VERSION, (int)meta->pid, cmd[0] ? cmd : "?",
 		 meta->python_version ? meta->python_version : "?", time_type);
-	pb_uint(&out, PROFILE_COMMENT, (uint64_t)strtab_add(&st, comment));
-	pb_uint(&out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)s_time);
-	for (uint32_t i = 0; i < st.count; i++)
-		pb_bytes(&out, PROFILE_STRING_TABLE, st.strs[i], strlen(st.strs[i]));
-	if (out.oom || tmp.oom || sub.oom || st.oom)
+	pb_uint(&b.out, PROFILE_COMMENT, (uint64_t)strtab_add(&b.st, comment));
+	pb_uint(&b.out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)s_time);
+	for (uint32_t i = 0; i < b.st.count; i++)
+		pb_bytes(&b.out, PROFILE_STRING_TABLE, b.st.strs[i], strlen(b.st.strs[i]));
+	if (b.out.oom || b.tmp.oom || b.sub.oom || b.st.oom)
 		goto done;
-	rc = gzip_to(f, out.buf, out.len);
+	rc = gzip_to(f, b.out.buf, b.out.len);
 	if (ferror(f))
 		rc = -1;
 done:
-	free(loc_of);
-	free(func_of);
-	free(locs);
-	free(ft.keys);
-	free(ft.starts);
-	free(ft.ids);
-	strtab_free(&st);
-	pb_free(&out);
-	pb_free(&tmp);
-	pb_free(&sub);
+	free(b.loc_of);
+	free(b.func_of);
+	free(b.locs);
+	free(b.ft.funcs);
+	idindex_free(&b.ft.index);
+	strtab_free(&b.st);
+	pb_free(&b.out);
+	pb_free(&b.tmp);
+	pb_free(&b.sub);
 	return rc;
 }
