@@ -10,7 +10,9 @@
 #include <string.h>
 
 #include "flamegraph.h"
+#include "grow.h"
 #include "hash.h"
+#include "idindex.h"
 #include "sanitize.h"
 #include "unwinder.h"
 
@@ -34,20 +36,15 @@ struct node {
 
 /* The open-addressing table keeps each key beside its node index so a
  * probe touches one cache line, not the node array. */
-struct tree_slot {
-	uint32_t parent, frame, node;   /* node index + 1, 0 = empty */
-};
-
 struct tree {
 	struct node *nodes;
 	uint32_t count, cap;
-	struct tree_slot *slots;
-	uint32_t nslots;
+	struct idindex index;  /* ids: a node's index + 1 (the root is not in it) */
 	uint32_t max_depth;
 };
 
 static uint32_t
-slot_hash(uint32_t parent, uint32_t frame)
+child_hash(uint32_t parent, uint32_t frame)
 {
 	/* all small integers: mix the parent in fully, keep high bits */
 	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame;
@@ -55,23 +52,11 @@ slot_hash(uint32_t parent, uint32_t frame)
 	return (uint32_t)(k >> 32);
 }
 
-static bool
-tree_grow_slots(struct tree *t)
+static uint32_t
+node_hash(const void *ctx, uint32_t id)
 {
-	uint32_t n = t->nslots ? t->nslots * 2 : 4096;
-	struct tree_slot *s = calloc(n, sizeof *s);
-	if (!s)
-		return false;
-	for (uint32_t i = 1; i < t->count; i++) {
-		uint32_t h = slot_hash(t->nodes[i].parent, t->nodes[i].frame) & (n - 1);
-		while (s[h].node)
-			h = (h + 1) & (n - 1);
-		s[h] = (struct tree_slot){t->nodes[i].parent, t->nodes[i].frame, i + 1};
-	}
-	free(t->slots);
-	t->slots = s;
-	t->nslots = n;
-	return true;
+	const struct node *n = &((const struct tree *)ctx)->nodes[id - 1];
+	return child_hash(n->parent, n->frame);
 }
 
 /* The child of `parent` for frame, created if new; UINT32_MAX when out of
@@ -79,28 +64,23 @@ tree_grow_slots(struct tree *t)
 static uint32_t
 tree_child(struct tree *t, uint32_t parent, uint32_t frame)
 {
-	if ((t->count + 1) * 2 > t->nslots && !tree_grow_slots(t))
+	struct idindex *ix = &t->index;
+	if (!idindex_reserve(ix, 2, t->count + 1, 4096, node_hash, t))
 		return UINT32_MAX;
-	uint32_t h = slot_hash(parent, frame) & (t->nslots - 1);
-	while (t->slots[h].node) {
-		if (t->slots[h].parent == parent && t->slots[h].frame == frame)
-			return t->slots[h].node - 1;
-		h = (h + 1) & (t->nslots - 1);
+	uint32_t h = idindex_start(ix, child_hash(parent, frame));
+	for (; ix->slots[h]; h = idindex_next(ix, h)) {
+		const struct node *n = &t->nodes[ix->slots[h] - 1];
+		if (n->parent == parent && n->frame == frame)
+			return ix->slots[h] - 1;
 	}
-	if (t->count == t->cap) {
-		uint32_t cap = t->cap * 2;
-		struct node *n = realloc(t->nodes, cap * sizeof *n);
-		if (!n)
-			return UINT32_MAX;
-		t->nodes = n;
-		t->cap = cap;
-	}
+	if (!grow_array((void **)&t->nodes, &t->cap, t->count + 1, sizeof *t->nodes))
+		return UINT32_MAX;
 	uint32_t i = t->count++;
 	t->nodes[i] = (struct node){.frame = frame, .parent = parent,
 				    .depth = t->nodes[parent].depth + 1};
 	if (t->nodes[i].depth > t->max_depth)
 		t->max_depth = t->nodes[i].depth;
-	t->slots[h] = (struct tree_slot){parent, frame, i + 1};
+	ix->slots[h] = i + 1;
 	return i;
 }
 
@@ -109,20 +89,12 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 	   bool per_process)
 {
 	/* at most one node per interned stack (and per thread, per process): size it once */
-	uint32_t nprocs = procset_count(ps);
-	t->cap = 2 + appendlog_count(ps->in.stacks);
+	uint32_t cap = 2 + appendlog_count(ps->in.stacks);
 	if (per_process)
-		t->cap += nprocs;
+		cap += procset_count(ps);
 	if (per_thread)
-		t->cap += appendlog_count(ps->threads.log) + (uint32_t)(p->count < t->cap ? p->count : 0);
-	t->nslots = 4096;
-	while (t->nslots < t->cap * 2)
-		t->nslots *= 2;
-	t->slots = calloc(t->nslots, sizeof *t->slots);
-	if (!t->slots)
-		return false;
-	t->nodes = malloc(t->cap * sizeof *t->nodes);
-	if (!t->nodes)
+		cap += appendlog_count(ps->threads.log) + (uint32_t)(p->count < cap ? p->count : 0);
+	if (!grow_array((void **)&t->nodes, &t->cap, cap, sizeof *t->nodes))
 		return false;
 	t->nodes[0] = (struct node){0};
 	t->count = 1;
@@ -137,14 +109,9 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 			continue;
 		const struct intern *in = &ps->in;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;
-		if (depth + 3 > path_cap) {
-			path_cap = (depth + 3) * 2;
-			uint32_t *g = realloc(path, path_cap * sizeof *g);
-			if (!g) {
-				ok = false;
-				break;
-			}
-			path = g;
+		if (!grow_array((void **)&path, &path_cap, depth + 3, sizeof *path)) {
+			ok = false;
+			break;
 		}
 		uint32_t n = 0;
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent)
@@ -508,14 +475,14 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 	const double fw = IMAGE_WIDTH - 2 * PAD;
 	if (!build_tree(&t, p, ps, meta->per_thread, meta->per_process)) {
 		free(t.nodes);
-		free(t.slots);
+		idindex_free(&t.index);
 		return -1;
 	}
 	uint64_t grand = t.nodes[0].total;
 	uint64_t min = min_samples(&t, fw);
 	if (!link_children(&t, ps, min)) {
 		free(t.nodes);
-		free(t.slots);
+		idindex_free(&t.index);
 		return -1;
 	}
 	/* Drawn depth: the deepest frame heavy enough to draw. */
@@ -641,6 +608,6 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 	fputs(script, f);
 	fputs("]]></script>\n</svg>\n", f);
 	free(t.nodes);
-	free(t.slots);
+	idindex_free(&t.index);
 	return rc == 0 && !ferror(f) ? 0 : -1;
 }
