@@ -383,6 +383,32 @@ def test_pool_churn(ctx):
         expect(re.search(rb"^rate \d+/s", run.out, re.M), "no rate line", *run.details())
 
 
+def test_big_pool_churn(ctx):
+    """3,000 idle threads while about 1,500 a second come and go: the
+    thread list changes at nearly every sample. A state read with the
+    interpreter's block is not read again to walk the changed list, and a
+    thread that ends while it is read is left out of the sample rather than
+    failing every other thread's."""
+    with rig.Target(ctx.suite, ctx.interp, "pool_churn.py", args=("3000",),
+                    park=rig.PARK_MAIN) as target:
+        doc, run = bench_json(target.pid, "-d", "3")
+        samples = max(1, doc["samples"])
+        per_thread = doc["bytes_per_sample"] / max(1.0, doc["thread_samples"] / samples)
+        ts_bytes = doc["thread_state_bytes"]
+        # The build before read each thread's state twice when the list
+        # changed (with the block, then again to walk the list): 17-18
+        # thread states' worth per thread and sample; now about 7 (the
+        # state and its top frames).
+        expect(ts_bytes > 0 and per_thread <= 11 * ts_bytes,
+               "%.0f bytes per thread and sample, %.1f times a thread state's %d bytes"
+               % (per_thread, per_thread / max(1, ts_bytes), ts_bytes), *run.details())
+        # 25-29% of samples failed before; 8-14% now (torn list reads).
+        errors = doc["errors"] / samples
+        expect(doc["thread_samples_left_out"] > 0 and errors < 0.25,
+               "%d thread samples left out, %.1f%% of samples failed"
+               % (doc["thread_samples_left_out"], 100 * errors), *run.details())
+
+
 def test_idle_bench_text(ctx):
     """On a parked one-thread target (7 distinct functions) the frame cache
     answers every sample after the first: bench says the code cache had no
@@ -616,6 +642,8 @@ ONCE = rig.Group(None, None, [
      test_huge_pool),
     ("500 idle threads, 1,000/s coming and going: <= 4 reads per sample, each thread once, pool whole",
      test_pool_churn),
+    ("3,000 idle threads, 1,500/s coming and going: a changed list's states read once, "
+     "threads that end while read left out, not errors", test_big_pool_churn),
     ("the sampler thread alone runs under SCHED_IDLE; beside a busy thread on its CPU it falls back and keeps its rate",
      test_sampler_yields)])
 

@@ -121,6 +121,7 @@ add_totals(struct proc_totals *t, const struct proc_info *p)
 	t->c.threads_seen += w->threads_seen;
 	t->c.threads_gone += w->threads_gone;
 	t->c.slots_revived += w->slots_revived;
+	t->c.threads_skipped += w->threads_skipped;
 	const struct code_cache *codes = stackwalk_codes(p->walk);
 	t->code_hits += codes->hits;
 	t->code_misses += codes->misses;
@@ -167,6 +168,7 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->threads, c.threads_seen);
 	stat_set(&st->threads_gone, c.threads_gone);
 	stat_set(&st->threads_revived, c.slots_revived);
+	stat_set(&st->threads_skipped, c.threads_skipped);
 	stat_set(&st->thread_slots, appendlog_count(s->procs.threads.log));
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }

@@ -45,6 +45,7 @@ struct engine_stats {
 	_Atomic uint64_t remote_reads, remote_bytes;
 	_Atomic uint64_t stacks, frames, codes, threads;   /* distinct interned; threads seen */
 	_Atomic uint64_t threads_gone, thread_slots;       /* threads that left; slots in use */
+	_Atomic uint64_t threads_skipped;   /* thread samples left out: ended while read */
 	_Atomic uint64_t threads_revived;                  /* dropped by a torn list read, back */
 	/* --verify: each cached sample checked against an independent walk */
 	_Atomic uint64_t verified, mismatched;

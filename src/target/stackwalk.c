@@ -99,6 +99,8 @@ struct tcache {
 	bool planned_full;           /* its spans cover the whole stack */
 	uint32_t span_lo, span_hi;   /* this thread's spans in w->spans */
 	bool was_running;            /* held the GIL at the last read */
+	bool skipped;                /* left out of this sample: ended while read */
+	uint8_t skips;               /* samples in a row it was left out of */
 	bool was_main;               /* the main thread when first read */
 	uint64_t running_task;       /* its asyncio task at the last read of its state */
 	/* stack_is_small's answer, for this chain, chunk and stack top */
@@ -663,12 +665,27 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		free(oldbuf);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
 	}
+	/* The old list's states this sample has not read yet (a thread that
+	 * may have run was read with the interpreter's block: that read is as
+	 * fresh, and under thread churn it is most of them). */
 	w->nsegs = 0;
+	uint32_t *seg_of = calloc(nold ? nold : 1, sizeof *seg_of);
+	if (!seg_of) {
+		free(oldbuf);
+		idindex_free(&index);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+	}
 	for (uint32_t k = 0; k < nold; k++) {
+		seg_of[k] = UINT32_MAX;
+		if (old[k].tsbuf) {
+			oldbuf[k] = (uint8_t *)old[k].tsbuf;
+			continue;
+		}
 		uint8_t *b = arena_take(w, w->ts_len);
 		if (!b || !add_seg(w, old[k].tstate, b, w->ts_len))
 			break;
 		oldbuf[k] = b;
+		seg_of[k] = w->nsegs - 1;
 	}
 	size_t done = 0;
 	if (w->nsegs) {
@@ -677,8 +694,10 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		if (done == w->nsegs)
 			w->c.batch_successes++;
 	}
-	for (uint32_t k = (uint32_t)done; k < nold; k++)
-		oldbuf[k] = NULL;
+	for (uint32_t k = 0; k < nold; k++)
+		if (seg_of[k] != UINT32_MAX && seg_of[k] >= done)
+			oldbuf[k] = NULL;
+	free(seg_of);
 	w->nsegs = 0;
 	struct cycle_guard guard;
 	cycle_guard_init(&guard);
@@ -736,11 +755,14 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 				tc->stat_fd = -1;
 				tc->slot = UINT32_MAX; /* given once the whole list has been read */
 			}
+			/* A state read with the block keeps the frames read with it. */
+			if (buf != tc->tsbuf) {
+				tc->cfbuf = NULL;
+				tc->span_lo = tc->span_hi = 0;
+				tc->planned_full = false;
+			}
 			tc->tsbuf = buf;
 			tc->ts_seg = UINT32_MAX;
-			tc->cfbuf = NULL;
-			tc->span_lo = tc->span_hi = 0;
-			tc->planned_full = false;
 		}
 		ts = next;
 	}
@@ -1595,6 +1617,47 @@ emit(struct stackwalk *w, const struct interp *iv, struct tcache *tc, bool is_la
 	return TT_OK;
 }
 
+/* Read a thread that must be read (its state, if the batch did not bring
+ * it) and walk its frames. */
+static tt_status
+read_walk(struct stackwalk *w, const struct interp *iv, struct tcache *tc, uint64_t now,
+	  bool *full, struct tt_error *err)
+{
+	tt_status st;
+	if (!tc->tsbuf) {
+		uint8_t *buf = arena_take(w, w->ts_len);
+		if (!buf)
+			return arena_exhausted(w, err);
+		w->c.single_reads++;
+		if ((st = remote_read(&w->t->mem, tc->tstate, buf, w->ts_len, err)) != TT_OK)
+			return st;
+		tc->tsbuf = buf;
+		tc->cfbuf = NULL;
+	}
+	if (load_u64(tc->tsbuf, w->l->ts_interp) != iv->addr)
+		return tt_fail(err, TT_EBADMEM, 0, "thread state changed while read");
+	read_thread_state(w, tc, now);
+	*full = needs_full(w, iv, tc);
+	return walk_thread(w, tc, *full, err);
+}
+
+/* A thread whose state or frames read wrong, that did not hold the GIL
+ * when the sample began, most likely ended meanwhile: its memory freed
+ * and re-used (a pool churning threads ends hundreds a second). It is
+ * left out of this sample rather than failing every other thread's; the
+ * next sample finds it gone from the list, or reads it again. A GIL
+ * holder's torn read still fails the sample: leaving out the running
+ * thread would bias a profile against running code. So does a thread left
+ * out of several samples in a row: that is no ending thread. */
+#define SKIPS_IN_A_ROW 3
+
+static bool
+ended_while_read(const struct interp *iv, const struct tcache *tc, tt_status st)
+{
+	return (st == TT_EBADMEM || st == TT_EFAULT) && !(iv->locked && iv->holder == tc->tstate) &&
+	       tc->skips < SKIPS_IN_A_ROW;
+}
+
 static tt_status sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err);
 
 /* The last sample ran out of arena: double it, up to ARENA_MAX. Only
@@ -1717,6 +1780,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			tc->tsbuf = NULL;
 			tc->ts_seg = UINT32_MAX;
 			tc->span_lo = tc->span_hi = 0;
+			tc->skipped = false;
 			bool predicted = prefetch_all || !iv->have || tc->tstate == iv->holder ||
 					 !tc->have_chain || tc->revalidate;
 			if (!predicted)
@@ -1841,24 +1905,17 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			bool must = switched || list_changed || tc->tstate == iv->holder ||
 				    tc->tstate == before.holder || must_read(w, tc);
 			if (must) {
-				if (!tc->tsbuf) {
-					uint8_t *buf = arena_take(w, w->ts_len);
-					if (!buf)
-						return arena_exhausted(w, err);
-					w->c.single_reads++;
-					if ((st = remote_read(&w->t->mem, tc->tstate, buf, w->ts_len, err)) != TT_OK)
-						return st;
-					tc->tsbuf = buf;
-					tc->cfbuf = NULL;
-				}
-				if (load_u64(tc->tsbuf, l->ts_interp) != iv->addr)
-					return tt_fail(err, TT_EBADMEM, 0, "thread state changed while read");
-				read_thread_state(w, tc, now);
-				bool full = needs_full(w, iv, tc);
-				if ((st = walk_thread(w, tc, full, err)) != TT_OK) {
+				bool full = false;
+				if ((st = read_walk(w, iv, tc, now, &full, err)) != TT_OK) {
 					tc->have_chain = false;
-					return st;
+					if (!ended_while_read(iv, tc, st))
+						return st;
+					tc->skipped = true;
+					tc->skips++;
+					w->c.threads_skipped++;
+					continue;
 				}
+				tc->skips = 0;
 				if (full) {
 					tc->validated_ns = now;
 					tc->revalidate = false;
@@ -1877,7 +1934,8 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 		 * state is read), before any thread is handed on. */
 		refresh_cpu_states(w, iv, now);
 		for (uint32_t k = 0; k < iv->nthreads; k++)
-			if ((st = emit(w, iv, &iv->threads[k], k + 1 == iv->nthreads, err)) != TT_OK)
+			if (!iv->threads[k].skipped &&
+			    (st = emit(w, iv, &iv->threads[k], k + 1 == iv->nthreads, err)) != TT_OK)
 				return st;
 	}
 	w->switch_rate = w->switch_rate * 0.95 + (any_switch ? 0.05 : 0.0);

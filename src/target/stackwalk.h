@@ -53,6 +53,7 @@ struct walk_counters {
 	uint64_t threads_seen;    /* OS threads ever seen */
 	uint64_t threads_gone;    /* ... of which left the target */
 	uint64_t slots_revived;   /* threads a torn list read had dropped, back in their slot */
+	uint64_t threads_skipped; /* thread samples left out: the thread ended while read */
 };
 
 struct stackwalk_options {

@@ -279,6 +279,11 @@ bench_main(int argc, char **argv)
 		       "\"threads\": %llu},\n",
 		       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
 		       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
+		printf(" \"thread_samples_left_out\": %llu, \"thread_list_reads\": %llu, "
+		       "\"thread_state_bytes\": %llu,\n",
+		       (unsigned long long)get(&st->threads_skipped),
+		       (unsigned long long)get(&st->list_rebuilds),
+		       (unsigned long long)session.target.layout.ts_read_size);
 		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, "
 		       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"sampler_idle_policy\": %.3f, "
 		       "\"sampler_fallbacks\": %llu, \"peak_rss_kb\": %ld,\n",
@@ -309,6 +314,12 @@ bench_main(int argc, char **argv)
 		       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
 		       (unsigned long long)get(&st->threads_revived),
 		       (unsigned long long)get(&st->thread_slots));
+		printf("              the thread list read again %llu times (it changed)",
+		       (unsigned long long)get(&st->list_rebuilds));
+		if (get(&st->threads_skipped))
+			printf("; %llu thread samples left out: the thread ended while read",
+			       (unsigned long long)get(&st->threads_skipped));
+		printf("\n");
 		printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
 		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
 		       ratio(get(&st->single_reads), samples));
