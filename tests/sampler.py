@@ -364,9 +364,11 @@ def test_pool_churn(ctx):
         # (a node read after its thread ended, ending the list) dropped
         # the pool, to be found again as 500 new threads a few samples on.
         expect(doc["reads_per_sample"] <= 4 and errors < 0.2,
-               "%.1f reads per sample, %.1f%% errors with 500 idle threads and %d/s churning"
-               % (doc["reads_per_sample"], 100 * errors, target.info["churn_per_s"]),
-               *run.details())
+               "%.1f reads per sample, %.1f%% errors with 500 idle threads and %d/s churning "
+               "(%d samples/s, the list read again %d times, %d thread samples left out)"
+               % (doc["reads_per_sample"], 100 * errors, target.info["churn_per_s"],
+                  doc["samples_per_sec"], doc["thread_list_reads"],
+                  doc["thread_samples_left_out"]), *run.details())
         # Each thread counts once: the pool and the main thread, and at
         # most every churned thread (most end unseen between two samples).
         # The pool lost and found again counted 22,000-32,000 in 3 s.
