@@ -65,9 +65,13 @@ proc_seconds(const struct sampler *s, const struct proc_info *p, double secs)
 	return end > start ? (double)(end - start) / 1e9 : 0.0;
 }
 
+/* Discovery's figures, taken before the session frees it. */
+struct disc_figures {
+	uint64_t busy_ns, passes, scans, stat_reads, attaches;
+};
+
 static void
-print_processes(struct sampler *s, double secs, uint64_t disc_ns, uint64_t passes, uint64_t scans,
-		uint64_t stat_reads, uint64_t attaches)
+print_processes(struct sampler *s, double secs, const struct disc_figures *d)
 {
 	const struct procset *ps = &s->procs;
 	uint32_t n = procset_count(ps), live;
@@ -87,14 +91,13 @@ print_processes(struct sampler *s, double secs, uint64_t disc_ns, uint64_t passe
 	}
 	printf("discovery     %.2f%% of a core (%llu passes, %llu full scans, %llu stat reads, "
 	       "%llu attached)\n",
-	       secs > 0 ? 100.0 * (double)disc_ns / 1e9 / secs : 0.0, (unsigned long long)passes,
-	       (unsigned long long)scans, (unsigned long long)stat_reads,
-	       (unsigned long long)attaches);
+	       secs > 0 ? 100.0 * (double)d->busy_ns / 1e9 / secs : 0.0,
+	       (unsigned long long)d->passes, (unsigned long long)d->scans,
+	       (unsigned long long)d->stat_reads, (unsigned long long)d->attaches);
 }
 
 static void
-print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, uint64_t passes,
-		     uint64_t scans)
+print_processes_json(struct sampler *s, double secs, const struct disc_figures *d)
 {
 	const struct procset *ps = &s->procs;
 	uint32_t n = procset_count(ps);
@@ -116,8 +119,8 @@ print_processes_json(struct sampler *s, double secs, const uint64_t *disc_ns, ui
 		       (double)get((_Atomic uint64_t *)&p->first_ns) / 1e9);
 	}
 	printf("],\n \"discovery\": {\"cpu\": %.5f, \"passes\": %llu, \"scans\": %llu},\n",
-	       secs > 0 ? (double)*disc_ns / 1e9 / secs : 0.0, (unsigned long long)passes,
-	       (unsigned long long)scans);
+	       secs > 0 ? (double)d->busy_ns / 1e9 / secs : 0.0, (unsigned long long)d->passes,
+	       (unsigned long long)d->scans);
 }
 
 /* Each record's weight: the samples a consumer would count. */
@@ -127,8 +130,28 @@ count_weight(void *consumed, const struct sample_record *r)
 	*(uint64_t *)consumed += r->weight;
 }
 
-int
-bench_main(int argc, char **argv)
+/* What the command line asked for. */
+struct bench_args {
+	pid_t pid;
+	double seconds, hz;
+	bool json, want_floor, want_tasks;
+	struct sampler_config cfg;
+	char **command;
+};
+
+/* What a run measured beside the engine's counters. */
+struct bench_run {
+	uint64_t consumed;          /* samples a consumer drained from the ring */
+	struct disc_figures disc;
+	struct remote_floor floor;
+	enum sampler_end how;
+	bool interrupted;
+	long peak_rss_kb;
+};
+
+/* Fill *a from the command line: -1, or the exit status to return. */
+static int
+parse_args(int argc, char **argv, struct bench_args *a)
 {
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -144,12 +167,10 @@ bench_main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	pid_t pid = 0;
-	double seconds = 5, hz = 0;
-	bool json = false, want_floor = false, want_tasks = false;
-	struct sampler_config cfg;
-	sampler_default_config(&cfg);
-	cfg.follow = true; /* process trees, as everywhere */
+	memset(a, 0, sizeof *a);
+	a->seconds = 5;
+	sampler_default_config(&a->cfg);
+	a->cfg.follow = true; /* process trees, as everywhere */
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -157,53 +178,207 @@ bench_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+p:d:r:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (!cli_parse_pid(optarg, &pid))
+			if (!cli_parse_pid(optarg, &a->pid))
 				return cli_usage_error("bench ", "invalid pid '%s'", optarg);
 			break;
 		case 'd':
-			if (!cli_parse_seconds(optarg, 86400, &seconds))
+			if (!cli_parse_seconds(optarg, 86400, &a->seconds))
 				return cli_usage_error("bench ", "invalid duration '%s'", optarg);
 			break;
 		case 'r':
-			if (!sampler_parse_rate(optarg, &hz))
+			if (!sampler_parse_rate(optarg, &a->hz))
 				return cli_usage_error("bench ", "invalid rate '%s'", optarg);
 			break;
-		case 'j': json = true; break;
-		case 'C': cfg.walk.cache = false; break;
-		case 'V': cfg.verify = true; break;
-		case 'F': want_floor = true; break;
-		case 'S': cfg.follow = true; break;
-		case 'N': cfg.follow = false; break;
-		case 'T': want_tasks = true; break;
+		case 'j': a->json = true; break;
+		case 'C': a->cfg.walk.cache = false; break;
+		case 'V': a->cfg.verify = true; break;
+		case 'F': a->want_floor = true; break;
+		case 'S': a->cfg.follow = true; break;
+		case 'N': a->cfg.follow = false; break;
+		case 'T': a->want_tasks = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
 					       argv[optind - 1]);
 		}
 	}
-	char **command;
-	int bad = cli_pid_or_command("bench ", argc, argv, optind, pid, "unexpected argument", "",
-				     &command);
+	int bad = cli_pid_or_command("bench ", argc, argv, optind, a->pid, "unexpected argument", "",
+				     &a->command);
 	if (bad)
 		return bad;
-	if (command && (want_tasks || want_floor))
+	if (a->command && (a->want_tasks || a->want_floor))
 		return cli_usage_error("bench ", "%s needs -p PID (a running process)",
-				       want_tasks ? "--tasks" : "--floor");
-	if (want_tasks)
-		return benchtasks_run(pid, seconds, json);
+				       a->want_tasks ? "--tasks" : "--floor");
+	return -1;
+}
+
+static void
+print_json(const struct bench_args *a, struct session *session, const struct bench_run *r)
+{
+	struct sampler *s = &session->sampler;
+	struct engine_stats *st = &s->stats;
+	uint64_t samples = get(&st->samples), errors = get(&st->errors);
+	uint64_t tsamples = get(&st->thread_samples);
+	double secs = (double)get(&st->elapsed_ns) / 1e9;
+	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
+	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
+	printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)session->pid,
+	       session->target.layout.version_str, a->cfg.walk.cache ? "true" : "false", secs);
+	printf(" \"samples\": %llu, \"errors\": %llu, \"samples_per_sec\": %.1f,\n",
+	       (unsigned long long)samples, (unsigned long long)errors,
+	       secs > 0 ? (double)samples / secs : 0.0);
+	printf(" \"us_per_sample\": %.3f, \"thread_samples\": %llu, \"consumed\": %llu,\n",
+	       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)tsamples,
+	       (unsigned long long)r->consumed);
+	printf(" \"reads_per_sample\": %.4f, \"bytes_per_sample\": %.1f, "
+	       "\"single_reads_per_sample\": %.4f, \"proc_reads_per_sample\": %.4f,\n",
+	       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
+	       ratio(get(&st->single_reads), samples), ratio(get(&st->proc_reads), samples));
+	printf(" \"frame_cache\": {\"full_hits\": %llu, \"partial_hits\": %llu, \"misses\": %llu, "
+	       "\"frames_reused\": %llu, \"frames_read\": %llu},\n",
+	       (unsigned long long)fh, (unsigned long long)ph, (unsigned long long)fm,
+	       (unsigned long long)get(&st->frames_reused),
+	       (unsigned long long)get(&st->frames_read));
+	printf(" \"code_cache\": {\"hits\": %llu, \"misses\": %llu, \"rechecks\": %llu},\n",
+	       (unsigned long long)ch, (unsigned long long)cm,
+	       (unsigned long long)get(&st->code_rechecks));
+	printf(" \"batched_reads\": {\"attempts\": %llu, \"successes\": %llu},\n",
+	       (unsigned long long)get(&st->batch_attempts),
+	       (unsigned long long)get(&st->batch_successes));
+	printf(" \"ring\": {\"capacity\": %u, \"high_water\": %u, \"drops\": %llu, \"records\": %llu},\n",
+	       ring_capacity(&s->ring), atomic_load(&s->ring.high_water),
+	       (unsigned long long)ring_dropped(&s->ring), (unsigned long long)get(&st->records));
+	printf(" \"interned\": {\"stacks\": %llu, \"frames\": %llu, \"code_objects\": %llu, "
+	       "\"threads\": %llu},\n",
+	       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
+	       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
+	printf(" \"thread_samples_left_out\": %llu, \"thread_list_reads\": %llu, "
+	       "\"thread_state_bytes\": %llu,\n",
+	       (unsigned long long)get(&st->threads_skipped),
+	       (unsigned long long)get(&st->list_rebuilds),
+	       (unsigned long long)session->target.layout.ts_read_size);
+	printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, "
+	       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"sampler_idle_policy\": %.3f, "
+	       "\"sampler_fallbacks\": %llu, \"peak_rss_kb\": %ld,\n",
+	       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
+	       ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
+	       ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
+	       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)),
+	       ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
+	       (unsigned long long)get(&st->sched_fallbacks), r->peak_rss_kb);
+	if (a->want_floor)
+		printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
+		       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
+		       r->floor.syscall_us, r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us);
+	if (a->cfg.follow)
+		print_processes_json(s, secs, &r->disc);
+	printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
+	       "\"interrupted\": %s}\n",
+	       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
+	       r->how == SAMPLER_TARGET_EXITED ? "true" : "false", r->interrupted ? "true" : "false");
+}
+
+static void
+print_text(const struct bench_args *a, struct session *session, const struct bench_run *r)
+{
+	struct sampler *s = &session->sampler;
+	struct engine_stats *st = &s->stats;
+	uint64_t samples = get(&st->samples), errors = get(&st->errors);
+	uint64_t tsamples = get(&st->thread_samples);
+	double secs = (double)get(&st->elapsed_ns) / 1e9;
+	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
+	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
+	printf("target        pid %d, Python %s, %s\n", (int)session->pid, session->target.layout.version_str,
+	       a->cfg.walk.cache ? "cached" : "uncached");
+	printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
+	       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
+	       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
+	printf("threads       %.2f per sample, %llu seen, %llu exited (%llu back after a "
+	       "torn list read), %llu slots\n", ratio(tsamples, samples),
+	       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
+	       (unsigned long long)get(&st->threads_revived),
+	       (unsigned long long)get(&st->thread_slots));
+	printf("              the thread list read again %llu times (it changed)",
+	       (unsigned long long)get(&st->list_rebuilds));
+	if (get(&st->threads_skipped))
+		printf("; %llu thread samples left out: the thread ended while read",
+		       (unsigned long long)get(&st->threads_skipped));
+	printf("\n");
+	printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
+	       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
+	       ratio(get(&st->single_reads), samples));
+	printf("frame cache   %.1f%% full hits, %.1f%% partial, %.1f%% misses\n",
+	       100 * ratio(fh, fh + ph + fm), 100 * ratio(ph, fh + ph + fm),
+	       100 * ratio(fm, fh + ph + fm));
+	/* Each code object is missed once, when first seen; when the frame
+	 * cache answered every sample after that, there was nothing to hit. */
+	if (ch == 0 && cm <= get(&st->codes))
+		printf("code cache    no lookups (%llu objects, each read once when first seen)\n",
+		       (unsigned long long)get(&st->codes));
+	else
+		printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(ch, ch + cm),
+		       (unsigned long long)get(&st->codes));
+	printf("batched reads %.2f%% complete\n",
+	       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
+	printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s->ring.high_water),
+	       ring_capacity(&s->ring), (unsigned long long)ring_dropped(&s->ring));
+	printf("sampler       %.0f%% CPU in passes (%.0f%% on a CPU, %.0f%% waiting for one), "
+	       "peak RSS %ld KB\n",
+	       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
+	       100 * ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
+	       100 * ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)), r->peak_rss_kb);
+	printf("yielding      %.0f%% of the time under SCHED_IDLE (any target thread takes "
+	       "its CPU), %llu fall-backs to the normal policy (the machine was busy)\n",
+	       100 * ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
+	       (unsigned long long)get(&st->sched_fallbacks));
+	if (a->want_floor)
+		printf("read floor    %.3f us per 8-byte process_vm_readv (%.3f us for 8 bytes "
+		       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
+		       "%.3f us per bare syscall\n",
+		       r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us, r->floor.syscall_us);
+	if (errors) {
+		printf("errors       ");
+		for (int k = 0; k < TT_STATUS_COUNT; k++)
+			if (get(&st->errors_by_status[k]))
+				printf(" %s %llu", tt_status_name((tt_status)k),
+				       (unsigned long long)get(&st->errors_by_status[k]));
+		printf("; first: %s\n", s->error_example);
+	}
+	if (a->cfg.verify)
+		printf("verify        %llu thread samples checked, %llu differ%s%s\n",
+		       (unsigned long long)get(&st->verified),
+		       (unsigned long long)get(&st->mismatched),
+		       s->mismatch_example[0] ? ": " : "", s->mismatch_example);
+	if (a->cfg.follow)
+		print_processes(s, secs, &r->disc);
+	if (r->how == SAMPLER_TARGET_EXITED)
+		printf("target exited during the run\n");
+	if (r->interrupted)
+		printf("interrupted   after %.2f s\n", secs);
+}
+
+int
+bench_main(int argc, char **argv)
+{
+	struct bench_args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	if (a.want_tasks)
+		return benchtasks_run(a.pid, a.seconds, a.json);
 
 	struct tt_error err = {0};
+	struct bench_run r = {0};
 	/* The floor is measured before sampling starts, alone on the target. */
-	struct remote_floor floor = {0};
-	if (want_floor) {
+	if (a.want_floor) {
 		struct target t;
-		if (target_attach(&t, pid, &err) != TT_OK ||
-		    remote_measure_floor(&t.mem, t.runtime_addr, 0.6, &floor, &err) != TT_OK)
+		if (target_attach(&t, a.pid, &err) != TT_OK ||
+		    remote_measure_floor(&t.mem, t.runtime_addr, 0.6, &r.floor, &err) != TT_OK)
 			return cli_report(&err);
 	}
 	struct session_options so = {
-		.pid = pid, .command = command, .child_keeps_output = true, .rate_hz = hz,
-		.duration_s = seconds, .no_subprocesses = !cfg.follow, .config = &cfg,
+		.pid = a.pid, .command = a.command, .child_keeps_output = true, .rate_hz = a.hz,
+		.duration_s = a.seconds, .no_subprocesses = !a.cfg.follow, .config = &a.cfg,
 	};
 	/* Ctrl-C ends the run early: what was measured is still printed. */
 	struct session session;
@@ -211,168 +386,37 @@ bench_main(int argc, char **argv)
 	    session_start(&session, &so, &err) != TT_OK)
 		return cli_report(&err);
 	struct sampler *s = &session.sampler;
-	pid = session.pid;
-
 
 	/* Drain the ring as a consumer would, so its figures are real. */
-	uint64_t consumed = 0;
 	while (sampler_end_state(s) == SAMPLER_RUNNING && !session_stop_signal()) {
 		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 2);
-		sampler_drain(s, count_weight, &consumed);
+		sampler_drain(s, count_weight, &r.consumed);
 	}
 	/* Discovery's cost, before stopping frees it. */
-	struct { uint64_t busy_ns, passes, scans, stat_reads, attaches; } disc = {0};
 	if (s->follow) {
 		const struct follow_stats *fs = follow_stats(s->follow);
-		disc.busy_ns = get((_Atomic uint64_t *)&fs->busy_ns);
-		disc.passes = get((_Atomic uint64_t *)&fs->passes);
-		disc.scans = get((_Atomic uint64_t *)&fs->scans);
-		disc.stat_reads = get((_Atomic uint64_t *)&fs->stat_reads);
-		disc.attaches = get((_Atomic uint64_t *)&fs->attaches);
+		r.disc.busy_ns = get((_Atomic uint64_t *)&fs->busy_ns);
+		r.disc.passes = get((_Atomic uint64_t *)&fs->passes);
+		r.disc.scans = get((_Atomic uint64_t *)&fs->scans);
+		r.disc.stat_reads = get((_Atomic uint64_t *)&fs->stat_reads);
+		r.disc.attaches = get((_Atomic uint64_t *)&fs->attaches);
 	}
 	sampler_stop(s);
-	sampler_drain(s, count_weight, &consumed);
+	sampler_drain(s, count_weight, &r.consumed);
 
-	struct engine_stats *st = &s->stats;
-	uint64_t samples = get(&st->samples), errors = get(&st->errors);
-	uint64_t tsamples = get(&st->thread_samples);
-	double secs = (double)get(&st->elapsed_ns) / 1e9;
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
-	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
-	int interrupted = session_stop_signal();
-	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
-	int rc = 0;
-	enum sampler_end how = sampler_end_state(s);
-	if (how == SAMPLER_FAILED)
+	r.peak_rss_kb = ru.ru_maxrss;
+	r.interrupted = session_stop_signal();
+	r.how = sampler_end_state(s);
+	rc = 0;
+	if (r.how == SAMPLER_FAILED)
 		rc = cli_report(&s->error);
-
-	if (json) {
-		printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)pid,
-		       session.target.layout.version_str, cfg.walk.cache ? "true" : "false", secs);
-		printf(" \"samples\": %llu, \"errors\": %llu, \"samples_per_sec\": %.1f,\n",
-		       (unsigned long long)samples, (unsigned long long)errors,
-		       secs > 0 ? (double)samples / secs : 0.0);
-		printf(" \"us_per_sample\": %.3f, \"thread_samples\": %llu, \"consumed\": %llu,\n",
-		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)tsamples,
-		       (unsigned long long)consumed);
-		printf(" \"reads_per_sample\": %.4f, \"bytes_per_sample\": %.1f, "
-		       "\"single_reads_per_sample\": %.4f, \"proc_reads_per_sample\": %.4f,\n",
-		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
-		       ratio(get(&st->single_reads), samples), ratio(get(&st->proc_reads), samples));
-		printf(" \"frame_cache\": {\"full_hits\": %llu, \"partial_hits\": %llu, \"misses\": %llu, "
-		       "\"frames_reused\": %llu, \"frames_read\": %llu},\n",
-		       (unsigned long long)fh, (unsigned long long)ph, (unsigned long long)fm,
-		       (unsigned long long)get(&st->frames_reused),
-		       (unsigned long long)get(&st->frames_read));
-		printf(" \"code_cache\": {\"hits\": %llu, \"misses\": %llu, \"rechecks\": %llu},\n",
-		       (unsigned long long)ch, (unsigned long long)cm,
-		       (unsigned long long)get(&st->code_rechecks));
-		printf(" \"batched_reads\": {\"attempts\": %llu, \"successes\": %llu},\n",
-		       (unsigned long long)get(&st->batch_attempts),
-		       (unsigned long long)get(&st->batch_successes));
-		printf(" \"ring\": {\"capacity\": %u, \"high_water\": %u, \"drops\": %llu, \"records\": %llu},\n",
-		       ring_capacity(&s->ring), atomic_load(&s->ring.high_water),
-		       (unsigned long long)ring_dropped(&s->ring), (unsigned long long)get(&st->records));
-		printf(" \"interned\": {\"stacks\": %llu, \"frames\": %llu, \"code_objects\": %llu, "
-		       "\"threads\": %llu},\n",
-		       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
-		       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
-		printf(" \"thread_samples_left_out\": %llu, \"thread_list_reads\": %llu, "
-		       "\"thread_state_bytes\": %llu,\n",
-		       (unsigned long long)get(&st->threads_skipped),
-		       (unsigned long long)get(&st->list_rebuilds),
-		       (unsigned long long)session.target.layout.ts_read_size);
-		printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, "
-		       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"sampler_idle_policy\": %.3f, "
-		       "\"sampler_fallbacks\": %llu, \"peak_rss_kb\": %ld,\n",
-		       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
-		       ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
-		       ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
-		       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)),
-		       ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
-		       (unsigned long long)get(&st->sched_fallbacks), ru.ru_maxrss);
-		if (want_floor)
-			printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
-			       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
-			       floor.syscall_us, floor.readv_us, floor.readv2_us, floor.proc_mem_us);
-		if (cfg.follow)
-			print_processes_json(s, secs, &disc.busy_ns, disc.passes, disc.scans);
-		printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
-		       "\"interrupted\": %s}\n",
-		       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
-		       how == SAMPLER_TARGET_EXITED ? "true" : "false", interrupted ? "true" : "false");
-	} else {
-		printf("target        pid %d, Python %s, %s\n", (int)pid, session.target.layout.version_str,
-		       cfg.walk.cache ? "cached" : "uncached");
-		printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
-		       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
-		       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
-		printf("threads       %.2f per sample, %llu seen, %llu exited (%llu back after a "
-		       "torn list read), %llu slots\n", ratio(tsamples, samples),
-		       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
-		       (unsigned long long)get(&st->threads_revived),
-		       (unsigned long long)get(&st->thread_slots));
-		printf("              the thread list read again %llu times (it changed)",
-		       (unsigned long long)get(&st->list_rebuilds));
-		if (get(&st->threads_skipped))
-			printf("; %llu thread samples left out: the thread ended while read",
-			       (unsigned long long)get(&st->threads_skipped));
-		printf("\n");
-		printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
-		       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
-		       ratio(get(&st->single_reads), samples));
-		printf("frame cache   %.1f%% full hits, %.1f%% partial, %.1f%% misses\n",
-		       100 * ratio(fh, fh + ph + fm), 100 * ratio(ph, fh + ph + fm),
-		       100 * ratio(fm, fh + ph + fm));
-		/* Each code object is missed once, when first seen; when the frame
-		 * cache answered every sample after that, there was nothing to hit. */
-		if (ch == 0 && cm <= get(&st->codes))
-			printf("code cache    no lookups (%llu objects, each read once when first seen)\n",
-			       (unsigned long long)get(&st->codes));
-		else
-			printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(ch, ch + cm),
-			       (unsigned long long)get(&st->codes));
-		printf("batched reads %.2f%% complete\n",
-		       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
-		printf("ring          high water %u of %u, %llu drops\n", atomic_load(&s->ring.high_water),
-		       ring_capacity(&s->ring), (unsigned long long)ring_dropped(&s->ring));
-		printf("sampler       %.0f%% CPU in passes (%.0f%% on a CPU, %.0f%% waiting for one), "
-		       "peak RSS %ld KB\n",
-		       100 * ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
-		       100 * ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
-		       100 * ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)), ru.ru_maxrss);
-		printf("yielding      %.0f%% of the time under SCHED_IDLE (any target thread takes "
-		       "its CPU), %llu fall-backs to the normal policy (the machine was busy)\n",
-		       100 * ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
-		       (unsigned long long)get(&st->sched_fallbacks));
-		if (want_floor)
-			printf("read floor    %.3f us per 8-byte process_vm_readv (%.3f us for 8 bytes "
-			       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
-			       "%.3f us per bare syscall\n",
-			       floor.readv_us, floor.readv2_us, floor.proc_mem_us, floor.syscall_us);
-		if (errors) {
-			printf("errors       ");
-			for (int k = 0; k < TT_STATUS_COUNT; k++)
-				if (get(&st->errors_by_status[k]))
-					printf(" %s %llu", tt_status_name((tt_status)k),
-					       (unsigned long long)get(&st->errors_by_status[k]));
-			printf("; first: %s\n", s->error_example);
-		}
-		if (cfg.verify)
-			printf("verify        %llu thread samples checked, %llu differ%s%s\n",
-			       (unsigned long long)get(&st->verified),
-			       (unsigned long long)get(&st->mismatched),
-			       s->mismatch_example[0] ? ": " : "", s->mismatch_example);
-		if (cfg.follow)
-			print_processes(s, secs, disc.busy_ns, disc.passes, disc.scans, disc.stat_reads,
-					disc.attaches);
-		if (how == SAMPLER_TARGET_EXITED)
-			printf("target exited during the run\n");
-		if (interrupted)
-			printf("interrupted   after %.2f s\n", secs);
-	}
+	if (a.json)
+		print_json(&a, &session, &r);
+	else
+		print_text(&a, &session, &r);
 	session_end(&session);
 	return rc;
 }
