@@ -123,8 +123,22 @@ drain(struct sampler *s, struct profile *p, enum profile_filter filter, bool *oo
 	*oom |= sink.oom;
 }
 
-int
-record_main(int argc, char **argv)
+/* What the command line asked for. */
+struct record_args {
+	pid_t pid;
+	char **command;
+	struct output outs[MAX_OUTPUTS];
+	int nouts;
+	enum export_format format;
+	bool have_format;
+	double hz, seconds;
+	bool per_thread, subprocesses, async_aware;
+	enum profile_filter filter;
+};
+
+/* Fill *a from the command line: -1, or the exit status to return. */
+static int
+parse_args(int argc, char **argv, struct record_args *a)
 {
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
@@ -140,14 +154,11 @@ record_main(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	pid_t pid = 0;
-	struct output outs[MAX_OUTPUTS];
-	int nouts = 0;
-	enum export_format format = EXPORT_COLLAPSED;
-	bool have_format = false;
-	double hz = 1000, seconds = 0;
-	bool per_thread = false, subprocesses = true, async_aware = false;
-	enum profile_filter filter = PROFILE_WALL;
+	memset(a, 0, sizeof *a);
+	a->format = EXPORT_COLLAPSED;
+	a->hz = 1000;
+	a->subprocesses = true;
+	a->filter = PROFILE_WALL;
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -155,112 +166,173 @@ record_main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+p:o:f:r:d:m:th", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
-			if (!cli_parse_pid(optarg, &pid))
+			if (!cli_parse_pid(optarg, &a->pid))
 				return cli_usage_error("record ", "invalid pid '%s'", optarg);
 			break;
 		case 'o':
-			if (nouts == MAX_OUTPUTS)
+			if (a->nouts == MAX_OUTPUTS)
 				return cli_usage_error("record ", "at most %d -o files", MAX_OUTPUTS);
-			outs[nouts++] = (struct output){.path = optarg};
+			a->outs[a->nouts++] = (struct output){.path = optarg};
 			break;
 		case 'f':
-			if (!export_parse_format(optarg, &format))
+			if (!export_parse_format(optarg, &a->format))
 				return cli_usage_error("record ", "unknown format '%s' (%s)", optarg,
 						       export_format_list());
-			have_format = true;
+			a->have_format = true;
 			break;
 		case 'r':
-			if (!sampler_parse_rate(optarg, &hz))
+			if (!sampler_parse_rate(optarg, &a->hz))
 				return cli_usage_error("record ", "invalid rate '%s'", optarg);
 			break;
 		case 'd':
-			if (!cli_parse_seconds(optarg, 7 * 86400.0, &seconds))
+			if (!cli_parse_seconds(optarg, 7 * 86400.0, &a->seconds))
 				return cli_usage_error("record ", "invalid duration '%s'", optarg);
 			break;
 		case 'm':
 			if (strcmp(optarg, "wall") == 0)
-				filter = PROFILE_WALL;
+				a->filter = PROFILE_WALL;
 			else if (strcmp(optarg, "cpu") == 0)
-				filter = PROFILE_CPU;
+				a->filter = PROFILE_CPU;
 			else if (strcmp(optarg, "gil") == 0)
-				filter = PROFILE_GIL;
+				a->filter = PROFILE_GIL;
 			else
 				return cli_usage_error("record ", "unknown mode '%s' (wall, cpu or gil)", optarg);
 			break;
-		case 't': per_thread = true; break;
-		case 'S': subprocesses = true; break;
-		case 'N': subprocesses = false; break;
-		case 'A': async_aware = true; break;
+		case 't': a->per_thread = true; break;
+		case 'S': a->subprocesses = true; break;
+		case 'N': a->subprocesses = false; break;
+		case 'A': a->async_aware = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("record ", "unknown or incomplete option '%s'",
 					       argv[optind - 1]);
 		}
 	}
-	char **command;
-	int bad = cli_pid_or_command("record ", argc, argv, optind, pid, "unexpected argument", "",
-				     &command);
+	int bad = cli_pid_or_command("record ", argc, argv, optind, a->pid, "unexpected argument", "",
+				     &a->command);
 	if (bad)
 		return bad;
-	if (!nouts)
+	if (!a->nouts)
 		return cli_usage_error("record ", "missing -o FILE");
-	/* Check every output first (a bad path fails before any sampling), but
-	 * leave each untouched until the profile is complete: the data goes to
-	 * a temporary file renamed over it at the end. */
-	struct tt_error err = {0};
-	for (int i = 0; i < nouts; i++) {
-		outs[i].format = have_format ? format : export_format_for_path(outs[i].path);
-		if (outfile_open(&outs[i].of, outs[i].path, &err) != TT_OK) {
-			abort_outputs(outs, i);
-			return cli_report(&err);
+	return -1;
+}
+
+/* Check every output first (a bad path fails before any sampling), but
+ * leave each untouched until the profile is complete: the data goes to a
+ * temporary file renamed over it at the end. */
+static tt_status
+open_outputs(struct record_args *a, struct tt_error *err)
+{
+	for (int i = 0; i < a->nouts; i++) {
+		struct output *o = &a->outs[i];
+		o->format = a->have_format ? a->format : export_format_for_path(o->path);
+		if (outfile_open(&o->of, o->path, err) != TT_OK) {
+			abort_outputs(a->outs, i);
+			return err->status;
 		}
 	}
+	return TT_OK;
+}
 
-	struct sampler_config cfg;
-	sampler_default_config(&cfg);
-	/* cpu mode at a rate above the default on-CPU reading rate: the
-	 * state is read for every sample, of every thread however many. */
-	if (filter == PROFILE_CPU && hz > 0 && 1e9 / hz < (double)cfg.walk.cpu_period_ns)
-		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / hz);
-	if (filter == PROFILE_CPU)
-		cfg.walk.cpu_reads_per_sample = 0;
-	struct session_options so = {
-		.pid = pid, .command = command, .child_keeps_output = true, .rate_hz = hz,
-		.duration_s = seconds, .no_subprocesses = !subprocesses, .async_aware = async_aware,
-		.config = &cfg,
-	};
-
-	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
-	if (session_catch_stop_signals(&err) != TT_OK) {
-		abort_outputs(outs, nouts);
-		return cli_report(&err);
-	}
-
-	struct session session;
-	if (session_start(&session, &so, &err) != TT_OK) {
-		abort_outputs(outs, nouts);
-		return cli_report(&err);
-	}
-	struct sampler *s = &session.sampler;
-	uint64_t duration_ns = (uint64_t)(seconds * 1e9);
-	struct profile prof;
-	profile_init(&prof);
+/* Drain the session into the profile until it ends or is stopped, with
+ * the progress line on a terminal. false when memory ran short. */
+static bool
+sample_into(struct session *session, struct profile *prof, const struct record_args *a)
+{
+	struct sampler *s = &session->sampler;
+	uint64_t duration_ns = (uint64_t)(a->seconds * 1e9);
 	bool oom = false;
-	struct timespec started;
-	clock_gettime(CLOCK_REALTIME, &started);
 	struct progress progress;
 	progress_init(&progress);
 	while (sampler_end_state(s) == SAMPLER_RUNNING && !session_stop_signal()) {
 		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
-		drain(s, &prof, filter, &oom);
+		drain(s, prof, a->filter, &oom);
 		progress_update(&progress, clock_now_ns(), atomic_load(&s->stats.elapsed_ns),
 				duration_ns, atomic_load(&s->stats.samples),
 				atomic_load(&s->stats.errors));
 	}
 	progress_clear(&progress);
 	sampler_stop(s);
-	drain(s, &prof, filter, &oom);
+	drain(s, prof, a->filter, &oom);
+	return !oom;
+}
+
+/* Write the profile to every output, each committed whole or not at all;
+ * `written` lists those written. false on the first failure, in *err. */
+static bool
+write_outputs(struct record_args *a, const struct profile *prof, const struct procset *procs,
+	      const struct export_meta *meta, char *written, size_t len, struct tt_error *err)
+{
+	bool ok_all = true;
+	written[0] = '\0';
+	for (int i = 0; i < a->nouts; i++) {
+		struct output *o = &a->outs[i];
+		struct tt_error e = {0};
+		FILE *f = o->of.f;
+		int wrc = export_write(o->format, prof, procs, meta, f);
+		bool ok;
+		if (wrc != 0 && !ferror(f)) {
+			outfile_abort(&o->of);
+			tt_fail(&e, TT_ENOMEM, ENOMEM, "writing %s: out of memory", o->path);
+			ok = false;
+		} else {
+			ok = outfile_commit(&o->of, &e) == TT_OK;
+		}
+		if (!ok) {
+			if (ok_all)
+				*err = e;
+			ok_all = false;
+		} else {
+			size_t used = strlen(written);
+			snprintf(written + used, len - used, "%s%s", used ? ", " : "", o->path);
+		}
+	}
+	return ok_all;
+}
+
+int
+record_main(int argc, char **argv)
+{
+	struct record_args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc >= 0)
+		return rc;
+	struct tt_error err = {0};
+	if (open_outputs(&a, &err) != TT_OK)
+		return cli_report(&err);
+
+	struct sampler_config cfg;
+	sampler_default_config(&cfg);
+	/* cpu mode at a rate above the default on-CPU reading rate: the
+	 * state is read for every sample, of every thread however many. */
+	if (a.filter == PROFILE_CPU && a.hz > 0 && 1e9 / a.hz < (double)cfg.walk.cpu_period_ns)
+		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / a.hz);
+	if (a.filter == PROFILE_CPU)
+		cfg.walk.cpu_reads_per_sample = 0;
+	struct session_options so = {
+		.pid = a.pid, .command = a.command, .child_keeps_output = true, .rate_hz = a.hz,
+		.duration_s = a.seconds, .no_subprocesses = !a.subprocesses,
+		.async_aware = a.async_aware, .config = &cfg,
+	};
+
+	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
+	if (session_catch_stop_signals(&err) != TT_OK) {
+		abort_outputs(a.outs, a.nouts);
+		return cli_report(&err);
+	}
+
+	struct session session;
+	if (session_start(&session, &so, &err) != TT_OK) {
+		abort_outputs(a.outs, a.nouts);
+		return cli_report(&err);
+	}
+	struct sampler *s = &session.sampler;
+	struct profile prof;
+	profile_init(&prof);
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
+	bool oom = !sample_into(&session, &prof, &a);
 	enum sampler_end how = sampler_end_state(s);
 	int interrupted = session_stop_signal();
 	/* The sampler may see the program go before it can be reaped: give
@@ -268,8 +340,8 @@ record_main(int argc, char **argv)
 	if (how == SAMPLER_TARGET_EXITED)
 		session_wait_child(&session, 1000000000ull);
 
-	int rc = 0;
-	pid = session.pid;
+	rc = 0;
+	pid_t pid = session.pid;
 	char cmdline[512];
 	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
 	if (!cmdline[0])  /* it has exited: the line read at the start */
@@ -280,42 +352,20 @@ record_main(int argc, char **argv)
 	profile_settle(&prof, &s->procs);
 	struct export_meta meta = {
 		.pid = pid, .command = cmdline, .python_version = session.target.layout.version_str,
-		.mode = filter, .rate_hz = hz, .duration_ns = elapsed_ns,
+		.mode = a.filter, .rate_hz = a.hz, .duration_ns = elapsed_ns,
 		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
 		/* A sample stands for the mean time between passes actually made
 		 * (deadlines missed on a busy machine make it longer than asked). */
-		.period_ns = passes ? elapsed_ns / passes : hz > 0 ? (uint64_t)(1e9 / hz) : 1,
-		.per_thread = per_thread,
+		.period_ns = passes ? elapsed_ns / passes : a.hz > 0 ? (uint64_t)(1e9 / a.hz) : 1,
+		.per_thread = a.per_thread,
 		/* Process frames only when there is more than one to tell apart. */
-		.per_process = subprocesses && procset_count(&s->procs) > 1,
+		.per_process = a.subprocesses && procset_count(&s->procs) > 1,
 	};
-	char written[1024] = "";
-	/* Each output is committed whole or not at all; the first failure is
-	 * reported after the summary line, with its cause. */
+	char written[1024];
+	/* The first failure is reported after the summary line, with its cause. */
 	struct tt_error werr = {0};
-	bool write_failed = false;
-	for (int i = 0; i < nouts; i++) {
-		struct tt_error e = {0};
-		FILE *f = outs[i].of.f;
-		int wrc = export_write(outs[i].format, &prof, &s->procs, &meta, f);
-		bool ok;
-		if (wrc != 0 && !ferror(f)) {
-			outfile_abort(&outs[i].of);
-			tt_fail(&e, TT_ENOMEM, ENOMEM, "writing %s: out of memory", outs[i].path);
-			ok = false;
-		} else {
-			ok = outfile_commit(&outs[i].of, &e) == TT_OK;
-		}
-		if (!ok) {
-			if (!write_failed)
-				werr = e;
-			write_failed = true;
-		} else {
-			size_t used = strlen(written);
-			snprintf(written + used, sizeof written - used, "%s%s", used ? ", " : "",
-				 outs[i].path);
-		}
-	}
+	bool write_failed = !write_outputs(&a, &prof, &s->procs, &meta, written, sizeof written,
+					   &werr);
 	uint64_t samples = atomic_load(&s->stats.samples), errors = atomic_load(&s->stats.errors);
 	double secs = (double)atomic_load(&s->stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
