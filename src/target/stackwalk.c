@@ -1724,36 +1724,34 @@ stackwalk_sample(struct stackwalk *w, uint64_t now, const struct walk_thread **t
 	return TT_OK;
 }
 
+/* Whether an interpreter's list or its GIL changed since the last sample. */
+struct list_change {
+	bool list;       /* the thread list (head, count, id) */
+	bool switched;   /* the GIL went to another thread, or changed hands */
+};
+
+/* Must thread tc be read and walked this sample? */
+static bool
+must_walk(const struct stackwalk *w, const struct interp *iv, const struct interp *before,
+	  const struct tcache *tc, struct list_change changed)
+{
+	return changed.switched || changed.list || tc->tstate == iv->holder ||
+	       tc->tstate == before->holder || must_read(w, tc);
+}
+
+/* Round 1: every interpreter's hot block, and the threads we predict may
+ * have run, with their top frames at last sample's addresses, in one
+ * vectored read. *skip_block: the block was not read (one thread, read
+ * recently). */
 static tt_status
-sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
+read_predicted(struct stackwalk *w, uint64_t now, bool *skip_block, struct tt_error *err)
 {
 	const struct py_layout *l = w->l;
 	tt_status st;
-	w->nout = 0;
-	w->nsegs = 0;
-	w->nspans = 0;
-	w->arena_used = 0;
-	w->ra_lo = w->ra_hi = 0;
-	w->c.samples++;
-	w->cpu_reads_left = w->o.cpu_reads_per_sample;
-
-	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
-		if ((st = refresh_interps(w, now, err)) != TT_OK)
-			return st;
-		w->interps_checked_ns = now;
-	}
-	if (!l->has_code_generation && now - w->code_checked_ns >= CODE_RECHECK_NS) {
-		codecache_invalidate(&w->codes);
-		w->code_checked_ns = now;
-	}
-
-	choose_revalidations(w, now);
-	/* Round 1: every interpreter's hot block, and the threads we predict
-	 * may have run, with their top frames at last sample's addresses. */
 	bool prefetch_all = !w->o.cache || w->switch_rate > 0.25;
-	bool skip_block = w->o.cache && !w->first && w->ninterps == 1 && w->interps[0].have &&
-			  w->interps[0].nthreads == 1 && now - w->block_read_ns < SINGLE_THREAD_BLOCK_NS;
-	for (uint32_t i = 0; i < w->ninterps && !skip_block; i++) {
+	bool skip = w->o.cache && !w->first && w->ninterps == 1 && w->interps[0].have &&
+		    w->interps[0].nthreads == 1 && now - w->block_read_ns < SINGLE_THREAD_BLOCK_NS;
+	for (uint32_t i = 0; i < w->ninterps && !skip; i++) {
 		struct interp *iv = &w->interps[i];
 		if (l->gil_place != PY_GIL_IN_INTERP && iv->gil_addr == 0 &&
 		    (st = locate_gil(w, iv, err)) != TT_OK)
@@ -1770,7 +1768,7 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			iv->gilbuf = g;
 		}
 	}
-	if (!skip_block)
+	if (!skip)
 		w->block_read_ns = now;
 	uint32_t first_thread_seg = w->nsegs;
 	for (uint32_t i = 0; i < w->ninterps; i++) {
@@ -1828,115 +1826,166 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 				tc->cfbuf = NULL;
 		}
 	}
+	*skip_block = skip;
+	return TT_OK;
+}
 
+/* Round 2 (rare): threads of interpreter iv that must be read but were
+ * not predicted, and frames of threads whose state arrived without them
+ * (after a list rebuild). */
+static tt_status
+read_unpredicted(struct stackwalk *w, struct interp *iv, const struct interp *before,
+		 struct list_change changed, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	tt_status st;
+	size_t done;
+	w->nsegs = 0;
+	uint32_t span_mark = w->nspans;
+	for (uint32_t k = 0; k < iv->nthreads; k++) {
+		struct tcache *tc = &iv->threads[k];
+		bool must = must_walk(w, iv, before, tc, changed);
+		if (!must)
+			continue;
+		bool full = needs_full(w, iv, tc);
+		bool planned_full = tc->span_hi > tc->span_lo && tc->planned_full;
+		if (tc->tsbuf && (planned_full || (!full && tc->span_hi > tc->span_lo))) {
+			tc->ts_seg = UINT32_MAX; /* what we have will do */
+			continue;
+		}
+		/* Read the thread state again together with its frames, so
+		 * the two describe the same moment as nearly as possible. */
+		if (tc->tsbuf)
+			note_stack(w, tc);
+		uint8_t *buf = arena_take(w, w->ts_len);
+		if (!buf || !add_seg(w, tc->tstate, buf, w->ts_len))
+			return arena_exhausted(w, err);
+		tc->tsbuf = buf;
+		tc->ts_seg = w->nsegs - 1;
+		tc->cfbuf = NULL;
+		tc->planned_full = full;
+		plan_spans(w, tc, full ? 0 : w->o.check_depth + 1);
+	}
+	if (w->nsegs > 0 || w->nspans > span_mark) {
+		uint32_t nts = w->nsegs;
+		for (uint32_t s = span_mark; s < w->nspans; s++)
+			if (!add_seg(w, w->spans[s].addr, w->spans[s].buf, w->spans[s].len))
+				break;
+		for (uint32_t k = 0; k < iv->nthreads && l->has_cframe; k++)
+			if (iv->threads[k].ts_seg != UINT32_MAX && iv->threads[k].ts_seg < nts)
+				plan_cframe(w, &iv->threads[k]);
+		w->c.batch_attempts++;
+		if ((st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err)) != TT_OK)
+			return st;
+		if (done == w->nsegs)
+			w->c.batch_successes++;
+		for (uint32_t s = span_mark; s < w->nspans; s++)
+			w->spans[s].ok = nts + (s - span_mark) < done;
+		for (uint32_t k = 0; k < iv->nthreads; k++) {
+			struct tcache *tc = &iv->threads[k];
+			if (tc->ts_seg != UINT32_MAX && tc->ts_seg >= done)
+				tc->tsbuf = NULL;
+			if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
+				tc->cfbuf = NULL;
+		}
+	}
+	return TT_OK;
+}
+
+/* Walk the threads of iv that must be read, reuse the others' stacks,
+ * and hand every thread on. */
+static tt_status
+walk_threads(struct stackwalk *w, struct interp *iv, const struct interp *before,
+	     struct list_change changed, uint64_t now, struct tt_error *err)
+{
+	tt_status st;
+	for (uint32_t k = 0; k < iv->nthreads; k++) {
+		struct tcache *tc = &iv->threads[k];
+		bool must = must_walk(w, iv, before, tc, changed);
+		if (must) {
+			bool full = false;
+			if ((st = read_walk(w, iv, tc, now, &full, err)) != TT_OK) {
+				tc->have_chain = false;
+				if (!ended_while_read(iv, tc, st))
+					return st;
+				tc->skipped = true;
+				tc->skips++;
+				w->c.threads_skipped++;
+				continue;
+			}
+			tc->skips = 0;
+			if (full) {
+				tc->validated_ns = now;
+				tc->revalidate = false;
+			}
+			tc->was_running = iv->locked && iv->holder == tc->tstate;
+			/* The GIL holder's state first, whatever the budget:
+			 * in CPU mode it is the thread that matters. */
+			if (tc->was_running)
+				refresh_cpu(w, tc, now);
+		} else {
+			w->c.full_hits++;
+			w->c.frames_reused += tc->nframes;
+		}
+	}
+	/* States after every walk (a new thread's id is known once its
+	 * state is read), before any thread is handed on. */
+	refresh_cpu_states(w, iv, now);
+	for (uint32_t k = 0; k < iv->nthreads; k++)
+		if (!iv->threads[k].skipped &&
+		    (st = emit(w, iv, &iv->threads[k], k + 1 == iv->nthreads, err)) != TT_OK)
+			return st;
+	return TT_OK;
+}
+
+static tt_status
+sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	tt_status st;
+	w->nout = 0;
+	w->nsegs = 0;
+	w->nspans = 0;
+	w->arena_used = 0;
+	w->ra_lo = w->ra_hi = 0;
+	w->c.samples++;
+	w->cpu_reads_left = w->o.cpu_reads_per_sample;
+
+	if (w->first || !w->o.cache || now - w->interps_checked_ns >= INTERP_CHECK_NS) {
+		if ((st = refresh_interps(w, now, err)) != TT_OK)
+			return st;
+		w->interps_checked_ns = now;
+	}
+	if (!l->has_code_generation && now - w->code_checked_ns >= CODE_RECHECK_NS) {
+		codecache_invalidate(&w->codes);
+		w->code_checked_ns = now;
+	}
+
+	choose_revalidations(w, now);
+	bool skip_block = false;
+	if ((st = read_predicted(w, now, &skip_block, err)) != TT_OK)
+		return st;
 	bool any_switch = false;
 	for (uint32_t i = 0; i < w->ninterps; i++) {
 		struct interp *iv = &w->interps[i];
 		struct interp before = *iv;
 		if (!skip_block)
 			parse_block(l, iv, iv->block);
-		bool list_changed = !before.have || before.head != iv->head ||
-				    before.unique_id != iv->unique_id || before.count != iv->count ||
-				    !w->o.cache;
-		bool switched = !before.have || before.switch_no != iv->switch_no ||
-				before.holder != iv->holder;
-		any_switch |= switched && before.have;
+		struct list_change changed = {
+			.list = !before.have || before.head != iv->head ||
+				before.unique_id != iv->unique_id || before.count != iv->count ||
+				!w->o.cache,
+			.switched = !before.have || before.switch_no != iv->switch_no ||
+				    before.holder != iv->holder,
+		};
+		any_switch |= changed.switched && before.have;
 		if (l->has_code_generation && before.have && before.code_gen != iv->code_gen)
 			codecache_invalidate(&w->codes);
-		if (list_changed && (st = rebuild_threads(w, iv, now, err)) != TT_OK)
+		if (changed.list && (st = rebuild_threads(w, iv, now, err)) != TT_OK)
 			return st;
-
-		/* Round 2 (rare): threads that must be read but were not predicted,
-		 * and frames of threads whose state arrived without them (after a
-		 * list rebuild). */
-		w->nsegs = 0;
-		uint32_t span_mark = w->nspans;
-		for (uint32_t k = 0; k < iv->nthreads; k++) {
-			struct tcache *tc = &iv->threads[k];
-			bool must = switched || list_changed || tc->tstate == iv->holder ||
-				    tc->tstate == before.holder || must_read(w, tc);
-			if (!must)
-				continue;
-			bool full = needs_full(w, iv, tc);
-			bool planned_full = tc->span_hi > tc->span_lo && tc->planned_full;
-			if (tc->tsbuf && (planned_full || (!full && tc->span_hi > tc->span_lo))) {
-				tc->ts_seg = UINT32_MAX; /* what we have will do */
-				continue;
-			}
-			/* Read the thread state again together with its frames, so
-			 * the two describe the same moment as nearly as possible. */
-			if (tc->tsbuf)
-				note_stack(w, tc);
-			uint8_t *buf = arena_take(w, w->ts_len);
-			if (!buf || !add_seg(w, tc->tstate, buf, w->ts_len))
-				return arena_exhausted(w, err);
-			tc->tsbuf = buf;
-			tc->ts_seg = w->nsegs - 1;
-			tc->cfbuf = NULL;
-			tc->planned_full = full;
-			plan_spans(w, tc, full ? 0 : w->o.check_depth + 1);
-		}
-		if (w->nsegs > 0 || w->nspans > span_mark) {
-			uint32_t nts = w->nsegs;
-			for (uint32_t s = span_mark; s < w->nspans; s++)
-				if (!add_seg(w, w->spans[s].addr, w->spans[s].buf, w->spans[s].len))
-					break;
-			for (uint32_t k = 0; k < iv->nthreads && l->has_cframe; k++)
-				if (iv->threads[k].ts_seg != UINT32_MAX && iv->threads[k].ts_seg < nts)
-					plan_cframe(w, &iv->threads[k]);
-			w->c.batch_attempts++;
-			if ((st = remote_readv(&w->t->mem, w->segs, w->nsegs, &done, err)) != TT_OK)
-				return st;
-			if (done == w->nsegs)
-				w->c.batch_successes++;
-			for (uint32_t s = span_mark; s < w->nspans; s++)
-				w->spans[s].ok = nts + (s - span_mark) < done;
-			for (uint32_t k = 0; k < iv->nthreads; k++) {
-				struct tcache *tc = &iv->threads[k];
-				if (tc->ts_seg != UINT32_MAX && tc->ts_seg >= done)
-					tc->tsbuf = NULL;
-				if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
-					tc->cfbuf = NULL;
-			}
-		}
-
-		for (uint32_t k = 0; k < iv->nthreads; k++) {
-			struct tcache *tc = &iv->threads[k];
-			bool must = switched || list_changed || tc->tstate == iv->holder ||
-				    tc->tstate == before.holder || must_read(w, tc);
-			if (must) {
-				bool full = false;
-				if ((st = read_walk(w, iv, tc, now, &full, err)) != TT_OK) {
-					tc->have_chain = false;
-					if (!ended_while_read(iv, tc, st))
-						return st;
-					tc->skipped = true;
-					tc->skips++;
-					w->c.threads_skipped++;
-					continue;
-				}
-				tc->skips = 0;
-				if (full) {
-					tc->validated_ns = now;
-					tc->revalidate = false;
-				}
-				tc->was_running = iv->locked && iv->holder == tc->tstate;
-				/* The GIL holder's state first, whatever the budget:
-				 * in CPU mode it is the thread that matters. */
-				if (tc->was_running)
-					refresh_cpu(w, tc, now);
-			} else {
-				w->c.full_hits++;
-				w->c.frames_reused += tc->nframes;
-			}
-		}
-		/* States after every walk (a new thread's id is known once its
-		 * state is read), before any thread is handed on. */
-		refresh_cpu_states(w, iv, now);
-		for (uint32_t k = 0; k < iv->nthreads; k++)
-			if (!iv->threads[k].skipped &&
-			    (st = emit(w, iv, &iv->threads[k], k + 1 == iv->nthreads, err)) != TT_OK)
-				return st;
+		if ((st = read_unpredicted(w, iv, &before, changed, err)) != TT_OK ||
+		    (st = walk_threads(w, iv, &before, changed, now, err)) != TT_OK)
+			return st;
 	}
 	w->switch_rate = w->switch_rate * 0.95 + (any_switch ? 0.05 : 0.0);
 	w->first = false;
