@@ -139,8 +139,17 @@ struct bench_args {
 	char **command;
 };
 
+/* The engine's main counters at the end of a run. */
+struct bench_figures {
+	uint64_t samples, errors, tsamples;
+	double secs;
+	uint64_t fh, ph, fm;     /* frame cache: full hits, partial hits, misses */
+	uint64_t ch, cm;         /* code cache: hits, misses */
+};
+
 /* What a run measured beside the engine's counters. */
 struct bench_run {
+	struct bench_figures f;
 	uint64_t consumed;          /* samples a consumer drained from the ring */
 	struct disc_figures disc;
 	struct remote_floor floor;
@@ -217,30 +226,26 @@ print_json(const struct bench_args *a, struct session *session, const struct ben
 {
 	struct sampler *s = &session->sampler;
 	struct engine_stats *st = &s->stats;
-	uint64_t samples = get(&st->samples), errors = get(&st->errors);
-	uint64_t tsamples = get(&st->thread_samples);
-	double secs = (double)get(&st->elapsed_ns) / 1e9;
-	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
-	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
+	const struct bench_figures *f = &r->f;
 	printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)session->pid,
-	       session->target.layout.version_str, a->cfg.walk.cache ? "true" : "false", secs);
+	       session->target.layout.version_str, a->cfg.walk.cache ? "true" : "false", f->secs);
 	printf(" \"samples\": %llu, \"errors\": %llu, \"samples_per_sec\": %.1f,\n",
-	       (unsigned long long)samples, (unsigned long long)errors,
-	       secs > 0 ? (double)samples / secs : 0.0);
+	       (unsigned long long)f->samples, (unsigned long long)f->errors,
+	       f->secs > 0 ? (double)f->samples / f->secs : 0.0);
 	printf(" \"us_per_sample\": %.3f, \"thread_samples\": %llu, \"consumed\": %llu,\n",
-	       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)tsamples,
+	       ratio(get(&st->busy_ns), f->samples) / 1e3, (unsigned long long)f->tsamples,
 	       (unsigned long long)r->consumed);
 	printf(" \"reads_per_sample\": %.4f, \"bytes_per_sample\": %.1f, "
 	       "\"single_reads_per_sample\": %.4f, \"proc_reads_per_sample\": %.4f,\n",
-	       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
-	       ratio(get(&st->single_reads), samples), ratio(get(&st->proc_reads), samples));
+	       ratio(get(&st->remote_reads), f->samples), ratio(get(&st->remote_bytes), f->samples),
+	       ratio(get(&st->single_reads), f->samples), ratio(get(&st->proc_reads), f->samples));
 	printf(" \"frame_cache\": {\"full_hits\": %llu, \"partial_hits\": %llu, \"misses\": %llu, "
 	       "\"frames_reused\": %llu, \"frames_read\": %llu},\n",
-	       (unsigned long long)fh, (unsigned long long)ph, (unsigned long long)fm,
+	       (unsigned long long)f->fh, (unsigned long long)f->ph, (unsigned long long)f->fm,
 	       (unsigned long long)get(&st->frames_reused),
 	       (unsigned long long)get(&st->frames_read));
 	printf(" \"code_cache\": {\"hits\": %llu, \"misses\": %llu, \"rechecks\": %llu},\n",
-	       (unsigned long long)ch, (unsigned long long)cm,
+	       (unsigned long long)f->ch, (unsigned long long)f->cm,
 	       (unsigned long long)get(&st->code_rechecks));
 	printf(" \"batched_reads\": {\"attempts\": %llu, \"successes\": %llu},\n",
 	       (unsigned long long)get(&st->batch_attempts),
@@ -271,7 +276,7 @@ print_json(const struct bench_args *a, struct session *session, const struct ben
 		       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
 		       r->floor.syscall_us, r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us);
 	if (a->cfg.follow)
-		print_processes_json(s, secs, &r->disc);
+		print_processes_json(s, f->secs, &r->disc);
 	printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
 	       "\"interrupted\": %s}\n",
 	       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
@@ -283,18 +288,14 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 {
 	struct sampler *s = &session->sampler;
 	struct engine_stats *st = &s->stats;
-	uint64_t samples = get(&st->samples), errors = get(&st->errors);
-	uint64_t tsamples = get(&st->thread_samples);
-	double secs = (double)get(&st->elapsed_ns) / 1e9;
-	uint64_t fh = get(&st->full_hits), ph = get(&st->partial_hits), fm = get(&st->misses);
-	uint64_t ch = get(&st->code_hits), cm = get(&st->code_misses);
+	const struct bench_figures *f = &r->f;
 	printf("target        pid %d, Python %s, %s\n", (int)session->pid, session->target.layout.version_str,
 	       a->cfg.walk.cache ? "cached" : "uncached");
 	printf("samples       %llu in %.2f s = %.0f/s (%.3f us each), %llu errors\n",
-	       (unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
-	       ratio(get(&st->busy_ns), samples) / 1e3, (unsigned long long)errors);
+	       (unsigned long long)f->samples, f->secs, f->secs > 0 ? (double)f->samples / f->secs : 0.0,
+	       ratio(get(&st->busy_ns), f->samples) / 1e3, (unsigned long long)f->errors);
 	printf("threads       %.2f per sample, %llu seen, %llu exited (%llu back after a "
-	       "torn list read), %llu slots\n", ratio(tsamples, samples),
+	       "torn list read), %llu slots\n", ratio(f->tsamples, f->samples),
 	       (unsigned long long)get(&st->threads), (unsigned long long)get(&st->threads_gone),
 	       (unsigned long long)get(&st->threads_revived),
 	       (unsigned long long)get(&st->thread_slots));
@@ -305,18 +306,18 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		       (unsigned long long)get(&st->threads_skipped));
 	printf("\n");
 	printf("remote reads  %.3f per sample, %.0f bytes per sample (%.3f outside the batch)\n",
-	       ratio(get(&st->remote_reads), samples), ratio(get(&st->remote_bytes), samples),
-	       ratio(get(&st->single_reads), samples));
+	       ratio(get(&st->remote_reads), f->samples), ratio(get(&st->remote_bytes), f->samples),
+	       ratio(get(&st->single_reads), f->samples));
 	printf("frame cache   %.1f%% full hits, %.1f%% partial, %.1f%% misses\n",
-	       100 * ratio(fh, fh + ph + fm), 100 * ratio(ph, fh + ph + fm),
-	       100 * ratio(fm, fh + ph + fm));
+	       100 * ratio(f->fh, f->fh + f->ph + f->fm), 100 * ratio(f->ph, f->fh + f->ph + f->fm),
+	       100 * ratio(f->fm, f->fh + f->ph + f->fm));
 	/* Each code object is missed once, when first seen; when the frame
 	 * cache answered every sample after that, there was nothing to hit. */
-	if (ch == 0 && cm <= get(&st->codes))
+	if (f->ch == 0 && f->cm <= get(&st->codes))
 		printf("code cache    no lookups (%llu objects, each read once when first seen)\n",
 		       (unsigned long long)get(&st->codes));
 	else
-		printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(ch, ch + cm),
+		printf("code cache    %.2f%% hits (%llu objects)\n", 100 * ratio(f->ch, f->ch + f->cm),
 		       (unsigned long long)get(&st->codes));
 	printf("batched reads %.2f%% complete\n",
 	       100 * ratio(get(&st->batch_successes), get(&st->batch_attempts)));
@@ -336,7 +337,7 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
 		       "%.3f us per bare syscall\n",
 		       r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us, r->floor.syscall_us);
-	if (errors) {
+	if (f->errors) {
 		printf("errors       ");
 		for (int k = 0; k < TT_STATUS_COUNT; k++)
 			if (get(&st->errors_by_status[k]))
@@ -350,11 +351,11 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		       (unsigned long long)get(&st->mismatched),
 		       s->mismatch_example[0] ? ": " : "", s->mismatch_example);
 	if (a->cfg.follow)
-		print_processes(s, secs, &r->disc);
+		print_processes(s, f->secs, &r->disc);
 	if (r->how == SAMPLER_TARGET_EXITED)
 		printf("target exited during the run\n");
 	if (r->interrupted)
-		printf("interrupted   after %.2f s\n", secs);
+		printf("interrupted   after %.2f s\n", f->secs);
 }
 
 int
@@ -410,6 +411,13 @@ bench_main(int argc, char **argv)
 	r.peak_rss_kb = ru.ru_maxrss;
 	r.interrupted = session_stop_signal();
 	r.how = sampler_end_state(s);
+	struct engine_stats *st = &s->stats;
+	r.f = (struct bench_figures){
+		.samples = get(&st->samples), .errors = get(&st->errors),
+		.tsamples = get(&st->thread_samples), .secs = (double)get(&st->elapsed_ns) / 1e9,
+		.fh = get(&st->full_hits), .ph = get(&st->partial_hits), .fm = get(&st->misses),
+		.ch = get(&st->code_hits), .cm = get(&st->code_misses),
+	};
 	rc = 0;
 	if (r.how == SAMPLER_FAILED)
 		rc = cli_report(&s->error);
