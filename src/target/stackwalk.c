@@ -669,14 +669,7 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 	 * may have run was read with the interpreter's block: that read is as
 	 * fresh, and under thread churn it is most of them). */
 	w->nsegs = 0;
-	uint32_t *seg_of = calloc(nold ? nold : 1, sizeof *seg_of);
-	if (!seg_of) {
-		free(oldbuf);
-		idindex_free(&index);
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
-	}
 	for (uint32_t k = 0; k < nold; k++) {
-		seg_of[k] = UINT32_MAX;
 		if (old[k].tsbuf) {
 			oldbuf[k] = (uint8_t *)old[k].tsbuf;
 			continue;
@@ -685,7 +678,6 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		if (!b || !add_seg(w, old[k].tstate, b, w->ts_len))
 			break;
 		oldbuf[k] = b;
-		seg_of[k] = w->nsegs - 1;
 	}
 	size_t done = 0;
 	if (w->nsegs) {
@@ -694,10 +686,10 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		if (done == w->nsegs)
 			w->c.batch_successes++;
 	}
-	for (uint32_t k = 0; k < nold; k++)
-		if (seg_of[k] != UINT32_MAX && seg_of[k] >= done)
+	/* This batch's segments are the states read here, in list order. */
+	for (uint32_t k = 0, seg = 0; k < nold; k++)
+		if (!old[k].tsbuf && oldbuf[k] && seg++ >= done)
 			oldbuf[k] = NULL;
-	free(seg_of);
 	w->nsegs = 0;
 	struct cycle_guard guard;
 	cycle_guard_init(&guard);
