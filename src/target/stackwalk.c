@@ -1731,6 +1731,17 @@ must_walk(const struct stackwalk *w, const struct interp *iv, const struct inter
 	       tc->tstate == before->holder || must_read(w, tc);
 }
 
+/* After a vectored read that completed `done` segments: drop the thread's
+ * state and cframe buffers planned in it that did not arrive. */
+static void
+forget_unread(struct tcache *tc, size_t done)
+{
+	if (tc->ts_seg != UINT32_MAX && tc->ts_seg >= done)
+		tc->tsbuf = NULL;
+	if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
+		tc->cfbuf = NULL;
+}
+
 /* Round 1: every interpreter's hot block, and the threads we predict may
  * have run, with their top frames at last sample's addresses, in one
  * vectored read. *skip_block: the block was not read (one thread, read
@@ -1809,15 +1820,9 @@ read_predicted(struct stackwalk *w, uint64_t now, bool *skip_block, struct tt_er
 		return tt_fail(err, TT_EFAULT, EFAULT, "interpreter state unreadable");
 	}
 	/* Thread states that did not arrive are read again below. */
-	for (uint32_t i = 0; i < w->ninterps; i++) {
-		for (uint32_t k = 0; k < w->interps[i].nthreads; k++) {
-			struct tcache *tc = &w->interps[i].threads[k];
-			if (tc->ts_seg >= done)
-				tc->tsbuf = NULL;
-			if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
-				tc->cfbuf = NULL;
-		}
-	}
+	for (uint32_t i = 0; i < w->ninterps; i++)
+		for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
+			forget_unread(&w->interps[i].threads[k], done);
 	*skip_block = skip;
 	return TT_OK;
 }
@@ -1873,13 +1878,8 @@ read_unpredicted(struct stackwalk *w, struct interp *iv, const struct interp *be
 			w->c.batch_successes++;
 		for (uint32_t s = span_mark; s < w->nspans; s++)
 			w->spans[s].ok = nts + (s - span_mark) < done;
-		for (uint32_t k = 0; k < iv->nthreads; k++) {
-			struct tcache *tc = &iv->threads[k];
-			if (tc->ts_seg != UINT32_MAX && tc->ts_seg >= done)
-				tc->tsbuf = NULL;
-			if (!tc->tsbuf || (tc->cfbuf && tc->cf_seg >= done))
-				tc->cfbuf = NULL;
-		}
+		for (uint32_t k = 0; k < iv->nthreads; k++)
+			forget_unread(&iv->threads[k], done);
 	}
 	return TT_OK;
 }
