@@ -1498,14 +1498,16 @@ def pool_checks(suite, interp, base):
             pane.wait(lambda s: counts(s)["total"] >= 500, "the pool in the header",
                       timeout=3 * SCREEN_TIMEOUT)
             pane.keys("H")
-            sort_to("TID")
+            sort_to("busiest")
             tasks = "/proc/%d/task" % target.pid
-            # Rows of threads that had ended when the screen was read: the
-            # newest threads are on the last page (sorted by TID).
+            # Rows of threads that had ended when the screen was read. The
+            # short-lived threads run while the pool sleeps, so they are on
+            # the first page sorted busiest first, wherever their ids fall:
+            # ids wrap at pid_max, often within these 10 s of churn.
             dead = {}
             deadline = time.monotonic() + 10
             while len(dead) < 3 and time.monotonic() < deadline:
-                pane.keys("End")
+                pane.keys("Home")
                 time.sleep(0.2)
                 s = whole()
                 now = time.monotonic()
