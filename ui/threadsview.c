@@ -481,12 +481,11 @@ struct sort_key {
 	const char *name;
 };
 
-static enum thread_sort sorting;
-
 static int
-cmp_rows(const void *a, const void *b)
+cmp_rows(const void *a, const void *b, void *ctx)
 {
 	const struct sort_key *x = a, *y = b;
+	enum thread_sort sorting = *(const enum thread_sort *)ctx;
 	if (sorting == BY_NAME) {
 		int c = strcmp(x->name ? x->name : "", y->name ? y->name : "");
 		if (c)
@@ -539,8 +538,7 @@ build_rows(struct ui *u)
 		default: break;
 		}
 	}
-	sorting = t->sort;
-	qsort(keys, k, sizeof *keys, cmp_rows);
+	qsort_r(keys, k, sizeof *keys, cmp_rows, &t->sort);
 	for (uint32_t j = 0; j < k; j++)
 		t->rows[j] = keys[j].slot;
 	t->nrows = k;
