@@ -133,6 +133,115 @@ choose_export(struct ui *u, const TermKeyKey *k)
 	}
 }
 
+/* A letter on the table: true when the table must be built again. */
+static bool
+letter_key(struct ui *u, uint32_t cp)
+{
+	switch (cp) {
+	case 'q': case 'Q': u->quit = true; return false;
+	case 'h': case '?': u->show_help = true; return false;
+	case 'p': case 'P':
+		u->paused = !u->paused;
+		ui_message(u, false, u->paused ? "display paused, sampling goes on (p: resume)"
+					       : "display resumed");
+		return true;
+	case 'r': case 'R':
+		if (u->finished) {
+			ui_message(u, true, "the process has ended: nothing new would come");
+			return false;
+		}
+		agg_reset(&u->agg, clock_now_ns());
+		u->selected = u->top = 0;
+		u->selected_func = UINT32_MAX;
+		ui_message(u, false, "counts reset");
+		return true;
+	case '/':
+		u->editing_filter = true;
+		memcpy(u->edit, u->filter, sizeof u->edit);
+		return false;
+	case 's': u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); return true;
+	case 'S': u->sort = (enum agg_sort)((u->sort + SORT_COUNT - 1) % SORT_COUNT); return true;
+	case 'a': case 'A': u->ascending = !u->ascending; return true;
+	case 'l': case 'L':
+		u->by_line = !u->by_line;
+		u->selected_func = UINT32_MAX;
+		return true;
+	case 't': case 'T': u->show_threads = !u->show_threads; return true;
+	case 'b': case 'B':
+		u->sort_blocked = !u->sort_blocked;
+		ui_message(u, false, u->sort_blocked ? "threads: blocked longest first (b: back)"
+						     : "threads: in order of appearance");
+		return true;
+	case 'o': case 'O': u->show_procs = !u->show_procs; return true;
+	case ']': procs_cycle(u, 1); return true;
+	case '[': procs_cycle(u, -1); return true;
+	case 'c': case 'C': u->show_stats = !u->show_stats; return true;
+	case 'm': u->mode = (enum agg_mode)((u->mode + 1) % AGG_MODE_COUNT); return true;
+	case 'M': u->mode = (enum agg_mode)((u->mode + AGG_MODE_COUNT - 1) % AGG_MODE_COUNT); return true;
+	case 'w': case 'W':
+		u->scope = u->scope == AGG_WINDOW ? AGG_SESSION : AGG_WINDOW;
+		return true;
+	case 'e': case 'E': ui_export_prompt(u); return false;
+	case '+': case '=': change_refresh(u, -1); return false;
+	case '-': case '_': change_refresh(u, +1); return false;
+	case 'j': move_selection(u, u->selected + 1); return false;
+	case 'k': move_selection(u, u->selected - 1); return false;
+	case 'g': move_selection(u, 0); return false;
+	case 'G': move_selection(u, (int32_t)u->table.nrows - 1); return false;
+	default: return false;
+	}
+}
+
+/* A named key (Enter, Esc, arrows, paging) on the table. */
+static bool
+named_key(struct ui *u, TermKeySym sym, bool shift)
+{
+	int32_t page = views_table_height(u);
+	switch (sym) {
+	case TERMKEY_SYM_ESCAPE:
+		if (u->detail)
+			u->detail = false;
+		else if (u->filter[0])
+			u->filter[0] = '\0';
+		else
+			return false;
+		return true;
+	case TERMKEY_SYM_ENTER:
+		if (u->detail) {
+			u->detail = false;
+		} else if (u->table.nrows) {
+			u->detail = true;
+			u->detail_func = u->table.rows[u->selected].func;
+			u->detail_line = u->by_line ? u->table.rows[u->selected].line : -1;
+		}
+		return true;
+	case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); return true;
+	case TERMKEY_SYM_RIGHT: cycle_thread(u, 1); return true;
+	case TERMKEY_SYM_LEFT: cycle_thread(u, -1); return true;
+	case TERMKEY_SYM_UP: move_selection(u, u->selected - 1); return false;
+	case TERMKEY_SYM_DOWN: move_selection(u, u->selected + 1); return false;
+	case TERMKEY_SYM_PAGEUP: move_selection(u, u->selected - page); return false;
+	case TERMKEY_SYM_PAGEDOWN: move_selection(u, u->selected + page); return false;
+	/* Some terminals send Home/End as the vt220 Find/Select keys. */
+	case TERMKEY_SYM_HOME:
+	case TERMKEY_SYM_FIND: move_selection(u, 0); return false;
+	case TERMKEY_SYM_END:
+	case TERMKEY_SYM_SELECT: move_selection(u, (int32_t)u->table.nrows - 1); return false;
+	default: return false;
+	}
+}
+
+static bool
+function_key(struct ui *u, int n)
+{
+	switch (n) {
+	case 1: u->show_help = true; return false;
+	case 6: u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); return true;
+	case 10: u->quit = true; return false;
+	default: return false;
+	}
+}
+
 void
 keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 {
@@ -166,111 +275,20 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 			views_refresh_table(u);
 		return;
 	}
-	bool ctrl = k->modifiers & TERMKEY_KEYMOD_CTRL;
-	bool shift = k->modifiers & TERMKEY_KEYMOD_SHIFT;
-	int32_t page = views_table_height(u);
+	bool refresh = false;
 	if (k->type == TERMKEY_TYPE_UNICODE) {
-		if (ctrl) {
-			/* Ctrl-C quits; Ctrl-L and the rest just repaint (dirty). */
+		/* Ctrl-C quits; Ctrl-L and the rest just repaint (dirty). */
+		if (k->modifiers & TERMKEY_KEYMOD_CTRL) {
 			if (k->code.codepoint == 'c')
 				u->quit = true;
 			return;
 		}
-		switch (k->code.codepoint) {
-		case 'q': case 'Q': u->quit = true; return;
-		case 'h': case '?': u->show_help = true; return;
-		case 'p': case 'P':
-			u->paused = !u->paused;
-			ui_message(u, false, u->paused ? "display paused, sampling goes on (p: resume)"
-						       : "display resumed");
-			break;
-		case 'r': case 'R':
-			if (u->finished) {
-				ui_message(u, true, "the process has ended: nothing new would come");
-				return;
-			}
-			agg_reset(&u->agg, clock_now_ns());
-			u->selected = u->top = 0;
-			u->selected_func = UINT32_MAX;
-			ui_message(u, false, "counts reset");
-			break;
-		case '/':
-			u->editing_filter = true;
-			memcpy(u->edit, u->filter, sizeof u->edit);
-			return;
-		case 's': u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); break;
-		case 'S': u->sort = (enum agg_sort)((u->sort + SORT_COUNT - 1) % SORT_COUNT); break;
-		case 'a': case 'A': u->ascending = !u->ascending; break;
-		case 'l': case 'L':
-			u->by_line = !u->by_line;
-			u->selected_func = UINT32_MAX;
-			break;
-		case 't': case 'T': u->show_threads = !u->show_threads; break;
-		case 'b': case 'B':
-			u->sort_blocked = !u->sort_blocked;
-			ui_message(u, false, u->sort_blocked ? "threads: blocked longest first (b: back)"
-							     : "threads: in order of appearance");
-			break;
-		case 'o': case 'O': u->show_procs = !u->show_procs; break;
-		case ']': procs_cycle(u, 1); break;
-		case '[': procs_cycle(u, -1); break;
-		case 'c': case 'C': u->show_stats = !u->show_stats; break;
-		case 'm': u->mode = (enum agg_mode)((u->mode + 1) % AGG_MODE_COUNT); break;
-		case 'M': u->mode = (enum agg_mode)((u->mode + AGG_MODE_COUNT - 1) % AGG_MODE_COUNT); break;
-		case 'w': case 'W':
-			u->scope = u->scope == AGG_WINDOW ? AGG_SESSION : AGG_WINDOW;
-			break;
-		case 'e': case 'E': ui_export_prompt(u); return;
-		case '+': case '=': change_refresh(u, -1); return;
-		case '-': case '_': change_refresh(u, +1); return;
-		case 'j': move_selection(u, u->selected + 1); return;
-		case 'k': move_selection(u, u->selected - 1); return;
-		case 'g': move_selection(u, 0); return;
-		case 'G': move_selection(u, (int32_t)u->table.nrows - 1); return;
-		default: return;
-		}
+		refresh = letter_key(u, (uint32_t)k->code.codepoint);
 	} else if (k->type == TERMKEY_TYPE_KEYSYM) {
-		switch (k->code.sym) {
-		case TERMKEY_SYM_ESCAPE:
-			if (u->detail)
-				u->detail = false;
-			else if (u->filter[0])
-				u->filter[0] = '\0';
-			else
-				return;
-			break;
-		case TERMKEY_SYM_ENTER:
-			if (u->detail) {
-				u->detail = false;
-			} else if (u->table.nrows) {
-				u->detail = true;
-				u->detail_func = u->table.rows[u->selected].func;
-				u->detail_line = u->by_line ? u->table.rows[u->selected].line : -1;
-			}
-			break;
-		case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); break;
-		case TERMKEY_SYM_RIGHT: cycle_thread(u, 1); break;
-		case TERMKEY_SYM_LEFT: cycle_thread(u, -1); break;
-		case TERMKEY_SYM_UP: move_selection(u, u->selected - 1); return;
-		case TERMKEY_SYM_DOWN: move_selection(u, u->selected + 1); return;
-		case TERMKEY_SYM_PAGEUP: move_selection(u, u->selected - page); return;
-		case TERMKEY_SYM_PAGEDOWN: move_selection(u, u->selected + page); return;
-		/* Some terminals send Home/End as the vt220 Find/Select keys. */
-		case TERMKEY_SYM_HOME:
-		case TERMKEY_SYM_FIND: move_selection(u, 0); return;
-		case TERMKEY_SYM_END:
-		case TERMKEY_SYM_SELECT: move_selection(u, (int32_t)u->table.nrows - 1); return;
-		default: return;
-		}
+		refresh = named_key(u, k->code.sym, k->modifiers & TERMKEY_KEYMOD_SHIFT);
 	} else if (k->type == TERMKEY_TYPE_FUNCTION) {
-		switch (k->code.number) {
-		case 1: u->show_help = true; return;
-		case 6: u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); break;
-		case 10: u->quit = true; return;
-		default: return;
-		}
-	} else {
-		return;
+		refresh = function_key(u, k->code.number);
 	}
-	views_refresh_table(u);
+	if (refresh)
+		views_refresh_table(u);
 }
