@@ -338,6 +338,135 @@ tui_check_theme(const struct live_options *o, struct tt_error *err)
 	return load_theme(o, &theme, warnings, sizeof warnings, err);
 }
 
+/* The view's state before the first screen. */
+static void
+ui_setup(struct ui *u, const struct live_options *o, struct session *s)
+{
+	memset(u, 0, sizeof *u);
+	u->opt = o;
+	u->s = s;
+	u->mode = o->mode;
+	u->sort = o->sort;
+	u->by_line = o->by_line;
+	u->slot = -1;
+	u->proc = -1;
+	u->show_procs = true;
+	u->scope = AGG_WINDOW;
+	u->show_threads = true;
+	u->start_ns = clock_now_ns();
+	u->delay_ns = (uint64_t)(o->delay_s * 1e9);
+	u->next_roll_ns = u->start_ns + u->delay_ns;
+	u->selected_func = UINT32_MAX;
+	u->tasks = tasksview_new();
+	u->threads = threadsview_new();
+	if (u->tasks)
+		tasksview_attach(u);
+	agg_init(&u->agg, &s->sampler.procs, u->start_ns);
+}
+
+/* One turn of the loop: what the sampler sent, the window's roll, the
+ * kernel watcher's look, the end of the target, and the screen. */
+static void
+advance(struct ui *u)
+{
+	uint64_t now = clock_now_ns();
+	if (!u->finished) {
+		drain(u);
+		if (now >= u->next_roll_ns) {
+			agg_roll_window(&u->agg, now);
+			u->next_roll_ns += u->delay_ns;
+			if (u->next_roll_ns < now)
+				u->next_roll_ns = now + u->delay_ns;
+			if (!u->paused) {
+				views_refresh_table(u);
+				u->dirty = true;
+			}
+			procs_note_changes(u);
+		}
+		/* The kernel watcher's newest look, a few times a second. */
+		struct kwatch_snapshot *kw = kwatch_take(u->s->kwatch);
+		if (kw) {
+			free(u->kw);
+			u->kw = kw;
+			if (!u->paused)
+				u->dirty = true;
+		}
+		check_finished(u);
+	}
+	/* A started command's exit status may come after the sampler
+	 * noticed it was gone. */
+	if (u->finished && u->s->child && !u->s->child_exited) {
+		session_poll_child(u->s);
+		if (u->s->child_exited) {
+			char how_s[96];
+			session_describe_exit(u->s, how_s, sizeof how_s);
+			snprintf(u->finished_text, sizeof u->finished_text, "process %s", how_s);
+			u->dirty = true;
+		}
+	}
+	tasksview_poll(u);
+	if (u->message[0] && now > u->message_until_ns) {
+		u->message[0] = '\0';
+		u->dirty = true;
+	}
+	if (u->dirty) {
+		views_draw(u);
+		u->dirty = false;
+	}
+}
+
+/* Waits for a key, a signal or the sampler, and handles the keys; false
+ * when waiting failed. */
+static bool
+wait_for_keys(struct ui *u, TermKey *tk)
+{
+	int timeout = DRAIN_MS;
+	if (u->finished)
+		timeout = 500;
+	struct pollfd pfd[3] = {
+		{.fd = STDIN_FILENO, .events = POLLIN},
+		{.fd = session_signal_fd(), .events = POLLIN},
+		{.fd = u->finished ? -1 : u->s->sampler.wake_fd, .events = POLLIN},
+	};
+	int wait = termkey_get_waittime(tk);
+	int r = poll(pfd, 3, timeout);
+	if (r < 0 && errno != EINTR)
+		return false;
+	if (pfd[1].revents & POLLIN) {
+		int sig;
+		while ((sig = session_next_signal()) != 0)
+			handle_signal_byte(u, (unsigned char)sig);
+	}
+	if (pfd[0].revents & (POLLHUP | POLLERR))
+		u->quit = true;
+	TermKeyKey key;
+	TermKeyResult res;
+	if (pfd[0].revents & POLLIN)
+		termkey_advisereadable(tk);
+	while ((res = termkey_getkey(tk, &key)) == TERMKEY_RES_KEY)
+		keys_handle(u, tk, &key);
+	/* A lone Escape: no more bytes came within termkey's wait time. */
+	if (res == TERMKEY_RES_AGAIN && r == 0 && wait >= 0 &&
+	    termkey_getkey_force(tk, &key) == TERMKEY_RES_KEY)
+		keys_handle(u, tk, &key);
+	if (res == TERMKEY_RES_EOF)
+		u->quit = true;
+	return true;
+}
+
+static void
+ui_release(struct ui *u)
+{
+	free(u->kw);
+	treeviews_free(u);
+	agg_table_free(&u->table);
+	agg_links_free(&u->links);
+	agg_free(&u->agg);
+	free(u->procs_reported);
+	tasksview_free(u->tasks);
+	threadsview_free(u->threads);
+}
+
 tt_status
 tui_run(const struct live_options *o, struct tt_error *err)
 {
@@ -359,31 +488,13 @@ tui_run(const struct live_options *o, struct tt_error *err)
 		return st;
 
 	struct ui u;
-	memset(&u, 0, sizeof u);
-	u.opt = o;
-	u.s = &s;
-	u.mode = o->mode;
-	u.sort = o->sort;
-	u.by_line = o->by_line;
-	u.slot = -1;
-	u.proc = -1;
-	u.show_procs = true;
-	u.scope = AGG_WINDOW;
-	u.show_threads = true;
-	u.start_ns = clock_now_ns();
-	u.delay_ns = (uint64_t)(o->delay_s * 1e9);
-	u.next_roll_ns = u.start_ns + u.delay_ns;
-	u.selected_func = UINT32_MAX;
-	u.tasks = tasksview_new();
-	u.threads = threadsview_new();
-	if (u.tasks)
-		tasksview_attach(&u);
-	agg_init(&u.agg, &s.sampler.procs, u.start_ns);
+	ui_setup(&u, o, &s);
 
 	/* termkey before initscr (it would otherwise set up terminfo again);
 	 * with NOTERMIOS, ncurses alone owns the terminal modes. */
 	TermKey *tk = termkey_new(STDIN_FILENO, TERMKEY_FLAG_NOTERMIOS | TERMKEY_FLAG_CTRLC);
 	if (!tk) {
+		ui_release(&u);
 		session_end(&s);
 		return tt_fail(err, TT_EIO, errno, "cannot set up keyboard input (libtermkey)");
 	}
@@ -396,6 +507,7 @@ tui_run(const struct live_options *o, struct tt_error *err)
 	if (!screen) {
 		stderr_restore(saved_stderr, err_tmp);
 		termkey_destroy(tk);
+		ui_release(&u);
 		session_end(&s);
 		return tt_fail(err, TT_EUSAGE, 0, "cannot drive terminal type '%s'",
 			       getenv("TERM") ? getenv("TERM") : "(unset)");
@@ -413,81 +525,9 @@ tui_run(const struct live_options *o, struct tt_error *err)
 	u.dirty = true;
 
 	while (!u.quit) {
-		uint64_t now = clock_now_ns();
-		if (!u.finished) {
-			drain(&u);
-			if (now >= u.next_roll_ns) {
-				agg_roll_window(&u.agg, now);
-				u.next_roll_ns += u.delay_ns;
-				if (u.next_roll_ns < now)
-					u.next_roll_ns = now + u.delay_ns;
-				if (!u.paused) {
-					views_refresh_table(&u);
-					u.dirty = true;
-				}
-				procs_note_changes(&u);
-			}
-			/* The kernel watcher's newest look, a few times a second. */
-			struct kwatch_snapshot *kw = kwatch_take(s.kwatch);
-			if (kw) {
-				free(u.kw);
-				u.kw = kw;
-				if (!u.paused)
-					u.dirty = true;
-			}
-			check_finished(&u);
-		}
-		/* A started command's exit status may come after the sampler
-		 * noticed it was gone. */
-		if (u.finished && s.child && !s.child_exited) {
-			session_poll_child(&s);
-			if (s.child_exited) {
-				char how_s[96];
-				session_describe_exit(&s, how_s, sizeof how_s);
-				snprintf(u.finished_text, sizeof u.finished_text, "process %s", how_s);
-				u.dirty = true;
-			}
-		}
-		tasksview_poll(&u);
-		if (u.message[0] && now > u.message_until_ns) {
-			u.message[0] = '\0';
-			u.dirty = true;
-		}
-		if (u.dirty) {
-			views_draw(&u);
-			u.dirty = false;
-		}
-		int timeout = DRAIN_MS;
-		if (u.finished)
-			timeout = 500;
-		struct pollfd pfd[3] = {
-			{.fd = STDIN_FILENO, .events = POLLIN},
-			{.fd = session_signal_fd(), .events = POLLIN},
-			{.fd = u.finished ? -1 : s.sampler.wake_fd, .events = POLLIN},
-		};
-		int wait = termkey_get_waittime(tk);
-		int r = poll(pfd, 3, timeout);
-		if (r < 0 && errno != EINTR)
+		advance(&u);
+		if (!wait_for_keys(&u, tk))
 			break;
-		if (pfd[1].revents & POLLIN) {
-			int sig;
-			while ((sig = session_next_signal()) != 0)
-				handle_signal_byte(&u, (unsigned char)sig);
-		}
-		if (pfd[0].revents & (POLLHUP | POLLERR))
-			u.quit = true;
-		TermKeyKey key;
-		TermKeyResult res;
-		if (pfd[0].revents & POLLIN)
-			termkey_advisereadable(tk);
-		while ((res = termkey_getkey(tk, &key)) == TERMKEY_RES_KEY)
-			keys_handle(&u, tk, &key);
-		/* A lone Escape: no more bytes came within termkey's wait time. */
-		if (res == TERMKEY_RES_AGAIN && r == 0 && wait >= 0 &&
-		    termkey_getkey_force(tk, &key) == TERMKEY_RES_KEY)
-			keys_handle(&u, tk, &key);
-		if (res == TERMKEY_RES_EOF)
-			u.quit = true;
 	}
 
 	endwin();
@@ -500,14 +540,7 @@ tui_run(const struct live_options *o, struct tt_error *err)
 	char final_text[sizeof u.finished_text] = "";
 	if (u.finished)
 		snprintf(final_text, sizeof final_text, "%s", u.finished_text);
-	free(u.kw);
-	treeviews_free(&u);
-	agg_table_free(&u.table);
-	agg_links_free(&u.links);
-	agg_free(&u.agg);
-	free(u.procs_reported);
-	tasksview_free(u.tasks);
-	threadsview_free(u.threads);
+	ui_release(&u);
 	session_end(&s);
 	if (final_text[0])
 		fprintf(stderr, "tachyon-top: %s\n", final_text);
