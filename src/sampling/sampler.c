@@ -417,6 +417,76 @@ note_error(struct sampler *s, struct proc_info *p, tt_status st, const struct tt
 		snprintf(s->error_example, sizeof s->error_example, "%s", err->msg);
 }
 
+/* A sample of p failed with st: the session's end when it cannot go on
+ * (the root exited or cannot be read), else SAMPLER_RUNNING; *dropped when
+ * the child's run was given up (the last run took its place). */
+static enum sampler_end
+sample_failed(struct sampler *s, struct proc_run *r, struct proc_info *p, tt_status st,
+	      struct tt_error *err, uint64_t t0, bool *dropped)
+{
+	note_error(s, p, st, err);
+	bool gone = st == TT_ENOPROC || !remote_pid_alive(p->pid);
+	bool fatal = st == TT_EPERM || st == TT_ENOMEM || st == TT_EIO;
+	uint32_t at = (uint32_t)(r - s->run);
+	if (p->root) {
+		if (gone) {
+			procset_end(&s->procs, p->index, PROC_EXITED, "exited", t0);
+			return SAMPLER_TARGET_EXITED;
+		}
+		if (fatal) {
+			s->error = *err;
+			procset_end(&s->procs, p->index, PROC_LOST, err->msg, t0);
+			return SAMPLER_FAILED;
+		}
+		/* Torn reads of a running target are counted, not fatal. */
+	} else if (gone) {
+		drop(s, at, PROC_EXITED, "exited", t0);
+		*dropped = true;
+	} else if (fatal) {
+		/* A child's trouble is reported in its entry, once. */
+		drop(s, at, PROC_LOST, err->msg, t0);
+		*dropped = true;
+	} else if (r->bad++ == 0) {
+		r->bad_since = t0;
+	} else if (r->bad >= CHILD_BAD_COUNT && t0 - r->bad_since >= CHILD_BAD_NS) {
+		/* Persistently unreadable: most likely it exec'ed. */
+		drop(s, at, PROC_STALE, "unreadable for a while (exec'ed?)", t0);
+		*dropped = true;
+	}
+	return SAMPLER_RUNNING;
+}
+
+/* After each pass, at their own paces: pending folds out to the ring, the
+ * sampler's own CPU figures, and the published counters. */
+static void
+after_pass(struct sampler *s, uint64_t t1, uint64_t *last_sched, uint64_t *last_publish)
+{
+	if (t1 - s->last_flush_ns >= FOLD_MAX_NS)
+		flush_pending(s, t1, false);
+	if (t1 - *last_sched >= SCHED_READ_NS) {
+		read_schedstat(s, t1);
+		*last_sched = t1;
+	}
+	if (t1 - *last_publish >= PUBLISH_NS) {
+		publish(s, t1);
+		*last_publish = t1;
+	}
+}
+
+/* The run's next deadline on its grid; behind schedule, what is skipped
+ * is counted and the grid restarts. */
+static void
+next_deadline(struct sampler *s, struct proc_run *r, uint64_t t1)
+{
+	r->next += s->cfg.interval_ns;
+	if (t1 > r->next) {
+		uint64_t behind = (t1 - r->next) / s->cfg.interval_ns;
+		stat_add(&s->stats.late, 1);
+		stat_add(&s->stats.missed, behind);
+		r->next += behind * s->cfg.interval_ns;
+	}
+}
+
 static void *
 sampler_main(void *arg)
 {
@@ -487,60 +557,19 @@ sampler_main(void *arg)
 				fold(s, &threads[i], t0);
 			stat_add(&s->stats.thread_samples, n);
 		} else {
-			note_error(s, p, st, &err);
-			bool gone = st == TT_ENOPROC || !remote_pid_alive(p->pid);
-			if (p->root) {
-				if (gone) {
-					procset_end(&s->procs, p->index, PROC_EXITED, "exited", t0);
-					how = SAMPLER_TARGET_EXITED;
-					break;
-				}
-				if (st == TT_EPERM || st == TT_ENOMEM || st == TT_EIO) {
-					s->error = err;
-					procset_end(&s->procs, p->index, PROC_LOST, err.msg, t0);
-					how = SAMPLER_FAILED;
-					break;
-				}
-				/* Torn reads of a running target are counted, not fatal. */
-			} else if (gone) {
-				drop(s, s->cursor, PROC_EXITED, "exited", t0);
-				dropped = true;
-			} else if (st == TT_EPERM || st == TT_ENOMEM || st == TT_EIO) {
-				/* A child's trouble is reported in its entry, once. */
-				drop(s, s->cursor, PROC_LOST, err.msg, t0);
-				dropped = true;
-			} else if (r->bad++ == 0) {
-				r->bad_since = t0;
-			} else if (r->bad >= CHILD_BAD_COUNT && t0 - r->bad_since >= CHILD_BAD_NS) {
-				/* Persistently unreadable: most likely it exec'ed. */
-				drop(s, s->cursor, PROC_STALE, "unreadable for a while (exec'ed?)", t0);
-				dropped = true;
+			enum sampler_end end = sample_failed(s, r, p, st, &err, t0, &dropped);
+			if (end != SAMPLER_RUNNING) {
+				how = end;
+				break;
 			}
 		}
 		uint64_t t1 = clock_now_ns();
 		stat_add(&s->stats.busy_ns, t1 - t0);
-		if (t1 - s->last_flush_ns >= FOLD_MAX_NS)
-			flush_pending(s, t1, false);
-		if (t1 - last_sched >= SCHED_READ_NS) {
-			read_schedstat(s, t1);
-			last_sched = t1;
-		}
-		if (t1 - last_publish >= PUBLISH_NS) {
-			publish(s, t1);
-			last_publish = t1;
-		}
+		after_pass(s, t1, &last_sched, &last_publish);
 		if (dropped)
 			continue;   /* the last run took this place: it is next */
-		if (s->cfg.interval_ns) {
-			r->next += s->cfg.interval_ns;
-			if (t1 > r->next) {
-				/* Behind schedule: count what we skip and restart the grid. */
-				uint64_t behind = (t1 - r->next) / s->cfg.interval_ns;
-				stat_add(&s->stats.late, 1);
-				stat_add(&s->stats.missed, behind);
-				r->next += behind * s->cfg.interval_ns;
-			}
-		}
+		if (s->cfg.interval_ns)
+			next_deadline(s, r, t1);
 		s->cursor++;
 	}
 	if (verify) {
