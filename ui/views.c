@@ -18,8 +18,6 @@
 #include "ui.h"
 #include "unwinder.h"
 
-static const char *const sort_names[] = {"own", "total", "name", "file"};
-
 /* Draw UTF-8 text at (y, x) in at most `width` columns, sanitized, cut with
  * an ellipsis when longer. Returns the columns used. */
 static int
@@ -393,7 +391,7 @@ draw_table(struct ui *u, int y, int height)
 	char title[256];
 	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s ",
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
-		 agg_mode_name(u->mode), sort_names[u->sort], u->ascending ? " (ascending)" : "",
+		 agg_mode_name(u->mode), agg_sort_name(u->sort), u->ascending ? " (ascending)" : "",
 		 u->filter[0] ? ", filter: " : "", u->filter);
 	bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));

@@ -19,6 +19,17 @@ class_of(uint8_t state)
 }
 
 static const char *const mode_names[AGG_MODE_COUNT] = {"wall", "cpu", "gil", "exception"};
+static const char *const sort_names[SORT_COUNT] = {"own", "total", "name", "file"};
+
+/* The index of name among n names, or -1. */
+static int
+name_index(const char *const *names, int n, const char *name)
+{
+	for (int k = 0; k < n; k++)
+		if (strcmp(name, names[k]) == 0)
+			return k;
+	return -1;
+}
 
 const char *
 agg_mode_name(enum agg_mode mode)
@@ -29,13 +40,25 @@ agg_mode_name(enum agg_mode mode)
 bool
 agg_mode_parse(const char *name, enum agg_mode *mode)
 {
-	for (int m = 0; m < AGG_MODE_COUNT; m++) {
-		if (strcmp(name, mode_names[m]) == 0) {
-			*mode = (enum agg_mode)m;
-			return true;
-		}
-	}
-	return false;
+	int k = name_index(mode_names, AGG_MODE_COUNT, name);
+	if (k >= 0)
+		*mode = (enum agg_mode)k;
+	return k >= 0;
+}
+
+const char *
+agg_sort_name(enum agg_sort sort)
+{
+	return (unsigned)sort < SORT_COUNT ? sort_names[sort] : "?";
+}
+
+bool
+agg_sort_parse(const char *name, enum agg_sort *sort)
+{
+	int k = name_index(sort_names, SORT_COUNT, name);
+	if (k >= 0)
+		*sort = (enum agg_sort)k;
+	return k >= 0;
 }
 
 bool

@@ -200,6 +200,9 @@ const struct agg_thread *agg_exited_of(const struct aggregate *a, uint32_t proc)
  * "gil", "exception"), and the mode of a name (false: none). */
 const char *agg_mode_name(enum agg_mode mode);
 bool agg_mode_parse(const char *name, enum agg_mode *mode);
+/* The same for a table's sort ("own", "total", "name", "file"). */
+const char *agg_sort_name(enum agg_sort sort);
+bool agg_sort_parse(const char *name, enum agg_sort *sort);
 
 /* Does a state byte count in a mode? */
 bool agg_mode_matches(enum agg_mode mode, uint8_t cls);

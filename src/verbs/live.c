@@ -59,34 +59,113 @@ live_print_help(void)
 	       "Report bugs to the project's issue tracker.\n");
 }
 
+enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
+       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC };
+static const struct option live_opts[] = {
+	{"pid", required_argument, NULL, 'p'},
+	{"rate", required_argument, NULL, 'r'},
+	{"mode", required_argument, NULL, 'm'},
+	{"sort", required_argument, NULL, 's'},
+	{"lines", no_argument, NULL, 'l'},
+	{"delay", required_argument, NULL, OPT_DELAY},
+	{"duration", required_argument, NULL, 'd'},
+	{"theme", required_argument, NULL, OPT_THEME},
+	{"no-color", no_argument, NULL, OPT_NOCOLOR},
+	{"output", required_argument, NULL, OPT_OUTPUT},
+	{"export-dir", required_argument, NULL, OPT_EXPORT_DIR},
+	{"batch", no_argument, NULL, 'b'},
+	{"iterations", required_argument, NULL, 'n'},
+	{"limit", required_argument, NULL, OPT_LIMIT},
+	{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
+	{"async", no_argument, NULL, OPT_ASYNC},
+	{"tree", no_argument, NULL, OPT_TREE},
+	{"threshold", required_argument, NULL, OPT_THRESHOLD},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{NULL, 0, NULL, 0},
+};
+
+/* One option c (with getopt's optarg) into o: 0, or what live_parse
+ * returns for it (-1 after help or the version, else a usage error);
+ * text is the option as typed. */
+static int
+live_option(int c, const char *text, struct live_options *o)
+{
+	switch (c) {
+	case 'p':
+		if (!cli_parse_pid(optarg, &o->session.pid))
+			return cli_usage_error(NULL, "invalid pid '%s'", optarg);
+		return 0;
+	case 'r':
+		if (!sampler_parse_rate(optarg, &o->session.rate_hz))
+			return cli_usage_error(NULL, "invalid rate '%s'", optarg);
+		return 0;
+	case 'm':
+		if (!agg_mode_parse(optarg, &o->mode))
+			return cli_usage_error(NULL, "unknown mode '%s' (wall, cpu, gil, exception)",
+					       optarg);
+		return 0;
+	case 's':
+		if (!agg_sort_parse(optarg, &o->sort))
+			return cli_usage_error(NULL, "unknown sort '%s' (own, total, name, file)",
+					       optarg);
+		return 0;
+	case 'l': o->by_line = true; return 0;
+	case OPT_DELAY:
+		if (!cli_parse_seconds(optarg, 3600, &o->delay_s) || o->delay_s < 0.05)
+			return cli_usage_error(NULL, "invalid delay '%s' (0.05 to 3600 s)", optarg);
+		return 0;
+	case 'd':
+		if (!cli_parse_seconds(optarg, 7 * 86400.0, &o->session.duration_s))
+			return cli_usage_error(NULL, "invalid duration '%s'", optarg);
+		return 0;
+	case OPT_THEME: o->theme = optarg; return 0;
+	case OPT_NOCOLOR: o->monochrome = true; return 0;
+	case OPT_OUTPUT: o->session.child_output = optarg; return 0;
+	case OPT_NOSUB: o->session.no_subprocesses = true; return 0;
+	case OPT_ASYNC: o->session.async_aware = true; return 0;
+	case OPT_EXPORT_DIR: {
+		struct stat st;
+		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
+			return cli_usage_error(NULL, "--export-dir %s: not a directory", optarg);
+		o->export_dir = optarg;
+		return 0;
+	}
+	case 'b': o->batch = true; return 0;
+	case 'n': {
+		char *end;
+		o->iterations = strtol(optarg, &end, 10);
+		if (*end || o->iterations <= 0)
+			return cli_usage_error(NULL, "invalid iteration count '%s'", optarg);
+		return 0;
+	}
+	case OPT_LIMIT: {
+		char *end;
+		long v = strtol(optarg, &end, 10);
+		if (*end || v <= 0 || v > 100000)
+			return cli_usage_error(NULL, "invalid limit '%s'", optarg);
+		o->limit = (int)v;
+		return 0;
+	}
+	case OPT_TREE: o->tree = true; return 0;
+	case OPT_THRESHOLD: {
+		char *end;
+		double v = strtod(optarg, &end);
+		if (end == optarg || *end || !(v >= 0 && v <= 100))
+			return cli_usage_error(NULL, "invalid threshold '%s' (0 to 100)", optarg);
+		o->tree_threshold = v;
+		return 0;
+	}
+	case 'h': live_print_help(); return -1;
+	case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
+	default:
+		return cli_usage_error(NULL, "unknown or incomplete option '%s'", text);
+	}
+}
+
 int
 live_parse(int argc, char **argv, struct live_options *o)
 {
-	enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
-	       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC };
-	static const struct option opts[] = {
-		{"pid", required_argument, NULL, 'p'},
-		{"rate", required_argument, NULL, 'r'},
-		{"mode", required_argument, NULL, 'm'},
-		{"sort", required_argument, NULL, 's'},
-		{"lines", no_argument, NULL, 'l'},
-		{"delay", required_argument, NULL, OPT_DELAY},
-		{"duration", required_argument, NULL, 'd'},
-		{"theme", required_argument, NULL, OPT_THEME},
-		{"no-color", no_argument, NULL, OPT_NOCOLOR},
-		{"output", required_argument, NULL, OPT_OUTPUT},
-		{"export-dir", required_argument, NULL, OPT_EXPORT_DIR},
-		{"batch", no_argument, NULL, 'b'},
-		{"iterations", required_argument, NULL, 'n'},
-		{"limit", required_argument, NULL, OPT_LIMIT},
-		{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
-		{"async", no_argument, NULL, OPT_ASYNC},
-		{"tree", no_argument, NULL, OPT_TREE},
-		{"threshold", required_argument, NULL, OPT_THRESHOLD},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{NULL, 0, NULL, 0},
-	};
 	memset(o, 0, sizeof *o);
 	o->session.rate_hz = 10000;
 	o->session.kernel_waits = true;
@@ -98,85 +177,10 @@ live_parse(int argc, char **argv, struct live_options *o)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, so COMMAND's own options are its own. */
-	while ((c = getopt_long(argc, argv, "+p:r:m:s:ld:bn:hV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'p':
-			if (!cli_parse_pid(optarg, &o->session.pid))
-				return cli_usage_error(NULL, "invalid pid '%s'", optarg);
-			break;
-		case 'r':
-			if (!sampler_parse_rate(optarg, &o->session.rate_hz))
-				return cli_usage_error(NULL, "invalid rate '%s'", optarg);
-			break;
-		case 'm':
-			if (!agg_mode_parse(optarg, &o->mode))
-				return cli_usage_error(NULL, "unknown mode '%s' (wall, cpu, gil, exception)",
-						       optarg);
-			break;
-		case 's':
-			if (strcmp(optarg, "own") == 0)
-				o->sort = SORT_OWN;
-			else if (strcmp(optarg, "total") == 0)
-				o->sort = SORT_TOTAL;
-			else if (strcmp(optarg, "name") == 0)
-				o->sort = SORT_NAME;
-			else if (strcmp(optarg, "file") == 0)
-				o->sort = SORT_FILE;
-			else
-				return cli_usage_error(NULL, "unknown sort '%s' (own, total, name, file)",
-						       optarg);
-			break;
-		case 'l': o->by_line = true; break;
-		case OPT_DELAY:
-			if (!cli_parse_seconds(optarg, 3600, &o->delay_s) || o->delay_s < 0.05)
-				return cli_usage_error(NULL, "invalid delay '%s' (0.05 to 3600 s)", optarg);
-			break;
-		case 'd':
-			if (!cli_parse_seconds(optarg, 7 * 86400.0, &o->session.duration_s))
-				return cli_usage_error(NULL, "invalid duration '%s'", optarg);
-			break;
-		case OPT_THEME: o->theme = optarg; break;
-		case OPT_NOCOLOR: o->monochrome = true; break;
-		case OPT_OUTPUT: o->session.child_output = optarg; break;
-		case OPT_NOSUB: o->session.no_subprocesses = true; break;
-		case OPT_ASYNC: o->session.async_aware = true; break;
-		case OPT_EXPORT_DIR: {
-			struct stat st;
-			if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
-				return cli_usage_error(NULL, "--export-dir %s: not a directory", optarg);
-			o->export_dir = optarg;
-			break;
-		}
-		case 'b': o->batch = true; break;
-		case 'n': {
-			char *end;
-			o->iterations = strtol(optarg, &end, 10);
-			if (*end || o->iterations <= 0)
-				return cli_usage_error(NULL, "invalid iteration count '%s'", optarg);
-			break;
-		}
-		case OPT_LIMIT: {
-			char *end;
-			long v = strtol(optarg, &end, 10);
-			if (*end || v <= 0 || v > 100000)
-				return cli_usage_error(NULL, "invalid limit '%s'", optarg);
-			o->limit = (int)v;
-			break;
-		}
-		case OPT_TREE: o->tree = true; break;
-		case OPT_THRESHOLD: {
-			char *end;
-			double v = strtod(optarg, &end);
-			if (end == optarg || *end || !(v >= 0 && v <= 100))
-				return cli_usage_error(NULL, "invalid threshold '%s' (0 to 100)", optarg);
-			o->tree_threshold = v;
-			break;
-		}
-		case 'h': live_print_help(); return -1;
-		case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
-		default:
-			return cli_usage_error(NULL, "unknown or incomplete option '%s'", argv[optind - 1]);
-		}
+	while ((c = getopt_long(argc, argv, "+p:r:m:s:ld:bn:hV", live_opts, NULL)) != -1) {
+		int r = live_option(c, argv[optind - 1], o);
+		if (r)
+			return r;
 	}
 	/* A mistyped verb ("tachyon-top dupm") must not be run as a program. */
 	int bad = cli_pid_or_command(NULL, argc, argv, optind, o->session.pid,
