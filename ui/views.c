@@ -102,15 +102,21 @@ stat(_Atomic uint64_t *v)
  * Header and statistics
  * ------------------------------------------------------------------- */
 
+/* A label and its value on a header line from column x; the column after. */
 static int
-draw_header(struct ui *u, int y)
+draw_pair(int y, int x, const char *label, const char *value, int value_attr)
+{
+	x += draw_text(y, x, COLS - x, label, theme_attr(ROLE_HEADER));
+	return x + draw_text(y, x, COLS - x, value, value_attr);
+}
+
+/* Line 1: the target, its processes and what its threads do now. */
+static void
+draw_title_line(struct ui *u, int y, const char *up)
 {
 	struct session *s = u->s;
-	struct engine_stats *st = &s->sampler.stats;
-	char buf[512], up[32], cnt[32];
+	char buf[512];
 	bar(y, theme_attr(ROLE_TITLE));
-	uint64_t now = u->finished ? u->finished_ns : clock_now_ns();
-	live_format_duration((double)(now - u->start_ns) / 1e9, up, sizeof up);
 	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->pid,
 		 s->target.layout.version_str, up);
 	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
@@ -126,32 +132,36 @@ draw_header(struct ui *u, int y)
 	threads_format_now(u, buf, sizeof buf);
 	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_TITLE));
 	draw_text(y, x, COLS - x, s->cmdline, theme_attr(ROLE_TITLE));
-	y++;
+}
 
-	uint64_t samples = stat(&st->samples);
+/* Line 2: the sampler's rate against the one asked for, what it missed
+ * and why, its errors, samples and CPU. */
+static void
+draw_rate_line(struct ui *u, int y)
+{
+	struct session *s = u->s;
+	struct engine_stats *st = &s->sampler.stats;
+	char buf[256], rate_s[32], req_s[32], cnt[32];
 	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
 	struct session_rate sr;
 	session_rate_now(s, clock_now_ns(), &sr);
-	double rate = sr.per_s, missed = sr.missed_pct, errp = sr.errors_pct;
 	double cpu = elapsed > 0 ? 100.0 * (double)stat(&st->busy_ns) / (double)stat(&st->elapsed_ns) : 0;
-	char rate_s[32], req_s[32];
-	live_format_count(rate, rate_s, sizeof rate_s);
+	live_format_count(sr.per_s, rate_s, sizeof rate_s);
 	if (s->rate_hz > 0)
 		live_format_count(s->rate_hz, req_s, sizeof req_s);
 	else
 		snprintf(req_s, sizeof req_s, "max");
 	if (s->sampler.cfg.follow)
 		strcat(req_s, "/proc");
-	live_format_count((double)samples, cnt, sizeof cnt);
+	live_format_count((double)stat(&st->samples), cnt, sizeof cnt);
 	move(y, 0);
 	clrtoeol();
-	x = draw_text(y, 0, COLS, " Rate ", theme_attr(ROLE_HEADER));
 	snprintf(buf, sizeof buf, "%s/s of %s", rate_s, req_s);
-	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
-	x += draw_text(y, x, COLS - x, "  missed ", theme_attr(ROLE_HEADER));
-	snprintf(buf, sizeof buf, "%.1f%%", missed);
-	x += draw_text(y, x, COLS - x, buf, theme_attr(missed >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
-	if (missed >= 10) {
+	int x = draw_pair(y, 0, " Rate ", buf, theme_attr(ROLE_HEADER_VALUE));
+	snprintf(buf, sizeof buf, "%.1f%%", sr.missed_pct);
+	x = draw_pair(y, x, "  missed ", buf,
+		      theme_attr(sr.missed_pct >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+	if (sr.missed_pct >= 10) {
 		/* Why: a busy machine, or more work per pass than the rate allows. */
 		uint32_t live;
 		uint64_t ended;
@@ -163,32 +173,51 @@ draw_header(struct ui *u, int y)
 			x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_WARNING));
 		}
 	}
-	x += draw_text(y, x, COLS - x, "  errors ", theme_attr(ROLE_HEADER));
-	snprintf(buf, sizeof buf, "%.2f%%", errp);
-	x += draw_text(y, x, COLS - x, buf, theme_attr(errp >= 1 ? ROLE_WARNING : ROLE_HEADER_VALUE));
-	x += draw_text(y, x, COLS - x, "  samples ", theme_attr(ROLE_HEADER));
-	x += draw_text(y, x, COLS - x, cnt, theme_attr(ROLE_HEADER_VALUE));
-	x += draw_text(y, x, COLS - x, "  sampler CPU ", theme_attr(ROLE_HEADER));
+	snprintf(buf, sizeof buf, "%.2f%%", sr.errors_pct);
+	x = draw_pair(y, x, "  errors ", buf,
+		      theme_attr(sr.errors_pct >= 1 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+	x = draw_pair(y, x, "  samples ", cnt, theme_attr(ROLE_HEADER_VALUE));
 	snprintf(buf, sizeof buf, "%.0f%%", cpu);
-	draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
-	y++;
+	draw_pair(y, x, "  sampler CPU ", buf, theme_attr(ROLE_HEADER_VALUE));
+}
 
-	/* What the table shows, and the process-wide thread picture. */
-	const struct agg_thread *t = NULL;
+/* What the table is about: "process P", "all threads" or one thread. */
+static void
+format_showing_whom(const struct ui *u, char *out, size_t len)
+{
+	const struct procset *ps = &u->s->sampler.procs;
+	if (u->slot < 0 && u->proc >= 0) {
+		snprintf(out, len, "process %d", (int)procset_at(ps, (uint32_t)u->proc)->pid);
+	} else if (u->slot < 0) {
+		snprintf(out, len, "all threads");
+	} else {
+		const struct thread_slot *ts = procset_slot(ps, (uint32_t)u->slot);
+		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
+		snprintf(out, len, "thread %llu %s", (unsigned long long)ts->native_tid,
+			 name ? name : "");
+	}
+}
+
+/* Line 3: what the table shows, and the GIL, CPU and GC shares of the
+ * threads it covers. */
+static void
+draw_showing_line(struct ui *u, int y, const char *up)
+{
+	struct session *s = u->s;
 	uint64_t all = 0, gil = 0, wait = 0, oncpu = 0, gc = 0;
 	int sc = u->scope;
 	for (uint32_t i = 0; i <= u->agg.nthreads; i++) {
 		/* ...and, when all threads are shown, those that exited */
 		if (i == u->agg.nthreads && u->slot >= 0)
 			break;
-		t = i < u->agg.nthreads ? &u->agg.threads[i] : &u->agg.exited;
+		const struct agg_thread *t = i < u->agg.nthreads ? &u->agg.threads[i] : &u->agg.exited;
 		all += t->samples[sc];
 		gil += t->gil[sc];
 		wait += t->gil_wait[sc];
 		oncpu += t->on_cpu[sc];
 		gc += t->gc[sc];
 	}
-	char scope[48], thread[96];
+	char buf[256], scope[48], whom[96];
 	if (u->scope == AGG_WINDOW) {
 		/* The window actually closed, which can run past --delay when
 		 * the loop wakes late: its figures are over this length. */
@@ -197,38 +226,34 @@ draw_header(struct ui *u, int y)
 	} else {
 		snprintf(scope, sizeof scope, "session %s", up);
 	}
-	if (u->slot < 0 && u->proc >= 0) {
-		const struct proc_info *p = procset_at(&s->sampler.procs, (uint32_t)u->proc);
-		snprintf(thread, sizeof thread, "process %d", (int)p->pid);
-	} else if (u->slot < 0) {
-		snprintf(thread, sizeof thread, "all threads");
-	} else {
-		const struct thread_slot *ts = procset_slot(&s->sampler.procs, (uint32_t)u->slot);
-		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
-		snprintf(thread, sizeof thread, "thread %llu %s", (unsigned long long)ts->native_tid,
-			 name ? name : "");
-	}
+	format_showing_whom(u, whom, sizeof whom);
 	move(y, 0);
 	clrtoeol();
-	x = draw_text(y, 0, COLS, " Showing ", theme_attr(ROLE_HEADER));
-	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s%s", agg_mode_name(u->mode), scope, thread,
+	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s%s", agg_mode_name(u->mode), scope, whom,
 		 u->by_line ? "line" : "function", s->sampler.cfg.async_aware ? ", async" : "");
-	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
-	x += draw_text(y, x, COLS - x, "   GIL ", theme_attr(ROLE_HEADER));
+	int x = draw_pair(y, 0, " Showing ", buf, theme_attr(ROLE_HEADER_VALUE));
 	snprintf(buf, sizeof buf, "%.0f%%", pct(gil, all));
-	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_GIL));
+	x = draw_pair(y, x, "   GIL ", buf, theme_attr(ROLE_GIL));
 	if (s->target.layout.has_tstate_gil) {
-		x += draw_text(y, x, COLS - x, " wait ", theme_attr(ROLE_HEADER));
 		snprintf(buf, sizeof buf, "%.0f%%", pct(wait, all));
-		x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_GIL_WAIT));
+		x = draw_pair(y, x, " wait ", buf, theme_attr(ROLE_GIL_WAIT));
 	}
-	x += draw_text(y, x, COLS - x, " on CPU ", theme_attr(ROLE_HEADER));
 	snprintf(buf, sizeof buf, "%.0f%%", pct(oncpu, all));
-	x += draw_text(y, x, COLS - x, buf, theme_attr(ROLE_ON_CPU));
-	x += draw_text(y, x, COLS - x, " GC ", theme_attr(ROLE_HEADER));
+	x = draw_pair(y, x, " on CPU ", buf, theme_attr(ROLE_ON_CPU));
 	snprintf(buf, sizeof buf, "%.1f%%", pct(gc, all));
-	draw_text(y, x, COLS - x, buf, theme_attr(ROLE_HEADER_VALUE));
-	return y + 1;
+	draw_pair(y, x, " GC ", buf, theme_attr(ROLE_HEADER_VALUE));
+}
+
+static int
+draw_header(struct ui *u, int y)
+{
+	char up[32];
+	uint64_t now = u->finished ? u->finished_ns : clock_now_ns();
+	live_format_duration((double)(now - u->start_ns) / 1e9, up, sizeof up);
+	draw_title_line(u, y++, up);
+	draw_rate_line(u, y++);
+	draw_showing_line(u, y++, up);
+	return y;
 }
 
 static int
