@@ -467,38 +467,11 @@ describe(const struct export_meta *m, uint64_t samples, char *heading, size_t hl
 		 (unsigned long long)samples);
 }
 
-int
-flamegraph_write(const struct profile *p, const struct procset *ps,
-		 const struct export_meta *meta, FILE *f)
+/* The SVG's prologue: title, style, heading, legend, the search box. */
+static void
+put_head(FILE *f, const char *heading, const char *sub, int height, uint32_t hidden,
+	 double hidden_px)
 {
-	struct tree t = {0};
-	const double fw = IMAGE_WIDTH - 2 * PAD;
-	if (!build_tree(&t, p, ps, meta->per_thread, meta->per_process)) {
-		free(t.nodes);
-		idindex_free(&t.index);
-		return -1;
-	}
-	uint64_t grand = t.nodes[0].total;
-	uint64_t min = min_samples(&t, fw);
-	if (!link_children(&t, ps, min)) {
-		free(t.nodes);
-		idindex_free(&t.index);
-		return -1;
-	}
-	/* Drawn depth: the deepest frame heavy enough to draw. */
-	uint32_t depth = 0, hidden = 0;
-	for (uint32_t i = 0; i < t.count; i++) {
-		if (t.nodes[i].total >= min) {
-			if (t.nodes[i].depth > depth)
-				depth = t.nodes[i].depth;
-		} else {
-			hidden++;
-		}
-	}
-	int height = HEADER_H + (int)(depth + 1) * FRAME_H + FOOTER_H;
-	char heading[700], sub[300];
-	describe(meta, grand, heading, sizeof heading, sub, sizeof sub);
-
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
 		   "height=\"%d\" viewBox=\"0 0 %d %d\">\n<title>tachyon-top: ",
@@ -517,8 +490,7 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 		   "colour: by function, redder = more time in the frame itself; click a frame "
 		   "to zoom, Esc to reset", PAD);
 	if (hidden)
-		fprintf(f, "; %u frames narrower than %.2f px not drawn", hidden,
-			fw * (double)min / (double)(grand ? grand : 1));
+		fprintf(f, "; %u frames narrower than %.2f px not drawn", hidden, hidden_px);
 	fputs("</text>\n", f);
 	fprintf(f, "<text id=\"reset\" x=\"%d\" y=\"78\" style=\"display:none\">Reset zoom</text>\n",
 		PAD);
@@ -529,80 +501,115 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 	fprintf(f, "<text id=\"matched\" x=\"%d\" y=\"%d\" text-anchor=\"end\"></text>\n",
 		IMAGE_WIDTH - PAD, height - 10);
 	fprintf(f, "<text id=\"details\" x=\"%d\" y=\"%d\"></text>\n", PAD, height - 10);
-	fputs("<g id=\"frames\">\n", f);
+}
 
+/* One frame: its tooltip, its box and, when it fits, its label. */
+static void
+put_frame(FILE *f, const struct procset *ps, const struct node *n, uint64_t grand, double x,
+	  double width, int y)
+{
+	char label[2400], colour[16];
+	if (n->depth == 0)
+		snprintf(label, sizeof label, "all");
+	else
+		node_label(ps, n, label, sizeof label);
+	node_colour(ps, n, grand, colour, sizeof colour);
+	fputs("<g><title>", f);
+	put_xml(f, label, SIZE_MAX);
+	fprintf(f, "\n%llu samples, %.2f%%", (unsigned long long)n->total,
+		100.0 * (double)n->total / (double)grand);
+	if (n->self && n->first_child)
+		fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->self / (double)grand);
+	fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
+		   "fill=\"%s\" rx=\"2\"/>",
+		x, y, width, FRAME_H - 1, colour);
+	/* Only frames wide enough for a label get a <text>: most frames of
+	 * a big profile are narrow, and empty texts cost the browser a
+	 * fifth of the file's opening time. The script adds one on zoom. */
+	double fits = floor((width - 6) / CHAR_W);
+	if (fits >= 3) {
+		fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FRAME_H - 4);
+		put_xml(f, label, (double)utf8_chars(label) <= fits ? SIZE_MAX : (size_t)fits - 2);
+		fputs("</text>", f);
+	}
+	fputs("</g>\n", f);
+}
+
+/* Every linked frame, root first, each child from its parent's x; -1 when
+ * memory is short. */
+static int
+put_frames(FILE *f, const struct tree *t, const struct procset *ps, uint32_t depth, double fw)
+{
+	uint64_t grand = t->nodes[0].total;
+	if (!grand)
+		return 0;
 	/* Pre-order walk with an explicit stack: (node, x in samples). */
 	struct item {
 		uint32_t node;
 		uint64_t x;
 	} *stack = NULL;
-	size_t sp = 0, stack_cap = 0;
-	int rc = 0;
-	double scale = grand ? fw / (double)grand : 0;
-	char label[2400], colour[16];
-	if (grand) {
-		stack_cap = 256;
-		stack = malloc(stack_cap * sizeof *stack);
-		if (stack)
-			stack[sp++] = (struct item){0, 0};
-		else
-			rc = -1;
-	}
+	uint32_t sp = 0, cap = 0;
+	if (!grow_array((void **)&stack, &cap, 1, sizeof *stack))
+		return -1;
+	stack[sp++] = (struct item){0, 0};
+	double scale = fw / (double)grand;
 	while (sp > 0) {
 		struct item it = stack[--sp];
-		const struct node *n = &t.nodes[it.node];
-		double x = PAD + (double)it.x * scale, width = (double)n->total * scale;
-		int y = HEADER_H + (int)(depth - n->depth) * FRAME_H;
-		if (n->depth == 0)
-			snprintf(label, sizeof label, "all");
-		else
-			node_label(ps, n, label, sizeof label);
-		node_colour(ps, n, grand, colour, sizeof colour);
-		fputs("<g><title>", f);
-		put_xml(f, label, SIZE_MAX);
-		fprintf(f, "\n%llu samples, %.2f%%", (unsigned long long)n->total,
-			100.0 * (double)n->total / (double)grand);
-		if (n->self && n->first_child)
-			fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->self / (double)grand);
-		fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
-			   "fill=\"%s\" rx=\"2\"/>",
-			x, y, width, FRAME_H - 1, colour);
-		/* Only frames wide enough for a label get a <text>: most frames of
-		 * a big profile are narrow, and empty texts cost the browser a
-		 * fifth of the file's opening time. The script adds one on zoom. */
-		double fits = floor((width - 6) / CHAR_W);
-		if (fits >= 3) {
-			fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FRAME_H - 4);
-			put_xml(f, label, (double)utf8_chars(label) <= fits ? SIZE_MAX : (size_t)fits - 2);
-			fputs("</text>", f);
-		}
-		fputs("</g>\n", f);
+		const struct node *n = &t->nodes[it.node];
+		put_frame(f, ps, n, grand, PAD + (double)it.x * scale, (double)n->total * scale,
+			  HEADER_H + (int)(depth - n->depth) * FRAME_H);
 		/* Drawn children follow each other from the parent's x; pushed,
 		 * then reversed, so the leftmost pops first. */
 		uint64_t cx = it.x;
-		size_t first = sp;
-		for (uint32_t c = n->first_child; c; c = t.nodes[c].next_sibling) {
-			if (sp == stack_cap) {
-				struct item *g = realloc(stack, stack_cap * 2 * sizeof *g);
-				if (!g) {
-					rc = -1;
-					break;
-				}
-				stack = g;
-				stack_cap *= 2;
+		uint32_t first = sp;
+		for (uint32_t c = n->first_child; c; c = t->nodes[c].next_sibling) {
+			if (!grow_array((void **)&stack, &cap, sp + 1, sizeof *stack)) {
+				free(stack);
+				return -1;
 			}
 			stack[sp++] = (struct item){c, cx};
-			cx += t.nodes[c].total;
+			cx += t->nodes[c].total;
 		}
-		if (rc)
-			break;
-		for (size_t a = first, b = sp; b > a + 1; a++, b--) {
+		for (uint32_t a = first, b = sp; b > a + 1; a++, b--) {
 			struct item tmp = stack[a];
 			stack[a] = stack[b - 1];
 			stack[b - 1] = tmp;
 		}
 	}
 	free(stack);
+	return 0;
+}
+
+int
+flamegraph_write(const struct profile *p, const struct procset *ps,
+		 const struct export_meta *meta, FILE *f)
+{
+	struct tree t = {0};
+	const double fw = IMAGE_WIDTH - 2 * PAD;
+	bool built = build_tree(&t, p, ps, meta->per_thread, meta->per_process);
+	uint64_t min = built ? min_samples(&t, fw) : 0;
+	if (!built || !link_children(&t, ps, min)) {
+		free(t.nodes);
+		idindex_free(&t.index);
+		return -1;
+	}
+	uint64_t grand = t.nodes[0].total;
+	/* Drawn depth: the deepest frame heavy enough to draw. */
+	uint32_t depth = 0, hidden = 0;
+	for (uint32_t i = 0; i < t.count; i++) {
+		if (t.nodes[i].total >= min) {
+			if (t.nodes[i].depth > depth)
+				depth = t.nodes[i].depth;
+		} else {
+			hidden++;
+		}
+	}
+	int height = HEADER_H + (int)(depth + 1) * FRAME_H + FOOTER_H;
+	char heading[700], sub[300];
+	describe(meta, grand, heading, sizeof heading, sub, sizeof sub);
+	put_head(f, heading, sub, height, hidden, fw * (double)min / (double)(grand ? grand : 1));
+	fputs("<g id=\"frames\">\n", f);
+	int rc = put_frames(f, &t, ps, depth, fw);
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
 	fprintf(f, "var FW=%.2f,PAD=%d,CW=%.2f,FH=%d;\n", fw, PAD, CHAR_W, FRAME_H);
 	fputs(script, f);
