@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "collapsed.h"
+#include "grow.h"
 #include "labels.h"
 
 int
@@ -18,14 +19,9 @@ profile_write_collapsed(const struct profile *p, const struct procset *ps, FILE 
 	for (uint32_t i = 0; i < p->count; i++) {
 		const struct intern *in = &ps->in;
 		uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
-		if (depth > cap) {
-			cap = depth * 2;
-			uint32_t *g = realloc(ids, cap * sizeof *ids);
-			if (!g) {
-				rc = -1;
-				break;
-			}
-			ids = g;
+		if (!grow_array((void **)&ids, &cap, depth, sizeof *ids)) {
+			rc = -1;
+			break;
 		}
 		uint32_t n = 0;
 		for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)

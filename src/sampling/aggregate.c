@@ -731,7 +731,7 @@ agg_table_free(struct agg_table *t)
  * ------------------------------------------------------------------- */
 
 static bool
-add_link(struct agg_link **v, uint32_t *n, uint32_t func, uint64_t w)
+add_link(struct agg_link **v, uint32_t *n, uint32_t *cap, uint32_t func, uint64_t w)
 {
 	for (uint32_t i = 0; i < *n; i++) {
 		if ((*v)[i].func == func) {
@@ -739,11 +739,9 @@ add_link(struct agg_link **v, uint32_t *n, uint32_t func, uint64_t w)
 			return true;
 		}
 	}
-	struct agg_link *g = realloc(*v, (*n + 1) * sizeof *g);
-	if (!g)
+	if (!grow_array((void **)v, cap, *n + 1, sizeof **v))
 		return false;
-	*v = g;
-	g[(*n)++] = (struct agg_link){.func = func, .weight = w};
+	(*v)[(*n)++] = (struct agg_link){.func = func, .weight = w};
 	return true;
 }
 
@@ -781,8 +779,8 @@ agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 				uint32_t parent = intern_stack_at(in, s)->parent;
 				uint32_t below = parent ? frame_func(a, in, intern_stack_at(in, parent)->frame, NULL)
 							: UINT32_MAX;
-				if (!add_link(&out->callees, &out->ncallees, above, w) ||
-				    !add_link(&out->callers, &out->ncallers, below, w))
+				if (!add_link(&out->callees, &out->ncallees, &out->callees_cap, above, w) ||
+				    !add_link(&out->callers, &out->ncallers, &out->callers_cap, below, w))
 					return false;
 				out->total += w;
 				break;

@@ -115,6 +115,7 @@ struct agg_link {
 struct agg_links {
 	struct agg_link *callers, *callees;
 	uint32_t ncallers, ncallees;
+	uint32_t callers_cap, callees_cap;
 	uint64_t total;          /* samples with the function on the stack */
 };
 
