@@ -644,30 +644,23 @@ old_index_find(const struct idindex *x, const struct tcache *old, uint64_t ts)
 	return -1;
 }
 
-/* Re-read an interpreter's thread list, keeping caches of threads that are
- * still there. A list that changed mostly keeps its nodes (new threads come
- * in at the head): the old list's states are read in one batch first, and
- * the walk reads one by one only the nodes it has not seen. */
+/* The thread list being read: the caches kept or made, and for each where
+ * it came from in the old list. */
+struct fresh_list {
+	struct tcache *v;
+	uint32_t *moved_from;    /* per entry: its old index, or UINT32_MAX */
+	uint32_t n, cap, moved_cap;
+};
+
+/* The old list's states this sample has not read yet, in one batch, into
+ * oldbuf (NULL where a read did not arrive). A thread that may have run
+ * was read with the interpreter's block: that read is as fresh, and under
+ * thread churn it is most of them. */
 static tt_status
-rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_error *err)
+read_old_states(struct stackwalk *w, const struct tcache *old, uint32_t nold, uint8_t **oldbuf,
+		struct tt_error *err)
 {
-	const struct py_layout *l = w->l;
-	struct tcache *old = iv->threads;
-	uint32_t nold = iv->nthreads;
-	struct tcache *fresh = NULL;
-	uint32_t *moved_from = NULL;   /* per fresh entry: its old index, or UINT32_MAX */
-	uint32_t n = 0, cap = 0;
 	tt_status st = TT_OK;
-	w->c.list_rebuilds++;
-	struct idindex index = {0};
-	uint8_t **oldbuf = calloc(nold ? nold : 1, sizeof *oldbuf);
-	if (!oldbuf || !old_index_build(&index, old, nold)) {
-		free(oldbuf);
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
-	}
-	/* The old list's states this sample has not read yet (a thread that
-	 * may have run was read with the interpreter's block: that read is as
-	 * fresh, and under thread churn it is most of them). */
 	w->nsegs = 0;
 	for (uint32_t k = 0; k < nold; k++) {
 		if (old[k].tsbuf) {
@@ -691,73 +684,105 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		if (!old[k].tsbuf && oldbuf[k] && seg++ >= done)
 			oldbuf[k] = NULL;
 	w->nsegs = 0;
+	return st;
+}
+
+/* A started thread's node (state at ts read into buf, native id tid) joins
+ * the fresh list: its old cache moves over when old[was] is the same
+ * thread, else a new cache is made. */
+static tt_status
+take_thread(struct stackwalk *w, struct interp *iv, struct fresh_list *f, struct tcache *old,
+	    int64_t was, uint64_t ts, const uint8_t *buf, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	uint64_t tid = load_u64(buf, l->ts_native_thread_id);
+	if (!grow_array((void **)&f->v, &f->cap, f->n + 1, sizeof *f->v) ||
+	    !grow_array((void **)&f->moved_from, &f->moved_cap, f->n + 1, sizeof *f->moved_from))
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+	f->moved_from[f->n] = UINT32_MAX;
+	struct tcache *tc = &f->v[f->n++];
+	if (was >= 0 && old[was].recorded_tid == tid) {
+		*tc = old[was];
+		old[was].tstate = 0; /* moved */
+		f->moved_from[f->n - 1] = (uint32_t)was;
+	} else {
+		memset(tc, 0, sizeof *tc);
+		tc->tstate = ts;
+		tc->recorded_tid = tc->native_tid = tid;
+		/* which task it is: once the whole list is known */
+		tc->tid_unknown = true;
+		tc->was_main = l->has_threads_main ? ts == iv->main : load_u64(buf, l->ts_next) == 0;
+		tc->stat_fd = -1;
+		tc->slot = UINT32_MAX; /* given once the whole list has been read */
+	}
+	/* A state read with the block keeps the frames read with it. */
+	if (buf != tc->tsbuf) {
+		tc->cfbuf = NULL;
+		tc->span_lo = tc->span_hi = 0;
+		tc->planned_full = false;
+	}
+	tc->tsbuf = buf;
+	tc->ts_seg = UINT32_MAX;
+	return TT_OK;
+}
+
+/* Walks the list from its head into f, each state from oldbuf when the
+ * batch read it, else read singly; *visited counts the nodes. */
+static tt_status
+read_list(struct stackwalk *w, struct interp *iv, struct fresh_list *f, struct tcache *old,
+	  uint8_t **oldbuf, const struct idindex *index, uint64_t *visited, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
 	struct cycle_guard guard;
 	cycle_guard_init(&guard);
-	uint64_t visited = 0;
+	tt_status st = TT_OK;
 	/* Every node counts towards the cap, started OS thread or not. */
-	for (uint64_t ts = st == TT_OK ? iv->head : 0; ts != 0; visited++) {
-		if (visited >= UNWIND_MAX_THREADS || (ts & 7) || cycle_guard_seen(&guard, ts)) {
-			st = tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
-			break;
-		}
-		int64_t was = old_index_find(&index, old, ts);
+	for (uint64_t ts = iv->head; ts != 0; (*visited)++) {
+		if (*visited >= UNWIND_MAX_THREADS || (ts & 7) || cycle_guard_seen(&guard, ts))
+			return tt_fail(err, TT_EBADMEM, 0, "thread list is corrupt (changing?)");
+		int64_t was = old_index_find(index, old, ts);
 		uint8_t *buf = was >= 0 ? oldbuf[was] : NULL;
 		if (!buf) {
-			if (!(buf = arena_take(w, w->ts_len))) {
-				st = arena_exhausted(w, err);
-				break;
-			}
+			if (!(buf = arena_take(w, w->ts_len)))
+				return arena_exhausted(w, err);
 			w->c.single_reads++;
 			if ((st = remote_read(&w->t->mem, ts, buf, w->ts_len, err)) != TT_OK)
-				break;
+				return st;
 		}
-		if (load_u64(buf, l->ts_interp) != iv->addr) {
-			st = tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
-				     (unsigned long long)ts);
-			break;
-		}
-		uint64_t tid = load_u64(buf, l->ts_native_thread_id);
-		uint64_t next = load_u64(buf, l->ts_next);
-		if (tid != 0) { /* 0: its OS thread has not started */
-			if (n == cap) {
-				cap = cap ? cap * 2 : 16;
-				struct tcache *g = realloc(fresh, cap * sizeof *g);
-				if (g)
-					fresh = g;
-				uint32_t *m = g ? realloc(moved_from, cap * sizeof *m) : NULL;
-				if (!m) {
-					st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
-					break;
-				}
-				moved_from = m;
-			}
-			moved_from[n] = UINT32_MAX;
-			struct tcache *tc = &fresh[n++];
-			if (was >= 0 && old[was].recorded_tid == tid) {
-				*tc = old[was];
-				old[was].tstate = 0; /* moved */
-				moved_from[n - 1] = (uint32_t)was;
-			} else {
-				memset(tc, 0, sizeof *tc);
-				tc->tstate = ts;
-				tc->recorded_tid = tc->native_tid = tid;
-				/* which task it is: once the whole list is known */
-				tc->tid_unknown = true;
-				tc->was_main = l->has_threads_main ? ts == iv->main : next == 0;
-				tc->stat_fd = -1;
-				tc->slot = UINT32_MAX; /* given once the whole list has been read */
-			}
-			/* A state read with the block keeps the frames read with it. */
-			if (buf != tc->tsbuf) {
-				tc->cfbuf = NULL;
-				tc->span_lo = tc->span_hi = 0;
-				tc->planned_full = false;
-			}
-			tc->tsbuf = buf;
-			tc->ts_seg = UINT32_MAX;
-		}
-		ts = next;
+		if (load_u64(buf, l->ts_interp) != iv->addr)
+			return tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
+				       (unsigned long long)ts);
+		/* A native id of 0: its OS thread has not started. */
+		if (load_u64(buf, l->ts_native_thread_id) != 0 &&
+		    (st = take_thread(w, iv, f, old, was, ts, buf, err)) != TT_OK)
+			return st;
+		ts = load_u64(buf, l->ts_next);
 	}
+	return TT_OK;
+}
+
+/* Re-read an interpreter's thread list, keeping caches of threads that are
+ * still there. A list that changed mostly keeps its nodes (new threads come
+ * in at the head): the old list's states are read in one batch first, and
+ * the walk reads one by one only the nodes it has not seen. */
+static tt_status
+rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	struct tcache *old = iv->threads;
+	uint32_t nold = iv->nthreads;
+	struct fresh_list f = {0};
+	w->c.list_rebuilds++;
+	struct idindex index = {0};
+	uint8_t **oldbuf = calloc(nold ? nold : 1, sizeof *oldbuf);
+	if (!oldbuf || !old_index_build(&index, old, nold)) {
+		free(oldbuf);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for threads");
+	}
+	uint64_t visited = 0;
+	tt_status st = read_old_states(w, old, nold, oldbuf, err);
+	if (st == TT_OK)
+		st = read_list(w, iv, &f, old, oldbuf, &index, &visited, err);
 	/* A node read after its thread ended can still name our interpreter
 	 * and end the list (next 0): the walk then stops short, and taking it
 	 * would drop every thread behind it, to be found again as new ones
@@ -770,39 +795,40 @@ rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now, struct tt_
 		st = tt_fail(err, TT_EBADMEM, 0, "thread list read torn (%llu of %llu threads)",
 			     (unsigned long long)visited, (unsigned long long)iv->count);
 	if (st == TT_OK && l->has_cframe)
-		n = drop_unstarted(w, fresh, moved_from, n);
+		f.n = drop_unstarted(w, f.v, f.moved_from, f.n);
 	/* New threads' tasks, now that the whole list is known. */
-	for (uint32_t k = 0; k < n && st == TT_OK; k++)
-		if (fresh[k].slot == UINT32_MAX)
-			resolve_tid(w, &fresh[k], n == 1 && w->ninterps == 1);
+	for (uint32_t k = 0; k < f.n && st == TT_OK; k++)
+		if (f.v[k].slot == UINT32_MAX)
+			resolve_tid(w, &f.v[k], f.n == 1 && w->ninterps == 1);
 	/* Slots are for good: only threads of a list read whole get one, or a
 	 * list torn into a loop would use them up sample after sample. */
-	for (uint32_t k = 0; k < n && st == TT_OK; k++)
-		if (fresh[k].slot == UINT32_MAX)
-			st = new_slot(w, &fresh[k], iv->id, now, err);
+	for (uint32_t k = 0; k < f.n && st == TT_OK; k++)
+		if (f.v[k].slot == UINT32_MAX)
+			st = new_slot(w, &f.v[k], iv->id, now, err);
 	idindex_free(&index);
 	free(oldbuf);
 	if (st != TT_OK) {
 		/* Keep the old list; the caller retries next sample. Caches moved
-		 * into `fresh` go back to their owners; the others are released. */
-		for (uint32_t k = 0; k < n; k++) {
-			if (moved_from[k] != UINT32_MAX)
-				old[moved_from[k]] = fresh[k];
+		 * into the fresh list go back to their owners; the others are
+		 * released. */
+		for (uint32_t k = 0; k < f.n; k++) {
+			if (f.moved_from[k] != UINT32_MAX)
+				old[f.moved_from[k]] = f.v[k];
 			else
-				tcache_release(w, &fresh[k]);
+				tcache_release(w, &f.v[k]);
 		}
-		free(fresh);
-		free(moved_from);
+		free(f.v);
+		free(f.moved_from);
 		return st;
 	}
-	free(moved_from);
+	free(f.moved_from);
 	for (uint32_t k = 0; k < nold; k++)
 		if (old[k].tstate != 0)
 			release_gone(w, &old[k], now);
 	free(old);
-	iv->threads = fresh;
-	iv->nthreads = n;
-	iv->cap = cap;
+	iv->threads = f.v;
+	iv->nthreads = f.n;
+	iv->cap = f.cap;
 	return TT_OK;
 }
 
@@ -1196,6 +1222,9 @@ read_ahead_up(struct stackwalk *w, uint64_t addr, size_t len, struct tt_error *e
 	return w->ra_buf + (addr - page);
 }
 
+/* A frame read on its own (no span or read-ahead holds it) lands here. */
+#define FRAME_LOCAL_MAX 512
+
 /* Python frames in the cached chain below index `align`. */
 static uint32_t
 rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
@@ -1204,6 +1233,102 @@ rest_depth(const struct stackwalk *w, const struct tcache *tc, uint32_t align)
 		return 0;
 	uint32_t id = tc->frames[align + 1].stack_id;
 	return id ? intern_stack_at(w->in, id)->depth : 0;
+}
+
+/* The bytes of the frame at cur: from the thread's spans or the last
+ * read-ahead, else read. A second miss in a walk reads ahead, towards the
+ * callers: down a data stack, up a C stack (the last miss was below this
+ * one); local takes a single read. */
+static tt_status
+frame_bytes(struct stackwalk *w, struct tcache *tc, uint64_t cur, unsigned *misses,
+	    uint64_t *last_miss, uint8_t local[FRAME_LOCAL_MAX], const uint8_t **out,
+	    struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	const uint8_t *fb = span_lookup(w, tc, cur, l->fr_read_size);
+	if (!fb && cur >= w->ra_lo && cur < w->ra_hi && l->fr_read_size <= w->ra_hi - cur)
+		fb = w->ra_buf + (cur - w->ra_base);
+	bool missed = !fb;
+	if (!fb && (*misses)++ > 0)
+		fb = cur > *last_miss ? read_ahead_up(w, cur, l->fr_read_size, err)
+				      : read_ahead(w, cur, l->fr_read_size, err);
+	if (missed)
+		*last_miss = cur;
+	if (!fb) {
+		if (l->fr_read_size > FRAME_LOCAL_MAX)
+			return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
+		w->c.single_reads++;
+		tt_status st = remote_read(&w->t->mem, cur, local, l->fr_read_size, err);
+		if (st != TT_OK)
+			return st;
+		fb = local;
+	}
+	*out = fb;
+	return TT_OK;
+}
+
+/* A code frame not found in the cache: its code object, line and frame ID. */
+static tt_status
+resolve_frame(struct stackwalk *w, struct cframe *cf, struct tt_error *err)
+{
+	const struct py_layout *l = w->l;
+	uint64_t code = cf->executable & ~l->tag_mask;
+	tt_status st = codecache_lookup(&w->codes, &w->t->mem, l, code, &cf->code_id, err);
+	if (st != TT_OK)
+		return st;
+	if (cf->owner != l->owner_generator &&
+	    codecache_frame_incomplete(&w->codes, cf->code_id, cf->instr_ptr)) {
+		/* Left out, like a shim (as f_back leaves it out). */
+		cf->line = 0;
+		cf->frame_id = 0;
+		return TT_OK;
+	}
+	cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
+	cf->frame_id = intern_frame(w->in, stackwalk_func_of(w, cf->code_id), cf->line);
+	if (cf->frame_id == 0)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
+	return TT_OK;
+}
+
+/* The walked chain (n frames in w->chain) with its stack IDs becomes the
+ * thread's cache. */
+static tt_status
+keep_chain(struct stackwalk *w, struct tcache *tc, uint32_t n, bool truncated,
+	   uint32_t matched_total, struct tt_error *err)
+{
+	/* Stack IDs from the root up, reusing the cached ones while the chain
+	 * below is the same. */
+	int32_t j = (int32_t)tc->nframes - 1, i = (int32_t)n - 1;
+	uint32_t below = 0;
+	if (tc->have_chain && w->o.cache && tc->truncated == truncated) {
+		while (i >= 0 && j >= 0 && tc->frames[j].addr == w->chain[i].addr &&
+		       tc->frames[j].frame_id == w->chain[i].frame_id) {
+			w->chain[i].stack_id = tc->frames[j].stack_id;
+			below = w->chain[i].stack_id;
+			i--;
+			j--;
+		}
+	}
+	tt_status st = intern_upward(w, w->chain, i, below, err);
+	if (st != TT_OK)
+		return st;
+
+	count_walk(w, matched_total, n);
+
+	/* The new chain becomes the cache (swap buffers, no copy). */
+	struct cframe *tmp = tc->frames;
+	uint32_t tmpcap = tc->cap;
+	tc->frames = w->chain;
+	tc->cap = w->chain_cap;
+	w->chain = tmp;
+	w->chain_cap = tmpcap;
+	tc->nframes = n;
+	tc->chain_gen++;
+	tc->have_chain = true;
+	tc->truncated = truncated;
+	tc->stack_id = n ? tc->frames[0].stack_id : 0;
+	tc->code_epoch = w->codes.epoch;
+	return TT_OK;
 }
 
 static tt_status
@@ -1222,7 +1347,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	bool spliced = false, popped_top = false, truncated = false;
 	unsigned misses = 0;
 	uint64_t last_miss = 0;
-	uint8_t local[512];
+	uint8_t local[FRAME_LOCAL_MAX];
 	/* A chain that loops (a torn read) is refused within a few laps; one
 	 * that is merely long keeps its innermost UNWIND_MAX_FRAMES frames. */
 	struct cycle_guard guard;
@@ -1238,25 +1363,9 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 			return tt_fail(err, TT_EBADMEM, 0, "misaligned frame pointer");
 		if ((st = chain_reserve(w, n + 1, err)) != TT_OK)
 			return st;
-		const uint8_t *fb = span_lookup(w, tc, cur, l->fr_read_size);
-		if (!fb && cur >= w->ra_lo && cur < w->ra_hi && l->fr_read_size <= w->ra_hi - cur)
-			fb = w->ra_buf + (cur - w->ra_base);
-		/* A second miss reads ahead, towards the callers: down a data
-		 * stack, up a C stack (the last miss was below this one). */
-		bool missed = !fb;
-		if (!fb && misses++ > 0)
-			fb = cur > last_miss ? read_ahead_up(w, cur, l->fr_read_size, err)
-					     : read_ahead(w, cur, l->fr_read_size, err);
-		if (missed)
-			last_miss = cur;
-		if (!fb) {
-			if (l->fr_read_size > sizeof local)
-				return tt_fail(err, TT_EBADMEM, 0, "frame layout too large");
-			w->c.single_reads++;
-			if ((st = remote_read(&w->t->mem, cur, local, l->fr_read_size, err)) != TT_OK)
-				return st;
-			fb = local;
-		}
+		const uint8_t *fb = NULL;
+		if ((st = frame_bytes(w, tc, cur, &misses, &last_miss, local, &fb, err)) != TT_OK)
+			return st;
 		struct cframe *cf = &w->chain[n];
 		cf->addr = cur;
 		cf->previous = load_u64(fb, l->fr_previous);
@@ -1301,22 +1410,8 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 			cf->code_id = old->code_id;
 			cf->line = old->line;
 			cf->frame_id = old->frame_id;
-		} else {
-			uint64_t code = cf->executable & ~l->tag_mask;
-			if ((st = codecache_lookup(&w->codes, &w->t->mem, l, code, &cf->code_id, err)) != TT_OK)
-				return st;
-			if (cf->owner != l->owner_generator &&
-			    codecache_frame_incomplete(&w->codes, cf->code_id, cf->instr_ptr)) {
-				/* Left out, like a shim (as f_back leaves it out). */
-				cf->line = 0;
-				cf->frame_id = 0;
-			} else {
-				cf->line = codecache_line(&w->codes, cf->code_id, cf->instr_ptr);
-				cf->frame_id = intern_frame(w->in, stackwalk_func_of(w, cf->code_id),
-							    cf->line);
-				if (cf->frame_id == 0)
-					return tt_fail(err, TT_ENOMEM, ENOMEM, "too many distinct frames");
-			}
+		} else if ((st = resolve_frame(w, cf, err)) != TT_OK) {
+			return st;
 		}
 		if (match)
 			matched_total++;
@@ -1335,38 +1430,7 @@ walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_error *
 	}
 	if (spliced)
 		return splice_prefix(w, tc, n, (uint32_t)align, matched_total, err);
-	/* Stack IDs from the root up, reusing the cached ones while the chain
-	 * below is the same. */
-	int32_t j = (int32_t)tc->nframes - 1, i = (int32_t)n - 1;
-	uint32_t below = 0;
-	if (tc->have_chain && w->o.cache && tc->truncated == truncated) {
-		while (i >= 0 && j >= 0 && tc->frames[j].addr == w->chain[i].addr &&
-		       tc->frames[j].frame_id == w->chain[i].frame_id) {
-			w->chain[i].stack_id = tc->frames[j].stack_id;
-			below = w->chain[i].stack_id;
-			i--;
-			j--;
-		}
-	}
-	if ((st = intern_upward(w, w->chain, i, below, err)) != TT_OK)
-		return st;
-
-	count_walk(w, matched_total, n);
-
-	/* The new chain becomes the cache (swap buffers, no copy). */
-	struct cframe *tmp = tc->frames;
-	uint32_t tmpcap = tc->cap;
-	tc->frames = w->chain;
-	tc->cap = w->chain_cap;
-	w->chain = tmp;
-	w->chain_cap = tmpcap;
-	tc->nframes = n;
-	tc->chain_gen++;
-	tc->have_chain = true;
-	tc->truncated = truncated;
-	tc->stack_id = n ? tc->frames[0].stack_id : 0;
-	tc->code_epoch = w->codes.epoch;
-	return TT_OK;
+	return keep_chain(w, tc, n, truncated, matched_total, err);
 }
 
 static void note_stack(struct stackwalk *w, struct tcache *tc);
