@@ -315,7 +315,8 @@ def test_pool_dump(ctx):
 def test_pool_live(ctx):
     """The live table (--batch, CPU mode) on the pool: spin() on top. The
     idle threads' on-CPU states are refreshed a few per sample, in turn: none
-    of them may be taken for running."""
+    of them may be taken for running. The live views hold at least 1,000
+    samples/s there (a sanitizer's build is several times slower)."""
     run = run_tt("-p", ctx.target.pid, "-b", "-m", "cpu", "-d", "2", "--delay", "2",
                  "--limit", "3")
     run.expect_success()
@@ -323,6 +324,11 @@ def test_pool_live(ctx):
     rows = [ln for ln in table.splitlines() if re.search(r"\b(spin|pooled_wait|wait)\b", ln)]
     expect(rows and re.search(r"\bspin\b", rows[0]),
            "spin() is not the top row: %s" % show(rows[:3]), *run.details())
+    rate = re.match(r"rate (\d+)/s", rate_line(run))
+    expect(rate, "no rate line", *run.details())
+    expect(rig.sanitized(rig.BIN) or int(rate.group(1)) >= 1000,
+           "%s: under 1,000 samples/s with %d threads" % (rate_line(run), POOL_THREADS),
+           *run.details())
 
 
 def test_huge_pool(ctx):
