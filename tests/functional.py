@@ -349,8 +349,13 @@ def validate_blocked(t):
     b = t["blocked"]
     if b is None:
         return
-    expect(isinstance(b, dict) and set(b) == {"syscall", "fd", "object", "seconds", "peer"},
+    keys = {"syscall", "fd", "object", "seconds", "peer"}
+    expect(isinstance(b, dict) and set(b) == keys | ({"seconds_unknown"} if b.get("seconds")
+                                                      is None else set()),
            "blocked of thread %s is malformed: %s" % (t["tid"], show(b)))
+    expect(b["seconds"] is not None or (isinstance(b["seconds_unknown"], str)
+                                        and b["seconds_unknown"]),
+           "blocked.seconds of thread %s is null without a reason: %s" % (t["tid"], show(b)))
     expect(isinstance(b["syscall"], str) and b["syscall"],
            "blocked.syscall of thread %s: %s" % (t["tid"], show(b)))
     expect(b["fd"] is None or (isinstance(b["fd"], int) and not isinstance(b["fd"], bool)

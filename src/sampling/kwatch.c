@@ -218,8 +218,9 @@ look(struct kwatch *kw)
 			e->info.seconds_at_least = p->info.seconds_at_least;
 			continue;
 		}
-		double ran = kw->clock ? schedclock_since_last_ran(kw->clock, e->pid, (long)e->tid)
-				       : -1;
+		double ran = -1;
+		if (kw->clock)
+			ran = schedclock_since_last_ran(kw->clock, e->pid, (long)e->tid, NULL);
 		if (ran < 0) {
 			e->since_ns = s->taken_ns;
 			e->info.seconds_at_least = true;

@@ -107,6 +107,7 @@ struct kwait_info {
 	char object[KWAIT_OBJECT_MAX]; /* what it waits on (raw target text), or "" */
 	bool object_is_fd;            /* "in NAME on OBJECT" rather than "in NAME (OBJECT)" */
 	double seconds;               /* how long; < 0 when not known */
+	const char *seconds_why;      /* when not known, why (a static phrase), or NULL */
 	bool seconds_at_least;        /* a lower bound: the caller saw the call start no
 					 later than that, the kernel did not say when */
 	struct kwait_peer peer;       /* the other end (kind NONE: nothing to name) */

@@ -193,8 +193,17 @@ cpu_offset(struct schedclock *c, int cpu, bool stale, int64_t *offset_ns, bool *
 	return true;
 }
 
+/* Why a duration is not known (schedclock_since_last_ran's *why). */
+static double
+unknown(const char **why, const char *because)
+{
+	if (why)
+		*why = because;
+	return -1;
+}
+
 double
-schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid)
+schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid, const char **why)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%ld/sched", (int)pid, tid);
@@ -204,26 +213,35 @@ schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid)
 	uint64_t then = 0;
 	for (int i = 0; i < 2; i++) {
 		int before = taskinfo_last_cpu(pid, tid);
-		if (!read_exec_start(path, &then) || then == 0)
-			return -1;
+		if (!read_exec_start(path, &then))
+			return unknown(why, "no scheduler clock reading for the thread (its sched "
+					    "file unreadable: gone, or a kernel without it)");
+		/* The kernel zeroes it when it migrates a task, until the task
+		 * runs again: no honest duration exists then. */
+		if (then == 0)
+			return unknown(why, "the kernel keeps no last-run time for the thread "
+					    "(moved to another CPU and not run since)");
 		cpu = taskinfo_last_cpu(pid, tid);
 		if (before == cpu)
 			break;
 		cpu = -1;
 	}
 	if (cpu < 0)
-		return -1;
+		return unknown(why, "the thread moved between CPUs while it was read");
 	int64_t offset;
 	bool fresh;
 	if (!cpu_offset(c, cpu, false, &offset, &fresh))
-		return -1;
+		return unknown(why, "its CPU's clock could not be compared with ours (a CPU outside "
+				    "tachyon-top's CPU set, or a wake-up there waited over 40 ms)");
 	int64_t ago = (int64_t)clock_now_ns() - ((int64_t)then + offset);
 	if (ago < -FUTURE_SLACK_NS && !fresh) {
 		if (!cpu_offset(c, cpu, true, &offset, &fresh))
-			return -1;
+			return unknown(why, "its CPU's clock could not be compared with ours again "
+					    "(a wake-up there waited over 40 ms)");
 		ago = (int64_t)clock_now_ns() - ((int64_t)then + offset);
 	}
 	if (ago < -FUTURE_SLACK_NS)
-		return -1;
+		return unknown(why, "its CPU's clock read ahead of ours even after comparing them "
+				    "again");
 	return ago > 0 ? (double)ago / 1e9 : 0.0;
 }

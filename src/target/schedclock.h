@@ -38,8 +38,9 @@ void schedclock_free(struct schedclock *c);
  * ran on. < 0 when it cannot be known: no /proc/.../sched (kernels without
  * CONFIG_SCHED_DEBUG), a thread never run or just woken on another CPU, a
  * CPU this thread may not move to (a cpuset), or a reading that stays
- * inconsistent. Callers then fall back to what they saw themselves. */
-double schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid);
+ * inconsistent; then *why (when why is not NULL) says which, in a static
+ * phrase. Callers fall back to what they saw themselves. */
+double schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid, const char **why);
 
 /* How many times offsets were learnt so far (the cost: each is two
  * migrations of the calling thread). */

@@ -103,7 +103,9 @@ thread_blocked(const struct kernel_view *kv, pid_t pid, uint64_t tid, struct kwa
 {
 	if (!kv->reader || !kwait_read_thread(kv->reader, (long)tid, ki))
 		return false;
-	ki->seconds = kv->clock ? schedclock_since_last_ran(kv->clock, pid, (long)tid) : -1;
+	ki->seconds_why = "out of memory for the scheduler clocks";
+	ki->seconds = kv->clock ? schedclock_since_last_ran(kv->clock, pid, (long)tid,
+							    &ki->seconds_why) : -1;
 	return true;
 }
 
@@ -268,10 +270,12 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 				json_put_string(stdout, ki.object);
 			else
 				printf("null");
-			if (ki.seconds >= 0)
+			if (ki.seconds >= 0) {
 				printf(", \"seconds\": %.3f", ki.seconds);
-			else
-				printf(", \"seconds\": null");
+			} else {
+				printf(", \"seconds\": null, \"seconds_unknown\": ");
+				json_put_string(stdout, ki.seconds_why ? ki.seconds_why : "unknown");
+			}
 			print_peer_json(&ki.peer);
 			printf("},\n");
 		} else {
