@@ -3,7 +3,9 @@
 # the layers below it, never above (src/common -> src/target ->
 # src/sampling -> src/export -> ui -> src/verbs). An upward include fails
 # unless listed below (a list for taking out, issue 34: it only shrinks, so
-# a listed one that is gone fails too).
+# a listed one that is gone fails too). The screen's code starts no thread
+# and no process: the session starts the readers the views show (the kernel
+# watcher, the tasks reader), and only the UI thread touches the terminal.
 # Emits TAP.
 set -u
 src=${TT_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -50,7 +52,7 @@ for d in $dirs; do
 	done
 done | sort -u >"$found"
 
-echo "1..2"
+echo "1..3"
 status=0
 new=$(echo "$KNOWN" | sed '/^$/d' | sort -u | comm -13 - "$found")
 if [ -z "$new" ]; then
@@ -66,6 +68,14 @@ if [ -z "$gone" ]; then
 else
 	echo "not ok 2 - listed upward includes that are gone: take them off the list in $0:"
 	echo "$gone" | sed 's/^/# /'
+	status=1
+fi
+starts=$(grep -n -E '\b(pthread_create|thrd_create|fork|vfork|clone|posix_spawnp?)[ \t]*\(' ui/*.c ui/*.h 2>/dev/null)
+if [ -z "$starts" ]; then
+	echo "ok 3 - ui/ starts no thread or process"
+else
+	echo "not ok 3 - ui/ starts a thread or a process (the session should):"
+	echo "$starts" | sed 's/^/# /'
 	status=1
 fi
 exit $status
