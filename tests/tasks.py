@@ -653,6 +653,68 @@ def test_async_old_python():
                    "%s: expected one error line and a failure" % run.cmd, *run.details())
 
 
+def test_tree_tasks():
+    """dump --tasks --subprocesses on a parent without asyncio and two
+    event-loop children: each child's own tasks under its process, in text
+    and JSON; the parent says it has none (0, or no asyncio at all)."""
+    with Target("python3.15", "tasks_tree.py") as t:
+        kids = t.info["kids"]
+        deadline = time.monotonic() + 30
+        for kid in kids:
+            path = "/proc/%d/task/%d/syscall" % (kid["pid"], kid["tid"])
+            while True:
+                try:
+                    with open(path) as f:
+                        if int(f.read().split()[0]) in EPOLL_SYSCALLS:
+                            break
+                except (OSError, ValueError):
+                    pass
+                if time.monotonic() > deadline:
+                    raise Fail("child %d never parked in epoll" % kid["pid"])
+                time.sleep(0.02)
+        run = ft.tachyon("dump", "-p", t.pid, "--tasks", "--subprocesses", "--json")
+        run.expect_success()
+        ft.expect_no_control_bytes(run.out, "stdout of " + run.cmd)
+        try:
+            doc = json.loads(run.out.decode("utf-8"))
+        except ValueError as e:
+            raise Fail("dump --tasks --subprocesses --json is not JSON: %s" % e, *run.details())
+        procs = {p.get("pid"): p for p in doc.get("processes", [])}
+        for pid, proc in procs.items():
+            ft.validate_dump(proc, pid)
+        expect(set(procs) == {t.pid} | {k["pid"] for k in kids},
+               "processes %s, expected the parent %d and children %s"
+               % (sorted(procs), t.pid, [k["pid"] for k in kids]), *run.details())
+        expect(procs[t.pid].get("tasks") == [],
+               "the parent (no asyncio) has tasks %s" % show(procs[t.pid].get("tasks")),
+               *run.details())
+        for kid in kids:
+            tasks = procs[kid["pid"]].get("tasks") or []
+            want = {"w%d-%d" % (kid["pid"], i) for i in range(kid["tasks"])}
+            got = {task["name"] for task in tasks}
+            expect(want <= got and not any(n.startswith("w") for n in got - want),
+                   "child %d: tasks %s, expected %s (and its main task)"
+                   % (kid["pid"], sorted(got), sorted(want)), *run.details())
+            parked = [task for task in tasks if task["name"] in want]
+            expect(all(any(f["func"] == "parked" for f in task["frames"]) for task in parked),
+                   "child %d: a worker task is not in parked()" % kid["pid"], *run.details())
+        run = ft.tachyon("dump", "-p", t.pid, "--tasks", "--subprocesses")
+        run.expect_success()
+        text = run.out.decode("utf-8", "replace")
+        blocks = re.split(r"(?m)^(?=Process \d+)", text)
+        by_pid = {int(re.match(r"Process (\d+)", b).group(1)): b for b in blocks
+                  if b.startswith("Process ")}
+        expect(re.search(r"(?m)^asyncio tasks: (0|none \(asyncio is not imported\))$",
+                         by_pid.get(t.pid, "")),
+               "the parent's text does not say it has no tasks", *run.details())
+        for kid in kids:
+            block = by_pid.get(kid["pid"], "")
+            expect(re.search(r"(?m)^asyncio tasks: %d$" % (kid["tasks"] + 1), block)
+                   and all("w%d-%d" % (kid["pid"], i) in block for i in range(kid["tasks"])),
+                   "child %d's text lacks 'asyncio tasks: %d' or its tasks' names"
+                   % (kid["pid"], kid["tasks"] + 1), *run.details())
+
+
 PER_INTERP = [("oracle agrees on a forest of tasks", test_oracle),
               ("two loops in two threads", test_two_loops),
               ("%d parked tasks per loop" % BULK, test_bulk),
@@ -676,7 +738,7 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 7)
+    tap = Tap(len(interps) * len(PER_INTERP) + 8)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
@@ -686,6 +748,8 @@ def main():
     tap.run("--async with two event loops in two threads", test_async_two_loops)
     tap.run("aiohttp server: record --async puts the handler's CPU on its request",
             test_aiohttp_async)
+    tap.run("dump --tasks --subprocesses: each child's tasks under its process, the parent none",
+            test_tree_tasks)
     for interp in interps:
         for desc, fn in PER_INTERP:
             tap.run("%s: %s" % (interp, desc), fn, interp)

@@ -28,13 +28,13 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks | --subprocesses]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--subprocesses]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
 	      "  -j, --json          print one JSON object instead of text\n"
 	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
-	      "                      (Python 3.14+)\n"
+	      "                      (Python 3.14+; with --subprocesses, each process's)\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
@@ -217,10 +217,12 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	}
 }
 
-/* ppid >= 0: one process of a tree, with its parent and command line. */
+/* ppid >= 0: one process of a tree, with its parent and command line.
+ * tasks: its asyncio tasks, or NULL; tasks_error: why they were asked for
+ * and not read (one process of a tree), or NULL. */
 static void
 print_json(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
-	   pid_t ppid, const struct tt_tasks *tasks)
+	   pid_t ppid, const struct tt_tasks *tasks, const char *tasks_error)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
@@ -297,13 +299,18 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	if (tasks) {
 		printf(",\n ");
 		dumptasks_json(stdout, tasks, &u->codes);
+	} else if (tasks_error) {
+		printf(",\n \"tasks\": [], \"tasks_note\": ");
+		json_put_string(stdout, tasks_error);
 	}
 	printf("}\n");
 }
 
-/* One process of a tree: sampled and printed, or a reason it was not. */
+/* One process of a tree: sampled and printed (with its asyncio tasks when
+ * want_tasks: a process whose tasks cannot be read is printed with a note
+ * saying why), or a reason it was not. */
 static tt_status
-dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
+dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struct tt_error *err)
 {
 	struct target t;
 	tt_status st = target_attach(&t, pid, err);
@@ -314,18 +321,35 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
 		return st;
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, err);
+	struct task_reader tr = {0};
+	struct tt_tasks tasks = {0};
+	struct tt_error terr = {0};
+	bool have_tasks = false;
+	if (st == TT_OK && want_tasks)
+		have_tasks = task_reader_init(&tr, &t, &u.codes, 0, &terr) == TT_OK &&
+			     dumptasks_read(&tr, &tasks, &terr) == TT_OK;
+	const char *tasks_error = want_tasks && !have_tasks ? terr.msg : NULL;
 	if (st == TT_OK) {
 		struct kernel_view kv = kernel_view_open(pid, &t.mem);
 		if (json) {
 			printf("%s", *printed ? ",\n" : "{\"processes\": [\n");
-			print_json(&u, &s, &kv, ppid, NULL);
+			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, tasks_error);
 		} else {
 			printf("%s", *printed ? "\n" : "");
 			print_text(&u, &s, &kv, ppid);
+			if (have_tasks) {
+				dumptasks_text(stdout, &tasks, &u.codes);
+			} else if (tasks_error) {
+				char safe[sizeof terr.msg];
+				sanitize_for_terminal(tasks_error, safe, sizeof safe);
+				printf("\nasyncio tasks: not read (%s)\n", safe);
+			}
 		}
 		kernel_view_close(&kv);
 		*printed = true;
 	}
+	tt_tasks_free(&tasks);
+	task_reader_free(&tr);
 	tt_sample_free(&s);
 	unwinder_free(&u);
 	return st;
@@ -336,7 +360,7 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool *printed, struct tt_error *err)
  * be Python, whose descendants are what is asked); a descendant that is
  * not Python is skipped, one that cannot be read or ends meanwhile is noted on stderr. */
 static int
-dump_tree(pid_t root, bool json, bool other_root)
+dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
 {
 	pid_t *todo = malloc(64 * sizeof *todo), *parent = malloc(64 * sizeof *parent);
 	size_t n = 0, cap = 64;
@@ -355,7 +379,7 @@ dump_tree(pid_t root, bool json, bool other_root)
 	bool printed = false;
 	for (size_t i = 0; i < n; i++) {
 		struct tt_error err = {0};
-		tt_status st = dump_one(todo[i], parent[i], json, &printed, &err);
+		tt_status st = dump_one(todo[i], parent[i], json, want_tasks, &printed, &err);
 		if (st != TT_OK && i == 0 && !(other_root && st == TT_ENOTPY)) {
 			rc = cli_report(&err);
 			break;
@@ -442,20 +466,17 @@ dump_main(int argc, char **argv)
 	if (pid == 0)
 		return cli_usage_error("dump ", "missing -p PID");
 
-	if (tree && want_tasks)
-		return cli_usage_error("dump ", "--tasks reads one process: not with --subprocesses");
 	if (tree)
-		return dump_tree(pid, json, false);
+		return dump_tree(pid, json, want_tasks, false);
 	struct tt_error err = {0};
 	struct target t;
 	bool other = false;
-	tt_status st = one || want_tasks
-			       ? target_attach(&t, pid, &err)
-			       : target_attach_root(&t, pid, TARGET_DESCENDANT_WAIT_NS, &other, &err);
+	tt_status st = one ? target_attach(&t, pid, &err)
+			   : target_attach_root(&t, pid, TARGET_DESCENDANT_WAIT_NS, &other, &err);
 	if (other) {
 		/* A root that is not Python (a shell, tini, a wrapper): what is
 		 * asked is its Python descendants, as with --subprocesses. */
-		return dump_tree(pid, json, true);
+		return dump_tree(pid, json, want_tasks, true);
 	}
 	if (st != TT_OK)
 		return cli_report(&err);
@@ -474,7 +495,7 @@ dump_main(int argc, char **argv)
 		 * (NULL without memory: it is then left out, not an error). */
 		struct kernel_view kv = kernel_view_open(pid, &t.mem);
 		if (json) {
-			print_json(&u, &s, &kv, -1, want_tasks ? &tasks : NULL);
+			print_json(&u, &s, &kv, -1, want_tasks ? &tasks : NULL, NULL);
 		} else {
 			print_text(&u, &s, &kv, -1);
 			if (want_tasks)
