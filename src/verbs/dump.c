@@ -13,6 +13,7 @@
 #include "discover.h"
 #include "dump.h"
 #include "dumptasks.h"
+#include "grow.h"
 #include "kwait.h"
 #include "owners.h"
 #include "sanitize.h"
@@ -362,12 +363,13 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struc
 static int
 dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
 {
-	pid_t *todo = malloc(64 * sizeof *todo), *parent = malloc(64 * sizeof *parent);
-	size_t n = 0, cap = 64;
+	pid_t *todo = NULL, *parent = NULL;
+	uint32_t n = 0, cap = 0, pcap = 0;
 	pid_t *kids = NULL;
 	size_t kcap = 0;
 	int rc = 0;
-	if (!todo || !parent) {
+	if (!grow_array((void **)&todo, &cap, 1, sizeof *todo) ||
+	    !grow_array((void **)&parent, &pcap, 1, sizeof *parent)) {
 		free(todo);
 		free(parent);
 		struct tt_error e;
@@ -377,7 +379,7 @@ dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
 	todo[n] = root;
 	parent[n++] = discover_ppid(root);
 	bool printed = false;
-	for (size_t i = 0; i < n; i++) {
+	for (uint32_t i = 0; i < n; i++) {
 		struct tt_error err = {0};
 		tt_status st = dump_one(todo[i], parent[i], json, want_tasks, &printed, &err);
 		if (st != TT_OK && i == 0 && !(other_root && st == TT_ENOTPY)) {
@@ -391,19 +393,13 @@ dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
 		size_t k = discover_children(todo[i], &kids, &kcap, 0);
 		for (size_t j = 0; k != (size_t)-1 && j < k; j++) {
 			bool seen = false;
-			for (size_t m = 0; m < n && !seen; m++)
+			for (uint32_t m = 0; m < n && !seen; m++)
 				seen = todo[m] == kids[j];
 			if (seen)
 				continue;
-			if (n == cap) {
-				cap *= 2;
-				pid_t *a = realloc(todo, cap * sizeof *a), *b = a ? realloc(parent, cap * sizeof *b) : NULL;
-				if (a)
-					todo = a;
-				if (!a || !b)
-					break;
-				parent = b;
-			}
+			if (!grow_array((void **)&todo, &cap, n + 1, sizeof *todo) ||
+			    !grow_array((void **)&parent, &pcap, n + 1, sizeof *parent))
+				break;
 			todo[n] = kids[j];
 			parent[n++] = todo[i];
 		}
