@@ -616,6 +616,47 @@ def test_help(ctx):
     ui.wait(lambda s: not helping(s) and s.rows, "table again after Esc closed the help")
 
 
+TABLE_STATUS = " h help  q quit  s sort"
+
+
+def test_every_view(ctx):
+    """Each view by its key: its title and its own status line; the same
+    key (or Esc) back to the function table and its status line."""
+    ui = ctx.ui
+
+    def on_table(s):
+        return s.title and s.status.startswith(TABLE_STATUS) and s.rows
+
+    def titled(prefix):
+        return lambda s: any(ln.startswith(prefix) for ln in s.lines)
+
+    views = [
+        ("v", "v", "the call tree", titled(" Call tree  "), " v table  f flame  "),
+        ("f", "f", "the flame graph", titled(" Flame graph  "), None),
+        ("H", "H", "the threads view", lambda s: any(VIEW_TITLE_RE.match(ln) for ln in s.lines),
+         " \u2191/\u2193 PgUp/PgDn Home/End: move  s/S: sort  /: filter  "),
+        ("T", "Escape", "the asyncio tasks view", titled(" asyncio tasks "),
+         " \u2191/\u2193 PgUp/PgDn Home/End: move  Enter: open/close  "),
+        ("Enter", "Escape", "the detail of the selected function", titled(" Callers ("), None),
+        ("h", "x", "the help", help_drawn, None),
+    ]
+    ui.wait(on_table, "the function table and its status line", timeout=SCREEN_TIMEOUT)
+    for key, back, what, shown, status in views:
+        ui.keys(key)
+        # The help is drawn over the table; the views take its place.
+        s = ui.wait(lambda s: shown(s) and (key == "h" or not s.title),
+                    "%s after %s" % (what, key))
+        if status:
+            s = ui.wait(lambda s: shown(s) and s.status.startswith(status),
+                        "%s's own status line (%s...)" % (what, status.strip()))
+        elif key == "f":
+            # The flame view's status line names the selected frame.
+            expect(not s.status.startswith(TABLE_STATUS),
+                   "%s shows the table's status line" % what, *ui.details(s))
+        ui.keys(back)
+        ui.wait(on_table, "the function table again after %s on %s" % (back, what))
+
+
 def test_pause(ctx):
     """6: p freezes the table (sampling goes on); p again resumes."""
     ui = ctx.ui
@@ -926,6 +967,8 @@ PER_INTERPRETER = [
     ("hopper.py: Tab shows one thread at a time, then all threads again; BTab back",
      test_threads),
     ("h and ? open the help, any key closes it", test_help),
+    ("each view by its key (v f H T Enter h): its title and status line, then back to the table",
+     test_every_view),
     ("p freezes the table for %g s while sampling goes on, p resumes" % PAUSE_GAP, test_pause),
     ("e then a exports all four formats, named with full paths", test_export),
     ("resize to 50x10 and 59x12: 'too small'; 60x12 and back: the screen, still running",

@@ -499,6 +499,14 @@ open_view(struct ui *u)
 	start_watching(u);
 }
 
+void
+tasksview_status(const struct ui *u, char *buf, size_t len)
+{
+	(void)u;
+	snprintf(buf, len, " ↑/↓ PgUp/PgDn Home/End: move  Enter: open/close  s: sort by tasks/stuck  "
+		 "Esc or T: back  h help  q quit");
+}
+
 bool
 tasksview_key(struct ui *u, const TermKeyKey *k)
 {

@@ -24,5 +24,7 @@ void tasksview_poll(struct ui *u);
 void tasksview_draw(struct ui *u, int y, int h);
 /* Keys of the view (and T, which opens it). True when handled. */
 bool tasksview_key(struct ui *u, const TermKeyKey *k);
+/* The status line while the view is shown: its own keys. */
+void tasksview_status(const struct ui *u, char *buf, size_t len);
 
 #endif

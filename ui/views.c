@@ -788,9 +788,12 @@ draw_status(struct ui *u)
 		}
 		return;
 	}
-	if (threadsview_shown(u)) {
+	if (threadsview_shown(u) || tasksview_shown(u)) {
 		char buf[400];
-		threadsview_status(u, buf, sizeof buf);
+		if (threadsview_shown(u))
+			threadsview_status(u, buf, sizeof buf);
+		else
+			tasksview_status(u, buf, sizeof buf);
 		draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
 		return;
 	}
