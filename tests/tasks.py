@@ -319,6 +319,39 @@ def test_live_late_import():
             tui.close()
 
 
+# A row of the tasks view: marker, tasks, running, stuck ("-" under 1 s).
+STUCK_RE = re.compile(r"^\S\s+\d+\s+\d+\s+(-|(?:\u2265 )?\d+(?:\.\d+)? (?:s|min|h))\s+"
+                      r"sleep \u2190 handler \(tasks_sleepers\.py:\d+\)", re.M)
+
+
+def test_stuck_under_churn():
+    """Tasks that each sleep <= 50 ms, 5,000 a second: the tasks view's
+    stuck column for their point stays under a second (a new task at a
+    finished one's address is not the old one still waiting)."""
+    with Target("python3.15", "tasks_sleepers.py") as t:
+        tui = Tmux("-p", t.pid)
+        try:
+            tui.wait(lambda s: "Functions" in s, "live view")
+            tui.keys("T")
+            tui.wait(lambda s: STUCK_RE.search(s), "the sleep <- handler row", timeout=20)
+            worst, seen, screen = 0.0, 0, ""
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline:
+                screen = tui.screen()
+                for stuck in STUCK_RE.findall(screen):
+                    seen += 1
+                    if stuck != "-":
+                        value, unit = stuck.lstrip("\u2265 ").split()
+                        worst = max(worst, float(value) * {"s": 1, "min": 60, "h": 3600}[unit])
+                time.sleep(0.25)
+            expect(seen >= 10, "the sleep <- handler row was on %d screens of 10 s" % seen,
+                   *["screen: " + line for line in screen.splitlines()])
+            expect(worst == 0, "stuck %.0f s at a point where no task waits over 50 ms"
+                   % worst, *["screen: " + line for line in screen.splitlines()])
+        finally:
+            tui.close()
+
+
 # ----------------------------------------------------------------------
 
 def test_oracle(interp):
@@ -738,7 +771,7 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 8)
+    tap = Tap(len(interps) * len(PER_INTERP) + 9)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
@@ -750,6 +783,8 @@ def main():
             test_aiohttp_async)
     tap.run("dump --tasks --subprocesses: each child's tasks under its process, the parent none",
             test_tree_tasks)
+    tap.run("tasks view: 5,000 tasks/s each sleeping <= 50 ms: stuck stays under 1 s",
+            test_stuck_under_churn)
     for interp in interps:
         for desc, fn in PER_INTERP:
             tap.run("%s: %s" % (interp, desc), fn, interp)

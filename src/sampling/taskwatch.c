@@ -15,6 +15,8 @@
 
 struct fp_entry {
 	uint64_t id;               /* task address; 0 = empty slot */
+	uint64_t who;              /* its coroutine and name: a new task at the same
+				      address (tasks come and go) differs here */
 	uint64_t fp;
 	uint64_t since_ns;
 	bool before;               /* there since the first read: since_ns is a lower bound */
@@ -60,6 +62,16 @@ fp_find(struct fp_entry *tab, uint32_t cap, uint64_t id)
 	}
 }
 
+/* Which task an address holds: its coroutine object and its name (by
+ * default "Task-N", from a counter). Under churn a finished task's address
+ * soon holds a new one at the same point: without this, the new task would
+ * inherit the old one's stuck time. */
+static uint64_t
+task_who(const struct tt_tasks *ts, const struct tt_task *t)
+{
+	return hash_mix64(t->coro) ^ hash_fnv(HASH_FNV_SEED, tt_task_name(ts, t));
+}
+
 /* Record each task's fingerprint; a task whose fingerprint is unchanged
  * keeps the time it was first seen at that point. */
 static bool
@@ -77,9 +89,9 @@ update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 	}
 	for (uint32_t i = 0; i < s->tasks.n; i++) {
 		const struct tt_task *t = &s->tasks.tasks[i];
-		uint64_t fp = fingerprint(&s->tasks, t);
+		uint64_t fp = fingerprint(&s->tasks, t), who = task_who(&s->tasks, t);
 		const struct fp_entry *old = fp_find(w->fps, w->fps_cap, t->id);
-		bool same = old && old->fp == fp;
+		bool same = old && old->fp == fp && old->who == who;
 		uint64_t since = same ? old->since_ns : now;
 		/* On the first read every task has been where it is for an
 		 * unknown time already: what we measure is a lower bound. */
@@ -89,7 +101,8 @@ update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 		uint32_t k = hash_mix64(t->id) & (cap - 1);
 		while (tab[k].id != 0 && tab[k].id != t->id)
 			k = (k + 1) & (cap - 1);
-		tab[k] = (struct fp_entry){.id = t->id, .fp = fp, .since_ns = since, .before = before};
+		tab[k] = (struct fp_entry){.id = t->id, .who = who, .fp = fp, .since_ns = since,
+					   .before = before};
 	}
 	free(w->fps);
 	w->fps = tab;

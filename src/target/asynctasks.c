@@ -418,13 +418,14 @@ read_task(struct task_reader *r, struct tt_tasks *out, uint64_t node, uint64_t t
 	t->thread = thread;
 	t->interp_id = interp_id;
 	t->running = running_task == addr;
+	t->coro = load_u64(obj, r->task_coro) & ~l->tag_mask;
 	t->first_frame = out->nframes;
 	t->first_awaiter = out->nawaiters;
 	uint32_t names_mark = out->names_len;
 	char name[TASKS_NAME_MAX * 4 + 16];
 	bool ok = read_name(r, out, load_u64(obj, r->task_name) & ~l->tag_mask, name, sizeof name) &&
 		  push_name(out, name, strlen(name), &t->name_off) &&
-		  read_chain(r, out, t, load_u64(obj, r->task_coro) & ~l->tag_mask) &&
+		  read_chain(r, out, t, t->coro) &&
 		  read_awaiters(r, out, t, load_u64(obj, r->task_awaited_by) & ~l->tag_mask,
 				obj[r->task_is_set] != 0);
 	if (!ok) {

@@ -28,6 +28,8 @@
 
 struct tt_task {
 	uint64_t id;              /* the task object's address */
+	uint64_t coro;            /* its coroutine object's address: with the name, tells a
+				     new task at a finished one's address from the old */
 	uint64_t thread;          /* native id of the thread whose list holds it; 0: the
 				     interpreter's list (its thread has exited) */
 	int64_t interp_id;
