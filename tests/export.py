@@ -3,7 +3,7 @@
 
 One `record` session per interpreter on tests/targets/flame.py (a 75/25 CPU
 split on the main thread, a thread parked in a function whose name and file
-are markup) writes all four formats at once (-o repeated), so every format
+are markup) writes all five formats at once (-o repeated), so every format
 is compared with the collapsed output of the same samples:
 
   - pprof: `go tool pprof` (Debian's golang-go) reads it with -raw, -top and
@@ -33,6 +33,7 @@ TT_INTERPS, TT_KEEP). TT_NPM: where provision.sh installed speedscope.
 
 import json
 import os
+import pstats
 import pty
 import re
 import select
@@ -207,7 +208,7 @@ class Recording:
     def __init__(self, ctx):
         base = os.path.join(ctx.target.dir, "profile")
         self.paths = {ext: rig.in_root(base + ext)
-                      for ext in (".collapsed", ".pb.gz", ".svg", ".speedscope.json")}
+                      for ext in (".collapsed", ".pb.gz", ".svg", ".speedscope.json", ".prof")}
         run = sampler.run_tt("record", "-p", ctx.target.pid, "-d", RECORD_SECONDS, "-r", RATE,
                              *[a for p in self.paths.values() for a in ("-o", p)],
                              timeout=RECORD_SECONDS + 60)
@@ -306,6 +307,48 @@ def test_pprof(ctx):
         expect(labels.get(tid) == comm, "thread %d is labelled %s, its name is %s"
                % (tid, show(labels.get(tid)), show(comm)), "labels: %s" % show(labels))
     expect(HOSTILE_NAME in traces, "the hostile function is not in pprof's traces")
+
+
+def test_pstats(ctx):
+    """Python's own pstats reads the .prof of the same session: per
+    function, calls = the collapsed lines' samples with it on the stack,
+    own time in proportion to its collapsed leaf samples; spend_75 and
+    spend_25 at 75/25 within 4 points by calls; the hostile name is a
+    plain string there."""
+    rec = recording(ctx)
+    try:
+        stats = pstats.Stats(rec.paths[".prof"]).stats
+    except Exception as error:   # what pstats raises on a bad file varies
+        raise Fail("Python's pstats cannot load %s: %r" % (rec.paths[".prof"], error))
+    on_stack, leaves = {}, {}
+    for frames, count in rec.lines:
+        funcs = set()
+        for frame in frames:
+            name, file, _ = frame_parts(frame)
+            funcs.add((file.replace("\\x3b", ";"), name.replace("\\x3b", ";")))
+        for fn in funcs:
+            on_stack[fn] = on_stack.get(fn, 0) + count
+        name, file, _ = frame_parts(frames[-1])
+        leaf = (file.replace("\\x3b", ";"), name.replace("\\x3b", ";"))
+        leaves[leaf] = leaves.get(leaf, 0) + count
+    got = {(file, name): (nc, tt) for (file, _, name), (_, nc, tt, _, _) in stats.items()}
+    calls = {fn: nc for fn, (nc, _) in got.items()}
+    expect(calls == on_stack, "pstats call counts differ from the collapsed file's",
+           "pstats: %s" % show(sorted(calls.items()), 600),
+           "collapsed: %s" % show(sorted(on_stack.items()), 600))
+    total_tt = sum(tt for _, tt in got.values())
+    expect(total_tt > 0, "pstats holds no time")
+    for fn, count in leaves.items():
+        share = got.get(fn, (0, 0.0))[1] / total_tt
+        expect(abs(share - count / rec.total) < 1e-6, "%s: own time %.4f of the total, "
+               "collapsed leaves %.4f" % (fn[1], share, count / rec.total))
+    spend = {fn[1]: sum(nc for f, (nc, _) in got.items() if f[1] == fn[1])
+             for fn in got if fn[1] in ("spend_75", "spend_25")}
+    both = spend.get("spend_75", 0) + spend.get("spend_25", 0)
+    expect(both and abs(100.0 * spend["spend_75"] / both - 75) <= 4,
+           "spend_75 is %.1f%% of spend_75 + spend_25 in pstats"
+           % (100.0 * spend.get("spend_75", 0) / (both or 1)))
+    expect(any(name == HOSTILE_NAME for _, name in got), "the hostile function is not in pstats")
 
 
 def test_speedscope_schema(ctx):
@@ -674,17 +717,19 @@ def test_record_command_errors(ctx):
 def test_format_error(ctx):
     run = sampler.run_tt("record", "-p", ctx.target.pid, "-o", "/tmp/x", "--format", "gif")
     run.expect_one_line_error("unknown format 'gif'")
-    for name in (b"collapsed", b"speedscope", b"flamegraph", b"pprof"):
+    for name in (b"collapsed", b"speedscope", b"flamegraph", b"pprof", b"pstats"):
         expect(name in run.err, "the error does not name %s" % name.decode(), *run.details())
 
 
 PER_INTERPRETER = [
-    ("record writes four formats from one session; collapsed total = record's count",
+    ("record writes five formats from one session; collapsed total = record's count",
      test_record_all),
     ("pprof read by go tool pprof: totals, flat counts, files, lines, thread labels",
      test_pprof),
     ("speedscope JSON validates against speedscope's file-format schema",
      test_speedscope_schema),
+    ("pstats read by Python's pstats: calls and own times as the collapsed file's, 75/25",
+     test_pstats),
     ("record -- PYTHON: its output passes through; exits by itself, SIGTERM, Ctrl-C: the "
      "profile, the exit status and the last line", test_record_command),
     ("bench -d 2 -- PYTHON: the figures of the program it ran", test_bench_command),

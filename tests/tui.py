@@ -31,6 +31,7 @@ Needs root, chroot(8) and tmux(1).
 import contextlib
 import json
 import os
+import pstats
 import re
 import shlex
 import shutil
@@ -67,7 +68,7 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # FUNCTION and FILE:LINE are cut at the columns their headings start at.
 FIGURES_RE = re.compile(r"\s*(\d+\.\d)\s+(\d+\.\d)(?:\s+\S+\s+\S+(?:\s+(\S+)\s+(\S+))?)?\s*")
 SHOWING_RE = re.compile(r" Showing (\S+) mode, ([^,]+), (all threads|thread (\d+) (.*?)), by ")
-EXPORT_RE = re.compile(r"wrote (/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz\} "
+EXPORT_RE = re.compile(r"wrote (/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz,prof\} "
                        r"\((\d+) stacks, (\d+) samples\)")
 SGR_RE = re.compile(r"\x1b\[([0-9;:]*)m")
 
@@ -682,7 +683,7 @@ def test_pause(ctx):
 
 
 def test_export(ctx):
-    """7: e asks for a format; a writes all four, named with full paths on
+    """7: e asks for a format; a writes all five, named with full paths on
     screen; the collapsed and speedscope files parse, the others start as
     their formats do (tests/export.py checks them with their viewers)."""
     ui = ctx.ui
@@ -697,7 +698,7 @@ def test_export(ctx):
     m = EXPORT_RE.search(message(screen))
     expect(m, "export failed: %s" % screen.status.strip(), *ui.details(screen))
     stem, nstacks, nsamples = m.group(1), int(m.group(2)), int(m.group(3))
-    paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz")]
+    paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz", ".prof")]
     try:
         expect(os.path.dirname(stem) == os.path.realpath(ctx.workdir),
                "exported to %s, not the working directory %s" % (stem, ctx.workdir))
@@ -707,7 +708,7 @@ def test_export(ctx):
                    "%s" % (ctx.workdir, path), "message: " + message(screen))
             expect(os.path.isfile(path), "exported file %s does not exist" % path,
                    "message: " + screen.status.strip())
-            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json|svg|pb\.gz)"
+            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json|svg|pb\.gz|prof)"
                                 % ctx.split.pid, os.path.basename(path)),
                    "unexpected export file name %s" % path)
         with open(paths[2], "rb") as f:
@@ -734,6 +735,12 @@ def test_export(ctx):
         expect({"spin", "spend_75", "spend_25", "loop"} <= names,
                "speedscope frames lack the target's functions: %s" % sorted(names))
         expect(doc["profiles"], "speedscope file has no profiles")
+        try:
+            stats = pstats.Stats(paths[4]).stats
+        except Exception as error:   # what pstats raises on a bad file varies
+            raise Fail("Python's pstats cannot load %s: %r" % (paths[4], error))
+        expect(any(func[2] == "spin" for func in stats),
+               "no spin in the pstats file: %s" % sorted(func[2] for func in stats)[:10])
         for profile in doc["profiles"]:
             expect(profile["type"] == "sampled", "profile type %s" % profile["type"])
             expect(len(profile["samples"]) == len(profile["weights"]) > 0,
@@ -970,7 +977,7 @@ PER_INTERPRETER = [
     ("each view by its key (v f H T Enter h): its title and status line, then back to the table",
      test_every_view),
     ("p freezes the table for %g s while sampling goes on, p resumes" % PAUSE_GAP, test_pause),
-    ("e then a exports all four formats, named with full paths", test_export),
+    ("e then a exports all five formats, named with full paths", test_export),
     ("resize to 50x10 and 59x12: 'too small'; 60x12 and back: the screen, still running",
      test_resize),
     ("c shows the engine panel; Enter on spin shows callers and callees", test_stats_and_detail),
@@ -1332,7 +1339,7 @@ def newuser_checks(suite, interp, base):
                            or "export failed" in s.status, "export message after e a")
             m = EXPORT_RE.search(message(s))
             expect(m, "export failed: %s" % s.status.strip(), *lines.details(s))
-            for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz"):
+            for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz", ".prof"):
                 path = m.group(1) + ext
                 expect(os.path.isabs(path) and os.path.dirname(path) == exports,
                        "export message names %s, not a full path in --export-dir %s"

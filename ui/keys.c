@@ -128,6 +128,7 @@ choose_export(struct ui *u, const TermKeyKey *k)
 	case 'p': case 'P': ui_export(u, EXPORT_PPROF); break;
 	case 's': case 'S': ui_export(u, EXPORT_SPEEDSCOPE); break;
 	case 'c': case 'C': ui_export(u, EXPORT_COLLAPSED); break;
+	case 't': case 'T': ui_export(u, EXPORT_PSTATS); break;
 	case 'a': case 'A': ui_export(u, -1); break;
 	default: break;
 	}

@@ -73,7 +73,8 @@ ui_export_prompt(struct ui *u)
 {
 	u->choosing_export = true;
 	ui_message(u, false, "export the session as: f flame graph (.svg)  p pprof (.pb.gz)  "
-		   "s speedscope (.json)  c collapsed  a all four  (any other key cancels)");
+		   "s speedscope (.json)  c collapsed  t pstats (.prof)  a all five  "
+		   "(any other key cancels)");
 	u->message_until_ns = UINT64_MAX;
 }
 

@@ -6,6 +6,7 @@
 #include "export.h"
 #include "flamegraph.h"
 #include "pprof.h"
+#include "pstats.h"
 #include "speedscope.h"
 
 static const struct {
@@ -15,6 +16,7 @@ static const struct {
 	[EXPORT_SPEEDSCOPE] = {"speedscope", ".speedscope.json"},
 	[EXPORT_FLAMEGRAPH] = {"flamegraph", ".svg"},
 	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
+	[EXPORT_PSTATS] = {"pstats", ".prof"},
 };
 
 bool
@@ -39,7 +41,7 @@ export_parse_format(const char *name, enum export_format *out)
 const char *
 export_format_list(void)
 {
-	return "collapsed, speedscope, flamegraph or pprof";
+	return "collapsed, speedscope, flamegraph, pprof or pstats";
 }
 
 const char *
@@ -70,6 +72,8 @@ export_format_for_path(const char *path)
 		return EXPORT_PPROF;
 	if (ends_with(path, ".json"))
 		return EXPORT_SPEEDSCOPE;
+	if (ends_with(path, ".prof") || ends_with(path, ".pstats"))
+		return EXPORT_PSTATS;
 	return EXPORT_COLLAPSED;
 }
 
@@ -99,6 +103,8 @@ export_write(enum export_format fmt, const struct profile *p, const struct procs
 		return flamegraph_write(p, ps, meta, f);
 	case EXPORT_PPROF:
 		return pprof_write(p, ps, meta, f);
+	case EXPORT_PSTATS:
+		return pstats_write(p, ps, meta, f);
 	default:
 		return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
 	}

@@ -17,6 +17,7 @@ enum export_format {
 	EXPORT_SPEEDSCOPE,
 	EXPORT_FLAMEGRAPH,
 	EXPORT_PPROF,
+	EXPORT_PSTATS,
 	EXPORT_FORMAT_COUNT
 };
 
@@ -36,14 +37,14 @@ struct export_meta {
 				       * (command)", speedscope profiles and pprof labels by pid */
 };
 
-/* "collapsed", "speedscope", "flamegraph", "pprof" (and aliases "svg",
- * "folded"): true and *out set when known. */
+/* "collapsed", "speedscope", "flamegraph", "pprof", "pstats" (and aliases
+ * "svg", "folded"): true and *out set when known. */
 bool export_parse_format(const char *name, enum export_format *out);
-/* The accepted names, for error messages: "collapsed, speedscope, flamegraph or pprof". */
+/* The accepted names, for error messages ("collapsed, ..., pprof or pstats"). */
 const char *export_format_list(void);
 const char *export_format_name(enum export_format f);
 /* The format a file name asks for by its extension (.svg, .json, .pb.gz,
- * .pprof), else collapsed. */
+ * .pprof, .prof, .pstats), else collapsed. */
 enum export_format export_format_for_path(const char *path);
 /* The extension the live view gives files of a format (".svg"). */
 const char *export_format_extension(enum export_format f);
