@@ -153,31 +153,18 @@ m_float(FILE *f, double d)
 	put_le(f, bits, 8);
 }
 
-/* A str, terminal-safe (pstats prints names as they are: a target's
- * escape sequences must not reach the reader's terminal) and valid UTF-8
- * as Python decodes it (an invalid byte would become U+FFFD). */
+/* A str, terminal-safe: pstats prints names as they are, and a target's
+ * escape sequences must not reach the reader's terminal. What
+ * sanitize_for_terminal leaves is valid UTF-8 (it escapes invalid bytes
+ * and NULs), as Python's marshal requires. */
 static void
 m_str(FILE *f, const char *raw)
 {
 	char s[4096];
-	sanitize_for_terminal(raw, s, sizeof s);
-	size_t len = strlen(s), out = 0;
-	unsigned cp;
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_decode((const unsigned char *)s + i, len - i, &cp);
-		out += n == 0 ? 3 : n;
-		i += n ? n : 1;
-	}
+	size_t len = sanitize_for_terminal(raw, s, sizeof s);
 	fputc('u', f);
-	put_le(f, out, 4);
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_decode((const unsigned char *)s + i, len - i, &cp);
-		if (n == 0)
-			fputs("\xef\xbf\xbd", f);
-		else
-			fwrite(s + i, 1, n, f);
-		i += n ? n : 1;
-	}
+	put_le(f, len, 4);
+	fwrite(s, 1, len, f);
 }
 
 static void
@@ -187,21 +174,39 @@ m_tuple(FILE *f, uint32_t n)
 	put_le(f, n, 4);
 }
 
+/* A key for what is not a Python function, as cProfile keys built-ins. */
+static void
+m_pseudo_key(FILE *f, const char *name)
+{
+	m_tuple(f, 3);
+	m_str(f, "~");
+	m_int(f, 0);
+	m_str(f, name);
+}
+
 /* (file, firstlineno, name) of function fn. */
 static void
 m_func_key(FILE *f, const struct intern *in, uint32_t fn)
 {
-	m_tuple(f, 3);
 	if (fn == 0) {
-		m_str(f, "~");
-		m_int(f, 0);
-		m_str(f, "<no Python frames>");
+		m_pseudo_key(f, "<no Python frames>");
 		return;
 	}
+	m_tuple(f, 3);
 	const struct interned_func *c = intern_func_at(in, fn);
 	m_str(f, c->filename ? c->filename : "");
 	m_int(f, c->firstlineno > 0 ? (uint64_t)c->firstlineno : 0);
 	m_str(f, c->qualname ? c->qualname : "");
+}
+
+/* Calls (primitive and all: samples count both), own and cumulative time. */
+static void
+m_figures(FILE *f, uint64_t calls, uint64_t own, double period_s)
+{
+	m_int(f, calls);
+	m_int(f, calls);
+	m_float(f, (double)own * period_s);
+	m_float(f, (double)calls * period_s);
 }
 
 static int
@@ -228,33 +233,21 @@ put_stats(FILE *f, struct pstats_build *b, double period_s)
 		any = true;
 		m_func_key(f, b->in, fn);
 		m_tuple(f, 5);
-		m_int(f, s->total);
-		m_int(f, s->total);
-		m_float(f, (double)s->own * period_s);
-		m_float(f, (double)s->total * period_s);
+		m_figures(f, s->total, s->own, period_s);
 		fputc('{', f);
 		for (; e < b->nedges && b->edges[e].callee == fn; e++) {
 			const struct edge *x = &b->edges[e];
 			m_func_key(f, b->in, x->caller);
 			m_tuple(f, 4);
-			m_int(f, x->calls);
-			m_int(f, x->calls);
-			m_float(f, (double)x->own * period_s);
-			m_float(f, (double)x->calls * period_s);
+			m_figures(f, x->calls, x->own, period_s);
 		}
 		fputc('0', f);
 	}
 	if (!any) {
 		/* pstats refuses an empty dict: a run without samples says so */
-		m_tuple(f, 3);
-		m_str(f, "~");
-		m_int(f, 0);
-		m_str(f, "<no samples>");
+		m_pseudo_key(f, "<no samples>");
 		m_tuple(f, 5);
-		m_int(f, 0);
-		m_int(f, 0);
-		m_float(f, 0);
-		m_float(f, 0);
+		m_figures(f, 0, 0, period_s);
 		fputc('{', f);
 		fputc('0', f);
 	}
