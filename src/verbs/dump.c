@@ -307,18 +307,18 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	printf("}\n");
 }
 
-/* One process of a tree: sampled and printed (with its asyncio tasks when
- * want_tasks: a process whose tasks cannot be read is printed with a note
- * saying why), or a reason it was not. */
+/* An attached process, sampled and printed with its asyncio tasks when
+ * want_tasks. Alone (printed NULL), a tasks read that fails fails the
+ * dump; as one process of a tree (ppid >= 0, *printed: whether one was
+ * printed before) it is printed with a note saying why, and the JSON goes
+ * into the tree's {"processes": [...]}. */
 static tt_status
-dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struct tt_error *err)
+dump_process(struct target *t, pid_t ppid, bool json, bool want_tasks, bool *printed,
+	     struct tt_error *err)
 {
-	struct target t;
-	tt_status st = target_attach(&t, pid, err);
-	if (st != TT_OK)
-		return st;
 	struct unwinder u;
-	if ((st = unwinder_init(&u, &t, UNWIND_CPU_STATE, err)) != TT_OK)
+	tt_status st = unwinder_init(&u, t, UNWIND_CPU_STATE, err);
+	if (st != TT_OK)
 		return st;
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, err);
@@ -326,17 +326,25 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struc
 	struct tt_tasks tasks = {0};
 	struct tt_error terr = {0};
 	bool have_tasks = false;
-	if (st == TT_OK && want_tasks)
-		have_tasks = task_reader_init(&tr, &t, &u.codes, 0, &terr) == TT_OK &&
+	if (st == TT_OK && want_tasks) {
+		have_tasks = task_reader_init(&tr, t, &u.codes, 0, &terr) == TT_OK &&
 			     dumptasks_read(&tr, &tasks, &terr) == TT_OK;
+		if (!have_tasks && !printed) {
+			*err = terr;
+			st = terr.status;
+		}
+	}
 	const char *tasks_error = want_tasks && !have_tasks ? terr.msg : NULL;
 	if (st == TT_OK) {
-		struct kernel_view kv = kernel_view_open(pid, &t.mem);
+		/* Right after the stacks: the kernel's view of the same moment
+		 * (NULL without memory: it is then left out, not an error). */
+		struct kernel_view kv = kernel_view_open(t->pid, &t->mem);
+		if (printed)
+			printf("%s", !*printed ? (json ? "{\"processes\": [\n" : "")
+					       : (json ? ",\n" : "\n"));
 		if (json) {
-			printf("%s", *printed ? ",\n" : "{\"processes\": [\n");
 			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, tasks_error);
 		} else {
-			printf("%s", *printed ? "\n" : "");
 			print_text(&u, &s, &kv, ppid);
 			if (have_tasks) {
 				dumptasks_text(stdout, &tasks, &u.codes);
@@ -347,13 +355,26 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struc
 			}
 		}
 		kernel_view_close(&kv);
-		*printed = true;
+		if (printed)
+			*printed = true;
 	}
 	tt_tasks_free(&tasks);
 	task_reader_free(&tr);
 	tt_sample_free(&s);
 	unwinder_free(&u);
 	return st;
+}
+
+/* One process of a tree: attached, sampled and printed, or a reason it
+ * was not. */
+static tt_status
+dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struct tt_error *err)
+{
+	struct target t;
+	tt_status st = target_attach(&t, pid, err);
+	if (st != TT_OK)
+		return st;
+	return dump_process(&t, ppid, json, want_tasks, printed, err);
 }
 
 /* The process and its descendants, parents before children. The root's
@@ -474,35 +495,8 @@ dump_main(int argc, char **argv)
 		 * asked is its Python descendants, as with --subprocesses. */
 		return dump_tree(pid, json, want_tasks, true);
 	}
-	if (st != TT_OK)
-		return cli_report(&err);
-	struct unwinder u;
-	if ((st = unwinder_init(&u, &t, UNWIND_CPU_STATE, &err)) != TT_OK)
-		return cli_report(&err);
-	struct tt_sample s = {0};
-	st = take_sample(&u, &s, &err);
-	struct task_reader tr = {0};
-	struct tt_tasks tasks = {0};
-	if (st == TT_OK && want_tasks &&
-	    (st = task_reader_init(&tr, &t, &u.codes, 0, &err)) == TT_OK)
-		st = dumptasks_read(&tr, &tasks, &err);
-	if (st == TT_OK) {
-		/* Right after the stacks: the kernel's view of the same moment
-		 * (NULL without memory: it is then left out, not an error). */
-		struct kernel_view kv = kernel_view_open(pid, &t.mem);
-		if (json) {
-			print_json(&u, &s, &kv, -1, want_tasks ? &tasks : NULL, NULL);
-		} else {
-			print_text(&u, &s, &kv, -1);
-			if (want_tasks)
-				dumptasks_text(stdout, &tasks, &u.codes);
-		}
-		kernel_view_close(&kv);
-		fflush(stdout);
-	}
-	tt_tasks_free(&tasks);
-	task_reader_free(&tr);
-	tt_sample_free(&s);
-	unwinder_free(&u);
+	if (st == TT_OK)
+		st = dump_process(&t, -1, json, want_tasks, NULL, &err);
+	fflush(stdout);
 	return st == TT_OK ? 0 : cli_report(&err);
 }
