@@ -25,4 +25,18 @@ grow_array(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 	return true;
 }
 
+/* Resizing an array to exactly n elements, larger or smaller, new room not
+ * zeroed: for an array sized to follow its count, whose untouched tail then
+ * costs no resident memory. On failure the array is left as it was. */
+static inline bool
+resize_array(void **arr, uint32_t *cap, uint32_t n, size_t elem)
+{
+	void *p = realloc(*arr, (size_t)(n ? n : 1) * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = n;
+	return true;
+}
+
 #endif

@@ -85,6 +85,7 @@ void
 agg_free(struct aggregate *a)
 {
 	free(a->entries);
+	idindex_free(&a->entry_index);
 	free(a->threads);
 	free(a->exited_procs);
 	occupants_free(&a->procs_at);
@@ -105,6 +106,7 @@ agg_reset(struct aggregate *a, uint64_t now_ns)
 	uint32_t nfuncs = a->nfuncs, fcap = a->funcs_cap;
 	struct idindex fidx = a->func_index;
 	free(a->entries);
+	idindex_free(&a->entry_index);
 	free(a->threads);
 	free(a->exited_procs);
 	occupants_free(&a->procs_at);
@@ -137,27 +139,38 @@ same_key(const struct agg_entry *x, const struct agg_entry *y)
 	       x->cls == y->cls && x->tgen == y->tgen && x->pgen == y->pgen;
 }
 
-/* The entry for key k (slot, process, generations, cls, stack) in table e
- * of n slots, claimed if new; the table must have room.
+/* Hash of the entry at id (position + 1), for the index to take it again. */
+static uint32_t
+entry_hash_at(const void *ctx, uint32_t id)
+{
+	const struct aggregate *a = ctx;
+	return entry_hash(&a->entries[id - 1]);
+}
+
+/* The entry for key k (slot, process, generations, cls, stack), appended
+ * if new; room for one more must have been made (make_room).
  * The process is in the key because a query may show one process (stack
  * IDs are shared by every process, intern.h): the exited-threads bucket
  * holds entries of every process under one slot. */
 static struct agg_entry *
-probe(struct agg_entry *e, uint32_t n, const struct agg_entry *k, bool *fresh)
+entry_for(struct aggregate *a, const struct agg_entry *k, bool *fresh)
 {
-	for (uint32_t h = hash_table_start(entry_hash(k), n);; h = hash_table_next(h, n)) {
-		if (!e[h].used) {
-			e[h] = *k;
-			e[h].used = true;
-			e[h].session = e[h].window = e[h].current = 0;
-			*fresh = true;
-			return &e[h];
-		}
-		if (same_key(&e[h], k)) {
+	struct idindex *ix = &a->entry_index;
+	uint32_t h = idindex_start(ix, entry_hash(k));
+	for (; ix->slots[h]; h = idindex_next(ix, h)) {
+		struct agg_entry *e = &a->entries[ix->slots[h] - 1];
+		if (same_key(e, k)) {
 			*fresh = false;
-			return &e[h];
+			return e;
 		}
 	}
+	struct agg_entry *e = &a->entries[a->count];
+	*e = *k;
+	e->session = 0;
+	e->window = e->current = 0;
+	ix->slots[h] = ++a->count;
+	*fresh = true;
+	return e;
 }
 
 /* Whom an entry's counts are about now: the key it has once folded. */
@@ -169,64 +182,80 @@ entry_owner(const struct aggregate *a, const struct agg_entry *e)
 	return k;
 }
 
-/* Copy the entries into a table of n slots, each under its owner now:
- * every entry of a thread or process that left is folded, in this one
- * pass however many left. */
-static bool
-rehash(struct aggregate *a, uint32_t n)
+static uint32_t
+add_sat32(uint32_t x, uint32_t y)
 {
-	struct agg_entry *e = calloc(n, sizeof *e);
-	if (!e)
-		return false;
-	uint32_t count = 0;
-	for (uint32_t i = 0; i < a->nslots; i++) {
-		const struct agg_entry *o = &a->entries[i];
-		if (!o->used)
-			continue;
-		struct agg_entry k = entry_owner(a, o);
-		bool fresh;
-		struct agg_entry *d = probe(e, n, &k, &fresh);
-		count += fresh;
-		d->session += o->session;
-		d->window += o->window;
-		d->current += o->current;
-	}
-	free(a->entries);
-	a->entries = e;
-	a->nslots = n;
-	a->count = count;
-	a->procs_at.retired = a->slots_at.retired = 0;
-	return true;
+	return x > UINT32_MAX - y ? UINT32_MAX : x + y;
 }
 
-/* Fold what left, then size the table for what stays (hash.h; so that it
- * shrinks too) when it is off by more than an eighth: under churn this
- * runs every second or so, and the table follows the count. */
+/* The entries' capacity for n of them: a quarter more, in steps of
+ * HASH_TABLE_STEP, so that memory follows the count (hash.h). */
+static uint32_t
+entries_size(uint32_t n)
+{
+	uint64_t c = ((uint64_t)n + n / 4 + HASH_TABLE_STEP) / HASH_TABLE_STEP * HASH_TABLE_STEP;
+	return c > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)c;
+}
+
+/* Fold every entry of a thread or process that left under its owner now,
+ * in this one pass however many left, compacting the entries in place (an
+ * entry is only ever written at or before the one being read: no second
+ * table), then give back what the smaller count leaves unused. */
 static bool
 sweep(struct aggregate *a)
 {
 	if (!a->procs_at.retired && !a->slots_at.retired)
 		return true;
-	if (!rehash(a, a->nslots))
-		return false;
-	return !hash_table_off_size(a->count, a->nslots) || rehash(a, hash_table_size(a->count));
+	uint32_t n = a->count;
+	a->count = 0;
+	idindex_clear(&a->entry_index);
+	for (uint32_t i = 0; i < n; i++) {
+		struct agg_entry o = a->entries[i];
+		struct agg_entry k = entry_owner(a, &o);
+		bool fresh;
+		struct agg_entry *d = entry_for(a, &k, &fresh);
+		d->session += o.session;
+		d->window = add_sat32(d->window, o.window);
+		d->current = add_sat32(d->current, o.current);
+	}
+	a->procs_at.retired = a->slots_at.retired = 0;
+	if ((uint64_t)(a->count + 1) * 8 < a->entry_index.nslots &&
+	    a->entry_index.nslots > HASH_TABLE_STEP) {
+		idindex_free(&a->entry_index);
+		if (!idindex_reserve(&a->entry_index, 1, a->count + 1, HASH_TABLE_STEP,
+				     entry_hash_at, a))
+			return false;
+	}
+	uint32_t want = entries_size(a->count);
+	if (a->cap > want + a->count / 4)
+		resize_array((void **)&a->entries, &a->cap, want, sizeof *a->entries);
+	return true;
 }
 
-/* Room for one more entry: as the profile's (profile.c), a full table
- * holding entries of those who left folds them at its size first, and
- * grows only if what stays fills more than 3/8 of it. */
+/* Room for one more entry. What left is folded at least every
+ * OCCUPANTS_SWEEP_EVERY retirements, and before the entries grow. */
 static bool
 make_room(struct aggregate *a)
 {
 	uint32_t retired = a->procs_at.retired + a->slots_at.retired;
 	if (retired >= OCCUPANTS_SWEEP_EVERY && !sweep(a))
 		return false;
-	if ((uint64_t)(a->count + 1) * 2 <= a->nslots)
-		return true;
-	if (retired && !rehash(a, a->nslots))
-		return false;
-	return (uint64_t)(a->count + 1) * 8 <= (uint64_t)a->nslots * 3 ||
-	       rehash(a, hash_table_size(a->count + 1));
+	if (a->count == a->cap) {
+		if (retired && !sweep(a))
+			return false;
+		if (a->count == a->cap &&
+		    !resize_array((void **)&a->entries, &a->cap, entries_size(a->count + 1),
+				  sizeof *a->entries))
+			return false;
+	}
+	return idindex_reserve(&a->entry_index, 1, a->count + 1, HASH_TABLE_STEP, entry_hash_at, a);
+}
+
+size_t
+agg_entries_bytes(const struct aggregate *a)
+{
+	return (size_t)a->cap * sizeof *a->entries +
+	       (size_t)a->entry_index.nslots * sizeof *a->entry_index.slots;
 }
 
 static void
@@ -395,11 +424,10 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 		t->proc = k.proc;
 	}
 	bool fresh;
-	struct agg_entry *e = probe(a->entries, a->nslots, &k, &fresh);
-	a->count += fresh;
+	struct agg_entry *e = entry_for(a, &k, &fresh);
 	uint64_t w = rec->weight;
 	e->session += w;
-	e->current += w;
+	e->current = add_sat32(e->current, (uint32_t)w);
 	a->samples[AGG_SESSION] += w;
 	a->cur_samples += w;
 	a->records++;
@@ -454,12 +482,9 @@ agg_roll_window(struct aggregate *a, uint64_t now_ns)
 		}
 		sweep(a);
 	}
-	for (uint32_t i = 0; i < a->nslots; i++) {
-		struct agg_entry *e = &a->entries[i];
-		if (e->used) {
-			e->window = e->current;
-			e->current = 0;
-		}
+	for (uint32_t i = 0; i < a->count; i++) {
+		a->entries[i].window = a->entries[i].current;
+		a->entries[i].current = 0;
 	}
 	for (uint32_t i = 0; i <= a->nthreads + a->nexited_procs; i++) {
 		struct agg_thread *t = i < a->nthreads ? &a->threads[i]
@@ -560,7 +585,7 @@ static bool
 entry_counts(const struct aggregate *a, const struct agg_query *q, const struct agg_entry *e,
 	     uint64_t *w)
 {
-	if (!e->used || !agg_mode_matches(q->mode, e->cls))
+	if (!agg_mode_matches(q->mode, e->cls))
 		return false;
 	*w = q->scope == AGG_SESSION ? e->session : e->window;
 	if (!*w)
@@ -675,7 +700,7 @@ agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table
 	t->nrows = 0;
 	t->denominator = 0;
 	idindex_clear(&t->index);
-	for (uint32_t i = 0; i < a->nslots; i++) {
+	for (uint32_t i = 0; i < a->count; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
 		if (!entry_counts(a, q, e, &w))
@@ -764,7 +789,7 @@ agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 		     struct agg_links *out)
 {
 	memset(out, 0, sizeof *out);
-	for (uint32_t i = 0; i < a->nslots; i++) {
+	for (uint32_t i = 0; i < a->count; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
 		if (!entry_counts(a, q, e, &w))
@@ -808,10 +833,10 @@ agg_to_profile(const struct aggregate *a, enum agg_scope scope, enum agg_mode mo
 	       struct profile *p)
 {
 	profile_init(p);
-	for (uint32_t i = 0; i < a->nslots; i++) {
+	for (uint32_t i = 0; i < a->count; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w = scope == AGG_SESSION ? e->session : e->window;
-		if (!e->used || !w || !agg_mode_matches(mode, e->cls))
+		if (!w || !agg_mode_matches(mode, e->cls))
 			continue;
 		struct agg_entry k = entry_owner(a, e);
 		if (!profile_add_proc_weight(p, k.slot, k.proc, k.stack_id, w))

@@ -34,17 +34,19 @@ enum agg_sort {
 	SORT_COUNT
 };
 
-/* Counts for one (thread, stack, state class). */
+/* Counts for one (thread, stack, state class): 32 bytes, as a long
+ * session keeps one for every distinct stack its exited processes ran. */
 struct agg_entry {
+	uint64_t session;
+	uint32_t window, current;   /* window = last completed one; a window's
+				       samples fit in 32 bits (saturating) */
 	uint32_t stack_id;
 	uint16_t slot;
 	uint16_t proc;          /* process index (a query may show one process) */
-	uint8_t cls;            /* AGG_CLS_* */
-	bool used;
 	uint16_t tgen, pgen;    /* generations of its thread slot and process index
 				   (occupants.h): older ones are about a thread or
 				   process that left, counted as exited until folded */
-	uint64_t session, window, current;  /* window = last completed one */
+	uint8_t cls;            /* AGG_CLS_* */
 };
 
 enum {
@@ -127,8 +129,11 @@ struct agg_codemap {
 
 struct aggregate {
 	const struct procset *procs;
+	/* The entries, dense (a sweep folds and compacts them in place), and
+	 * their index (id = position + 1). */
 	struct agg_entry *entries;
-	uint32_t nslots, count;
+	uint32_t count, cap;
+	struct idindex entry_index;
 	struct agg_thread *threads;
 	uint32_t nthreads;
 	struct agg_thread exited;            /* threads folded away, together */
@@ -163,6 +168,10 @@ bool agg_add(struct aggregate *a, const struct sample_record *rec);
 /* Close the current window: its counts become the "window" figures; threads
  * gone for AGG_FOLD_NS are folded into the exited bucket. */
 void agg_roll_window(struct aggregate *a, uint64_t now_ns);
+
+/* Bytes held by the entries and their index (what grows with a long
+ * session's distinct stacks). */
+size_t agg_entries_bytes(const struct aggregate *a);
 
 /* Derive the function (or line) table for a query into t (reused between
  * calls; free with agg_table_free). */

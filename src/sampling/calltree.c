@@ -250,7 +250,7 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 		t->nodes[i].own = t->nodes[i].cut = 0;
 	}
 	bool filtered = *t->filter != '\0';
-	for (uint32_t i = 0; i < a->nslots; i++) {
+	for (uint32_t i = 0; i < a->count; i++) {
 		const struct agg_entry *e = &a->entries[i];
 		uint64_t w;
 		if (!agg_entry_weight(a, q, e, &w))
