@@ -28,44 +28,27 @@ hash_fnv(uint64_t h, const char *s)
 	return h;
 }
 
-/* The open-addressing tables that fold what left and resize in one pass
- * (the live view's aggregate, record's profile) have any size, a multiple
- * of HASH_TABLE_STEP slots, sized a third full: a churning tree's entries
- * settle at any count, and memory then follows the count instead of
- * doubling at a power of two that the count happens to wander across. */
+/* The tables that fold what left (the live view's aggregate, record's
+ * profile) keep their entries dense, in an array a quarter larger than the
+ * entries it holds, in steps of HASH_TABLE_STEP, with an idindex beside: a
+ * churning tree's entries settle at any count, and memory then follows the
+ * count instead of doubling at a power of two the count wanders across. */
 #define HASH_TABLE_STEP 1024u
 
-/* Slots for count entries. */
+/* Capacity for n entries. */
 static inline uint32_t
-hash_table_size(uint32_t count)
+hash_dense_size(uint32_t n)
 {
-	uint64_t n = ((uint64_t)count * 3 + HASH_TABLE_STEP - 1) / HASH_TABLE_STEP * HASH_TABLE_STEP;
-	if (n < HASH_TABLE_STEP)
-		n = HASH_TABLE_STEP;
-	return n > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)n;
+	uint64_t c = ((uint64_t)n + n / 4 + HASH_TABLE_STEP) / HASH_TABLE_STEP * HASH_TABLE_STEP;
+	return c > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)c;
 }
 
-/* Is a table of n slots off the size for count entries by more than an
- * eighth (worth rebuilding at its size when it is rebuilt anyway)? */
+/* Is a capacity of cap worth giving back for n entries (a sweep left a
+ * quarter of it or more unused)? */
 static inline bool
-hash_table_off_size(uint32_t count, uint32_t n)
+hash_dense_oversized(uint32_t n, uint32_t cap)
 {
-	uint64_t want = hash_table_size(count);
-	return want * 8 < (uint64_t)n * 7 || want * 8 > (uint64_t)n * 9;
-}
-
-/* Where key hash h starts probing in a table of n slots, and the slot
- * after slot i (linear probing, wrapping). */
-static inline uint32_t
-hash_table_start(uint32_t h, uint32_t n)
-{
-	return (uint32_t)(((uint64_t)h * n) >> 32);
-}
-
-static inline uint32_t
-hash_table_next(uint32_t i, uint32_t n)
-{
-	return i + 1 < n ? i + 1 : 0;
+	return cap > hash_dense_size(n) + n / 4;
 }
 
 #endif

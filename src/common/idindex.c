@@ -32,6 +32,17 @@ idindex_reserve(struct idindex *ix, uint32_t lo, uint32_t hi, uint32_t first,
 	return true;
 }
 
+bool
+idindex_fit(struct idindex *ix, uint32_t lo, uint32_t hi, uint32_t first,
+	    idindex_hash_fn *hash_of, const void *ctx)
+{
+	uint64_t count = hi > lo ? hi - lo : 0;
+	if ((count + 1) * 8 >= ix->nslots || ix->nslots <= first)
+		return true;
+	idindex_free(ix);
+	return idindex_reserve(ix, lo, hi, first, hash_of, ctx);
+}
+
 void
 idindex_clear(struct idindex *ix)
 {

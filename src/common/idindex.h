@@ -30,6 +30,11 @@ typedef uint32_t idindex_hash_fn(const void *ctx, uint32_t id);
 bool idindex_reserve(struct idindex *ix, uint32_t lo, uint32_t hi, uint32_t first,
 		     idindex_hash_fn *hash_of, const void *ctx);
 
+/* For ids compacted to [lo, hi): an index more than 8 times too big is
+ * rebuilt at its size. false when memory is short (the index is empty). */
+bool idindex_fit(struct idindex *ix, uint32_t lo, uint32_t hi, uint32_t first,
+		 idindex_hash_fn *hash_of, const void *ctx);
+
 /* Forget every id (the slots stay). */
 void idindex_clear(struct idindex *ix);
 void idindex_free(struct idindex *ix);

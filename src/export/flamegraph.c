@@ -100,7 +100,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 	t->count = 1;
 	uint32_t *path = NULL, path_cap = 0;
 	bool ok = true;
-	for (uint32_t i = 0; i < p->nslots && ok; i++) {
+	for (uint32_t i = 0; i < p->count && ok; i++) {
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;

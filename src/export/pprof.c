@@ -384,7 +384,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 	pb_uint(&b.tmp, MAPPING_HAS_LINE_NUMBERS, 1);
 	pb_bytes(&b.out, PROFILE_MAPPING, b.tmp.buf, b.tmp.len);
 
-	for (uint32_t i = 0; i < p->nslots; i++) {
+	for (uint32_t i = 0; i < p->count; i++) {
 		const struct profile_entry *e = &p->entries[i];
 		if (!e->weight)
 			continue;

@@ -153,23 +153,20 @@ entry_hash_at(const void *ctx, uint32_t id)
  * IDs are shared by every process, intern.h): the exited-threads bucket
  * holds entries of every process under one slot. */
 static struct agg_entry *
-entry_for(struct aggregate *a, const struct agg_entry *k, bool *fresh)
+entry_for(struct aggregate *a, const struct agg_entry *k)
 {
 	struct idindex *ix = &a->entry_index;
 	uint32_t h = idindex_start(ix, entry_hash(k));
 	for (; ix->slots[h]; h = idindex_next(ix, h)) {
 		struct agg_entry *e = &a->entries[ix->slots[h] - 1];
-		if (same_key(e, k)) {
-			*fresh = false;
+		if (same_key(e, k))
 			return e;
-		}
 	}
 	struct agg_entry *e = &a->entries[a->count];
 	*e = *k;
 	e->session = 0;
 	e->window = e->current = 0;
 	ix->slots[h] = ++a->count;
-	*fresh = true;
 	return e;
 }
 
@@ -188,15 +185,6 @@ add_sat32(uint32_t x, uint32_t y)
 	return x > UINT32_MAX - y ? UINT32_MAX : x + y;
 }
 
-/* The entries' capacity for n of them: a quarter more, in steps of
- * HASH_TABLE_STEP, so that memory follows the count (hash.h). */
-static uint32_t
-entries_size(uint32_t n)
-{
-	uint64_t c = ((uint64_t)n + n / 4 + HASH_TABLE_STEP) / HASH_TABLE_STEP * HASH_TABLE_STEP;
-	return c > UINT32_MAX / 2 ? UINT32_MAX / 2 : (uint32_t)c;
-}
-
 /* Fold every entry of a thread or process that left under its owner now,
  * in this one pass however many left, compacting the entries in place (an
  * entry is only ever written at or before the one being read: no second
@@ -207,29 +195,24 @@ sweep(struct aggregate *a)
 	if (!a->procs_at.retired && !a->slots_at.retired)
 		return true;
 	uint32_t n = a->count;
+	/* room for them all (there is, unless memory was short at the last fit) */
+	if (n && !idindex_reserve(&a->entry_index, 1, n, HASH_TABLE_STEP, entry_hash_at, a))
+		return false;
 	a->count = 0;
 	idindex_clear(&a->entry_index);
 	for (uint32_t i = 0; i < n; i++) {
 		struct agg_entry o = a->entries[i];
 		struct agg_entry k = entry_owner(a, &o);
-		bool fresh;
-		struct agg_entry *d = entry_for(a, &k, &fresh);
+		struct agg_entry *d = entry_for(a, &k);
 		d->session += o.session;
 		d->window = add_sat32(d->window, o.window);
 		d->current = add_sat32(d->current, o.current);
 	}
 	a->procs_at.retired = a->slots_at.retired = 0;
-	if ((uint64_t)(a->count + 1) * 8 < a->entry_index.nslots &&
-	    a->entry_index.nslots > HASH_TABLE_STEP) {
-		idindex_free(&a->entry_index);
-		if (!idindex_reserve(&a->entry_index, 1, a->count + 1, HASH_TABLE_STEP,
-				     entry_hash_at, a))
-			return false;
-	}
-	uint32_t want = entries_size(a->count);
-	if (a->cap > want + a->count / 4)
-		resize_array((void **)&a->entries, &a->cap, want, sizeof *a->entries);
-	return true;
+	if (hash_dense_oversized(a->count, a->cap))
+		resize_array((void **)&a->entries, &a->cap, hash_dense_size(a->count),
+			     sizeof *a->entries);
+	return idindex_fit(&a->entry_index, 1, a->count + 1, HASH_TABLE_STEP, entry_hash_at, a);
 }
 
 /* Room for one more entry. What left is folded at least every
@@ -244,7 +227,7 @@ make_room(struct aggregate *a)
 		if (retired && !sweep(a))
 			return false;
 		if (a->count == a->cap &&
-		    !resize_array((void **)&a->entries, &a->cap, entries_size(a->count + 1),
+		    !resize_array((void **)&a->entries, &a->cap, hash_dense_size(a->count + 1),
 				  sizeof *a->entries))
 			return false;
 	}
@@ -423,8 +406,7 @@ agg_add(struct aggregate *a, const struct sample_record *rec)
 		t->born_ns = born;
 		t->proc = k.proc;
 	}
-	bool fresh;
-	struct agg_entry *e = entry_for(a, &k, &fresh);
+	struct agg_entry *e = entry_for(a, &k);
 	uint64_t w = rec->weight;
 	e->session += w;
 	e->current = add_sat32(e->current, (uint32_t)w);

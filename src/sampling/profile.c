@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "hash.h"
 #include "profile.h"
 #include "unwinder.h"
@@ -17,6 +18,7 @@ void
 profile_free(struct profile *p)
 {
 	free(p->entries);
+	idindex_free(&p->index);
 	occupants_free(&p->procs_at);
 	occupants_free(&p->slots_at);
 	memset(p, 0, sizeof *p);
@@ -37,77 +39,84 @@ same_key(const struct profile_entry *x, const struct profile_entry *y)
 	       x->proc == y->proc && x->tgen == y->tgen && x->pgen == y->pgen;
 }
 
-/* The entry for key k in table e of n slots, claimed (with no weight) if
- * new; the table must have room. */
+static uint32_t
+key_hash_at(const void *ctx, uint32_t id)
+{
+	const struct profile *p = ctx;
+	return key_hash(&p->entries[id - 1]);
+}
+
+/* The entry for key k, appended (with no weight) if new; room for one
+ * more must have been made (make_room). */
 static struct profile_entry *
-probe(struct profile_entry *e, uint32_t n, const struct profile_entry *k, bool *fresh)
+entry_for(struct profile *p, const struct profile_entry *k)
 {
-	uint32_t h = hash_table_start(key_hash(k), n);
-	while (e[h].weight && !same_key(&e[h], k))
-		h = hash_table_next(h, n);
-	*fresh = !e[h].weight;
-	if (*fresh) {
-		e[h] = *k;
-		e[h].weight = 0;
+	struct idindex *ix = &p->index;
+	uint32_t h = idindex_start(ix, key_hash(k));
+	for (; ix->slots[h]; h = idindex_next(ix, h)) {
+		struct profile_entry *e = &p->entries[ix->slots[h] - 1];
+		if (same_key(e, k))
+			return e;
 	}
-	return &e[h];
+	struct profile_entry *e = &p->entries[p->count];
+	*e = *k;
+	e->weight = 0;
+	ix->slots[h] = ++p->count;
+	return e;
 }
 
-/* Copy the entries into a table of n slots, each under the key it has now
- * (occupants_owner): what left is folded in this one pass. */
-static bool
-rehash(struct profile *p, uint32_t n)
-{
-	struct profile_entry *e = calloc(n, sizeof *e);
-	if (!e)
-		return false;
-	uint32_t count = 0;
-	for (uint32_t i = 0; i < p->nslots; i++) {
-		struct profile_entry o = p->entries[i];
-		if (!o.weight)
-			continue;
-		occupants_owner(&p->procs_at, &p->slots_at, &o.thread_slot, &o.proc, &o.tgen, &o.pgen);
-		bool fresh;
-		struct profile_entry *d = probe(e, n, &o, &fresh);
-		count += fresh;
-		d->weight += o.weight;
-	}
-	free(p->entries);
-	p->entries = e;
-	p->nslots = n;
-	p->count = count;
-	p->procs_at.retired = p->slots_at.retired = 0;
-	return true;
-}
-
-/* Fold what left, then size the table for what stays when it is off by
- * more than an eighth (hash.h): it follows the count, both ways. */
+/* Fold every entry under the key it has now (occupants_owner), compacting
+ * in place in this one pass (an entry is only written at or before the one
+ * being read), then give back what the smaller count leaves unused: the
+ * profile follows its count both ways (hash.h). */
 static bool
 sweep(struct profile *p)
 {
 	if (!p->procs_at.retired && !p->slots_at.retired)
 		return true;
-	if (!rehash(p, p->nslots))
+	uint32_t n = p->count;
+	/* room for them all (there is, unless memory was short at the last fit) */
+	if (n && !idindex_reserve(&p->index, 1, n, HASH_TABLE_STEP, key_hash_at, p))
 		return false;
-	return !hash_table_off_size(p->count, p->nslots) || rehash(p, hash_table_size(p->count));
+	p->count = 0;
+	idindex_clear(&p->index);
+	for (uint32_t i = 0; i < n; i++) {
+		struct profile_entry o = p->entries[i];
+		occupants_owner(&p->procs_at, &p->slots_at, &o.thread_slot, &o.proc, &o.tgen, &o.pgen);
+		entry_for(p, &o)->weight += o.weight;
+	}
+	p->procs_at.retired = p->slots_at.retired = 0;
+	if (hash_dense_oversized(p->count, p->cap))
+		resize_array((void **)&p->entries, &p->cap, hash_dense_size(p->count),
+			     sizeof *p->entries);
+	return idindex_fit(&p->index, 1, p->count + 1, HASH_TABLE_STEP, key_hash_at, p);
 }
 
-/* Room for one more entry. A full table holding entries of those who left
- * first folds them at its size, and grows only if what stays still fills
- * more than 3/8 of it: under churn, dead entries waiting for the periodic
- * sweep would otherwise double the table for good. */
+/* Room for one more entry. What left is folded at least every
+ * OCCUPANTS_SWEEP_EVERY retirements, and before the entries grow: under
+ * churn, dead entries waiting for the periodic sweep would otherwise grow
+ * the profile for good. */
 static bool
 make_room(struct profile *p)
 {
 	uint32_t retired = p->procs_at.retired + p->slots_at.retired;
 	if (retired >= OCCUPANTS_SWEEP_EVERY && !sweep(p))
 		return false;
-	if ((uint64_t)(p->count + 1) * 2 <= p->nslots)
-		return true;
-	if (retired && !rehash(p, p->nslots))
-		return false;
-	return (uint64_t)(p->count + 1) * 8 <= (uint64_t)p->nslots * 3 ||
-	       rehash(p, hash_table_size(p->count + 1));
+	if (p->count == p->cap) {
+		if (retired && !sweep(p))
+			return false;
+		if (p->count == p->cap &&
+		    !resize_array((void **)&p->entries, &p->cap, hash_dense_size(p->count + 1),
+				  sizeof *p->entries))
+			return false;
+	}
+	return idindex_reserve(&p->index, 1, p->count + 1, HASH_TABLE_STEP, key_hash_at, p);
+}
+
+size_t
+profile_entries_bytes(const struct profile *p)
+{
+	return (size_t)p->cap * sizeof *p->entries + (size_t)p->index.nslots * sizeof *p->index.slots;
 }
 
 /* The generation of process index proc's process now (0 for an index the
@@ -198,12 +207,11 @@ profile_settle(struct profile *p, const struct procset *ps)
 static bool
 add_key(struct profile *p, const struct profile_entry *k, uint64_t weight)
 {
+	if (!weight)
+		return true;
 	if (!make_room(p))
 		return false;
-	bool fresh;
-	struct profile_entry *e = probe(p->entries, p->nslots, k, &fresh);
-	p->count += fresh;
-	e->weight += weight;
+	entry_for(p, k)->weight += weight;
 	p->total += weight;
 	return true;
 }
@@ -271,10 +279,8 @@ profile_sorted_entries(const struct profile *p)
 	struct profile_entry *v = malloc((p->count ? p->count : 1) * sizeof *v);
 	if (!v)
 		return NULL;
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < p->nslots; i++)
-		if (p->entries[i].weight)
-			v[n++] = p->entries[i];
-	qsort(v, n, sizeof *v, cmp_entries);
+	if (p->count)
+		memcpy(v, p->entries, p->count * sizeof *v);
+	qsort(v, p->count, sizeof *v, cmp_entries);
 	return v;
 }

@@ -5,8 +5,10 @@
 #define TT_PROFILE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "idindex.h"
 #include "occupants.h"
 #include "procset.h"
 #include "ring.h"
@@ -23,8 +25,9 @@ struct profile_entry {
 };
 
 struct profile {
-	struct profile_entry *entries;   /* open addressing on (slot, stack) */
-	uint32_t nslots, count;
+	struct profile_entry *entries;   /* dense, count of them (hash.h) */
+	uint32_t count, cap;
+	struct idindex index;            /* (slot, process, generations, stack) -> position + 1 */
 	uint64_t total;                  /* samples added */
 	uint64_t idle_skipped;           /* samples not added (filtered out) */
 	struct occupants procs_at, slots_at;  /* whom each process index and thread
@@ -61,6 +64,9 @@ bool profile_add_weight(struct profile *p, uint16_t slot, uint32_t stack_id, uin
  * which holds every process's stacks): proc says whose stack it is. */
 bool profile_add_proc_weight(struct profile *p, uint16_t slot, uint16_t proc, uint32_t stack_id,
 			     uint64_t weight);
+
+/* Bytes held by the entries and their index. */
+size_t profile_entries_bytes(const struct profile *p);
 
 /* Fold every process whose index went to a new one, and every thread
  * whose slot went to a new thread (before reading the entries). */
