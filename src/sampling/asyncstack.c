@@ -23,13 +23,13 @@ struct slot_memo {
 };
 
 struct name_entry {
-	char *name;               /* NULL: empty */
+	char *name;
 	uint32_t frame_id;
 };
 
 /* A task born since the last task read, read once on its own. */
 struct young_entry {
-	uint64_t task;            /* 0: empty */
+	uint64_t task;
 	uint32_t base;            /* its marker over its awaiters' chain */
 };
 
@@ -42,23 +42,24 @@ struct asyncstack {
 	struct task_reader one;        /* young tasks, with the walker's code IDs */
 	bool one_ready;
 	struct tt_tasks one_tasks;
-	struct young_entry *young;     /* YOUNG_MAX * 2 slots */
-	uint32_t nyoung;
+	struct young_entry *young;     /* at most YOUNG_MAX, and their index by task */
+	uint32_t nyoung, young_cap;
+	struct idindex young_index;
 	struct task_snapshot *snap;
 	uint32_t gen;                  /* snapshots installed */
 	uint64_t last_take_ns;
 	bool running_read;             /* the walker reads each thread's running task */
 	bool running_refused;          /* ... and cannot (offset out of reach) */
-	/* this snapshot: task id -> index + 1; each task's stack down to its
-	 * own marker frame (0: not built yet, NONE: could not be) */
-	uint32_t *index;
-	uint32_t index_cap;
+	/* this snapshot: its tasks' index by task address; each task's stack
+	 * down to its own marker frame (0: not built yet, NONE: could not be) */
+	struct idindex index;
 	uint32_t *top;
 	/* the watcher's code IDs -> interned functions, + 1 (0: not yet) */
 	uint32_t *codes;
 	uint32_t codes_cap;
 	struct name_entry *names;      /* marker frames by (folded) task name */
 	uint32_t names_cap, nnames;
+	struct idindex name_index;
 	uint32_t other_frame;          /* the marker shared past ASYNCSTACK_MAX_NAMES */
 	uint32_t new_stack;            /* `task (new)` alone */
 	struct slot_memo *memo;
@@ -79,11 +80,8 @@ asyncstack_new(struct target *t, uint64_t task_interval_ns, struct asyncstack **
 	if (!a)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
 	a->target = t;
-	a->young = calloc(2 * YOUNG_MAX, sizeof *a->young);
-	tt_status st = a->young ? taskwatch_start(&a->watch, t, task_interval_ns, err)
-				: tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
+	tt_status st = taskwatch_start(&a->watch, t, task_interval_ns, err);
 	if (st != TT_OK) {
-		free(a->young);
 		free(a);
 		return st;
 	}
@@ -102,10 +100,12 @@ asyncstack_free(struct asyncstack *a)
 		task_reader_free(&a->one);
 	tt_tasks_free(&a->one_tasks);
 	free(a->young);
-	for (uint32_t i = 0; i < a->names_cap; i++)
+	idindex_free(&a->young_index);
+	for (uint32_t i = 0; i < a->nnames; i++)
 		free(a->names[i].name);
 	free(a->names);
-	free(a->index);
+	idindex_free(&a->name_index);
+	idindex_free(&a->index);
 	free(a->top);
 	free(a->codes);
 	free(a->memo);
@@ -121,50 +121,62 @@ asyncstack_error(struct asyncstack *a, char *buf, size_t len)
 
 /* ---- one task read ---- */
 
+static uint32_t
+task_hash_at(const void *ctx, uint32_t id)
+{
+	const struct task_snapshot *s = ctx;
+	return hash_mix64(s->tasks.tasks[id - 1].id);
+}
+
+/* Where task address `id` is in an index over snapshot s: the slot holding
+ * it, or the empty slot where it would go. */
+static uint32_t
+task_slot(const struct idindex *ix, const struct task_snapshot *s, uint64_t id)
+{
+	uint32_t k = idindex_start(ix, hash_mix64(id));
+	while (ix->slots[k] && s->tasks.tasks[ix->slots[k] - 1].id != id)
+		k = idindex_next(ix, k);
+	return k;
+}
+
 static void
 install(struct asyncstack *a, struct task_snapshot *s)
 {
-	uint32_t n = s->tasks.n, cap = 64;
-	while (cap < 2 * n + 1)
-		cap *= 2;
-	uint32_t *index = calloc(cap, sizeof *index);
+	uint32_t n = s->tasks.n;
+	struct idindex index = {0};
 	uint32_t *top = calloc(n + 1, sizeof *top);
-	if (!index || !top) {
+	bool ok = top != NULL;
+	for (uint32_t i = 0; i < n && ok; i++) {
+		ok = idindex_reserve(&index, 1, i + 1, 64, task_hash_at, s);
+		if (ok)
+			index.slots[task_slot(&index, s, s->tasks.tasks[i].id)] = i + 1;
+	}
+	if (!ok) {
 		/* Keep the older read: stale names beat none. */
-		free(index);
+		idindex_free(&index);
 		free(top);
 		task_snapshot_free(s);
 		return;
 	}
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t k = hash_mix64(s->tasks.tasks[i].id) & (cap - 1);
-		while (index[k])
-			k = (k + 1) & (cap - 1);
-		index[k] = i + 1;
-	}
 	task_snapshot_free(a->snap);
-	free(a->index);
+	idindex_free(&a->index);
 	free(a->top);
 	a->snap = s;
 	a->index = index;
-	a->index_cap = cap;
 	a->top = top;
 	a->gen++;
 	/* Young tasks' stacks name the awaiters' chains of the older read. */
-	memset(a->young, 0, 2 * YOUNG_MAX * sizeof *a->young);
 	a->nyoung = 0;
+	idindex_clear(&a->young_index);
 }
 
 static uint32_t
 find_task(const struct asyncstack *a, uint64_t id)
 {
-	for (uint32_t k = hash_mix64(id) & (a->index_cap - 1);; k = (k + 1) & (a->index_cap - 1)) {
-		uint32_t v = a->index[k];
-		if (v == 0)
-			return NONE;
-		if (a->snap->tasks.tasks[v - 1].id == id)
-			return v - 1;
-	}
+	if (!a->index.nslots)
+		return NONE;
+	uint32_t v = a->index.slots[task_slot(&a->index, a->snap, id)];
+	return v ? v - 1 : NONE;
 }
 
 /* The first of a task's awaiters that is a task we read. */
@@ -224,30 +236,43 @@ fold_name(const char *name)
 	return "Task-*";
 }
 
+static uint32_t
+name_hash_at(const void *ctx, uint32_t id)
+{
+	const struct asyncstack *a = ctx;
+	return hash_mix64(hash_fnv(HASH_FNV_SEED, a->names[id - 1].name));
+}
+
 /* The marker frame for a task's name. */
 static uint32_t
 marker_frame(struct asyncstack *a, struct stackwalk *w, const char *raw)
 {
 	const char *name = fold_name(raw);
-	if (a->names_cap == 0 &&
-	    !grow_array((void **)&a->names, &a->names_cap, 2 * ASYNCSTACK_MAX_NAMES, sizeof *a->names))
-		return 0;
-	uint32_t mask = a->names_cap - 1;
-	uint32_t k = hash_mix64(hash_fnv(HASH_FNV_SEED, name)) & mask;
-	for (; a->names[k].name; k = (k + 1) & mask)
-		if (strcmp(a->names[k].name, name) == 0)
-			return a->names[k].frame_id;
+	if (a->nnames) {
+		uint32_t k = idindex_start(&a->name_index, hash_mix64(hash_fnv(HASH_FNV_SEED, name)));
+		for (; a->name_index.slots[k]; k = idindex_next(&a->name_index, k)) {
+			const struct name_entry *e = &a->names[a->name_index.slots[k] - 1];
+			if (strcmp(e->name, name) == 0)
+				return e->frame_id;
+		}
+	}
 	if (a->nnames >= ASYNCSTACK_MAX_NAMES) {
 		if (!a->other_frame)
 			a->other_frame = made_up_frame(w, "(one of many names)");
 		return a->other_frame;
 	}
+	if (!grow_array((void **)&a->names, &a->names_cap, a->nnames + 1, sizeof *a->names) ||
+	    !idindex_reserve(&a->name_index, 1, a->nnames + 1, 64, name_hash_at, a))
+		return 0;
 	uint32_t frame = made_up_frame(w, name);
 	char *copy = frame ? strdup(name) : NULL;
 	if (!copy)
 		return 0;
-	a->names[k] = (struct name_entry){.name = copy, .frame_id = frame};
-	a->nnames++;
+	a->names[a->nnames++] = (struct name_entry){.name = copy, .frame_id = frame};
+	uint32_t k = idindex_start(&a->name_index, hash_mix64(hash_fnv(HASH_FNV_SEED, name)));
+	while (a->name_index.slots[k])
+		k = idindex_next(&a->name_index, k);
+	a->name_index.slots[k] = a->nnames;
 	return frame;
 }
 
@@ -322,20 +347,38 @@ new_task_stack(struct asyncstack *a, struct stackwalk *w)
 	return a->new_stack;
 }
 
+static uint32_t
+young_hash_at(const void *ctx, uint32_t id)
+{
+	const struct asyncstack *a = ctx;
+	return hash_mix64(a->young[id - 1].task);
+}
+
+/* Where young task `task` is in its index: the slot holding it, or the
+ * empty slot where it would go; NONE before the index exists. */
+static uint32_t
+young_slot(const struct asyncstack *a, uint64_t task)
+{
+	if (!a->young_index.nslots)
+		return NONE;
+	uint32_t k = idindex_start(&a->young_index, hash_mix64(task));
+	while (a->young_index.slots[k] && a->young[a->young_index.slots[k] - 1].task != task)
+		k = idindex_next(&a->young_index, k);
+	return k;
+}
+
 /* The base of a task the last read did not see (a request handled in a few
  * milliseconds never is): its name and awaiters read once, here, with its
  * awaiters' chains from the read. Remembered until the next read. */
 static uint32_t
 young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
 {
-	uint32_t mask = 2 * YOUNG_MAX - 1, k = hash_mix64(task) & mask;
-	for (; a->young[k].task; k = (k + 1) & mask)
-		if (a->young[k].task == task)
-			return a->young[k].base;
+	uint32_t k = young_slot(a, task);
+	if (k != NONE && a->young_index.slots[k])
+		return a->young[a->young_index.slots[k] - 1].base;
 	if (a->nyoung >= YOUNG_MAX) {
-		memset(a->young, 0, 2 * YOUNG_MAX * sizeof *a->young);
 		a->nyoung = 0;
-		k = hash_mix64(task) & mask;
+		idindex_clear(&a->young_index);
 	}
 	struct tt_error err;
 	if (!a->one_ready)
@@ -360,8 +403,11 @@ young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
 	}
 	if (!base)
 		base = new_task_stack(a, w);
-	a->young[k] = (struct young_entry){.task = task, .base = base};
-	a->nyoung++;
+	if (grow_array((void **)&a->young, &a->young_cap, a->nyoung + 1, sizeof *a->young) &&
+	    idindex_reserve(&a->young_index, 1, a->nyoung + 1, 64, young_hash_at, a)) {
+		a->young[a->nyoung++] = (struct young_entry){.task = task, .base = base};
+		a->young_index.slots[young_slot(a, task)] = a->nyoung;
+	}
 	return base;
 }
 

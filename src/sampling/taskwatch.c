@@ -14,7 +14,7 @@
 #define PROBE_INTERVAL_NS 1000000000ull
 
 struct fp_entry {
-	uint64_t id;               /* task address; 0 = empty slot */
+	uint64_t id;               /* task address */
 	uint64_t who;              /* its coroutine and name: a new task at the same
 				      address (tasks come and go) differs here */
 	uint64_t fp;
@@ -49,17 +49,28 @@ fingerprint(const struct tt_tasks *ts, const struct tt_task *t)
 	return h;
 }
 
-static struct fp_entry *
-fp_find(struct fp_entry *tab, uint32_t cap, uint64_t id)
+struct fp_table {
+	struct fp_entry *v;
+	uint32_t n;
+	struct idindex ix;
+};
+
+static uint32_t
+fp_hash_at(const void *ctx, uint32_t id)
 {
-	if (!tab)
-		return NULL;
-	for (uint32_t i = hash_mix64(id) & (cap - 1);; i = (i + 1) & (cap - 1)) {
-		if (tab[i].id == id)
-			return &tab[i];
-		if (tab[i].id == 0)
-			return NULL;
-	}
+	const struct fp_table *t = ctx;
+	return hash_mix64(t->v[id - 1].id);
+}
+
+/* Where task address `id` is in t's index: the slot holding it, or the
+ * empty slot where it would go. */
+static uint32_t
+fp_slot(const struct fp_table *t, uint64_t id)
+{
+	uint32_t k = idindex_start(&t->ix, hash_mix64(id));
+	while (t->ix.slots[k] && t->v[t->ix.slots[k] - 1].id != id)
+		k = idindex_next(&t->ix, k);
+	return k;
 }
 
 /* Which task an address holds: its coroutine object and its name (by
@@ -77,36 +88,42 @@ task_who(const struct tt_tasks *ts, const struct tt_task *t)
 static bool
 update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 {
-	uint32_t cap = 64;
-	while (cap < s->tasks.n * 2 + 1)
-		cap *= 2;
-	struct fp_entry *tab = calloc(cap, sizeof *tab);
+	struct fp_table old = {w->fps, w->nfps, w->fp_index}, tab = {0};
+	tab.v = malloc((s->tasks.n + 1) * sizeof *tab.v);
 	s->stuck_ns = malloc((s->tasks.n + 1) * sizeof *s->stuck_ns);
 	s->stuck_before = malloc((s->tasks.n + 1) * sizeof *s->stuck_before);
-	if (!tab || !s->stuck_ns || !s->stuck_before) {
-		free(tab);
+	if (!tab.v || !s->stuck_ns || !s->stuck_before) {
+		free(tab.v);
 		return false;
 	}
 	for (uint32_t i = 0; i < s->tasks.n; i++) {
 		const struct tt_task *t = &s->tasks.tasks[i];
 		uint64_t fp = fingerprint(&s->tasks, t), who = task_who(&s->tasks, t);
-		const struct fp_entry *old = fp_find(w->fps, w->fps_cap, t->id);
-		bool same = old && old->fp == fp && old->who == who;
-		uint64_t since = same ? old->since_ns : now;
+		uint32_t at = old.n ? old.ix.slots[fp_slot(&old, t->id)] : 0;
+		const struct fp_entry *was = at ? &old.v[at - 1] : NULL;
+		bool same = was && was->fp == fp && was->who == who;
+		uint64_t since = same ? was->since_ns : now;
 		/* On the first read every task has been where it is for an
 		 * unknown time already: what we measure is a lower bound. */
-		bool before = same ? old->before : !old && s->reads == 1;
+		bool before = same ? was->before : !was && s->reads == 1;
 		s->stuck_ns[i] = now - since;
 		s->stuck_before[i] = before;
-		uint32_t k = hash_mix64(t->id) & (cap - 1);
-		while (tab[k].id != 0 && tab[k].id != t->id)
-			k = (k + 1) & (cap - 1);
-		tab[k] = (struct fp_entry){.id = t->id, .who = who, .fp = fp, .since_ns = since,
-					   .before = before};
+		if (!idindex_reserve(&tab.ix, 1, tab.n + 1, 64, fp_hash_at, &tab)) {
+			free(tab.v);
+			idindex_free(&tab.ix);
+			return false;
+		}
+		uint32_t k = fp_slot(&tab, t->id);
+		if (!tab.ix.slots[k])
+			tab.ix.slots[k] = ++tab.n;
+		tab.v[tab.ix.slots[k] - 1] = (struct fp_entry){.id = t->id, .who = who, .fp = fp,
+							       .since_ns = since, .before = before};
 	}
 	free(w->fps);
-	w->fps = tab;
-	w->fps_cap = cap;
+	idindex_free(&w->fp_index);
+	w->fps = tab.v;
+	w->nfps = tab.n;
+	w->fp_index = tab.ix;
 	return true;
 }
 
@@ -162,39 +179,51 @@ cmp_stuck(const void *a, const void *b, void *ctx)
 	return x < y ? 1 : x > y ? -1 : 0;
 }
 
-/* Group tasks by suspension point (a hash of the key to a group index). */
+static uint32_t
+point_hash(const struct task_group *key)
+{
+	return hash_mix64(((uint64_t)key->frame0 << 32 | key->frame1) ^
+			  ((uint64_t)(uint32_t)key->line0 << 32 | (uint32_t)key->line1) *
+				  0x9E3779B97F4A7C15ull);
+}
+
+static uint32_t
+group_hash_at(const void *ctx, uint32_t id)
+{
+	const struct task_snapshot *s = ctx;
+	return point_hash(&s->groups[id - 1]);
+}
+
+/* Group tasks by suspension point (an index of the groups by key). */
 static bool
 build_groups(struct task_snapshot *s)
 {
 	uint32_t n = s->tasks.n;
-	uint32_t cap = 64;
-	while (cap < n * 2 + 1)
-		cap *= 2;
-	uint32_t *slots = malloc(cap * sizeof *slots);
+	struct idindex ix = {0};
 	uint32_t *group_of = malloc((n + 1) * sizeof *group_of);
 	s->groups = calloc(n + 1, sizeof *s->groups);
 	s->members = malloc((n + 1) * sizeof *s->members);
-	if (!slots || !group_of || !s->groups || !s->members) {
-		free(slots);
+	if (!group_of || !s->groups || !s->members) {
 		free(group_of);
 		return false;
 	}
-	memset(slots, 0xff, cap * sizeof *slots);
 	for (uint32_t i = 0; i < n; i++) {
 		struct task_group key = {0};
 		group_key(s->codes, &s->tasks, &s->tasks.tasks[i], &key);
-		uint64_t h = hash_mix64(((uint64_t)key.frame0 << 32 | key.frame1) ^
-					((uint64_t)(uint32_t)key.line0 << 32 | (uint32_t)key.line1) *
-						0x9E3779B97F4A7C15ull);
-		uint32_t k = (uint32_t)h & (cap - 1);
-		while (slots[k] != UINT32_MAX && !same_point(&s->groups[slots[k]], &key))
-			k = (k + 1) & (cap - 1);
-		if (slots[k] == UINT32_MAX) {
-			slots[k] = s->ngroups;
-			s->groups[s->ngroups++] = key;
+		if (!idindex_reserve(&ix, 1, s->ngroups + 1, 64, group_hash_at, s)) {
+			free(group_of);
+			idindex_free(&ix);
+			return false;
 		}
-		struct task_group *g = &s->groups[slots[k]];
-		group_of[i] = slots[k];
+		uint32_t k = idindex_start(&ix, point_hash(&key));
+		while (ix.slots[k] && !same_point(&s->groups[ix.slots[k] - 1], &key))
+			k = idindex_next(&ix, k);
+		if (!ix.slots[k]) {
+			s->groups[s->ngroups++] = key;
+			ix.slots[k] = s->ngroups;
+		}
+		struct task_group *g = &s->groups[ix.slots[k] - 1];
+		group_of[i] = ix.slots[k] - 1;
 		g->count++;
 		g->running += s->tasks.tasks[i].running;
 		if (s->stuck_ns[i] > g->stuck_ns || (s->stuck_ns[i] == g->stuck_ns && s->stuck_before[i])) {
@@ -202,6 +231,7 @@ build_groups(struct task_snapshot *s)
 			g->stuck_before = s->stuck_before[i];
 		}
 	}
+	idindex_free(&ix);
 	uint32_t at = 0;
 	for (uint32_t g = 0; g < s->ngroups; g++) {
 		s->groups[g].first = at;
@@ -215,7 +245,6 @@ build_groups(struct task_snapshot *s)
 	for (uint32_t g = 0; g < s->ngroups; g++)
 		qsort_r(s->members + s->groups[g].first, s->groups[g].count, sizeof *s->members,
 			cmp_stuck, s);
-	free(slots);
 	free(group_of);
 	return true;
 }
@@ -371,6 +400,7 @@ taskwatch_stop(struct taskwatch *w)
 	pthread_join(w->thread, NULL);
 	task_snapshot_free(w->latest);
 	free(w->fps);
+	idindex_free(&w->fp_index);
 	task_reader_free(&w->reader);
 	codecache_free(&w->codes);
 	pthread_mutex_destroy(&w->lock);

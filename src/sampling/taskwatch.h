@@ -14,6 +14,7 @@
 #include "asynctasks.h"
 #include "codecache.h"
 #include "error.h"
+#include "idindex.h"
 #include "target.h"
 
 /* Tasks of one suspension point: the same innermost frame and caller. */
@@ -56,9 +57,11 @@ struct taskwatch {
 	pthread_cond_t wake;
 	struct task_snapshot *latest;   /* published, not taken yet */
 	char error[512];                /* last failed read (under lock) */
-	/* per task: fingerprint of its chain and since when it holds */
+	/* per task of the last read: fingerprint of its chain and since when
+	 * it holds, and their index by task address */
 	struct fp_entry *fps;
-	uint32_t fps_cap;
+	uint32_t nfps;
+	struct idindex fp_index;
 	uint64_t reads;
 };
 
