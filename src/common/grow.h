@@ -1,5 +1,8 @@
-/* Growing an array to hold at least `need` elements: capacity doubles (from
- * 64), new room is zeroed, and on failure the array is left as it was. */
+/* Growing an array to hold at least `need` elements: capacity grows by
+ * half (from 64), new room is zeroed, and on failure the array is left as
+ * it was. By half, not double: an array indexed by a count that creeps up
+ * all day (thread slots under churn) then steps by half its size, not all
+ * of it, when the count crosses its capacity. */
 #ifndef TT_GROW_H
 #define TT_GROW_H
 
@@ -13,15 +16,17 @@ grow_array(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 {
 	if (need <= *cap)
 		return true;
-	uint32_t n = *cap ? *cap : 64;
+	uint64_t n = *cap ? *cap : 64;
 	while (n < need)
-		n *= 2;
+		n += n / 2;
+	if (n > UINT32_MAX)
+		n = UINT32_MAX;
 	void *p = realloc(*arr, (size_t)n * elem);
 	if (!p)
 		return false;
 	memset((char *)p + (size_t)*cap * elem, 0, (size_t)(n - *cap) * elem);
 	*arr = p;
-	*cap = n;
+	*cap = (uint32_t)n;
 	return true;
 }
 
