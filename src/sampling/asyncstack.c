@@ -148,8 +148,12 @@ install(struct asyncstack *a, struct task_snapshot *s)
 	bool ok = top != NULL;
 	for (uint32_t i = 0; i < n && ok; i++) {
 		ok = idindex_reserve(&index, 1, i + 1, 64, task_hash_at, s);
-		if (ok)
-			index.slots[task_slot(&index, s, s->tasks.tasks[i].id)] = i + 1;
+		if (!ok)
+			break;
+		/* A task listed twice in one read keeps its first listing. */
+		uint32_t k = task_slot(&index, s, s->tasks.tasks[i].id);
+		if (!index.slots[k])
+			index.slots[k] = i + 1;
 	}
 	if (!ok) {
 		/* Keep the older read: stale names beat none. */
