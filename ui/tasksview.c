@@ -19,26 +19,47 @@
 #define MAX_TASK_ROWS 500
 #define MAX_AWAITER_DEPTH 16
 
-enum row_kind { ROW_GROUP, ROW_TASK, ROW_FRAME, ROW_AWAITER, ROW_MORE };
+enum row_kind { ROW_GROUP, ROW_PROC, ROW_TASK, ROW_FRAME, ROW_AWAITER, ROW_MORE };
 
 struct trow {
 	enum row_kind kind;
 	uint32_t a;           /* group index, or task index */
-	uint32_t b;           /* frame index within the task; depth for awaiters */
+	uint32_t b;           /* process (ROW_PROC); frame index within the task; depth for
+				 awaiters */
+};
+
+/* A group as shown: its tasks in the processes the view shows. */
+struct shown_group {
+	uint32_t count, running, nprocs;
+	uint64_t stuck_ns;
+	bool stuck_before;
+};
+
+/* A task by identity across snapshots: its process and its address. */
+struct task_key {
+	pid_t pid;
+	uint64_t id;
 };
 
 struct tasks_ui {
 	bool shown;
 	char start_error[512];
 	struct task_snapshot *snap;
-	uint32_t *by_id;       /* snapshot task indexes sorted by id */
-	uint32_t *order;       /* groups in display order */
+	uint32_t *by_id;       /* snapshot task indexes sorted by process, then id */
+	uint32_t *order;       /* shown groups in display order */
+	uint32_t norder;
+	struct shown_group *shown_groups;   /* per snapshot group */
+	uint32_t *proc_mark;   /* per snapshot process: the last group that counted it */
+	int32_t filter;        /* the process filter (ui's proc) they were counted for */
+	uint64_t filter_start_ns;
 	bool by_count;         /* sort by task count; else by stuck time */
 	int32_t selected, top;
 	/* what is open, by identity so it survives refreshes */
 	bool group_open;
 	struct task_group open_group;
-	uint64_t open_task;
+	uint32_t open_index;   /* the open group's index in this snapshot (rows built) */
+	pid_t open_pid;        /* a process opened under the open group, or 0 */
+	struct task_key open_task;
 	struct trow *rows;
 	uint32_t nrows, cap;
 };
@@ -57,6 +78,8 @@ tasksview_free(struct tasks_ui *t)
 	task_snapshot_free(t->snap);
 	free(t->by_id);
 	free(t->order);
+	free(t->shown_groups);
+	free(t->proc_mark);
 	free(t->rows);
 	free(t);
 }
@@ -71,7 +94,7 @@ tasksview_shown(const struct ui *u)
 
 /* How the groups are ordered: longest stuck, or most tasks, first. */
 struct group_order {
-	const struct task_snapshot *snap;
+	const struct shown_group *groups;
 	bool by_count;
 };
 
@@ -79,8 +102,8 @@ static int
 cmp_groups(const void *a, const void *b, void *ctx)
 {
 	const struct group_order *o = ctx;
-	const struct task_group *x = &o->snap->groups[*(const uint32_t *)a];
-	const struct task_group *y = &o->snap->groups[*(const uint32_t *)b];
+	const struct shown_group *x = &o->groups[*(const uint32_t *)a];
+	const struct shown_group *y = &o->groups[*(const uint32_t *)b];
 	uint64_t kx = o->by_count ? x->count : x->stuck_ns, ky = o->by_count ? y->count : y->stuck_ns;
 	if (kx != ky)
 		return kx < ky ? 1 : -1;
@@ -92,26 +115,54 @@ static int
 cmp_ids(const void *a, const void *b, void *ctx)
 {
 	const struct task_snapshot *snap = ctx;
-	uint64_t x = snap->tasks.tasks[*(const uint32_t *)a].id;
-	uint64_t y = snap->tasks.tasks[*(const uint32_t *)b].id;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	if (snap->task_proc[i] != snap->task_proc[j])
+		return snap->task_proc[i] < snap->task_proc[j] ? -1 : 1;
+	uint64_t x = snap->tasks.tasks[i].id, y = snap->tasks.tasks[j].id;
 	return x < y ? -1 : x > y;
 }
 
+/* Task `id` of snapshot process `proc` (forked workers may hold tasks at
+ * the same addresses), or -1. */
 static int64_t
-task_by_id(const struct tasks_ui *t, uint64_t id)
+task_by_id(const struct tasks_ui *t, uint32_t proc, uint64_t id)
 {
-	uint32_t lo = 0, hi = t->snap->tasks.n;
+	const struct task_snapshot *s = t->snap;
+	uint32_t lo = 0, hi = s->tasks.n;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		uint64_t v = t->snap->tasks.tasks[t->by_id[mid]].id;
-		if (v == id)
-			return t->by_id[mid];
-		if (v < id)
+		uint32_t ti = t->by_id[mid];
+		uint32_t p = s->task_proc[ti];
+		uint64_t v = s->tasks.tasks[ti].id;
+		if (p == proc && v == id)
+			return ti;
+		if (p < proc || (p == proc && v < id))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return -1;
+}
+
+static struct task_key
+key_of(const struct task_snapshot *s, uint32_t ti)
+{
+	return (struct task_key){s->procs[s->task_proc[ti]].pid, s->tasks.tasks[ti].id};
+}
+
+static bool
+same_task(struct task_key a, struct task_key b)
+{
+	return a.id == b.id && a.pid == b.pid;
+}
+
+/* Is snapshot process p one the view shows (all, or the one selected)? */
+static bool
+proc_shown(const struct tasks_ui *t, uint32_t p)
+{
+	const struct task_proc *tp = &t->snap->procs[p];
+	return t->filter < 0 ||
+	       (tp->proc_index == (uint32_t)t->filter && tp->proc_start_ns == t->filter_start_ns);
 }
 
 static void
@@ -125,7 +176,7 @@ add_row(struct tasks_ui *t, enum row_kind kind, uint32_t a, uint32_t b)
 static bool
 same_group(const struct task_group *a, const struct task_group *b)
 {
-	return a->frame0 == b->frame0 && a->frame1 == b->frame1 && a->line0 == b->line0 &&
+	return a->func0 == b->func0 && a->func1 == b->func1 && a->line0 == b->line0 &&
 	       a->line1 == b->line1;
 }
 
@@ -140,11 +191,60 @@ add_task_detail(struct tasks_ui *t, uint32_t ti, uint32_t depth)
 	if (depth >= MAX_AWAITER_DEPTH)
 		return;
 	for (uint32_t a = 0; a < task->nawaiters && a < 8; a++) {
-		int64_t w = task_by_id(t, ts->awaiters[task->first_awaiter + a]);
+		int64_t w = task_by_id(t, t->snap->task_proc[ti], ts->awaiters[task->first_awaiter + a]);
 		if (w < 0 || (uint32_t)w == ti)
 			continue;
 		add_row(t, ROW_AWAITER, (uint32_t)w, depth + 1);
 		add_task_detail(t, (uint32_t)w, depth + 1);
+	}
+}
+
+/* The open group's tasks of one process (every shown one: p = UINT32_MAX). */
+static void
+add_task_rows(struct tasks_ui *t, uint32_t g, uint32_t p)
+{
+	const struct task_snapshot *s = t->snap;
+	const struct task_group *grp = &s->groups[g];
+	uint32_t rows = 0;
+	for (uint32_t m = 0; m < grp->count; m++) {
+		uint32_t ti = s->members[grp->first + m];
+		uint32_t tp = s->task_proc[ti];
+		if (p == UINT32_MAX ? !proc_shown(t, tp) : tp != p)
+			continue;
+		if (rows++ >= MAX_TASK_ROWS) {
+			add_row(t, ROW_MORE, g, 0);
+			t->rows[t->nrows - 1].b++;
+			for (m++; m < grp->count; m++) {
+				uint32_t tj = s->members[grp->first + m];
+				uint32_t pj = s->task_proc[tj];
+				if (p == UINT32_MAX ? proc_shown(t, pj) : pj == p)
+					t->rows[t->nrows - 1].b++;
+			}
+			break;
+		}
+		add_row(t, ROW_TASK, ti, 0);
+		if (same_task(key_of(s, ti), t->open_task))
+			add_task_detail(t, ti, 0);
+	}
+}
+
+/* An open group spread over processes lists them, longest stuck first
+ * (the members' order), each opening to its tasks. */
+static void
+add_proc_rows(struct tasks_ui *t, uint32_t g)
+{
+	const struct task_snapshot *s = t->snap;
+	const struct task_group *grp = &s->groups[g];
+	for (uint32_t p = 0; p < s->nprocs; p++)
+		t->proc_mark[p] = UINT32_MAX;
+	for (uint32_t m = 0; m < grp->count; m++) {
+		uint32_t tp = s->task_proc[s->members[grp->first + m]];
+		if (!proc_shown(t, tp) || t->proc_mark[tp] == g)
+			continue;
+		t->proc_mark[tp] = g;
+		add_row(t, ROW_PROC, g, tp);
+		if (s->procs[tp].pid == t->open_pid)
+			add_task_rows(t, g, tp);
 	}
 }
 
@@ -155,78 +255,152 @@ build_rows(struct tasks_ui *t)
 	if (!t->snap)
 		return;
 	const struct task_snapshot *s = t->snap;
-	for (uint32_t k = 0; k < s->ngroups; k++) {
+	for (uint32_t k = 0; k < t->norder; k++) {
 		uint32_t g = t->order[k];
 		add_row(t, ROW_GROUP, g, 0);
 		if (!t->group_open || !same_group(&s->groups[g], &t->open_group))
 			continue;
-		const struct task_group *grp = &s->groups[g];
-		for (uint32_t m = 0; m < grp->count; m++) {
-			if (m >= MAX_TASK_ROWS) {
-				add_row(t, ROW_MORE, g, grp->count - m);
-				break;
-			}
-			uint32_t ti = s->members[grp->first + m];
-			add_row(t, ROW_TASK, ti, 0);
-			if (s->tasks.tasks[ti].id == t->open_task)
-				add_task_detail(t, ti, 0);
-		}
+		t->open_index = g;
+		if (t->shown_groups[g].nprocs > 1)
+			add_proc_rows(t, g);
+		else
+			add_task_rows(t, g, UINT32_MAX);
 	}
 }
 
+/* Count each group over the processes shown, and order those with tasks
+ * there. */
 static void
-take_snapshot(struct tasks_ui *t, struct task_snapshot *s)
+count_groups(struct tasks_ui *t)
 {
-	/* Remember what the selection points at, to find it again. */
-	enum row_kind kind = ROW_GROUP;
-	struct task_group key = {0};
-	uint64_t task_id = 0;
-	bool have = false;
-	if (t->snap && t->selected >= 0 && (uint32_t)t->selected < t->nrows) {
-		const struct trow *r = &t->rows[t->selected];
-		kind = r->kind;
-		if (kind == ROW_GROUP) {
-			key = t->snap->groups[r->a];
-			have = true;
-		} else if (kind == ROW_TASK) {
-			task_id = t->snap->tasks.tasks[r->a].id;
-			have = true;
-		}
-	}
-	task_snapshot_free(t->snap);
-	free(t->by_id);
-	free(t->order);
-	t->snap = s;
-	t->by_id = malloc((s->tasks.n + 1) * sizeof *t->by_id);
-	t->order = malloc((s->ngroups + 1) * sizeof *t->order);
-	if (!t->by_id || !t->order) {
-		task_snapshot_free(t->snap);
-		t->snap = NULL;
-		t->nrows = 0;
-		return;
-	}
-	for (uint32_t i = 0; i < s->tasks.n; i++)
-		t->by_id[i] = i;
-	for (uint32_t g = 0; g < s->ngroups; g++)
-		t->order[g] = g;
-	struct group_order order = {s, t->by_count};
-	qsort_r(t->by_id, s->tasks.n, sizeof *t->by_id, cmp_ids, (void *)s);
-	qsort_r(t->order, s->ngroups, sizeof *t->order, cmp_groups, &order);
-	build_rows(t);
-	if (have) {
-		for (uint32_t i = 0; i < t->nrows; i++) {
-			const struct trow *r = &t->rows[i];
-			if ((kind == ROW_GROUP && r->kind == ROW_GROUP &&
-			     same_group(&s->groups[r->a], &key)) ||
-			    (kind == ROW_TASK && r->kind == ROW_TASK &&
-			     s->tasks.tasks[r->a].id == task_id)) {
-				t->selected = (int32_t)i;
-				break;
+	const struct task_snapshot *s = t->snap;
+	t->norder = 0;
+	for (uint32_t p = 0; p < s->nprocs; p++)
+		t->proc_mark[p] = UINT32_MAX;
+	for (uint32_t g = 0; g < s->ngroups; g++) {
+		const struct task_group *grp = &s->groups[g];
+		struct shown_group *v = &t->shown_groups[g];
+		*v = (struct shown_group){0};
+		/* members are longest stuck first: the first shown sets the stuck time */
+		for (uint32_t m = 0; m < grp->count; m++) {
+			uint32_t ti = s->members[grp->first + m];
+			if (!proc_shown(t, s->task_proc[ti]))
+				continue;
+			if (!v->count) {
+				v->stuck_ns = s->stuck_ns[ti];
+				v->stuck_before = s->stuck_before[ti];
 			}
+			v->count++;
+			v->running += s->tasks.tasks[ti].running;
+			if (t->proc_mark[s->task_proc[ti]] != g) {
+				t->proc_mark[s->task_proc[ti]] = g;
+				v->nprocs++;
+			}
+		}
+		if (v->count)
+			t->order[t->norder++] = g;
+	}
+	struct group_order order = {t->shown_groups, t->by_count};
+	qsort_r(t->order, t->norder, sizeof *t->order, cmp_groups, &order);
+}
+
+/* The process filter as the ui has it now. */
+static void
+read_filter(struct tasks_ui *t, const struct ui *u)
+{
+	t->filter = u->proc;
+	t->filter_start_ns = 0;
+	if (u->proc >= 0 && (uint32_t)u->proc < procset_count(&u->s->sampler.procs)) {
+		const struct proc_info *p = procset_at(&u->s->sampler.procs, (uint32_t)u->proc);
+		t->filter_start_ns = p ? p->start_ns : 0;
+	}
+}
+
+/* What the selection points at, to find it again in new rows. */
+struct selection {
+	enum row_kind kind;
+	struct task_group group;
+	pid_t pid;
+	struct task_key task;
+	bool have;
+};
+
+static struct selection
+remember_selection(const struct tasks_ui *t)
+{
+	struct selection sel = {0};
+	if (!t->snap || t->selected < 0 || (uint32_t)t->selected >= t->nrows)
+		return sel;
+	const struct trow *r = &t->rows[t->selected];
+	sel.kind = r->kind;
+	if (r->kind == ROW_GROUP) {
+		sel.group = t->snap->groups[r->a];
+		sel.have = true;
+	} else if (r->kind == ROW_PROC) {
+		sel.group = t->snap->groups[r->a];
+		sel.pid = t->snap->procs[r->b].pid;
+		sel.have = true;
+	} else if (r->kind == ROW_TASK) {
+		sel.task = key_of(t->snap, r->a);
+		sel.have = true;
+	}
+	return sel;
+}
+
+static void
+restore_selection(struct tasks_ui *t, const struct selection *sel)
+{
+	const struct task_snapshot *s = t->snap;
+	for (uint32_t i = 0; sel->have && i < t->nrows; i++) {
+		const struct trow *r = &t->rows[i];
+		if (r->kind != sel->kind)
+			continue;
+		if ((r->kind == ROW_GROUP && same_group(&s->groups[r->a], &sel->group)) ||
+		    (r->kind == ROW_PROC && same_group(&s->groups[r->a], &sel->group) &&
+		     s->procs[r->b].pid == sel->pid) ||
+		    (r->kind == ROW_TASK && same_task(key_of(s, r->a), sel->task))) {
+			t->selected = (int32_t)i;
+			break;
 		}
 	}
 	if (t->selected >= (int32_t)t->nrows)
 		t->selected = t->nrows ? (int32_t)t->nrows - 1 : 0;
+}
+
+/* Rows again after the snapshot or the process filter changed. */
+static void
+rebuild(struct tasks_ui *t, const struct selection *sel)
+{
+	count_groups(t);
+	build_rows(t);
+	restore_selection(t, sel);
+}
+
+static void
+take_snapshot(struct tasks_ui *t, const struct ui *u, struct task_snapshot *s)
+{
+	struct selection sel = remember_selection(t);
+	task_snapshot_free(t->snap);
+	free(t->by_id);
+	free(t->order);
+	free(t->shown_groups);
+	free(t->proc_mark);
+	t->snap = s;
+	t->by_id = malloc((s->tasks.n + 1) * sizeof *t->by_id);
+	t->order = malloc((s->ngroups + 1) * sizeof *t->order);
+	t->shown_groups = malloc((s->ngroups + 1) * sizeof *t->shown_groups);
+	t->proc_mark = malloc((s->nprocs + 1) * sizeof *t->proc_mark);
+	if (!t->by_id || !t->order || !t->shown_groups || !t->proc_mark) {
+		task_snapshot_free(t->snap);
+		t->snap = NULL;
+		t->nrows = t->norder = 0;
+		return;
+	}
+	for (uint32_t i = 0; i < s->tasks.n; i++)
+		t->by_id[i] = i;
+	qsort_r(t->by_id, s->tasks.n, sizeof *t->by_id, cmp_ids, (void *)s);
+	read_filter(t, u);
+	rebuild(t, &sel);
 }
 
 void
@@ -242,7 +416,7 @@ tasksview_poll(struct ui *u)
 		task_snapshot_free(s);
 		return;
 	}
-	take_snapshot(t, s);
+	take_snapshot(t, u, s);
 	if (t->shown)
 		u->dirty = true;
 }
@@ -266,49 +440,62 @@ format_age(uint64_t ns, bool at_least, char *buf, size_t len)
 }
 
 static const char *
-code_name(const struct task_snapshot *s, uint32_t code)
+func_name(const struct task_snapshot *s, uint32_t func)
 {
-	return codecache_get(s->codes, code)->qualname;
+	const char *q = intern_func_at(s->funcs, func)->qualname;
+	return q ? q : "?";
+}
+
+static const char *
+func_file(const struct task_snapshot *s, uint32_t func)
+{
+	const char *f = intern_func_at(s->funcs, func)->filename;
+	return f ? f : "?";
 }
 
 static void
-frame_text(const struct task_snapshot *s, uint32_t code, int line, char *buf, size_t len)
+frame_text(const struct task_snapshot *s, uint32_t func, int line, char *buf, size_t len)
 {
-	const struct code_entry *c = codecache_get(s->codes, code);
-	snprintf(buf, len, "%s (%s:%d)", c->qualname, procmaps_basename(c->filename), line);
+	snprintf(buf, len, "%s (%s:%d)", func_name(s, func), procmaps_basename(func_file(s, func)),
+		 line);
 }
 
 /* "Queue.get ← worker (app.py:33)": where the tasks wait, and in what. */
 static void
 group_label(const struct task_snapshot *s, const struct task_group *g, char *buf, size_t len)
 {
-	if (g->frame0 == UINT32_MAX) {
+	if (!g->func0) {
 		snprintf(buf, len, "%s", "(no coroutine frame: done or not started)");
 		return;
 	}
-	if (g->frame1 == UINT32_MAX) {
-		frame_text(s, g->frame0, g->line0, buf, len);
+	if (!g->func1) {
+		frame_text(s, g->func0, g->line0, buf, len);
 		return;
 	}
 	char caller[1024];
-	frame_text(s, g->frame1, g->line1, caller, sizeof caller);
-	snprintf(buf, len, "%s \xe2\x86\x90 %s", code_name(s, g->frame0), caller);
+	frame_text(s, g->func1, g->line1, caller, sizeof caller);
+	snprintf(buf, len, "%s \xe2\x86\x90 %s", func_name(s, g->func0), caller);
 }
 
 static void
-group_names(const struct task_snapshot *s, const struct task_group *g, char *buf, size_t len)
+group_names(const struct tasks_ui *tu, const struct task_group *g, char *buf, size_t len)
 {
+	const struct task_snapshot *s = tu->snap;
 	size_t at = 0;
 	buf[0] = '\0';
-	for (uint32_t m = 0; m < g->count && at + 8 < len; m++) {
-		const struct tt_task *t = &s->tasks.tasks[s->members[g->first + m]];
-		int n = snprintf(buf + at, len - at, "%s%s", m ? ", " : "", tt_task_name(&s->tasks, t));
+	for (uint32_t m = 0, named = 0; m < g->count && at + 8 < len; m++) {
+		uint32_t ti = s->members[g->first + m];
+		if (!proc_shown(tu, s->task_proc[ti]))
+			continue;
+		const struct tt_task *t = &s->tasks.tasks[ti];
+		int n = snprintf(buf + at, len - at, "%s%s", named ? ", " : "",
+				 tt_task_name(&s->tasks, t));
 		if (n < 0 || (size_t)n >= len - at) {
 			buf[at] = '\0';
 			break;
 		}
 		at += (size_t)n;
-		if (m >= 12 && m + 1 < g->count) {
+		if (++named > 12 && m + 1 < g->count) {
 			snprintf(buf + at, len - at, ", \xe2\x80\xa6");
 			break;
 		}
@@ -321,32 +508,65 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	const struct task_snapshot *s = t->snap;
 	char text[2048], age[32];
 	int attr = theme_attr(selected ? ROLE_SELECTED : ROLE_DEFAULT);
+	/* rows under a process row go one step further in */
+	int deep = t->group_open && t->open_index < s->ngroups &&
+			   t->shown_groups[t->open_index].nprocs > 1 ? 4 : 0;
 	if (selected)
 		ui_bar(y, attr);
 	switch (r->kind) {
 	case ROW_GROUP: {
 		const struct task_group *g = &s->groups[r->a];
+		const struct shown_group *v = &t->shown_groups[r->a];
 		bool open = t->group_open && same_group(g, &t->open_group);
-		format_age(g->stuck_ns, g->stuck_before, age, sizeof age);
-		char head[96];
-		snprintf(head, sizeof head, "%s%7u %5u %8s  ", open ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
-			 g->count, g->running, age);
+		format_age(v->stuck_ns, v->stuck_before, age, sizeof age);
+		char head[96], procs[16] = "";
+		if (s->nprocs > 1)
+			snprintf(procs, sizeof procs, " %5u", v->nprocs);
+		snprintf(head, sizeof head, "%s%7u%s %5u %8s  ",
+			 open ? "\xe2\x96\xbe" : "\xe2\x96\xb8", v->count, procs, v->running, age);
 		int x = ui_draw_text(y, 0, COLS, head, attr);
 		char label[1200];
 		group_label(s, g, label, sizeof label);
 		int lw = (COLS - x) * 60 / 100;
 		int used = ui_draw_text(y, x, lw, label, selected ? attr : theme_attr(ROLE_FUNCTION));
 		x += (used < lw ? used : lw) + 2;
-		group_names(s, g, text, sizeof text);
+		group_names(t, g, text, sizeof text);
 		ui_draw_text(y, x, COLS - x, text, selected ? attr : theme_attr(ROLE_DIM));
+		break;
+	}
+	case ROW_PROC: {
+		const struct task_group *g = &s->groups[r->a];
+		const struct task_proc *p = &s->procs[r->b];
+		uint32_t n = 0;
+		uint64_t stuck = 0;
+		bool before = false;
+		for (uint32_t m = 0; m < g->count; m++) {
+			uint32_t ti = s->members[g->first + m];
+			if (s->task_proc[ti] != r->b)
+				continue;
+			if (!n++) {
+				stuck = s->stuck_ns[ti];
+				before = s->stuck_before[ti];
+			}
+		}
+		format_age(stuck, before, age, sizeof age);
+		snprintf(text, sizeof text, "    %s process %d: %u task%s here, longest unchanged %s",
+			 p->pid == t->open_pid ? "\xe2\x96\xbe" : "\xe2\x96\xb8", (int)p->pid, n,
+			 n == 1 ? "" : "s", age);
+		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
 		break;
 	}
 	case ROW_TASK: {
 		const struct tt_task *task = &s->tasks.tasks[r->a];
+		const struct task_proc *p = &s->procs[s->task_proc[r->a]];
 		format_age(s->stuck_ns[r->a], s->stuck_before[r->a], age, sizeof age);
-		snprintf(text, sizeof text, "    %s %s [0x%llx] thread %llu, %s, unchanged %s",
-			 task->id == t->open_task ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
-			 tt_task_name(&s->tasks, task), (unsigned long long)task->id,
+		char where[48] = "";
+		if (s->nprocs > 1)
+			snprintf(where, sizeof where, "process %d, ", (int)p->pid);
+		/* under a process row, one step further in */
+		snprintf(text, sizeof text, "%*s%s %s [0x%llx] %sthread %llu, %s, unchanged %s",
+			 4 + deep, "", same_task(key_of(s, r->a), t->open_task) ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
+			 tt_task_name(&s->tasks, task), (unsigned long long)task->id, where,
 			 (unsigned long long)task->thread, task->running ? "running" : "suspended", age);
 		ui_draw_text(y, 0, COLS, text, attr);
 		break;
@@ -355,21 +575,22 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		const struct tt_task *task = &s->tasks.tasks[r->a];
 		uint32_t f = r->b & 0xffff, depth = r->b >> 16;
 		const struct tt_frame *fr = &s->tasks.frames[task->first_frame + f];
-		const struct code_entry *c = codecache_get(s->codes, fr->code_id);
-		snprintf(text, sizeof text, "%*s%s (%s:%d)", (int)(8 + 4 * depth), "", c->qualname,
-			 c->filename, fr->line);
+		uint32_t func = s->frame_func[task->first_frame + f];
+		snprintf(text, sizeof text, "%*s%s (%s:%d)", (int)(8 + deep + 4 * depth), "",
+			 func_name(s, func), func_file(s, func), fr->line);
 		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_FILE));
 		break;
 	}
 	case ROW_AWAITER: {
 		const struct tt_task *task = &s->tasks.tasks[r->a];
-		snprintf(text, sizeof text, "%*s\xe2\x86\x91 awaited by %s [0x%llx]", (int)(4 + 4 * r->b),
+		snprintf(text, sizeof text, "%*s\xe2\x86\x91 awaited by %s [0x%llx]",
+			 (int)(4 + deep + 4 * r->b),
 			 "", tt_task_name(&s->tasks, task), (unsigned long long)task->id);
 		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
 		break;
 	}
 	case ROW_MORE:
-		snprintf(text, sizeof text, "    ... %u more tasks here", r->b);
+		snprintf(text, sizeof text, "%*s... %u more tasks here", 4 + deep, "", r->b);
 		ui_draw_text(y, 0, COLS, text, theme_attr(ROLE_DIM));
 		break;
 	}
@@ -385,29 +606,52 @@ tasksview_draw(struct ui *u, int y, int h)
 		taskwatch_error(&u->s->tasks, err, sizeof err);
 	if (t->start_error[0])
 		snprintf(err, sizeof err, "%s", t->start_error);
+	/* The process selection ([ / ]) may have moved since the rows were made. */
+	if (s && (t->filter != u->proc ||
+		  (u->proc >= 0 && procset_at(&u->s->sampler.procs, (uint32_t)u->proc)->start_ns !=
+					   t->filter_start_ns))) {
+		struct selection sel = remember_selection(t);
+		read_filter(t, u);
+		rebuild(t, &sel);
+	}
+	uint32_t shown = 0;
+	for (uint32_t k = 0; s && k < t->norder; k++)
+		shown += t->shown_groups[t->order[k]].count;
 	if (!s) {
 		snprintf(title, sizeof title, " asyncio tasks  (reading\xe2\x80\xa6) ");
 	} else if (s->tasks.state == TASKS_UNSUPPORTED) {
 		snprintf(title, sizeof title, " asyncio tasks ");
 	} else {
 		/* Many tasks stretch the interval (taskwatch.h): say how often. */
-		char every[48];
+		char every[48], where[96] = "";
 		if (s->next_in_ns <= TASKS_INTERVAL_NS)
 			snprintf(every, sizeof every, ", 4 times a second");
 		else
 			snprintf(every, sizeof every, ", every %.1f s", (double)s->next_in_ns / 1e9);
+		if (t->filter >= 0)
+			snprintf(where, sizeof where, " of process %d",
+				 (int)procset_at(&u->s->sampler.procs, (uint32_t)t->filter)->pid);
+		uint32_t holding = 0;
+		for (uint32_t p = 0; s->nprocs > 1 && p < s->nprocs; p++)
+			holding += s->procs[p].ntasks > 0;
+		if (t->filter < 0 && s->nprocs > 1)
+			snprintf(where, sizeof where, " in %u process%s", holding,
+				 holding == 1 ? "" : "es");
 		snprintf(title, sizeof title,
-			 " asyncio tasks  %u tasks at %u points, sorted by %s (s)  read %.1f ms%s%s ",
-			 s->tasks.n, s->ngroups, t->by_count ? "count" : "stuck time", s->read_ms,
+			 " asyncio tasks  %u tasks%s at %u points, sorted by %s (s)  read %.1f ms%s%s ",
+			 shown, where, t->norder, t->by_count ? "count" : "stuck time", s->read_ms,
 			 every, s->tasks.lost ? "  (some changed while read)" : "");
 	}
 	ui_bar(y, theme_attr(ROLE_BORDER));
 	ui_draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	y++;
 	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
-	ui_draw_text(y, 0, COLS, t->by_count ? "   TASKS\xe2\x96\xbc  RUN    STUCK  SUSPENDED AT"
-					   : "   TASKS   RUN   STUCK\xe2\x96\xbc  SUSPENDED AT",
-		   theme_attr(ROLE_TABLE_HEADER));
+	const char *procs = s && s->nprocs > 1 ? " PROCS" : "";
+	char columns[128];
+	snprintf(columns, sizeof columns, t->by_count ? "   TASKS\xe2\x96\xbc%s  RUN    STUCK  SUSPENDED AT"
+						     : "   TASKS%s   RUN   STUCK\xe2\x96\xbc  SUSPENDED AT",
+		 procs);
+	ui_draw_text(y, 0, COLS, columns, theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	const char *empty = NULL;
 	if (err[0])
@@ -420,6 +664,8 @@ tasksview_draw(struct ui *u, int y, int h)
 		empty = "  asyncio is not imported (yet): looking again every second";
 	else if (s->tasks.n == 0)
 		empty = "  no asyncio tasks right now";
+	else if (t->norder == 0)
+		empty = "  no asyncio tasks in this process right now";
 	if (empty && (!s || t->nrows == 0)) {
 		ui_draw_text(y, 0, COLS, empty, theme_attr(err[0] ? ROLE_ERROR : ROLE_DIM));
 		return;
@@ -460,11 +706,16 @@ toggle_open(struct tasks_ui *t)
 		} else {
 			t->group_open = true;
 			t->open_group = *g;
-			t->open_task = 0;
+			t->open_pid = 0;
+			t->open_task = (struct task_key){0};
 		}
+	} else if (r.kind == ROW_PROC) {
+		pid_t pid = t->snap->procs[r.b].pid;
+		t->open_pid = t->open_pid == pid ? 0 : pid;
+		t->open_task = (struct task_key){0};
 	} else if (r.kind == ROW_TASK) {
-		uint64_t id = t->snap->tasks.tasks[r.a].id;
-		t->open_task = t->open_task == id ? 0 : id;
+		struct task_key k = key_of(t->snap, r.a);
+		t->open_task = same_task(t->open_task, k) ? (struct task_key){0} : k;
 	} else {
 		return;
 	}
@@ -530,9 +781,8 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 		case 's': case 'S':
 			t->by_count = !t->by_count;
 			if (t->snap) {
-				struct group_order order = {t->snap, t->by_count};
-				qsort_r(t->order, t->snap->ngroups, sizeof *t->order, cmp_groups,
-					&order);
+				struct group_order order = {t->shown_groups, t->by_count};
+				qsort_r(t->order, t->norder, sizeof *t->order, cmp_groups, &order);
 				build_rows(t);
 			}
 			break;
@@ -549,8 +799,10 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 		switch (k->code.sym) {
 		case TERMKEY_SYM_ENTER: toggle_open(t); break;
 		case TERMKEY_SYM_ESCAPE:
-			if (t->open_task)
-				t->open_task = 0;
+			if (t->open_task.id)
+				t->open_task = (struct task_key){0};
+			else if (t->open_pid)
+				t->open_pid = 0;
 			else if (t->group_open)
 				t->group_open = false;
 			else

@@ -54,9 +54,9 @@ struct asyncstack {
 	 * down to its own marker frame (0: not built yet, NONE: could not be) */
 	struct idindex index;
 	uint32_t *top;
-	/* the watcher's code IDs -> interned functions, + 1 (0: not yet) */
-	uint32_t *codes;
-	uint32_t codes_cap;
+	/* the watcher's functions -> the walker's, + 1 (0: not yet) */
+	uint32_t *funcs;
+	uint32_t funcs_cap;
 	struct name_entry *names;      /* marker frames by (folded) task name */
 	uint32_t names_cap, nnames;
 	struct idindex name_index;
@@ -107,7 +107,7 @@ asyncstack_free(struct asyncstack *a)
 	idindex_free(&a->name_index);
 	idindex_free(&a->index);
 	free(a->top);
-	free(a->codes);
+	free(a->funcs);
 	free(a->memo);
 	free(a->out);
 	free(a);
@@ -199,23 +199,23 @@ first_awaiter(const struct asyncstack *a, uint32_t idx)
 
 /* ---- frames in the walker's terms ---- */
 
-/* The interned function of one of the watcher's code IDs (kept by
- * content, so the watcher's and the walker's code objects need not meet). */
+/* The walker's function for one of the watcher's (both kept by content:
+ * the watcher's and the walker's code objects need not meet). */
 static uint32_t
-walker_func(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_code)
+walker_func(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_func)
 {
-	if (watcher_code == UINT32_MAX - 1 ||
-	    !grow_array((void **)&a->codes, &a->codes_cap, watcher_code + 1, sizeof *a->codes))
+	if (watcher_func == UINT32_MAX ||
+	    !grow_array((void **)&a->funcs, &a->funcs_cap, watcher_func + 1, sizeof *a->funcs))
 		return NONE;
-	if (a->codes[watcher_code] == 0) {
-		const struct code_entry *e = codecache_get(a->snap->codes, watcher_code);
-		uint32_t id = intern_func(stackwalk_intern_rw(w), e->qualname, e->filename,
-					  e->firstlineno, false);
+	if (a->funcs[watcher_func] == 0) {
+		const struct interned_func *f = intern_func_at(a->snap->funcs, watcher_func);
+		uint32_t id = intern_func(stackwalk_intern_rw(w), f->qualname, f->filename,
+					  f->firstlineno, false);
 		if (!id)
 			return NONE;
-		a->codes[watcher_code] = id + 1;
+		a->funcs[watcher_func] = id + 1;
 	}
-	return a->codes[watcher_code] - 1;
+	return a->funcs[watcher_func] - 1;
 }
 
 static uint32_t
@@ -289,7 +289,7 @@ push_chain(struct asyncstack *a, struct stackwalk *w, uint32_t *stack, uint32_t 
 	struct intern *in = stackwalk_intern_rw(w);
 	for (uint32_t k = t->nframes; k-- > 0;) {
 		const struct tt_frame *f = &ts->frames[t->first_frame + k];
-		uint32_t func = walker_func(a, w, f->code_id);
+		uint32_t func = walker_func(a, w, a->snap->frame_func[t->first_frame + k]);
 		uint32_t frame = func == NONE ? 0 : intern_frame(in, func, f->line);
 		uint32_t s = frame ? intern_stack(in, *stack, frame) : 0;
 		if (!s)
@@ -427,8 +427,9 @@ asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_th
 	}
 	if (!a->snap)
 		return threads;
-	if (!a->running_read && !a->running_refused && a->snap->ts_running_task) {
-		a->running_read = stackwalk_read_running_task(w, a->snap->ts_running_task);
+	if (!a->running_read && !a->running_refused && a->snap->nprocs &&
+	    a->snap->procs[0].ts_running_task) {
+		a->running_read = stackwalk_read_running_task(w, a->snap->procs[0].ts_running_task);
 		a->running_refused = !a->running_read;
 	}
 	if (!a->running_read || !grow_array((void **)&a->out, &a->out_cap, n, sizeof *a->out))

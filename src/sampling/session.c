@@ -248,7 +248,7 @@ session_watch_tasks(struct session *s, uint64_t interval_ns, struct tt_error *er
 {
 	if (s->watching_tasks)
 		return TT_OK;
-	tt_status st = taskwatch_start(&s->tasks, &s->target, interval_ns, err);
+	tt_status st = taskwatch_start_tree(&s->tasks, &s->sampler.procs, interval_ns, err);
 	s->watching_tasks = st == TT_OK;
 	return st;
 }

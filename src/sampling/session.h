@@ -40,7 +40,7 @@ struct session {
 	char cmdline[512];         /* the target's command line (raw) */
 	double rate_hz;
 	struct kwatch *kwatch;       /* what threads wait for in the kernel, or NULL */
-	struct taskwatch tasks;      /* the root's asyncio tasks, once watching_tasks */
+	struct taskwatch tasks;      /* the followed processes' asyncio tasks, once watching_tasks */
 	bool watching_tasks;
 };
 
@@ -61,9 +61,9 @@ int session_next_signal(void);
 /* The last signal caught (0: none yet). */
 int session_stop_signal(void);
 
-/* Start reading the root's asyncio tasks every interval_ns, on a thread
- * of their own (the live view's tasks view asks when first shown: nothing
- * is read before). Once started, a second call does nothing. */
+/* Start reading the asyncio tasks of every process the sampler follows
+ * (the root alone, or its tree) every interval_ns, on a thread of their
+ * own. Once started, a second call does nothing. */
 tt_status session_watch_tasks(struct session *s, uint64_t interval_ns, struct tt_error *err);
 
 /* Reap the started command if it exited (non-blocking). */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "grow.h"
 #include "hash.h"
 #include "taskwatch.h"
 
@@ -22,6 +23,29 @@ struct fp_entry {
 	bool before;               /* there since the first read: since_ns is a lower bound */
 };
 
+/* A process whose tasks are read: its own target copy, reader and code
+ * cache, and what the last read found. */
+struct watched {
+	struct target target;
+	pid_t pid;
+	uint32_t proc_index;
+	uint64_t proc_start_ns;
+	bool attached;             /* target and reader ready; else `error` says why */
+	char error[384];
+	bool seen;                 /* still in the procset (this pass) */
+	struct code_cache codes;
+	struct task_reader reader;
+	struct tt_tasks read;      /* the last read (buffers kept) */
+	uint32_t *code_func;       /* code ID -> function in the watcher's funcs, 0: not yet */
+	uint32_t code_func_cap;
+	/* per task of the last read: fingerprint of its chain and since when
+	 * it holds, and their index by task address */
+	struct fp_entry *fps;
+	uint32_t nfps;
+	struct idindex fp_index;
+	uint64_t reads;
+};
+
 /* ---- snapshot building ---- */
 
 void
@@ -30,6 +54,9 @@ task_snapshot_free(struct task_snapshot *s)
 	if (!s)
 		return;
 	tt_tasks_free(&s->tasks);
+	free(s->frame_func);
+	free(s->task_proc);
+	free(s->procs);
 	free(s->stuck_ns);
 	free(s->stuck_before);
 	free(s->groups);
@@ -83,31 +110,29 @@ task_who(const struct tt_tasks *ts, const struct tt_task *t)
 	return hash_mix64(t->coro) ^ hash_fnv(HASH_FNV_SEED, tt_task_name(ts, t));
 }
 
-/* Record each task's fingerprint; a task whose fingerprint is unchanged
- * keeps the time it was first seen at that point. */
+/* Record the fingerprint of each task of wd's last read; a task whose
+ * fingerprint is unchanged keeps the time it was first seen at that point.
+ * Its stuck time goes to stuck_ns[i] / before[i]. */
 static bool
-update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
+update_fingerprints(struct watched *wd, uint64_t now, uint64_t *stuck_ns, bool *stuck_before)
 {
-	struct fp_table old = {w->fps, w->nfps, w->fp_index}, tab = {0};
-	tab.v = malloc((s->tasks.n + 1) * sizeof *tab.v);
-	s->stuck_ns = malloc((s->tasks.n + 1) * sizeof *s->stuck_ns);
-	s->stuck_before = malloc((s->tasks.n + 1) * sizeof *s->stuck_before);
-	if (!tab.v || !s->stuck_ns || !s->stuck_before) {
-		free(tab.v);
+	const struct tt_tasks *ts = &wd->read;
+	struct fp_table old = {wd->fps, wd->nfps, wd->fp_index}, tab = {0};
+	tab.v = malloc((ts->n + 1) * sizeof *tab.v);
+	if (!tab.v)
 		return false;
-	}
-	for (uint32_t i = 0; i < s->tasks.n; i++) {
-		const struct tt_task *t = &s->tasks.tasks[i];
-		uint64_t fp = fingerprint(&s->tasks, t), who = task_who(&s->tasks, t);
+	for (uint32_t i = 0; i < ts->n; i++) {
+		const struct tt_task *t = &ts->tasks[i];
+		uint64_t fp = fingerprint(ts, t), who = task_who(ts, t);
 		uint32_t at = old.n ? old.ix.slots[fp_slot(&old, t->id)] : 0;
 		const struct fp_entry *was = at ? &old.v[at - 1] : NULL;
 		bool same = was && was->fp == fp && was->who == who;
 		uint64_t since = same ? was->since_ns : now;
 		/* On the first read every task has been where it is for an
 		 * unknown time already: what we measure is a lower bound. */
-		bool before = same ? was->before : !was && s->reads == 1;
-		s->stuck_ns[i] = now - since;
-		s->stuck_before[i] = before;
+		bool before = same ? was->before : !was && wd->reads == 1;
+		stuck_ns[i] = now - since;
+		stuck_before[i] = before;
 		if (!idindex_reserve(&tab.ix, 1, tab.n + 1, 64, fp_hash_at, &tab)) {
 			free(tab.v);
 			idindex_free(&tab.ix);
@@ -119,11 +144,58 @@ update_fingerprints(struct taskwatch *w, struct task_snapshot *s, uint64_t now)
 		tab.v[tab.ix.slots[k] - 1] = (struct fp_entry){.id = t->id, .who = who, .fp = fp,
 							       .since_ns = since, .before = before};
 	}
-	free(w->fps);
-	idindex_free(&w->fp_index);
-	w->fps = tab.v;
-	w->nfps = tab.n;
-	w->fp_index = tab.ix;
+	free(wd->fps);
+	idindex_free(&wd->fp_index);
+	wd->fps = tab.v;
+	wd->nfps = tab.n;
+	wd->fp_index = tab.ix;
+	return true;
+}
+
+/* The watcher's function for one of wd's code IDs: by content, so that two
+ * processes' copies of a function are one. */
+static uint32_t
+func_of_code(struct taskwatch *w, struct watched *wd, uint32_t code)
+{
+	if (code == UINT32_MAX ||
+	    !grow_array((void **)&wd->code_func, &wd->code_func_cap, code + 1, sizeof *wd->code_func))
+		return w->unknown_func;
+	if (!wd->code_func[code]) {
+		const struct code_entry *e = codecache_get(&wd->codes, code);
+		uint32_t id = intern_func(&w->funcs, e->qualname, e->filename, e->firstlineno, false);
+		if (!id)
+			return w->unknown_func;
+		wd->code_func[code] = id;
+	}
+	return wd->code_func[code];
+}
+
+/* Add wd's last read to the snapshot as process p. */
+static bool
+add_process(struct taskwatch *w, struct watched *wd, struct task_snapshot *s, uint64_t now)
+{
+	uint32_t base = s->tasks.n, fbase = s->tasks.nframes;
+	if (!tt_tasks_append(&s->tasks, &wd->read))
+		return false;
+	uint32_t n = s->tasks.n, nf = s->tasks.nframes, p = s->nprocs - 1;
+	void *a = realloc(s->stuck_ns, (n + 1) * sizeof *s->stuck_ns);
+	if (a)
+		s->stuck_ns = a;
+	void *b = a ? realloc(s->stuck_before, (n + 1) * sizeof *s->stuck_before) : NULL;
+	if (b)
+		s->stuck_before = b;
+	void *c = b ? realloc(s->task_proc, (n + 1) * sizeof *s->task_proc) : NULL;
+	if (c)
+		s->task_proc = c;
+	void *d = c ? realloc(s->frame_func, (nf + 1) * sizeof *s->frame_func) : NULL;
+	if (d)
+		s->frame_func = d;
+	if (!d || !update_fingerprints(wd, now, s->stuck_ns + base, s->stuck_before + base))
+		return false;
+	for (uint32_t i = base; i < n; i++)
+		s->task_proc[i] = p;
+	for (uint32_t f = fbase; f < nf; f++)
+		s->frame_func[f] = func_of_code(w, wd, s->tasks.frames[f].code_id);
 	return true;
 }
 
@@ -140,33 +212,34 @@ is_library_file(const char *path)
  * awaiting it ("Queue.get <- worker (app.py:33)"); the direct caller when the
  * whole chain is library code. */
 static void
-group_key(const struct code_cache *codes, const struct tt_tasks *ts, const struct tt_task *t,
-	  struct task_group *g)
+group_key(const struct task_snapshot *s, const struct tt_task *t, struct task_group *g)
 {
-	g->frame0 = g->frame1 = UINT32_MAX;
+	g->func0 = g->func1 = 0;
 	g->line0 = g->line1 = -1;
 	if (t->nframes == 0)
 		return;
-	const struct tt_frame *f = ts->frames + t->first_frame;
-	g->frame0 = f[0].code_id;
+	const struct tt_frame *f = s->tasks.frames + t->first_frame;
+	const uint32_t *func = s->frame_func + t->first_frame;
+	g->func0 = func[0];
 	g->line0 = f[0].line;
 	if (t->nframes == 1)
 		return;
 	uint32_t caller = 1;
 	for (uint32_t i = 1; i < t->nframes; i++) {
-		if (!is_library_file(codecache_get(codes, f[i].code_id)->filename)) {
+		const char *file = intern_func_at(s->funcs, func[i])->filename;
+		if (!is_library_file(file ? file : "")) {
 			caller = i;
 			break;
 		}
 	}
-	g->frame1 = f[caller].code_id;
+	g->func1 = func[caller];
 	g->line1 = f[caller].line;
 }
 
 static bool
 same_point(const struct task_group *a, const struct task_group *b)
 {
-	return a->frame0 == b->frame0 && a->frame1 == b->frame1 && a->line0 == b->line0 &&
+	return a->func0 == b->func0 && a->func1 == b->func1 && a->line0 == b->line0 &&
 	       a->line1 == b->line1;
 }
 
@@ -182,7 +255,7 @@ cmp_stuck(const void *a, const void *b, void *ctx)
 static uint32_t
 point_hash(const struct task_group *key)
 {
-	return hash_mix64(((uint64_t)key->frame0 << 32 | key->frame1) ^
+	return hash_mix64(((uint64_t)key->func0 << 32 | key->func1) ^
 			  ((uint64_t)(uint32_t)key->line0 << 32 | (uint32_t)key->line1) *
 				  0x9E3779B97F4A7C15ull);
 }
@@ -194,24 +267,29 @@ group_hash_at(const void *ctx, uint32_t id)
 	return point_hash(&s->groups[id - 1]);
 }
 
-/* Group tasks by suspension point (an index of the groups by key). */
+/* Group tasks by suspension point (an index of the groups by key). Tasks
+ * come one process after another, so a group's processes are counted by
+ * the last one it saw. */
 static bool
 build_groups(struct task_snapshot *s)
 {
 	uint32_t n = s->tasks.n;
 	struct idindex ix = {0};
 	uint32_t *group_of = malloc((n + 1) * sizeof *group_of);
+	uint32_t *last_proc = malloc((n + 1) * sizeof *last_proc);
 	s->groups = calloc(n + 1, sizeof *s->groups);
 	s->members = malloc((n + 1) * sizeof *s->members);
-	if (!group_of || !s->groups || !s->members) {
+	if (!group_of || !last_proc || !s->groups || !s->members) {
 		free(group_of);
+		free(last_proc);
 		return false;
 	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct task_group key = {0};
-		group_key(s->codes, &s->tasks, &s->tasks.tasks[i], &key);
+		group_key(s, &s->tasks.tasks[i], &key);
 		if (!idindex_reserve(&ix, 1, s->ngroups + 1, 64, group_hash_at, s)) {
 			free(group_of);
+			free(last_proc);
 			idindex_free(&ix);
 			return false;
 		}
@@ -219,19 +297,26 @@ build_groups(struct task_snapshot *s)
 		while (ix.slots[k] && !same_point(&s->groups[ix.slots[k] - 1], &key))
 			k = idindex_next(&ix, k);
 		if (!ix.slots[k]) {
+			last_proc[s->ngroups] = UINT32_MAX;
 			s->groups[s->ngroups++] = key;
 			ix.slots[k] = s->ngroups;
 		}
-		struct task_group *g = &s->groups[ix.slots[k] - 1];
-		group_of[i] = ix.slots[k] - 1;
+		uint32_t gi = ix.slots[k] - 1;
+		struct task_group *g = &s->groups[gi];
+		group_of[i] = gi;
 		g->count++;
 		g->running += s->tasks.tasks[i].running;
+		if (last_proc[gi] != s->task_proc[i]) {
+			last_proc[gi] = s->task_proc[i];
+			g->nprocs++;
+		}
 		if (s->stuck_ns[i] > g->stuck_ns || (s->stuck_ns[i] == g->stuck_ns && s->stuck_before[i])) {
 			g->stuck_ns = s->stuck_ns[i];
 			g->stuck_before = s->stuck_before[i];
 		}
 	}
 	idindex_free(&ix);
+	free(last_proc);
 	uint32_t at = 0;
 	for (uint32_t g = 0; g < s->ngroups; g++) {
 		s->groups[g].first = at;
@@ -247,6 +332,103 @@ build_groups(struct task_snapshot *s)
 			cmp_stuck, s);
 	free(group_of);
 	return true;
+}
+
+/* ---- the processes read ---- */
+
+static void
+watched_free(struct watched *wd)
+{
+	if (!wd)
+		return;
+	if (wd->attached) {
+		task_reader_free(&wd->reader);
+		codecache_free(&wd->codes);
+	}
+	tt_tasks_free(&wd->read);
+	free(wd->code_func);
+	free(wd->fps);
+	idindex_free(&wd->fp_index);
+	free(wd);
+}
+
+/* Ready a reader over wd->target (already set). */
+static tt_status
+watched_open(struct watched *wd, struct tt_error *err)
+{
+	if (codecache_init(&wd->codes) != 0)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task code cache");
+	tt_status st = task_reader_init(&wd->reader, &wd->target, &wd->codes, PROBE_INTERVAL_NS, err);
+	if (st != TT_OK) {
+		codecache_free(&wd->codes);
+		return st;
+	}
+	wd->attached = true;
+	return TT_OK;
+}
+
+static bool
+add_watched(struct taskwatch *w, struct watched *wd)
+{
+	if (!grow_array((void **)&w->watched, &w->watched_cap, w->nwatched + 1, sizeof *w->watched))
+		return false;
+	w->watched[w->nwatched++] = wd;
+	return true;
+}
+
+static struct watched *
+find_watched(const struct taskwatch *w, uint32_t index, uint64_t start_ns)
+{
+	for (uint32_t i = 0; i < w->nwatched; i++)
+		if (w->watched[i]->proc_index == index && w->watched[i]->proc_start_ns == start_ns)
+			return w->watched[i];
+	return NULL;
+}
+
+/* Follow the procset: a reader for each live Python process new to us, and
+ * none any more for a process that ended or whose entry went to another. */
+static void
+sync_with_procset(struct taskwatch *w)
+{
+	const struct procset *ps = w->follow;
+	for (uint32_t i = 0; i < w->nwatched; i++)
+		w->watched[i]->seen = false;
+	uint32_t n = procset_count(ps);
+	for (uint32_t i = 0; i < n; i++) {
+		const struct proc_info *p = procset_at(ps, i);
+		if (!p || !p->target || procset_state(p) != PROC_LIVE)
+			continue;
+		struct watched *wd = find_watched(w, i, p->start_ns);
+		if (wd) {
+			wd->seen = true;
+			continue;
+		}
+		wd = calloc(1, sizeof *wd);
+		if (!wd)
+			return;
+		wd->pid = p->pid;
+		wd->proc_index = i;
+		wd->proc_start_ns = p->start_ns;
+		wd->seen = true;
+		/* Our own view of its memory: the sampler's target is the
+		 * sampler's to use (its counters move). */
+		struct tt_error err = {0};
+		if (target_attach_like(&wd->target, p->pid, p->target, &err) != TT_OK ||
+		    watched_open(wd, &err) != TT_OK)
+			snprintf(wd->error, sizeof wd->error, "%s", err.msg);
+		if (!add_watched(w, wd)) {
+			watched_free(wd);
+			return;
+		}
+	}
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < w->nwatched; i++) {
+		if (w->watched[i]->seen)
+			w->watched[kept++] = w->watched[i];
+		else
+			watched_free(w->watched[i]);
+	}
+	w->nwatched = kept;
 }
 
 /* ---- the thread ---- */
@@ -272,36 +454,93 @@ publish(struct taskwatch *w, struct task_snapshot *s, const char *error)
 	pthread_mutex_unlock(&w->lock);
 }
 
+/* Read one process into the snapshot as its next process. */
+static bool
+read_one(struct taskwatch *w, struct watched *wd, struct task_snapshot *s)
+{
+	struct task_proc *p = &s->procs[s->nprocs++];
+	*p = (struct task_proc){.pid = wd->pid, .proc_index = wd->proc_index,
+				.proc_start_ns = wd->proc_start_ns, .state = TASKS_NO_ASYNCIO,
+				.first_task = s->tasks.n};
+	if (!wd->attached) {
+		snprintf(p->error, sizeof p->error, "%s", wd->error);
+		return true;
+	}
+	struct tt_error err = {0};
+	if (task_reader_read(&wd->reader, &wd->read, &err) != TT_OK) {
+		snprintf(p->error, sizeof p->error, "%s", err.msg);
+		wd->read.n = wd->read.nframes = wd->read.nawaiters = wd->read.names_len = 0;
+		return true;
+	}
+	wd->reads++;
+	p->state = wd->read.state;
+	p->lost = wd->read.lost;
+	p->ts_running_task = wd->reader.found ? wd->reader.ts_running_task : 0;
+	if (!add_process(w, wd, s, clock_now_ns()))
+		return false;
+	p->ntasks = s->tasks.n - p->first_task;
+	return true;
+}
+
+/* One pass over every process watched: the snapshot, or NULL with `why`. */
+static struct task_snapshot *
+read_all(struct taskwatch *w, uint64_t start, char *why, size_t len)
+{
+	if (w->follow)
+		sync_with_procset(w);
+	struct task_snapshot *s = calloc(1, sizeof *s);
+	if (s)
+		s->procs = calloc(w->nwatched + 1, sizeof *s->procs);
+	if (!s || !s->procs) {
+		task_snapshot_free(s);
+		snprintf(why, len, "%s", "out of memory reading tasks");
+		return NULL;
+	}
+	s->funcs = &w->funcs;
+	s->tasks.state = TASKS_UNSUPPORTED;
+	bool any_async = false, any_read = false;
+	for (uint32_t i = 0; i < w->nwatched; i++) {
+		if (!read_one(w, w->watched[i], s)) {
+			task_snapshot_free(s);
+			snprintf(why, len, "%s", "out of memory grouping tasks");
+			return NULL;
+		}
+		const struct task_proc *p = &s->procs[s->nprocs - 1];
+		any_async |= !p->error[0] && p->state != TASKS_UNSUPPORTED;
+		any_read |= !p->error[0] && p->state == TASKS_READ;
+		/* One process alone: its failure is the snapshot's. */
+		if (!w->follow && p->error[0]) {
+			snprintf(why, len, "%s", p->error);
+			task_snapshot_free(s);
+			return NULL;
+		}
+	}
+	s->tasks.state = any_read ? TASKS_READ : any_async ? TASKS_NO_ASYNCIO : TASKS_UNSUPPORTED;
+	uint64_t now = clock_now_ns();
+	s->taken_ns = now;
+	s->read_ms = (double)(now - start) / 1e6;
+	s->reads = ++w->reads;
+	s->next_in_ns = read_period(w->interval_ns, now - start);
+	if (!build_groups(s)) {
+		task_snapshot_free(s);
+		snprintf(why, len, "%s", "out of memory grouping tasks");
+		return NULL;
+	}
+	why[0] = '\0';
+	return s;
+}
+
 static void *
 taskwatch_main(void *arg)
 {
 	struct taskwatch *w = arg;
 	while (!atomic_load(&w->stop)) {
 		uint64_t start = clock_now_ns();
-		struct task_snapshot *s = calloc(1, sizeof *s);
-		struct tt_error err = {0};
-		if (!s) {
-			publish(w, NULL, "out of memory reading tasks");
-		} else if (task_reader_read(&w->reader, &s->tasks, &err) != TT_OK) {
-			task_snapshot_free(s);
-			publish(w, NULL, err.msg);
-			if (!remote_pid_alive(w->target.pid))
-				break;
-		} else {
-			uint64_t now = clock_now_ns();
-			s->taken_ns = now;
-			s->read_ms = (double)(now - start) / 1e6;
-			s->codes = &w->codes;
-			s->reads = ++w->reads;
-			s->ts_running_task = w->reader.found ? w->reader.ts_running_task : 0;
-			s->next_in_ns = read_period(w->interval_ns, now - start);
-			if (update_fingerprints(w, s, now) && build_groups(s)) {
-				publish(w, s, "");
-			} else {
-				task_snapshot_free(s);
-				publish(w, NULL, "out of memory grouping tasks");
-			}
-		}
+		char why[512];
+		struct task_snapshot *s = read_all(w, start, why, sizeof why);
+		publish(w, s, why);
+		if (!s && !w->follow && !remote_pid_alive(w->single.pid))
+			break;
 		/* Sleep out the interval, waking early to stop. */
 		uint64_t until = start + read_period(w->interval_ns, clock_now_ns() - start);
 		struct timespec ts;
@@ -324,23 +563,20 @@ taskwatch_main(void *arg)
 	return NULL;
 }
 
-tt_status
-taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_ns,
-		struct tt_error *err)
+static void
+free_watchers(struct taskwatch *w)
 {
-	memset(w, 0, sizeof *w);
-	w->target = *t;
-	/* The copy reads through its own remote (the backend points at it). */
-	if (w->target.mem.backend.ctx == &t->mem)
-		w->target.mem.backend.ctx = &w->target.mem;
-	w->interval_ns = interval_ns;
-	if (codecache_init(&w->codes) != 0)
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task code cache");
-	tt_status st = task_reader_init(&w->reader, &w->target, &w->codes, PROBE_INTERVAL_NS, err);
-	if (st != TT_OK) {
-		codecache_free(&w->codes);
-		return st;
-	}
+	for (uint32_t i = 0; i < w->nwatched; i++)
+		watched_free(w->watched[i]);
+	free(w->watched);
+	w->watched = NULL;
+	w->nwatched = w->watched_cap = 0;
+	intern_free(&w->funcs);
+}
+
+static tt_status
+start_thread(struct taskwatch *w, struct tt_error *err)
+{
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_condattr_t ca;
 	pthread_condattr_init(&ca);
@@ -354,14 +590,66 @@ taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_n
 	int rc = pthread_create(&w->thread, NULL, taskwatch_main, w);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
-		task_reader_free(&w->reader);
-		codecache_free(&w->codes);
+		free_watchers(w);
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->wake);
 		return tt_fail(err, TT_ENOMEM, rc, "cannot start the task reader thread");
 	}
 	w->started = true;
 	return TT_OK;
+}
+
+static tt_status
+init_common(struct taskwatch *w, uint64_t interval_ns, struct tt_error *err)
+{
+	memset(w, 0, sizeof *w);
+	w->interval_ns = interval_ns;
+	if (intern_init(&w->funcs) != 0)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task functions");
+	w->unknown_func = intern_func(&w->funcs, "?", "?", 0, true);
+	if (!w->unknown_func) {
+		intern_free(&w->funcs);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task functions");
+	}
+	return TT_OK;
+}
+
+tt_status
+taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_ns,
+		struct tt_error *err)
+{
+	tt_status st = init_common(w, interval_ns, err);
+	if (st != TT_OK)
+		return st;
+	w->single = *t;
+	struct watched *wd = calloc(1, sizeof *wd);
+	if (!wd || !add_watched(w, wd)) {
+		free(wd);
+		free_watchers(w);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task reader");
+	}
+	wd->target = *t;
+	/* The copy reads through its own remote (the backend points at it). */
+	if (wd->target.mem.backend.ctx == &t->mem)
+		wd->target.mem.backend.ctx = &wd->target.mem;
+	wd->pid = t->pid;
+	st = watched_open(wd, err);
+	if (st != TT_OK) {
+		free_watchers(w);
+		return st;
+	}
+	return start_thread(w, err);
+}
+
+tt_status
+taskwatch_start_tree(struct taskwatch *w, const struct procset *ps, uint64_t interval_ns,
+		     struct tt_error *err)
+{
+	tt_status st = init_common(w, interval_ns, err);
+	if (st != TT_OK)
+		return st;
+	w->follow = ps;
+	return start_thread(w, err);
 }
 
 struct task_snapshot *
@@ -399,10 +687,7 @@ taskwatch_stop(struct taskwatch *w)
 	pthread_mutex_unlock(&w->lock);
 	pthread_join(w->thread, NULL);
 	task_snapshot_free(w->latest);
-	free(w->fps);
-	idindex_free(&w->fp_index);
-	task_reader_free(&w->reader);
-	codecache_free(&w->codes);
+	free_watchers(w);
 	pthread_mutex_destroy(&w->lock);
 	pthread_cond_destroy(&w->wake);
 	w->started = false;

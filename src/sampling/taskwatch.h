@@ -2,6 +2,9 @@
  * reads every task a few times a second (never the sampler's hot loop),
  * remembers how long each task has sat at the same point (its coroutine
  * chain and lines unchanged) and groups tasks by where they are suspended.
+ * It reads one process or each process of a tree (the sampler's procset),
+ * the tree's in one pass under one budget, and groups the tree's tasks by
+ * content: the same function and line in two workers is one point.
  * Each read is published as an immutable snapshot the UI takes. */
 #ifndef TT_TASKWATCH_H
 #define TT_TASKWATCH_H
@@ -15,40 +18,63 @@
 #include "codecache.h"
 #include "error.h"
 #include "idindex.h"
+#include "intern.h"
+#include "procset.h"
 #include "target.h"
 
-/* Tasks of one suspension point: the same innermost frame and caller. */
+/* Tasks of one suspension point: the same innermost function and caller,
+ * at the same lines, in whichever process. */
 struct task_group {
-	uint32_t frame0, frame1;   /* code IDs; UINT32_MAX when absent */
+	uint32_t func0, func1;     /* interned in the snapshot's funcs; 0 when absent */
 	int32_t line0, line1;
 	uint32_t count;
 	uint32_t running;          /* of them, running right now */
+	uint32_t nprocs;           /* processes holding them */
 	uint64_t stuck_ns;         /* longest any of them has sat unchanged */
 	bool stuck_before;         /* ... and it sat there before the watcher's first read */
 	uint32_t first;            /* its tasks: members[first .. first + count) */
 };
 
+/* One process of a snapshot. */
+struct task_proc {
+	pid_t pid;
+	uint32_t proc_index;       /* its entry in the followed procset (0 for a single target) */
+	uint64_t proc_start_ns;    /* that entry's start_ns: tells its occupants apart */
+	enum tasks_state state;
+	uint32_t first_task, ntasks;   /* its tasks: tasks.tasks[first_task ..) */
+	uint32_t lost;
+	uint64_t ts_running_task;  /* where a thread state keeps its running task; 0: unknown */
+	char error[384];           /* "" when its read worked */
+};
+
 struct task_snapshot {
-	struct tt_tasks tasks;
+	struct tt_tasks tasks;     /* every process's, one process after another; state:
+				      READ when any process's tasks were read */
+	uint32_t *frame_func;      /* per frame of tasks.frames: its function in funcs */
+	uint32_t *task_proc;       /* per task: its process in procs */
+	struct task_proc *procs;
+	uint32_t nprocs;
+	const struct intern *funcs;    /* the watcher's (append-only: safe to read) */
 	uint64_t *stuck_ns;        /* per task: how long at its current point */
 	bool *stuck_before;        /* per task: there at the first read (stuck_ns is "at least") */
 	struct task_group *groups;
 	uint32_t ngroups;
 	uint32_t *members;         /* task indexes, grouped, longest stuck first */
-	const struct code_cache *codes; /* frames' code IDs (append-only: safe to read) */
 	uint64_t taken_ns;
-	double read_ms;            /* what the read cost */
+	double read_ms;            /* what the read of every process cost */
 	uint64_t reads;            /* reads so far */
-	uint64_t ts_running_task;  /* where a thread state keeps its running task; 0: unknown yet */
 	uint64_t next_in_ns;       /* when the next read starts, from this one's start */
 };
 
-struct fp_entry;
+struct watched;
 
 struct taskwatch {
-	struct target target;      /* a copy: its own remote counters */
-	struct code_cache codes;
-	struct task_reader reader;
+	const struct procset *follow;   /* read each live process of this set, or */
+	struct target single;           /* ... this one target (a copy) */
+	struct watched **watched;       /* the processes read (their own reader and caches) */
+	uint32_t nwatched, watched_cap;
+	struct intern funcs;            /* frames' functions by content, across processes */
+	uint32_t unknown_func;          /* "?" when interning fails */
 	uint64_t interval_ns;
 	pthread_t thread;
 	bool started;
@@ -57,11 +83,6 @@ struct taskwatch {
 	pthread_cond_t wake;
 	struct task_snapshot *latest;   /* published, not taken yet */
 	char error[512];                /* last failed read (under lock) */
-	/* per task of the last read: fingerprint of its chain and since when
-	 * it holds, and their index by task address */
-	struct fp_entry *fps;
-	uint32_t nfps;
-	struct idindex fp_index;
 	uint64_t reads;
 };
 
@@ -71,8 +92,14 @@ struct taskwatch {
 #define TASKWATCH_SHARE 10
 #define TASKWATCH_MAX_INTERVAL_NS 5000000000ull
 
+/* Watch one target's tasks. */
 tt_status taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_ns,
 			  struct tt_error *err);
+/* Watch the tasks of every live Python process of a procset as it comes
+ * and goes (the sampler's: a tree), all read in one pass whose cost the
+ * interval stretches for. */
+tt_status taskwatch_start_tree(struct taskwatch *w, const struct procset *ps,
+			       uint64_t interval_ns, struct tt_error *err);
 /* The newest snapshot if one came since the last call (the caller owns it),
  * else NULL. */
 struct task_snapshot *taskwatch_take(struct taskwatch *w);

@@ -56,6 +56,44 @@ tt_tasks_free(struct tt_tasks *ts)
 	memset(ts, 0, sizeof *ts);
 }
 
+bool
+tt_tasks_append(struct tt_tasks *dst, const struct tt_tasks *src)
+{
+	uint64_t n = (uint64_t)dst->n + src->n, nf = (uint64_t)dst->nframes + src->nframes;
+	uint64_t na = (uint64_t)dst->nawaiters + src->nawaiters;
+	uint64_t nn = (uint64_t)dst->names_len + src->names_len;
+	if (n > UINT32_MAX || nf > UINT32_MAX || na > UINT32_MAX || nn > UINT32_MAX ||
+	    !grow_array((void **)&dst->tasks, &dst->cap, (uint32_t)n, sizeof *dst->tasks) ||
+	    !grow_array((void **)&dst->frames, &dst->frames_cap, (uint32_t)nf, sizeof *dst->frames) ||
+	    !grow_array((void **)&dst->awaiters, &dst->awaiters_cap, (uint32_t)na,
+			sizeof *dst->awaiters) ||
+	    !grow_array((void **)&dst->names, &dst->names_cap, (uint32_t)nn, 1))
+		return false;
+	for (uint32_t i = 0; i < src->n; i++) {
+		struct tt_task t = src->tasks[i];
+		t.name_off += dst->names_len;
+		t.first_frame += dst->nframes;
+		t.first_awaiter += dst->nawaiters;
+		dst->tasks[dst->n + i] = t;
+	}
+	if (src->nframes)
+		memcpy(dst->frames + dst->nframes, src->frames, src->nframes * sizeof *src->frames);
+	if (src->nawaiters)
+		memcpy(dst->awaiters + dst->nawaiters, src->awaiters,
+		       src->nawaiters * sizeof *src->awaiters);
+	if (src->names_len)
+		memcpy(dst->names + dst->names_len, src->names, src->names_len);
+	dst->n = (uint32_t)n;
+	dst->nframes = (uint32_t)nf;
+	dst->nawaiters = (uint32_t)na;
+	dst->names_len = (uint32_t)nn;
+	dst->lost += src->lost;
+	dst->incomplete |= src->incomplete;
+	dst->truncated |= src->truncated;
+	dst->syscalls += src->syscalls;
+	return true;
+}
+
 /* ---- reading through the page cache ---- */
 
 static struct task_page *

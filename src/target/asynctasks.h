@@ -109,4 +109,9 @@ tt_status task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_
 
 void tt_tasks_free(struct tt_tasks *ts);
 
+/* Add src's tasks after dst's (their frames, awaiters and names with
+ * them; lost, incomplete and truncated add up). false when memory is short
+ * (dst is as it was). */
+bool tt_tasks_append(struct tt_tasks *dst, const struct tt_tasks *src);
+
 #endif
