@@ -748,6 +748,292 @@ def test_tree_tasks():
                    % (kid["pid"], kid["tasks"] + 1), *run.details())
 
 
+# ----------------------------------------------------------------------
+# asyncio tasks across a worker tree: Debian's uvicorn and gunicorn
+# ----------------------------------------------------------------------
+
+ASGI_STUCK = 4       # requests left waiting on the upstream
+STUCK_POINT = r"Event\.wait \u2190 fetch_upstream \(asgi_stuck\.py:\d+\)"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def children(pid):
+    found = []
+    try:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                found += [int(x) for x in f.read().split()]
+    except OSError:
+        pass
+    return sorted(found)
+
+
+def cmdline(pid):
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+class AsgiTree:
+    """Debian's uvicorn --workers 2, or gunicorn -k uvicorn.workers.UvicornWorker
+    -w 2, serving tests/targets/asgi_stuck.py in the root, with ASGI_STUCK
+    requests stuck on its upstream (the kernel may give them all to one
+    worker)."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="asgi-", dir=ft.in_root("/tmp"))
+        self.rdir = "/" + os.path.relpath(self.dir, ft.ROOT)
+        self.proc = None
+        self.socks = []
+
+    def argv(self):
+        if self.kind == "uvicorn":
+            return ["python3", "-m", "uvicorn", "--workers", "2", "--host", "127.0.0.1",
+                    "--port", str(self.port), "--app-dir", self.rdir, "asgi_stuck:app"]
+        return ["gunicorn", "-k", "uvicorn.workers.UvicornWorker", "-w", "2",
+                "-b", "127.0.0.1:%d" % self.port, "--chdir", self.rdir, "asgi_stuck:app"]
+
+    def __enter__(self):
+        shutil.copy(os.path.join(TARGETS, "asgi_stuck.py"), self.dir)
+        self.log = open(os.path.join(self.dir, "server.log"), "wb")
+        self.proc = subprocess.Popen([ft.CHROOT, ft.ROOT] + self.argv(), stdin=subprocess.DEVNULL,
+                                     stdout=self.log, stderr=self.log, env=ft.TARGET_ENV,
+                                     start_new_session=True)
+        try:
+            self.wait_serving()
+            self.stick(ASGI_STUCK)
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False
+
+    @property
+    def pid(self):
+        return self.proc.pid
+
+    def workers(self):
+        """The serving workers (not multiprocessing's resource tracker)."""
+        return [c for c in children(self.proc.pid) if "resource_tracker" not in cmdline(c)]
+
+    def details(self):
+        try:
+            with open(os.path.join(self.dir, "server.log"), "rb") as f:
+                return ["server log: " + line for line in
+                        f.read().decode("utf-8", "replace").splitlines()[-10:]]
+        except OSError:
+            return []
+
+    def wait_serving(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise Fail("%s exited with %d" % (self.kind, self.proc.returncode),
+                           *self.details())
+            if len(self.workers()) == 2:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=2) as c:
+                        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                        if c.recv(64).startswith(b"HTTP/1.1 200"):
+                            return
+                except OSError:
+                    pass
+            if time.monotonic() > deadline:
+                raise Fail("%s not serving with 2 workers within %d s" % (self.kind, timeout),
+                           *self.details())
+            time.sleep(0.1)
+
+    def stick(self, n):
+        for i in range(n):
+            c = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+            c.sendall(b"GET /stuck/%d HTTP/1.1\r\nHost: x\r\n\r\n" % i)
+            self.socks.append(c)
+
+    def stuck_by_worker(self, want=ASGI_STUCK, timeout=15):
+        """{worker pid: its tasks in fetch_upstream}, from dump --tasks
+        --subprocesses --json, once they add up to *want*; and the document."""
+        deadline = time.monotonic() + timeout
+        while True:
+            run = ft.tachyon("dump", "-p", self.pid, "--tasks", "--subprocesses", "--json")
+            run.expect_success()
+            ft.expect_no_control_bytes(run.out, "stdout of " + run.cmd)
+            doc = json.loads(run.out.decode("utf-8"))
+            held = {}
+            for p in doc.get("processes", []):
+                n = sum(1 for t in p.get("tasks") or []
+                        if any(f["func"] == "fetch_upstream" for f in t["frames"]))
+                if n:
+                    held[p["pid"]] = n
+            if sum(held.values()) == want or time.monotonic() > deadline:
+                return held, doc, run
+            time.sleep(0.2)
+
+    def kill(self):
+        for c in self.socks:
+            c.close()
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def group_row(screen, count):
+    """The stuck point's row: (tasks, processes) or None."""
+    m = re.search(r"(?m)^\S\s+(%d)\s+(\d+)\s+0\s+.*?%s" % (count, STUCK_POINT), screen)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
+def check_asgi_tree(kind):
+    with AsgiTree(kind) as a:
+        held, doc, run = a.stuck_by_worker()
+        workers = a.workers()
+        expect(sum(held.values()) == ASGI_STUCK and set(held) <= set(workers),
+               "dump --tasks --subprocesses --json: stuck tasks by process %s, expected %d in "
+               "workers %s" % (held, ASGI_STUCK, workers), *run.details())
+        procs = {p["pid"]: p for p in doc["processes"]}
+        for w in workers:
+            expect(w in procs, "worker %d not in the dump" % w, *run.details())
+            ft.validate_dump(procs[w], w)
+            for t in procs[w].get("tasks") or []:
+                if any(f["func"] == "fetch_upstream" for f in t["frames"]):
+                    funcs = [f["func"] for f in t["frames"]]
+                    expect(funcs[0] == "Event.wait" and "app" in funcs,
+                           "worker %d: a stuck task's stack %s" % (w, funcs), *run.details())
+        tui = Tmux("-p", a.pid, size=(160, 45))
+        try:
+            tui.wait(lambda s: "Processes" in s, "live view")
+            tui.keys("T")
+            screen = tui.wait(lambda s: group_row(s, ASGI_STUCK), "the stuck point's row with "
+                              "all %d tasks" % ASGI_STUCK, timeout=20)
+            expect(group_row(screen, ASGI_STUCK)[1] == len(held),
+                   "the row's process count is not %d (%s)" % (len(held), held), screen)
+            # Open it: one row per process holding some (with its count), or
+            # the tasks at once when one worker holds them all.
+            open_row(tui, STUCK_POINT)
+            if len(held) > 1:
+                screen = tui.wait(lambda s: all(re.search(r"process %d: %d tasks? here" % (p, n), s)
+                                                for p, n in held.items()),
+                                  "a row per worker holding stuck tasks, with its count")
+                tui.keys("Down", "Enter")
+            pid = next(iter(held)) if len(held) == 1 else None
+
+            def task_rows(s):
+                return re.findall(r"(?m)^\s+\u25b8 Task-\d+ \[0x[0-9a-f]+\] process (\d+)", s)
+            screen = tui.wait(lambda s: task_rows(s), "task rows")
+            shown = {int(p) for p in task_rows(screen)}
+            expect(len(shown) == 1 and shown <= set(held), "task rows of processes %s, expected "
+                   "one of %s" % (shown, held), screen)
+            pid = shown.pop()
+            # ] moves the process selection: on a holder, only its tasks.
+            for _ in range(len(workers) + 3):
+                tui.keys("]")
+                screen = tui.wait(lambda s: re.search(r"asyncio tasks  \d+ tasks of process (\d+)",
+                                                      s), "the tasks view of one process")
+                if re.search(r"tasks of process %d " % pid, screen):
+                    break
+            expect(re.search(r"tasks of process %d " % pid, screen),
+                   "] never selected worker %d" % pid, screen)
+            screen = tui.wait(lambda s: group_row(s, held[pid]), "the stuck point with worker "
+                              "%d's %d tasks alone" % (pid, held[pid]))
+            expect(group_row(screen, held[pid])[1] == 1, "one process's row counts %d processes"
+                   % group_row(screen, held[pid])[1], screen)
+            # Back to every process.
+            for _ in range(len(workers) + 3):
+                if group_row(screen, ASGI_STUCK):
+                    break
+                tui.keys("]")
+                time.sleep(0.3)
+                screen = tui.screen()
+            expect(group_row(screen, ASGI_STUCK), "] back to every process", screen)
+        finally:
+            tui.close()
+
+
+def test_uvicorn_tree():
+    check_asgi_tree("uvicorn")
+
+
+def test_gunicorn_uvicorn_tree():
+    check_asgi_tree("gunicorn")
+
+
+MAIN_LOOP = r"sleep \u2190 Server\.main_loop \(server\.py:\d+\)"
+
+
+def open_row(tui, pattern, tries=5):
+    """Select the group row matching *pattern* and open it: rows may move
+    between a screen and the keys (times tick), so check that the row
+    opened was that one, else close it and try again."""
+    for _ in range(tries):
+        screen = tui.wait(lambda s: re.search(pattern, s), "a row matching %s" % pattern)
+        rows = [line for line in screen.splitlines() if line[:1] in "\u25b8\u25be"]
+        index = next(i for i, line in enumerate(rows) if re.search(pattern, line))
+        tui.keys("Home")
+        for _ in range(index):
+            tui.keys("Down")
+        tui.keys("Enter")
+        time.sleep(0.5)
+        screen = tui.screen()
+        if re.search(r"(?m)^\u25be.*" + pattern, screen):
+            return screen
+        if re.search(r"(?m)^\u25be", screen):
+            tui.keys("Escape")
+    raise Fail("could not open the row matching %s" % pattern, screen)
+
+
+def test_worker_recycled():
+    """gunicorn replaces a killed worker: the tasks view drops the old
+    worker's tasks and shows the new worker's."""
+    with AsgiTree("gunicorn") as a:
+        held, _, run = a.stuck_by_worker()
+        expect(sum(held.values()) == ASGI_STUCK, "stuck tasks %s" % held, *run.details())
+        tui = Tmux("-p", a.pid, size=(160, 45))
+        try:
+            tui.wait(lambda s: "Processes" in s, "live view")
+            tui.keys("T")
+            tui.wait(lambda s: group_row(s, ASGI_STUCK), "the stuck point's row", timeout=20)
+            victim = max(held, key=held.get)
+            before = set(a.workers())
+            os.kill(victim, signal.SIGKILL)
+            deadline = time.monotonic() + 20
+            while not (set(a.workers()) - before) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            fresh = set(a.workers()) - before
+            expect(fresh, "gunicorn did not replace worker %d" % victim, *a.details())
+            new = fresh.pop()
+            left = ASGI_STUCK - held[victim]
+            if left:
+                tui.wait(lambda s: group_row(s, left), "the stuck point with the %d tasks "
+                         "the killed worker did not hold" % left)
+            else:
+                tui.wait(lambda s: not re.search(STUCK_POINT, s), "the stuck point gone with "
+                         "the killed worker, the only one holding it")
+            # Each worker's loop waits in uvicorn's main loop: its row lists
+            # the processes, the new worker among them, the killed one not.
+            tui.wait(lambda s: re.search(r"(?m)^\S\s+2\s+2\s+0\s+.*?" + MAIN_LOOP, s),
+                     "the main loop's row with both workers")
+            open_row(tui, MAIN_LOOP)
+            screen = tui.wait(lambda s: "process %d: 1 task here" % new in s,
+                              "the new worker %d under the main loop's row" % new)
+            expect("process %d:" % victim not in screen,
+                   "the killed worker %d is still in the tasks view" % victim, screen)
+        finally:
+            tui.close()
+
+
 PER_INTERP = [("oracle agrees on a forest of tasks", test_oracle),
               ("two loops in two threads", test_two_loops),
               ("%d parked tasks per loop" % BULK, test_bulk),
@@ -771,7 +1057,7 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 9)
+    tap = Tap(len(interps) * len(PER_INTERP) + 12)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
@@ -785,6 +1071,11 @@ def main():
             test_tree_tasks)
     tap.run("tasks view: 5,000 tasks/s each sleeping <= 50 ms: stuck stays under 1 s",
             test_stuck_under_churn)
+    tap.run("uvicorn --workers 2: the master's tasks view and dump --tasks --subprocesses "
+            "show the workers' stuck requests; ] shows one worker's", test_uvicorn_tree)
+    tap.run("gunicorn -k uvicorn.workers.UvicornWorker: the same", test_gunicorn_uvicorn_tree)
+    tap.run("gunicorn replaces a killed worker: its tasks leave the view, the new one's come",
+            test_worker_recycled)
     for interp in interps:
         for desc, fn in PER_INTERP:
             tap.run("%s: %s" % (interp, desc), fn, interp)

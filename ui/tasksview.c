@@ -92,23 +92,39 @@ tasksview_shown(const struct ui *u)
 
 /* ---- rows ---- */
 
-/* How the groups are ordered: longest stuck, or most tasks, first. */
+/* How the groups are ordered: longest stuck, or most tasks, first. Stuck
+ * times compare in whole seconds, as shown, and ties go by the point, so
+ * that rows do not swap places between reads over nanoseconds. */
 struct group_order {
 	const struct shown_group *groups;
+	const struct task_group *points;
 	bool by_count;
 };
+
+static int
+cmp_u64_desc(uint64_t x, uint64_t y)
+{
+	return x < y ? 1 : x > y ? -1 : 0;
+}
 
 static int
 cmp_groups(const void *a, const void *b, void *ctx)
 {
 	const struct group_order *o = ctx;
-	const struct shown_group *x = &o->groups[*(const uint32_t *)a];
-	const struct shown_group *y = &o->groups[*(const uint32_t *)b];
-	uint64_t kx = o->by_count ? x->count : x->stuck_ns, ky = o->by_count ? y->count : y->stuck_ns;
-	if (kx != ky)
-		return kx < ky ? 1 : -1;
-	uint64_t sx = o->by_count ? x->stuck_ns : x->count, sy = o->by_count ? y->stuck_ns : y->count;
-	return sx < sy ? 1 : sx > sy ? -1 : 0;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct shown_group *x = &o->groups[i], *y = &o->groups[j];
+	int by_stuck = cmp_u64_desc(x->stuck_ns / 1000000000u, y->stuck_ns / 1000000000u);
+	int by_count = cmp_u64_desc(x->count, y->count);
+	int c = o->by_count ? (by_count ? by_count : by_stuck) : (by_stuck ? by_stuck : by_count);
+	if (c)
+		return c;
+	const struct task_group *p = &o->points[i], *q = &o->points[j];
+	uint64_t kp = (uint64_t)p->func0 << 32 | p->func1, kq = (uint64_t)q->func0 << 32 | q->func1;
+	if (kp != kq)
+		return kp < kq ? -1 : 1;
+	kp = (uint64_t)(uint32_t)p->line0 << 32 | (uint32_t)p->line1;
+	kq = (uint64_t)(uint32_t)q->line0 << 32 | (uint32_t)q->line1;
+	return kp < kq ? -1 : kp > kq;
 }
 
 static int
@@ -300,7 +316,7 @@ count_groups(struct tasks_ui *t)
 		if (v->count)
 			t->order[t->norder++] = g;
 	}
-	struct group_order order = {t->shown_groups, t->by_count};
+	struct group_order order = {t->shown_groups, t->snap->groups, t->by_count};
 	qsort_r(t->order, t->norder, sizeof *t->order, cmp_groups, &order);
 }
 
@@ -755,7 +771,7 @@ tasksview_status(const struct ui *u, char *buf, size_t len)
 {
 	(void)u;
 	snprintf(buf, len, " ↑/↓ PgUp/PgDn Home/End: move  Enter: open/close  s: sort by tasks/stuck  "
-		 "Esc or T: back  h help  q quit");
+		 "[ ]: one process  Esc or T: back  h help  q quit");
 }
 
 bool
@@ -781,7 +797,7 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 		case 's': case 'S':
 			t->by_count = !t->by_count;
 			if (t->snap) {
-				struct group_order order = {t->shown_groups, t->by_count};
+				struct group_order order = {t->shown_groups, t->snap->groups, t->by_count};
 				qsort_r(t->order, t->norder, sizeof *t->order, cmp_groups, &order);
 				build_rows(t);
 			}
