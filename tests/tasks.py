@@ -439,6 +439,22 @@ def test_churn(interp):
         expect(seen > 0, "never saw a task under churn")
 
 
+def test_async_churn_errors():
+    """record --async of a loop making 5,000 short tasks a second: a read
+    torn by a frame or task coming or going is read again, so error
+    samples stay at most 0.2% (0.3% when they were not)."""
+    with Target("python3.15", "tasks_churn.py", "5000") as t:
+        out = os.path.join(t.dir, "churn.txt")
+        run = ft.tachyon("record", "-p", t.pid, "-d", "6", "-r", "5000", "--async", "-o", out)
+        run.expect_success()
+        err = run.err.decode("utf-8", "replace")
+        m = re.search(r"(\d+) samples in .*?([\d.]+)% errors", err)
+        expect(m and int(m.group(1)) > 10000, "record's summary lacks its figures", *run.details())
+        ft.Tap.emit("# record --async under churn: %s" % err.strip().splitlines()[-1])
+        expect(float(m.group(2)) <= 0.2, "%s%% error samples under task churn (at most 0.2%%)"
+               % m.group(2), *run.details())
+
+
 def test_late_import(interp):
     with Target(interp, "tasks_late.py") as t:
         time.sleep(0.2)
@@ -1057,7 +1073,7 @@ def main():
                            if re.fullmatch(r"python3\.1[45]d?", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(len(interps) * len(PER_INTERP) + 12)
+    tap = Tap(len(interps) * len(PER_INTERP) + 13)
     tap.run("python3.13: tasks need 3.14+, one line", test_old_python)
     tap.run("aiohttp server: stuck handlers in dump --tasks and the tasks view",
             test_aiohttp)
@@ -1071,6 +1087,8 @@ def main():
             test_tree_tasks)
     tap.run("tasks view: 5,000 tasks/s each sleeping <= 50 ms: stuck stays under 1 s",
             test_stuck_under_churn)
+    tap.run("record --async on 5,000 tasks/s: at most 0.2% error samples",
+            test_async_churn_errors)
     tap.run("uvicorn --workers 2: the master's tasks view and dump --tasks --subprocesses "
             "show the workers' stuck requests; ] shows one worker's", test_uvicorn_tree)
     tap.run("gunicorn -k uvicorn.workers.UvicornWorker: the same", test_gunicorn_uvicorn_tree)

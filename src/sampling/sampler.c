@@ -542,6 +542,13 @@ sampler_main(void *arg)
 		uint32_t n;
 		struct tt_error err;
 		tt_status st = stackwalk_sample(p->walk, t0, &threads, &n, &err);
+		/* A torn read (a frame or task pushed or popped while read: the
+		 * target runs on) is read again at once, once: a target making
+		 * thousands of frames a second tears a few reads in a thousand. */
+		if (st == TT_EBADMEM || st == TT_EFAULT) {
+			stat_add(&s->stats.retried, 1);
+			st = stackwalk_sample(p->walk, clock_now_ns(), &threads, &n, &err);
+		}
 		stat_add(&s->stats.samples, 1);
 		atomic_fetch_add_explicit(&p->samples, 1, memory_order_relaxed);
 		bool dropped = false;

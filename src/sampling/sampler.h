@@ -25,6 +25,7 @@ struct engine_stats {
 	_Atomic uint64_t thread_samples;     /* per-thread samples produced */
 	_Atomic uint64_t errors;             /* failed passes */
 	_Atomic uint64_t errors_by_status[TT_STATUS_COUNT];
+	_Atomic uint64_t retried;            /* passes read again after a torn read */
 	_Atomic uint64_t late;               /* passes that started after their deadline */
 	_Atomic uint64_t missed;             /* deadlines skipped entirely */
 	_Atomic uint64_t busy_ns;            /* time spent sampling */

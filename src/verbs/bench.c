@@ -337,6 +337,9 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
 		       "%.3f us per bare syscall\n",
 		       r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us, r->floor.syscall_us);
+	if (get(&st->retried))
+		printf("torn reads    %llu passes read again at once (%llu of them torn again: errors)\n",
+		       (unsigned long long)get(&st->retried), (unsigned long long)f->errors);
 	if (f->errors) {
 		printf("errors       ");
 		for (int k = 0; k < TT_STATUS_COUNT; k++)
