@@ -28,6 +28,8 @@
 #define PUBLISH_NS 2000000ull
 /* Read what the scheduler says of the sampler thread this often. */
 #define SCHED_READ_NS 250000000ull
+/* A torn pass is read again at most this many times before it counts. */
+#define SAMPLE_READ_AGAIN 2
 
 /* A child whose reads keep failing this long is re-validated (dropped here,
  * attached again by discovery if it is still a Python process: an exec). */
@@ -543,9 +545,11 @@ sampler_main(void *arg)
 		struct tt_error err;
 		tt_status st = stackwalk_sample(p->walk, t0, &threads, &n, &err);
 		/* A torn read (a frame or task pushed or popped while read: the
-		 * target runs on) is read again at once, once: a target making
-		 * thousands of frames a second tears a few reads in a thousand. */
-		if (st == TT_EBADMEM || st == TT_EFAULT) {
+		 * target runs on) is read again at once, at most twice: a target
+		 * making thousands of frames a second tears a few reads in a
+		 * thousand, and one in six of those again. */
+		for (int again = 0; again < SAMPLE_READ_AGAIN && (st == TT_EBADMEM || st == TT_EFAULT);
+		     again++) {
 			stat_add(&s->stats.retried, 1);
 			st = stackwalk_sample(p->walk, clock_now_ns(), &threads, &n, &err);
 		}

@@ -338,7 +338,7 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		       "%.3f us per bare syscall\n",
 		       r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us, r->floor.syscall_us);
 	if (get(&st->retried))
-		printf("torn reads    %llu passes read again at once (%llu of them torn again: errors)\n",
+		printf("torn reads    %llu reads again at once after a torn one (%llu passes torn every time: errors)\n",
 		       (unsigned long long)get(&st->retried), (unsigned long long)f->errors);
 	if (f->errors) {
 		printf("errors       ");
