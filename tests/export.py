@@ -721,6 +721,84 @@ def test_format_error(ctx):
         expect(name in run.err, "the error does not name %s" % name.decode(), *run.details())
 
 
+def rect_fills(svg_path):
+    """{frame label: [(r, g, b, width)]} of the SVG as Chromium's DOM has it."""
+    dom = chromium("--virtual-time-budget=3000", "--dump-dom", "file://" + svg_path)
+    try:
+        root = ET.fromstring(dom)
+    except ET.ParseError as error:
+        raise Fail("chromium's DOM is not XML: %s" % error, show(dom[:800], 800))
+    out = {}
+    for label, info, width, g in svg_frames(root):
+        fill = g.find(SVG_NS + "rect").get("fill")
+        m = re.fullmatch(r"#([0-9a-f]{2})([0-9a-f]{2})([0-9a-f]{2})", fill or "")
+        expect(m, "frame %s has fill %s" % (show(label), show(fill)))
+        out.setdefault(label, []).append(tuple(int(x, 16) for x in m.groups()) + (width, info))
+    return out
+
+
+def test_diff_flamegraph(ctx):
+    """record --diff-base: split.py recorded, recorded again, then again
+    with spend_75 twice as slow (75/25 becomes 86/14): in the differential SVG
+    Chromium shows spend_75's frames red and spend_25's blue; the unchanged
+    target recorded again against the first is pale everywhere; a baseline
+    that is not folded stacks, or missing, or no SVG output: one line and a
+    non-zero exit before sampling."""
+    outdir = tempfile.mkdtemp(prefix="tt-diff-")
+    try:
+        base = os.path.join(outdir, "base.collapsed")
+        same, slow = os.path.join(outdir, "same.svg"), os.path.join(outdir, "slow.svg")
+        with rig.Target(ctx.suite, ctx.interp, "split.py", park=rig.PARK_NONE) as t:
+            sampler.run_tt("record", "-p", t.pid, "-d", 3, "-o", base).expect_success()
+            run = sampler.run_tt("record", "-p", t.pid, "-d", 3, "--diff-base", base, "-o", same)
+            run.expect_success()
+            os.kill(t.pid, signal.SIGUSR1)   # spend_75 twice as slow from now on
+            time.sleep(0.2)
+            run = sampler.run_tt("record", "-p", t.pid, "-d", 3, "--diff-base", base, "-o", slow)
+            run.expect_success()
+            # bad baselines, checked before any sampling
+            junk = os.path.join(outdir, "junk")
+            with open(junk, "wb") as f:
+                f.write(bytes(rig.random.Random(7).randrange(256) for _ in range(4096)))
+            for args, says in ((["--diff-base", junk, "-o", slow], "not folded stacks"),
+                               (["--diff-base", junk + ".none", "-o", slow],
+                                "cannot read the baseline"),
+                               (["--diff-base", base, "-o", os.path.join(outdir, "p.txt")],
+                                "--diff-base colours a flame graph")):
+                sampler.run_tt("record", "-p", t.pid, "-d", 1, *args).expect_one_line_error(says)
+        fills = rect_fills(slow)
+        for name, colour in (("spend_75 (", "red"), ("spend_25 (", "blue")):
+            wide = [(r, g, b, info) for label, rects in fills.items() if label.startswith(name)
+                    for r, g, b, w, info in rects if w >= 20]
+            expect(wide, "no wide %s frame in the differential flame graph" % name)
+            for r, g, b, info in wide:
+                strong = r if colour == "red" else b
+                other = b if colour == "red" else r
+                # at least 5 points of change (75/25 becomes about 86/14)
+                expect(strong == 255 and other <= 136 and g <= 136,
+                       "%s... is #%02x%02x%02x, not %s (%s)" % (name, r, g, b, colour, info))
+                expect("in the baseline" in info, "%s's tooltip lacks the baseline share: %s"
+                       % (name, info))
+        for label, rects in rect_fills(same).items():
+            for r, g, b, w, info in rects:
+                expect(min(r, g, b) >= 136, "unchanged program: %s is #%02x%02x%02x, more than "
+                       "5 points away (%s)" % (show(label), r, g, b, info))
+        # What a user sees: a picture with red and blue in it.
+        shot = os.path.join(outdir, "diff.png")
+        chromium("--window-size=1200,300", "--screenshot=" + shot, "file://" + slow)
+        width, height, bpp, rows = png_pixels(shot)
+        red = blue = 0
+        for row in rows:
+            for x in range(0, width * bpp, bpp):
+                r, g, b = row[x], row[x + 1], row[x + 2]
+                red += r > 230 and g < 110 and b < 110
+                blue += b > 230 and r < 110 and g < 110
+        expect(red > 2000 and blue > 500, "the screenshot has %d red and %d blue pixels"
+               % (red, blue))
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
 PER_INTERPRETER = [
     ("record writes five formats from one session; collapsed total = record's count",
      test_record_all),
@@ -741,6 +819,8 @@ ONCE = [
      "the same bare rectangles); a click labels a narrow frame", test_big_flamegraph_opens),
     ("record on a terminal shows a progress line and erases it", test_progress_line),
     ("--format error names the accepted formats", test_format_error),
+    ("record --diff-base: spend_75 made 2x slower is red, spend_25 blue; the same program "
+     "again pale; bad baselines one line", test_diff_flamegraph),
     ("record -- /nonexistent, record --, record app.py: one line, no file",
      test_record_command_errors),
 ]

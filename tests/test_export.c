@@ -4,17 +4,23 @@
  *
  *   - a 50,000-stack profile renders to SVG in under 1 s and under 15 MB;
  *   - hostile names stay text in the SVG (no element can be closed);
- *   - pprof output is a gzip stream.
+ *   - pprof output is a gzip stream;
+ *   - a diff baseline reads folded stacks (every prefix counted, process
+ *     and thread numbers and lines left out of the keys) and refuses what
+ *     is not folded stacks with the line's number.
  *
  * `test_export --svg FILE` writes the 50,000-stack flame graph to FILE (for
  * tests/export.py, which times opening it in a browser) and exits. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
+#include "diffbase.h"
 #include "export.h"
 #include "flamegraph.h"
 #include "procset.h"
@@ -218,6 +224,64 @@ test_hostile(void)
 	procset_free(&ps);
 }
 
+static const char *
+write_temp(const char *text)
+{
+	static char path[64];
+	snprintf(path, sizeof path, "/tmp/tt-diffbase-XXXXXX");
+	int fd = mkstemp(path);
+	if (fd < 0)
+		return NULL;
+	FILE *f = fdopen(fd, "w");
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static void
+test_diffbase(void)
+{
+	const char *path = write_temp("process 10 (app);thread 11 main;f (a.py:1);g (a.py:5) 7\n"
+				      "process 10 (app);thread 11 main;f (a.py:2);h (b.py:9) 3\n"
+				      "\n"
+				      "process 10 (app);thread 12 w;<no Python frames> 5\n");
+	struct diff_base b;
+	struct tt_error err = {0};
+	tap_ok(path && diffbase_load(&b, path, &err) == TT_OK, "a folded file loads (%s)", err.msg);
+	tap_ok(b.total == 15 && b.stacks == 3, "15 samples in 3 stacks (%llu in %llu)",
+	       (unsigned long long)b.total, (unsigned long long)b.stacks);
+	/* another run: other pid and tid, f called from other lines */
+	uint64_t k = diffbase_key(DIFFBASE_ROOT, "process 99 (app)");
+	tap_ok(diffbase_samples(&b, k) == 15, "a process frame matches without its pid");
+	k = diffbase_key(k, "thread 98 main");
+	tap_ok(diffbase_samples(&b, k) == 10, "a thread frame matches without its tid");
+	k = diffbase_key(k, "f (a.py:40)");
+	tap_ok(diffbase_samples(&b, k) == 10, "f's two lines are one path: 10 samples (%llu)",
+	       (unsigned long long)diffbase_samples(&b, k));
+	tap_ok(diffbase_samples(&b, diffbase_key(k, "g (a.py:6)")) == 7 &&
+	       diffbase_samples(&b, diffbase_key(k, "h (b.py:1)")) == 3, "g 7 and h 3 under f");
+	tap_ok(diffbase_samples(&b, diffbase_key(k, "g (other.py:6)")) == 0,
+	       "another file is another function");
+	tap_ok(diffbase_samples(&b, DIFFBASE_ROOT) == 15, "the root holds every sample");
+	diffbase_free(&b);
+	unlink(path);
+	static const char *const bad[] = {"f (a.py:1) 3\nno count here\n", "f (a.py:1) -3\n",
+					  "f (a.py:1) 3x\n", "", "f 0\n"};
+	static const char *const says[] = {":2: not folded stacks", ":1: not folded stacks",
+					   ":1: not folded stacks", "holds no samples",
+					   "holds no samples"};
+	for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+		path = write_temp(bad[i]);
+		memset(&err, 0, sizeof err);
+		tap_ok(path && diffbase_load(&b, path, &err) != TT_OK && strstr(err.msg, says[i]),
+		       "bad baseline %zu refused: %s", i, err.msg);
+		unlink(path);
+	}
+	memset(&err, 0, sizeof err);
+	tap_ok(diffbase_load(&b, "/nonexistent/base", &err) != TT_OK &&
+	       strstr(err.msg, "cannot read the baseline"), "a missing baseline: %s", err.msg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -234,7 +298,9 @@ main(int argc, char **argv)
 	test_big_svg(&ps, &p, keep);
 	profile_free(&p);
 	procset_free(&ps);
-	if (!keep)
+	if (!keep) {
 		test_hostile();
+		test_diffbase();
+	}
 	return tap_done();
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "diffbase.h"
 #include "profile.h"
 
 enum export_format {
@@ -35,6 +36,10 @@ struct export_meta {
 	bool per_thread;              /* collapsed and flame graph: a root frame per thread */
 	bool per_process;             /* following subprocesses: a root frame "process PID
 				       * (command)", speedscope profiles and pprof labels by pid */
+	/* flame graph: colour each frame by the change of its share against
+	 * this baseline (NULL: by function); its name for the subtitle */
+	const struct diff_base *diff_base;
+	const char *diff_base_name;
 };
 
 /* "collapsed", "speedscope", "flamegraph", "pprof", "pstats" (and aliases

@@ -13,6 +13,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "idindex.h"
+#include "labels.h"
 #include "sanitize.h"
 #include "unwinder.h"
 
@@ -269,6 +270,49 @@ node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char
 	snprintf(buf, len, "#%02x%02x%02x", r, g, b);
 }
 
+/* A differential flame graph: a frame's colour says how its share of the
+ * samples moved against the baseline's share of the same call path: red
+ * grew, blue shrank, light grey the same; full colour at DIFF_FULL_POINTS
+ * percentage points or more. */
+#define DIFF_FULL_POINTS 10.0
+
+static void
+diff_colour(double delta_points, char *buf, size_t len)
+{
+	double t = fabs(delta_points) / DIFF_FULL_POINTS;
+	if (t > 1)
+		t = 1;
+	int strong = 255, weak = (int)(232 - 192 * t), grey = 232;
+	if (delta_points > 0)
+		snprintf(buf, len, "#%02x%02x%02x", strong, weak, weak);
+	else if (delta_points < 0)
+		snprintf(buf, len, "#%02x%02x%02x", weak, weak, strong);
+	else
+		snprintf(buf, len, "#%02x%02x%02x", grey, grey, grey);
+}
+
+/* The key of a node's call path in the baseline: its parent's chained
+ * with its label as the collapsed format writes it. */
+static uint64_t
+diff_key(const struct procset *ps, const struct node *n, uint64_t parent)
+{
+	char label[2400];
+	uint32_t frame = n->frame;
+	if (n->depth == 0)
+		return DIFFBASE_ROOT;
+	if (frame == NO_FRAMES)
+		snprintf(label, sizeof label, "<no Python frames>");
+	else if ((frame & PROC_BIT) && !(frame & THREAD_BIT))
+		profile_proc_label(ps, frame & ~PROC_BIT, label, sizeof label);
+	else if (frame & THREAD_BIT)
+		profile_thread_label(ps, (frame & ~THREAD_BIT) >= appendlog_count(ps->threads.log)
+						 ? PROFILE_EXITED_SLOT : frame & ~THREAD_BIT,
+				     label, sizeof label);
+	else
+		profile_frame_label(&ps->in, frame, label, sizeof label);
+	return diffbase_key(parent, label);
+}
+
 /* ---------------------------------------------------------------------- */
 /* Layout and output */
 
@@ -470,7 +514,7 @@ describe(const struct export_meta *m, uint64_t samples, char *heading, size_t hl
 /* The SVG's prologue: title, style, heading, legend, the search box. */
 static void
 put_head(FILE *f, const char *heading, const char *sub, int height, uint32_t hidden,
-	 double hidden_px)
+	 double hidden_px, bool diff)
 {
 	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
 		   "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"%d\" "
@@ -486,9 +530,15 @@ put_head(FILE *f, const char *heading, const char *sub, int height, uint32_t hid
 	put_xml(f, heading, 150);
 	fprintf(f, "</text>\n<text id=\"subtitle\" x=\"%d\" y=\"44\">", PAD);
 	put_xml(f, sub, SIZE_MAX);
-	fprintf(f, "</text>\n<text id=\"legend\" x=\"%d\" y=\"62\">width: share of samples; "
-		   "colour: by function, redder = more time in the frame itself; click a frame "
-		   "to zoom, Esc to reset", PAD);
+	if (diff)
+		fprintf(f, "</text>\n<text id=\"legend\" x=\"%d\" y=\"62\">width: share of this "
+			   "run's samples; colour: its change against the baseline's share, red grew, "
+			   "blue shrank, grey the same (full at %.0f points); click to zoom", PAD,
+			DIFF_FULL_POINTS);
+	else
+		fprintf(f, "</text>\n<text id=\"legend\" x=\"%d\" y=\"62\">width: share of "
+			   "samples; colour: by function, redder = more time in the frame itself; "
+			   "click a frame to zoom, Esc to reset", PAD);
 	if (hidden)
 		fprintf(f, "; %u frames narrower than %.2f px not drawn", hidden, hidden_px);
 	fputs("</text>\n", f);
@@ -504,21 +554,71 @@ put_head(FILE *f, const char *heading, const char *sub, int height, uint32_t hid
 }
 
 /* One frame: its tooltip, its box and, when it fits, its label. */
+/* A differential flame graph's two sides: the baseline's samples by call
+ * path, this run's by the same keys (frames of one function at two lines
+ * are one path on both sides), and each node's key. */
+struct diff {
+	const struct diff_base *base;
+	struct diff_base now;
+	uint64_t *keys;
+};
+
+static bool
+diff_build(struct diff *d, const struct tree *t, const struct procset *ps,
+	   const struct diff_base *base)
+{
+	memset(d, 0, sizeof *d);
+	d->base = base;
+	d->keys = malloc((t->count ? t->count : 1) * sizeof *d->keys);
+	if (!d->keys)
+		return false;
+	/* a parent is created before its children: its key is known */
+	d->keys[0] = DIFFBASE_ROOT;
+	d->now.total = t->nodes[0].total;
+	for (uint32_t i = 1; i < t->count; i++) {
+		d->keys[i] = diff_key(ps, &t->nodes[i], d->keys[t->nodes[i].parent]);
+		if (!diffbase_add(&d->now, d->keys[i], t->nodes[i].total))
+			return false;
+	}
+	return true;
+}
+
+static void
+diff_free(struct diff *d)
+{
+	free(d->keys);
+	diffbase_free(&d->now);
+}
+
 static void
 put_frame(FILE *f, const struct procset *ps, const struct node *n, uint64_t grand, double x,
-	  double width, int y)
+	  double width, int y, const struct diff *d, uint32_t index)
 {
 	char label[2400], colour[16];
 	if (n->depth == 0)
 		snprintf(label, sizeof label, "all");
 	else
 		node_label(ps, n, label, sizeof label);
-	node_colour(ps, n, grand, colour, sizeof colour);
+	double share = 100.0 * (double)n->total / (double)grand, was = 0, is = 0;
+	uint64_t base_samples = 0;
+	if (d) {
+		uint64_t key = d->keys[index];
+		base_samples = diffbase_samples(d->base, key);
+		was = 100.0 * (double)base_samples / (double)d->base->total;
+		is = 100.0 * (double)diffbase_samples(&d->now, key) / (double)grand;
+		diff_colour(is - was, colour, sizeof colour);
+	} else {
+		node_colour(ps, n, grand, colour, sizeof colour);
+	}
 	fputs("<g><title>", f);
 	put_xml(f, label, SIZE_MAX);
-	fprintf(f, "\n%llu samples, %.2f%%", (unsigned long long)n->total,
-		100.0 * (double)n->total / (double)grand);
-	if (n->self && n->first_child)
+	fprintf(f, "\n%llu samples, %.2f%%", (unsigned long long)n->total, share);
+	if (d && base_samples)
+		fprintf(f, "; this call path %.2f%%, in the baseline %.2f%%: %+.2f points", is, was,
+			is - was);
+	else if (d)
+		fputs("; this call path is not in the baseline", f);
+	else if (n->self && n->first_child)
 		fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->self / (double)grand);
 	fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		   "fill=\"%s\" rx=\"2\"/>",
@@ -538,7 +638,8 @@ put_frame(FILE *f, const struct procset *ps, const struct node *n, uint64_t gran
 /* Every linked frame, root first, each child from its parent's x; -1 when
  * memory is short. */
 static int
-put_frames(FILE *f, const struct tree *t, const struct procset *ps, uint32_t depth, double fw)
+put_frames(FILE *f, const struct tree *t, const struct procset *ps, uint32_t depth, double fw,
+	   const struct diff *d)
 {
 	uint64_t grand = t->nodes[0].total;
 	if (!grand)
@@ -557,7 +658,7 @@ put_frames(FILE *f, const struct tree *t, const struct procset *ps, uint32_t dep
 		struct item it = stack[--sp];
 		const struct node *n = &t->nodes[it.node];
 		put_frame(f, ps, n, grand, PAD + (double)it.x * scale, (double)n->total * scale,
-			  HEADER_H + (int)(depth - n->depth) * FRAME_H);
+			  HEADER_H + (int)(depth - n->depth) * FRAME_H, d, it.node);
 		/* Drawn children follow each other from the parent's x; pushed,
 		 * then reversed, so the leftmost pops first. */
 		uint64_t cx = it.x;
@@ -605,11 +706,25 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 		}
 	}
 	int height = HEADER_H + (int)(depth + 1) * FRAME_H + FOOTER_H;
-	char heading[700], sub[300];
+	char heading[700], sub[700];
 	describe(meta, grand, heading, sizeof heading, sub, sizeof sub);
-	put_head(f, heading, sub, height, hidden, fw * (double)min / (double)(grand ? grand : 1));
+	if (meta->diff_base) {
+		char name[300];
+		sanitize_for_terminal(meta->diff_base_name ? meta->diff_base_name : "?", name,
+				      sizeof name);
+		size_t used = strlen(sub);
+		snprintf(sub + used, sizeof sub - used, " \xc2\xb7 against %s (%llu samples)", name,
+			 (unsigned long long)meta->diff_base->total);
+	}
+	put_head(f, heading, sub, height, hidden, fw * (double)min / (double)(grand ? grand : 1),
+		 meta->diff_base != NULL);
 	fputs("<g id=\"frames\">\n", f);
-	int rc = put_frames(f, &t, ps, depth, fw);
+	struct diff diff;
+	bool diffing = meta->diff_base != NULL;
+	int rc = diffing && !diff_build(&diff, &t, ps, meta->diff_base)
+			 ? -1 : put_frames(f, &t, ps, depth, fw, diffing ? &diff : NULL);
+	if (diffing)
+		diff_free(&diff);
 	fputs("</g>\n<script type=\"text/ecmascript\"><![CDATA[\n", f);
 	fprintf(f, "var FW=%.2f,PAD=%d,CW=%.2f,FH=%d;\n", fw, PAD, CHAR_W, FRAME_H);
 	fputs(script, f);

@@ -99,6 +99,9 @@ print_usage(FILE *f)
 	      "      --async            asyncio (Python 3.14+): a task's samples go under its\n"
 	      "                         await chain, the tasks awaiting it shown as\n"
 	      "                         \"task NAME\" frames, instead of under the event loop\n"
+	      "      --diff-base OLD    flame graph: colour each frame by how its share of the\n"
+	      "                         samples changed against OLD, an earlier profile in\n"
+	      "                         collapsed form: red grew, blue shrank\n"
 	      "  -h, --help             show this help\n", f);
 }
 
@@ -136,6 +139,9 @@ struct record_args {
 	double hz, seconds;
 	bool per_thread, subprocesses, async_aware;
 	enum profile_filter filter;
+	const char *diff_base_path;   /* --diff-base: the flame graphs compare with it */
+	struct diff_base diff_base;
+	bool have_diff_base;
 };
 
 /* Fill *a from the command line: -1, or the exit status to return. */
@@ -153,6 +159,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 		{"subprocesses", no_argument, NULL, 'S'},
 		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"async", no_argument, NULL, 'A'},
+		{"diff-base", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -204,6 +211,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 		case 'S': a->subprocesses = true; break;
 		case 'N': a->subprocesses = false; break;
 		case 'A': a->async_aware = true; break;
+		case 'B': a->diff_base_path = optarg; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("record ", "unknown or incomplete option '%s'",
@@ -216,6 +224,15 @@ parse_args(int argc, char **argv, struct record_args *a)
 		return bad;
 	if (!a->nouts)
 		return cli_usage_error("record ", "missing -o FILE");
+	if (a->diff_base_path) {
+		bool svg = false;
+		for (int i = 0; i < a->nouts; i++)
+			svg |= (a->have_format ? a->format : export_format_for_path(a->outs[i].path)) ==
+			       EXPORT_FLAMEGRAPH;
+		if (!svg)
+			return cli_usage_error("record ", "--diff-base colours a flame graph: give "
+					       "-o FILE.svg (or -f flamegraph)");
+	}
 	return -1;
 }
 
@@ -301,8 +318,16 @@ record_main(int argc, char **argv)
 	if (rc >= 0)
 		return rc;
 	struct tt_error err = {0};
-	if (open_outputs(&a, &err) != TT_OK)
+	/* The baseline is read before sampling: a bad one fails at once. */
+	if (a.diff_base_path) {
+		if (diffbase_load(&a.diff_base, a.diff_base_path, &err) != TT_OK)
+			return cli_report(&err);
+		a.have_diff_base = true;
+	}
+	if (open_outputs(&a, &err) != TT_OK) {
+		diffbase_free(&a.diff_base);
 		return cli_report(&err);
+	}
 
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
@@ -321,12 +346,14 @@ record_main(int argc, char **argv)
 	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
 	if (session_catch_stop_signals(&err) != TT_OK) {
 		abort_outputs(a.outs, a.nouts);
+		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
 
 	struct session session;
 	if (session_start(&session, &so, &err) != TT_OK) {
 		abort_outputs(a.outs, a.nouts);
+		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
 	struct sampler *s = &session.sampler;
@@ -362,6 +389,8 @@ record_main(int argc, char **argv)
 		.per_thread = a.per_thread,
 		/* Process frames only when there is more than one to tell apart. */
 		.per_process = a.subprocesses && procset_count(&s->procs) > 1,
+		.diff_base = a.have_diff_base ? &a.diff_base : NULL,
+		.diff_base_name = a.diff_base_path,
 	};
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
@@ -386,6 +415,7 @@ record_main(int argc, char **argv)
 		rc = cli_report(&s->error);
 	rc = program_outcome(&session, interrupted, how, rc);
 	profile_free(&prof);
+	diffbase_free(&a.diff_base);
 	session_end(&session);
 	return rc;
 }

@@ -1,0 +1,202 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diffbase.h"
+#include "grow.h"
+#include "hash.h"
+
+/* A process's or thread's frame without its number: "process (cmd)",
+ * "thread name". Other labels as they are. */
+static const char *
+skip_number(const char *label, size_t *prefix)
+{
+	static const char *const kinds[] = {"process ", "thread "};
+	for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+		size_t n = strlen(kinds[k]);
+		if (strncmp(label, kinds[k], n) != 0 || !isdigit((unsigned char)label[n]))
+			continue;
+		const char *p = label + n;
+		while (isdigit((unsigned char)*p))
+			p++;
+		if (*p != ' ')
+			continue;
+		*prefix = n;
+		return p + 1;
+	}
+	*prefix = 0;
+	return label;
+}
+
+static uint64_t
+key_of(uint64_t parent, const char *label, size_t len)
+{
+	uint64_t h = hash_mix64(parent) ^ 0x9E3779B97F4A7C15ull;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)label[i]) * 0x100000001B3ull;
+	return h ^ len;
+}
+
+/* A Python frame's label without its line: "name (file:12)" -> "name
+ * (file)", so that code edited between the runs (lines moved) still
+ * matches its function. *len is the length without ":12". */
+static void
+drop_line(const char *label, size_t *len, size_t *cut_at, size_t *cut_len)
+{
+	size_t n = strlen(label), i = n;
+	*len = n;
+	*cut_len = 0;
+	if (n < 4 || label[n - 1] != ')')
+		return;
+	i = n - 1;
+	while (i > 0 && isdigit((unsigned char)label[i - 1]))
+		i--;
+	if (i > 0 && label[i - 1] == '-')
+		i--;
+	if (i == n - 1 || i == 0 || label[i - 1] != ':')
+		return;
+	*cut_at = i - 1;
+	*cut_len = n - 1 - (i - 1);
+	*len = n - *cut_len;
+}
+
+uint64_t
+diffbase_key(uint64_t parent, const char *label)
+{
+	char buf[2400];
+	size_t prefix;
+	const char *rest = skip_number(label, &prefix);
+	if (prefix) {
+		/* the kind word and the rest, the number left out */
+		snprintf(buf, sizeof buf, "%.*s%s", (int)prefix, label, rest);
+		return key_of(parent, buf, strlen(buf));
+	}
+	size_t len, cut_at = 0, cut_len;
+	drop_line(label, &len, &cut_at, &cut_len);
+	if (!cut_len || len >= sizeof buf)
+		return key_of(parent, label, strlen(label));
+	memcpy(buf, label, cut_at);
+	memcpy(buf + cut_at, label + cut_at + cut_len, len - cut_at);
+	return key_of(parent, buf, len);
+}
+
+static uint32_t
+path_hash_at(const void *ctx, uint32_t id)
+{
+	const struct diff_base *b = ctx;
+	return hash_mix64(b->paths[id - 1].key);
+}
+
+static uint32_t
+slot_of(const struct diff_base *b, uint64_t key)
+{
+	uint32_t k = idindex_start(&b->index, hash_mix64(key));
+	while (b->index.slots[k] && b->paths[b->index.slots[k] - 1].key != key)
+		k = idindex_next(&b->index, k);
+	return k;
+}
+
+bool
+diffbase_add(struct diff_base *b, uint64_t key, uint64_t samples)
+{
+	if (!idindex_reserve(&b->index, 1, b->count + 1, 1024, path_hash_at, b))
+		return false;
+	uint32_t k = slot_of(b, key);
+	if (!b->index.slots[k]) {
+		if (!grow_array((void **)&b->paths, &b->cap, b->count + 1, sizeof *b->paths))
+			return false;
+		b->paths[b->count++] = (struct diff_path){.key = key};
+		b->index.slots[k] = b->count;
+	}
+	b->paths[b->index.slots[k] - 1].samples += samples;
+	return true;
+}
+
+uint64_t
+diffbase_samples(const struct diff_base *b, uint64_t key)
+{
+	if (key == DIFFBASE_ROOT)
+		return b->total;
+	if (!b->count)
+		return 0;
+	uint32_t id = b->index.slots[slot_of(b, key)];
+	return id ? b->paths[id - 1].samples : 0;
+}
+
+/* One line: every prefix of its stack gains its count. */
+static tt_status
+add_line(struct diff_base *b, char *line, size_t len, const char *path, uint64_t lineno,
+	 struct tt_error *err)
+{
+	while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+		line[--len] = '\0';
+	if (!len)
+		return TT_OK;
+	char *space = strrchr(line, ' ');
+	char *end = NULL;
+	errno = 0;
+	unsigned long long count = space && isdigit((unsigned char)space[1])
+					   ? strtoull(space + 1, &end, 10) : 0;
+	if (!space || space == line || !end || *end || errno)
+		return tt_fail(err, TT_EUSAGE, 0, "%s:%llu: not folded stacks (a stack, a space, "
+			       "a count)", path, (unsigned long long)lineno);
+	*space = '\0';
+	uint64_t key = DIFFBASE_ROOT;
+	for (char *frame = line;;) {
+		char *semi = strchr(frame, ';');
+		if (semi)
+			*semi = '\0';
+		key = diffbase_key(key, frame);
+		if (!diffbase_add(b, key, count))
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", path);
+		if (!semi)
+			break;
+		frame = semi + 1;
+	}
+	b->total += count;
+	b->stacks++;
+	return TT_OK;
+}
+
+tt_status
+diffbase_load(struct diff_base *b, const char *path, struct tt_error *err)
+{
+	memset(b, 0, sizeof *b);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return tt_fail(err, TT_EIO, errno, "cannot read the baseline %s", path);
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	uint64_t lineno = 0;
+	tt_status st = TT_OK;
+	while (st == TT_OK && (n = getline(&line, &cap, f)) >= 0) {
+		lineno++;
+		if (memchr(line, '\0', (size_t)n))
+			st = tt_fail(err, TT_EUSAGE, 0, "%s:%llu: not folded stacks (a NUL byte)", path,
+				     (unsigned long long)lineno);
+		else
+			st = add_line(b, line, (size_t)n, path, lineno, err);
+	}
+	if (st == TT_OK && ferror(f))
+		st = tt_fail(err, TT_EIO, errno, "cannot read the baseline %s", path);
+	free(line);
+	fclose(f);
+	if (st == TT_OK && !b->total)
+		st = tt_fail(err, TT_EUSAGE, 0, "the baseline %s holds no samples", path);
+	if (st != TT_OK)
+		diffbase_free(b);
+	return st;
+}
+
+void
+diffbase_free(struct diff_base *b)
+{
+	free(b->paths);
+	idindex_free(&b->index);
+	memset(b, 0, sizeof *b);
+}
