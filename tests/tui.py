@@ -1628,7 +1628,50 @@ def pool_checks(suite, interp, base):
     return results
 
 
-ONCE_TESTS = 5 + 6 + 6
+# A table row with the baseline's delta: OWN% TOTAL% ΔTOTAL ... FUNCTION
+DELTA_ROW_RE = re.compile(r"^\s*(\d+\.\d)\s+(\d+\.\d)\s+([+-]\d+\.\d|new)\s+.*?\s(\S+)\s+\S+:\d+\s*$")
+
+
+def baseline_checks(suite, interp, base):
+    """1: d marks a baseline; split.py's spend_75 made twice as slow (SIGUSR1)
+    shows ΔTOTAL up for spend_75 and down for spend_25; d clears it."""
+    results = check = Checks()
+    workdir = new_workdir(base, "baseline")
+    with rig.Target(suite, interp, "split.py", park=rig.PARK_NONE) as target, \
+            Tmux("baseline") as tmux:
+        pane = Pane(tmux, "baseline", ["--delay", "1", "-p", target.pid], workdir)
+
+        def deltas(s):
+            out = {}
+            for line in s.lines:
+                m = DELTA_ROW_RE.match(line)
+                if m and m.group(3) != "new":
+                    out[m.group(4)] = float(m.group(3))
+            return out
+
+        def marked():
+            pane.wait_table()
+            time.sleep(2)   # a window or two of the old split
+            pane.keys("d")
+            s = pane.wait(lambda s: "\u0394TOTAL" in s.text and "\u0394 since" in (s.title or "")
+                          and {"spend_75", "spend_25"} <= set(deltas(s)),
+                          "the \u0394TOTAL column and '\u0394 since' after d")
+            d = deltas(s)
+            expect(abs(d["spend_75"]) < 6 and abs(d["spend_25"]) < 6,
+                   "just after the mark the deltas are %s" % d, *pane.details(s))
+            os.kill(target.pid, signal.SIGUSR1)   # 75/25 becomes about 86/14
+            s = pane.wait(lambda s: deltas(s).get("spend_75", 0) >= 5
+                          and deltas(s).get("spend_25", 0) <= -5,
+                          "spend_75 up and spend_25 down by >= 5 points", timeout=10)
+            pane.keys("d")
+            pane.wait(lambda s: "\u0394TOTAL" not in s.text and s.rows,
+                      "the table without the delta after d again")
+        check("d marks a baseline: spend_75 made 2x slower shows \u0394TOTAL >= +5, spend_25 "
+              "<= -5; d clears it", marked)
+    return results
+
+
+ONCE_TESTS = 5 + 6 + 6 + 1
 
 
 def run_once(tap, suite, interps, base):
@@ -1652,6 +1695,10 @@ def run_once(tap, suite, interps, base):
         results += pool_checks(suite, pool_interp, base)
     except Fail as failure:
         results += [("threads view (%d)" % (i + 1), failure) for i in range(6)]
+    try:
+        results += baseline_checks(suite, available[0], base)
+    except Fail as failure:
+        results += [("baseline (1)", failure)]
     for desc, failure in results:
         if failure:
             tap.not_ok(desc, failure.lines)

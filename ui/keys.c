@@ -2,7 +2,9 @@
 #include "config.h"
 
 #include <string.h>
+#include <time.h>
 
+#include "baseline.h"
 #include "clock.h"
 #include "export.h"
 #include "tasksview.h"
@@ -134,6 +136,27 @@ choose_export(struct ui *u, const TermKeyKey *k)
 	}
 }
 
+/* `d`: mark each function's share now (the table then shows how it moves
+ * from there), or forget the mark. */
+static void
+mark_baseline(struct ui *u)
+{
+	if (u->baseline) {
+		baseline_free(u->baseline);
+		u->baseline = NULL;
+		ui_message(u, false, "baseline cleared");
+		return;
+	}
+	struct agg_query q;
+	views_query(u, &q);
+	u->baseline = baseline_take(&u->agg, &q, (uint64_t)time(NULL));
+	if (!u->baseline)
+		ui_message(u, true, "out of memory marking a baseline");
+	else
+		ui_message(u, false, "baseline marked: \xce\x94TOTAL shows each function's change "
+			   "since now (d: clear)");
+}
+
 /* A letter on the table: true when the table must be built again. */
 static bool
 letter_key(struct ui *u, uint32_t cp)
@@ -183,6 +206,7 @@ letter_key(struct ui *u, uint32_t cp)
 		u->scope = u->scope == AGG_WINDOW ? AGG_SESSION : AGG_WINDOW;
 		return true;
 	case 'e': case 'E': ui_export_prompt(u); return false;
+	case 'd': case 'D': mark_baseline(u); return true;
 	case '+': case '=': change_refresh(u, -1); return false;
 	case '-': case '_': change_refresh(u, +1); return false;
 	case 'j': move_selection(u, u->selected + 1); return false;

@@ -24,6 +24,7 @@
 #include "profile.h"
 #include "theme.h"
 #include "tui.h"
+#include "baseline.h"
 #include "tasksview.h"
 #include "threadsview.h"
 #include "ui.h"
@@ -465,6 +466,7 @@ ui_release(struct ui *u)
 	agg_free(&u->agg);
 	free(u->procs_reported);
 	tasksview_free(u->tasks);
+	baseline_free(u->baseline);
 	threadsview_free(u->threads);
 }
 

@@ -59,6 +59,7 @@ struct ui {
 	char finished_text[480];
 
 	bool choosing_export;         /* `e` asked which format */
+	struct baseline *baseline;    /* `d`: shares at a mark, for the table's delta, or NULL */
 
 	/* one-line messages (export results, errors) */
 	char message[PATH_MAX * 2 + 1200];

@@ -9,6 +9,9 @@
 #include <string.h>
 #include <wchar.h>
 
+#include <time.h>
+
+#include "baseline.h"
 #include "clock.h"
 #include "kwatch.h"
 #include "sanitize.h"
@@ -413,11 +416,25 @@ draw_table(struct ui *u, int y, int height)
 	if (u->top > max_top)
 		u->top = max_top > 0 ? max_top : 0;
 	bool wide = COLS >= 110, medium = COLS >= 80;
-	char title[256];
-	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s ",
+	/* `d` marked a baseline: a delta column, when it is of this view */
+	struct agg_query q;
+	views_query(u, &q);
+	bool delta = baseline_applies(u->baseline, &q);
+	char since[96] = "";
+	if (u->baseline) {
+		time_t when = (time_t)baseline_when(u->baseline);
+		struct tm tm;
+		localtime_r(&when, &tm);
+		char hms[16];
+		strftime(hms, sizeof hms, "%H:%M:%S", &tm);
+		snprintf(since, sizeof since, delta ? ", \xce\x94 since %s" :
+			 ", baseline of %s is of another mode/thread/process", hms);
+	}
+	char title[384];
+	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s%s ",
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
 		 agg_mode_name(u->mode), agg_sort_name(u->sort), u->ascending ? " (ascending)" : "",
-		 u->filter[0] ? ", filter: " : "", u->filter);
+		 since, u->filter[0] ? ", filter: " : "", u->filter);
 	bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
 	y++;
@@ -443,6 +460,8 @@ draw_table(struct ui *u, int y, int height)
 			 sorted ? (u->ascending ? "\xe2\x96\xb2" : "\xe2\x96\xbc") : " ", cols[c].label);
 		x += draw_text(y, x, COLS - x, h,
 			       theme_attr(sorted ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
+		if (c == 1 && delta)
+			x += draw_text(y, x, COLS - x, " \xce\x94TOTAL", theme_attr(ROLE_TABLE_HEADER));
 	}
 	x += 1;
 	int rest = COLS - x;
@@ -483,6 +502,14 @@ draw_table(struct ui *u, int y, int height)
 		x += draw_text(y, x, COLS - x, buf, sel ? base : percent_attr(own));
 		snprintf(buf, sizeof buf, "%6.1f ", total);
 		x += draw_text(y, x, COLS - x, buf, sel ? base : percent_attr(total));
+		if (delta) {
+			double was;
+			if (baseline_share(u->baseline, u->by_line, r->func, r->line, &was))
+				snprintf(buf, sizeof buf, "%+6.1f ", total - was);
+			else
+				snprintf(buf, sizeof buf, "%6s ", "new");
+			x += draw_text(y, x, COLS - x, buf, base);
+		}
 		if (medium) {
 			live_format_duration((double)r->own * sps, t1, sizeof t1);
 			live_format_duration((double)r->total * sps, t2, sizeof t2);
@@ -587,6 +614,7 @@ static const char *const help_keys[][2] = {
 	{"Home End", "first or last row"},
 	{"+ -", "refresh faster or slower"},
 	{"e", "export profile to files"},
+	{"d", "baseline: ΔTOTAL from now"},
 	{"b", "blocked longest first"},
 	{"v F5", "call tree"},
 	{"f", "flame graph"},
