@@ -31,6 +31,7 @@ Reuses the target rig of functional.py (TT_ROOT, TT_BIN, TT_BUILDDIR,
 TT_INTERPS, TT_KEEP). TT_NPM: where provision.sh installed speedscope.
 """
 
+import html.parser
 import json
 import os
 import pstats
@@ -799,6 +800,91 @@ def test_diff_flamegraph(ctx):
         shutil.rmtree(outdir, ignore_errors=True)
 
 
+class HeatmapParser(html.parser.HTMLParser):
+    """Chromium's DOM of a heatmap: {file: [(line, own, total, text)]}, the
+    index's file names, and every tag seen."""
+
+    def __init__(self):
+        super().__init__()
+        self.files, self.index, self.tags = {}, [], []
+        self.current = None
+        self.in_h2 = self.in_index = False
+        self.cells, self.cell = None, None
+        self.text = ""
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        attrs = dict(attrs)
+        if tag == "h2":
+            self.in_h2, self.text = True, ""
+        elif tag == "table" and attrs.get("class") == "index":
+            self.in_index = True
+        elif tag == "table":
+            self.in_index = False
+        elif tag == "tr":
+            self.cells = []
+        elif tag == "td" and self.cells is not None:
+            self.cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "h2":
+            self.in_h2 = False
+            self.current = self.text
+            self.files[self.current] = []
+        elif tag == "td" and self.cell is not None:
+            self.cells.append(self.cell)
+            self.cell = None
+        elif tag == "tr" and self.cells:
+            if self.in_index:
+                self.index.append(self.cells[-1])
+            elif self.current is not None and len(self.cells) == 4:
+                n, own, total, text = self.cells
+                self.files[self.current].append((int(n), int(own or 0), int(total or 0), text))
+            self.cells = None
+
+    def handle_data(self, data):
+        if self.in_h2:
+            self.text += data
+        if self.cell is not None:
+            self.cell += data
+
+
+def test_heatmap(ctx):
+    """record -o FILE.html: Chromium opens the heatmap; in flame.py's source
+    the line with the most own samples is in spin; the target's markup
+    (HOSTILE_NAME in its source, HOSTILE_FILE as a file name) is text: no
+    script element anywhere."""
+    outdir = tempfile.mkdtemp(prefix="tt-heatmap-")
+    try:
+        path = os.path.join(outdir, "heat.html")
+        sampler.run_tt("record", "-p", ctx.target.pid, "-d", 2, "-o", path).expect_success()
+        with open(path, "rb") as f:
+            data = f.read()
+        rig.expect_no_control_bytes(data, path)
+        expect(b"<script" not in data.lower(), "the heatmap file holds a script tag")
+        dom = chromium("--dump-dom", "file://" + path)
+        parser = HeatmapParser()
+        parser.feed(dom)
+        expect("script" not in parser.tags, "Chromium's DOM of the heatmap has a script element")
+        source = next((f for f in parser.files if f.endswith("/flame.py")), None)
+        expect(source, "no section for flame.py: %s" % show(sorted(parser.files)))
+        rows = parser.files[source]
+        expect(len(rows) >= 60 and rows[0][0] == 1, "flame.py's section has %d rows" % len(rows))
+        top = max(rows, key=lambda r: r[1])
+        expect(top[3].strip() in ("while time.perf_counter() < end:", "pass"),
+               "the line with most own samples is %d %s, not in spin" % (top[0], show(top[3])))
+        hostile = [r for r in rows if r[3].startswith("HOSTILE_NAME = ")]
+        expect(hostile and HOSTILE_NAME in hostile[0][3], "HOSTILE_NAME's line is not shown as "
+               "its text: %s" % show(hostile))
+        expect(HOSTILE_FILE in parser.index and HOSTILE_FILE in parser.files,
+               "the hostile file name is not in the index and a heading as text: %s"
+               % show(parser.index))
+        expect(any(r[1] for r in parser.files[HOSTILE_FILE]),
+               "the hostile file's parked line has no samples")
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
 PER_INTERPRETER = [
     ("record writes five formats from one session; collapsed total = record's count",
      test_record_all),
@@ -819,6 +905,8 @@ ONCE = [
      "the same bare rectangles); a click labels a narrow frame", test_big_flamegraph_opens),
     ("record on a terminal shows a progress line and erases it", test_progress_line),
     ("--format error names the accepted formats", test_format_error),
+    ("record -o FILE.html: the heatmap in Chromium: spin's line hottest in flame.py, the "
+     "target's markup as text, no script", test_heatmap),
     ("record --diff-base: spend_75 made 2x slower is red, spend_25 blue; the same program "
      "again pale; bad baselines one line", test_diff_flamegraph),
     ("record -- /nonexistent, record --, record app.py: one line, no file",

@@ -68,7 +68,7 @@ PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 # FUNCTION and FILE:LINE are cut at the columns their headings start at.
 FIGURES_RE = re.compile(r"\s*(\d+\.\d)\s+(\d+\.\d)(?:\s+\S+\s+\S+(?:\s+(\S+)\s+(\S+))?)?\s*")
 SHOWING_RE = re.compile(r" Showing (\S+) mode, ([^,]+), (all threads|thread (\d+) (.*?)), by ")
-EXPORT_RE = re.compile(r"wrote (/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz,prof\} "
+EXPORT_RE = re.compile(r"wrote (/\S+)\.\{collapsed,speedscope\.json,svg,pb\.gz,prof,html\} "
                        r"\((\d+) stacks, (\d+) samples\)")
 SGR_RE = re.compile(r"\x1b\[([0-9;:]*)m")
 
@@ -683,7 +683,7 @@ def test_pause(ctx):
 
 
 def test_export(ctx):
-    """7: e asks for a format; a writes all five, named with full paths on
+    """7: e asks for a format; a writes all six, named with full paths on
     screen; the collapsed and speedscope files parse, the others start as
     their formats do (tests/export.py checks them with their viewers)."""
     ui = ctx.ui
@@ -698,7 +698,8 @@ def test_export(ctx):
     m = EXPORT_RE.search(message(screen))
     expect(m, "export failed: %s" % screen.status.strip(), *ui.details(screen))
     stem, nstacks, nsamples = m.group(1), int(m.group(2)), int(m.group(3))
-    paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz", ".prof")]
+    paths = [stem + ext for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz", ".prof",
+                                    ".html")]
     try:
         expect(os.path.dirname(stem) == os.path.realpath(ctx.workdir),
                "exported to %s, not the working directory %s" % (stem, ctx.workdir))
@@ -708,13 +709,17 @@ def test_export(ctx):
                    "%s" % (ctx.workdir, path), "message: " + message(screen))
             expect(os.path.isfile(path), "exported file %s does not exist" % path,
                    "message: " + screen.status.strip())
-            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json|svg|pb\.gz|prof)"
+            expect(re.fullmatch(r"tachyon-top-%d-\d{8}-\d{6}\.(collapsed|speedscope\.json|svg|pb\.gz|prof|html)"
                                 % ctx.split.pid, os.path.basename(path)),
                    "unexpected export file name %s" % path)
         with open(paths[2], "rb") as f:
             expect(b"<svg" in f.read(300), "the .svg export is not SVG")
         with open(paths[3], "rb") as f:
             expect(f.read(2) == b"\x1f\x8b", "the .pb.gz export is not gzip")
+        with open(paths[5], "rb") as f:
+            page = f.read()
+            expect(page.startswith(b"<!DOCTYPE html>") and SPLIT.encode() in page,
+                   "the .html export is not a heatmap of %s" % SPLIT)
         lines = sampler.collapsed_lines(paths[0])
         expect(len(lines) == nstacks, "%d lines in the collapsed file, the message says %d "
                "stacks" % (len(lines), nstacks))
@@ -977,7 +982,7 @@ PER_INTERPRETER = [
     ("each view by its key (v f H T Enter h): its title and status line, then back to the table",
      test_every_view),
     ("p freezes the table for %g s while sampling goes on, p resumes" % PAUSE_GAP, test_pause),
-    ("e then a exports all five formats, named with full paths", test_export),
+    ("e then a exports all six formats, named with full paths", test_export),
     ("resize to 50x10 and 59x12: 'too small'; 60x12 and back: the screen, still running",
      test_resize),
     ("c shows the engine panel; Enter on spin shows callers and callees", test_stats_and_detail),
@@ -1339,7 +1344,7 @@ def newuser_checks(suite, interp, base):
                            or "export failed" in s.status, "export message after e a")
             m = EXPORT_RE.search(message(s))
             expect(m, "export failed: %s" % s.status.strip(), *lines.details(s))
-            for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz", ".prof"):
+            for ext in (".collapsed", ".speedscope.json", ".svg", ".pb.gz", ".prof", ".html"):
                 path = m.group(1) + ext
                 expect(os.path.isabs(path) and os.path.dirname(path) == exports,
                        "export message names %s, not a full path in --export-dir %s"

@@ -131,6 +131,7 @@ choose_export(struct ui *u, const TermKeyKey *k)
 	case 's': case 'S': ui_export(u, EXPORT_SPEEDSCOPE); break;
 	case 'c': case 'C': ui_export(u, EXPORT_COLLAPSED); break;
 	case 't': case 'T': ui_export(u, EXPORT_PSTATS); break;
+	case 'h': case 'H': ui_export(u, EXPORT_HEATMAP); break;
 	case 'a': case 'A': ui_export(u, -1); break;
 	default: break;
 	}

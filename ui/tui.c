@@ -74,8 +74,8 @@ ui_export_prompt(struct ui *u)
 {
 	u->choosing_export = true;
 	ui_message(u, false, "export the session as: f flame graph (.svg)  p pprof (.pb.gz)  "
-		   "s speedscope (.json)  c collapsed  t pstats (.prof)  a all five  "
-		   "(any other key cancels)");
+		   "s speedscope (.json)  c collapsed  t pstats (.prof)  h heatmap (.html)  "
+		   "a all six  (any other key cancels)");
 	u->message_until_ns = UINT64_MAX;
 }
 
@@ -128,6 +128,7 @@ ui_export(struct ui *u, int format)
 		/* a tree: split by process as record --subprocesses does */
 		.per_process = procset_count(&u->s->sampler.procs) > 1,
 	};
+	export_keep_sources(&meta, u->s->target.pid);
 	/* The message names every file: one path, or for all formats the
 	 * shared stem and each extension, shell-style (stem.{svg,pb.gz}). */
 	char path[PATH_MAX + 128], stem[PATH_MAX + 128] = "", exts[160] = "", list[PATH_MAX + 900] = "";
@@ -141,17 +142,20 @@ ui_export(struct ui *u, int format)
 		if (open_export(u, base, ext, path, sizeof path, &o, &e) != TT_OK) {
 			ui_message(u, true, "export failed: %s", e.msg);
 			profile_free(&p);
+			export_drop_sources(&meta);
 			return;
 		}
 		if (export_write(fmt, &p, &u->s->sampler.procs, &meta, o.f) != 0 && !ferror(o.f)) {
 			outfile_abort(&o);
 			ui_message(u, true, "export failed: writing %s: out of memory", path);
 			profile_free(&p);
+			export_drop_sources(&meta);
 			return;
 		}
 		if (outfile_commit(&o, &e) != TT_OK) {
 			ui_message(u, true, "export failed: %s", e.msg);
 			profile_free(&p);
+			export_drop_sources(&meta);
 			return;
 		}
 		size_t lused = strlen(list);
@@ -175,6 +179,7 @@ ui_export(struct ui *u, int format)
 	ui_message(u, false, "wrote %s (%u stacks, %llu samples)", written, p.count,
 		   (unsigned long long)p.total);
 	profile_free(&p);
+	export_drop_sources(&meta);
 }
 
 static void

@@ -1,10 +1,14 @@
 #include "config.h"
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collapsed.h"
 #include "export.h"
 #include "flamegraph.h"
+#include "heatmap.h"
 #include "pprof.h"
 #include "pstats.h"
 #include "speedscope.h"
@@ -17,6 +21,7 @@ static const struct {
 	[EXPORT_FLAMEGRAPH] = {"flamegraph", ".svg"},
 	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
 	[EXPORT_PSTATS] = {"pstats", ".prof"},
+	[EXPORT_HEATMAP] = {"heatmap", ".html"},
 };
 
 bool
@@ -41,7 +46,7 @@ export_parse_format(const char *name, enum export_format *out)
 const char *
 export_format_list(void)
 {
-	return "collapsed, speedscope, flamegraph, pprof or pstats";
+	return "collapsed, speedscope, flamegraph, pprof, pstats or heatmap";
 }
 
 const char *
@@ -74,6 +79,8 @@ export_format_for_path(const char *path)
 		return EXPORT_SPEEDSCOPE;
 	if (ends_with(path, ".prof") || ends_with(path, ".pstats"))
 		return EXPORT_PSTATS;
+	if (ends_with(path, ".html") || ends_with(path, ".htm"))
+		return EXPORT_HEATMAP;
 	return EXPORT_COLLAPSED;
 }
 
@@ -85,6 +92,35 @@ export_mode_name(enum profile_filter mode)
 	case PROFILE_GIL: return "gil";
 	default: return "wall";
 	}
+}
+
+void
+export_keep_sources(struct export_meta *m, pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
+	int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
+	int cwd = root >= 0 ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
+	if (cwd < 0) {
+		if (root >= 0)
+			close(root);
+		m->have_sources = false;
+		return;
+	}
+	m->source_root_fd = root;
+	m->source_cwd_fd = cwd;
+	m->have_sources = true;
+}
+
+void
+export_drop_sources(struct export_meta *m)
+{
+	if (!m->have_sources)
+		return;
+	close(m->source_root_fd);
+	close(m->source_cwd_fd);
+	m->have_sources = false;
 }
 
 int
@@ -105,6 +141,8 @@ export_write(enum export_format fmt, const struct profile *p, const struct procs
 		return pprof_write(p, ps, meta, f);
 	case EXPORT_PSTATS:
 		return pstats_write(p, ps, meta, f);
+	case EXPORT_HEATMAP:
+		return heatmap_write(p, ps, meta, f);
 	default:
 		return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
 	}

@@ -19,6 +19,7 @@ enum export_format {
 	EXPORT_FLAMEGRAPH,
 	EXPORT_PPROF,
 	EXPORT_PSTATS,
+	EXPORT_HEATMAP,
 	EXPORT_FORMAT_COUNT
 };
 
@@ -40,20 +41,31 @@ struct export_meta {
 	 * this baseline (NULL: by function); its name for the subtitle */
 	const struct diff_base *diff_base;
 	const char *diff_base_name;
+	/* heatmap: the target's root and working directory (directory file
+	 * descriptors opened while it ran), where its source files are read */
+	bool have_sources;
+	int source_root_fd, source_cwd_fd;
 };
 
-/* "collapsed", "speedscope", "flamegraph", "pprof", "pstats" (and aliases
+/* "collapsed", "speedscope", "flamegraph", "pprof", "pstats", "heatmap" (and aliases
  * "svg", "folded"): true and *out set when known. */
 bool export_parse_format(const char *name, enum export_format *out);
 /* The accepted names, for error messages ("collapsed, ..., pprof or pstats"). */
 const char *export_format_list(void);
 const char *export_format_name(enum export_format f);
 /* The format a file name asks for by its extension (.svg, .json, .pb.gz,
- * .pprof, .prof, .pstats), else collapsed. */
+ * .pprof, .prof, .pstats, .html), else collapsed. */
 enum export_format export_format_for_path(const char *path);
 /* The extension the live view gives files of a format (".svg"). */
 const char *export_format_extension(enum export_format f);
 const char *export_mode_name(enum profile_filter mode);
+
+/* Keep the target's root and working directory open (/proc/PID/root and
+ * cwd, as directory descriptors that outlive the process) for the
+ * heatmap's sources; without them (not allowed, gone) it lists lines
+ * alone. Drop them when done. */
+void export_keep_sources(struct export_meta *m, pid_t pid);
+void export_drop_sources(struct export_meta *m);
 
 /* Write p in format fmt to f. 0 on success, -1 on a write or memory error. */
 int export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,

@@ -79,10 +79,11 @@ print_usage(FILE *f)
 	      "                         formats from one session (-o p.svg -o p.pb.gz)\n"
 	      "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
 	      "                         profile.proto), speedscope (JSON), pstats (Python's\n"
-	      "                         pstats) or collapsed (folded stacks); default by the\n"
+	      "                         pstats), heatmap (HTML: the source, lines shaded by\n"
+	      "                         samples) or collapsed (folded stacks); default by the\n"
 	      "                         file's name: .svg flamegraph, .pb.gz or .pprof pprof,\n"
-	      "                         .json speedscope, .prof or .pstats pstats, else\n"
-	      "                         collapsed\n"
+	      "                         .json speedscope, .prof or .pstats pstats, .html\n"
+	      "                         heatmap, else collapsed\n"
 	      "  -r, --rate RATE        samples per second: 1000, 10k, max (default 1000)\n"
 	      "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
@@ -357,6 +358,9 @@ record_main(int argc, char **argv)
 		return cli_report(&err);
 	}
 	struct sampler *s = &session.sampler;
+	/* The heatmap reads sources as the target saw them, even once it exited. */
+	struct export_meta sources = {0};
+	export_keep_sources(&sources, session.target.pid);
 	struct profile prof;
 	profile_init(&prof);
 	struct timespec started;
@@ -391,6 +395,9 @@ record_main(int argc, char **argv)
 		.per_process = a.subprocesses && procset_count(&s->procs) > 1,
 		.diff_base = a.have_diff_base ? &a.diff_base : NULL,
 		.diff_base_name = a.diff_base_path,
+		.have_sources = sources.have_sources,
+		.source_root_fd = sources.source_root_fd,
+		.source_cwd_fd = sources.source_cwd_fd,
 	};
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
@@ -415,6 +422,7 @@ record_main(int argc, char **argv)
 		rc = cli_report(&s->error);
 	rc = program_outcome(&session, interrupted, how, rc);
 	profile_free(&prof);
+	export_drop_sources(&sources);
 	diffbase_free(&a.diff_base);
 	session_end(&session);
 	return rc;
