@@ -381,8 +381,11 @@ def test_stuck_under_churn():
                    % worst, *lines)
             expect(m and float(m.group(1)) <= 0.2, "error samples over 0.2%% under task churn",
                    *lines)
-            expect(rss_end <= rss_warm * 1.1, "the live view's RSS grew from %d KB at %d s to "
-                   "%d KB at %d s" % (rss_warm, CHURN_WARMUP, rss_end, CHURN_SECONDS), *lines)
+            # AddressSanitizer keeps freed memory in its quarantine (256 MB):
+            # there RSS says nothing of what tachyon-top keeps.
+            expect(ft.sanitized(ft.BIN) or rss_end <= rss_warm * 1.1,
+                   "the live view's RSS grew from %d KB at %d s to %d KB at %d s"
+                   % (rss_warm, CHURN_WARMUP, rss_end, CHURN_SECONDS), *lines)
         finally:
             tui.close()
 
