@@ -83,6 +83,39 @@ sanitize_for_terminal(const char *in, char *out, size_t cap)
 }
 
 void
+markup_put_text(FILE *f, const char *s, size_t len, size_t max_chars, const char *more)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t chars = 0;
+	for (size_t i = 0; i < len;) {
+		unsigned cp;
+		size_t n = utf8_decode(p + i, len - i, &cp);
+		if (n == 0) {
+			fprintf(f, "\\x%02x", p[i++]);
+			continue;
+		}
+		if (++chars > max_chars) {
+			fputs(more, f);
+			return;
+		}
+		switch (cp) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		case '\t': fputc('\t', f); break;
+		default:
+			if (needs_escape(cp) || cp == 0xfffe || cp == 0xffff)
+				fprintf(f, "\\u{%x}", cp);
+			else
+				fwrite(p + i, 1, n, f);
+		}
+		i += n;
+	}
+}
+
+void
 json_put_string(FILE *f, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

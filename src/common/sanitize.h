@@ -16,6 +16,13 @@ size_t sanitize_for_terminal(const char *in, char *out, size_t cap);
  * requires plus DEL and C1 controls; invalid UTF-8 becomes U+FFFD. */
 void json_put_string(FILE *f, const char *s);
 
+/* Write UTF-8 `s` (len bytes) as XML or HTML text: the five markup
+ * characters as entities; control characters (but a tab), DEL, C1,
+ * bidirectional controls, U+FFFE, U+FFFF and invalid bytes as visible
+ * escapes (\u{202e}, \xff), so nothing from the target can end an element
+ * or hide text. At most max_chars characters, then `more`. */
+void markup_put_text(FILE *f, const char *s, size_t len, size_t max_chars, const char *more);
+
 /* Decode one UTF-8 sequence at s (len bytes available). Returns its length
  * (1-4) and the code point in *cp, or 0 for an invalid sequence. The
  * overlong C0 80 is accepted as U+0000 (how names keep an embedded NUL). */

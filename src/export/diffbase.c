@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "diffbase.h"
-#include "grow.h"
 #include "hash.h"
 
 /* A process's or thread's frame without its number: "process (cmd)",
@@ -84,35 +83,14 @@ diffbase_key(uint64_t parent, const char *label)
 	return key_of(parent, buf, len);
 }
 
-static uint32_t
-path_hash_at(const void *ctx, uint32_t id)
-{
-	const struct diff_base *b = ctx;
-	return hash_mix64(b->paths[id - 1].key);
-}
-
-static uint32_t
-slot_of(const struct diff_base *b, uint64_t key)
-{
-	uint32_t k = idindex_start(&b->index, hash_mix64(key));
-	while (b->index.slots[k] && b->paths[b->index.slots[k] - 1].key != key)
-		k = idindex_next(&b->index, k);
-	return k;
-}
-
 bool
 diffbase_add(struct diff_base *b, uint64_t key, uint64_t samples)
 {
-	if (!idindex_reserve(&b->index, 1, b->count + 1, 1024, path_hash_at, b))
+	bool added;
+	struct diff_path *p = keytab_put(&b->paths, key, &added);
+	if (!p)
 		return false;
-	uint32_t k = slot_of(b, key);
-	if (!b->index.slots[k]) {
-		if (!grow_array((void **)&b->paths, &b->cap, b->count + 1, sizeof *b->paths))
-			return false;
-		b->paths[b->count++] = (struct diff_path){.key = key};
-		b->index.slots[k] = b->count;
-	}
-	b->paths[b->index.slots[k] - 1].samples += samples;
+	p->samples += samples;
 	return true;
 }
 
@@ -121,10 +99,8 @@ diffbase_samples(const struct diff_base *b, uint64_t key)
 {
 	if (key == DIFFBASE_ROOT)
 		return b->total;
-	if (!b->count)
-		return 0;
-	uint32_t id = b->index.slots[slot_of(b, key)];
-	return id ? b->paths[id - 1].samples : 0;
+	const struct diff_path *p = keytab_find(&b->paths, key);
+	return p ? p->samples : 0;
 }
 
 /* One line: every prefix of its stack gains its count. */
@@ -165,7 +141,7 @@ add_line(struct diff_base *b, char *line, size_t len, const char *path, uint64_t
 tt_status
 diffbase_load(struct diff_base *b, const char *path, struct tt_error *err)
 {
-	memset(b, 0, sizeof *b);
+	diffbase_init(b);
 	FILE *f = fopen(path, "r");
 	if (!f)
 		return tt_fail(err, TT_EIO, errno, "cannot read the baseline %s", path);
@@ -194,9 +170,15 @@ diffbase_load(struct diff_base *b, const char *path, struct tt_error *err)
 }
 
 void
+diffbase_init(struct diff_base *b)
+{
+	memset(b, 0, sizeof *b);
+	keytab_init(&b->paths, sizeof(struct diff_path));
+}
+
+void
 diffbase_free(struct diff_base *b)
 {
-	free(b->paths);
-	idindex_free(&b->index);
-	memset(b, 0, sizeof *b);
+	keytab_free(&b->paths);
+	b->total = b->stacks = 0;
 }

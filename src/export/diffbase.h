@@ -16,7 +16,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "idindex.h"
+#include "keytab.h"
 
 struct diff_path {
 	uint64_t key;
@@ -24,9 +24,7 @@ struct diff_path {
 };
 
 struct diff_base {
-	struct diff_path *paths;   /* dense; indexed by key */
-	uint32_t count, cap;
-	struct idindex index;
+	struct keytab paths;       /* struct diff_path by key */
 	uint64_t total;            /* samples of every stack */
 	uint64_t stacks;           /* lines read */
 };
@@ -37,6 +35,8 @@ struct diff_base {
 /* Read a folded-stacks file. A line that is not `STACK COUNT` fails with
  * its number; so does a file with no samples. */
 tt_status diffbase_load(struct diff_base *b, const char *path, struct tt_error *err);
+/* An empty baseline (to add to); free it with diffbase_free. */
+void diffbase_init(struct diff_base *b);
 void diffbase_free(struct diff_base *b);
 
 /* The key of path `parent` followed by a frame labelled as the collapsed

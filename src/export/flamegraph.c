@@ -194,40 +194,11 @@ node_label(const struct procset *ps, const struct node *n, char *buf, size_t len
 	}
 }
 
-/* XML text: the five markup characters as entities, and the characters
- * XML 1.0 cannot hold at all (left after sanitizing: U+FFFE, U+FFFF)
- * written visibly. At most max_chars characters, then "..". */
+/* XML text, at most max_chars characters, then "..". */
 static void
 put_xml(FILE *f, const char *s, size_t max_chars)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t len = strlen(s), chars = 0;
-	for (size_t i = 0; i < len;) {
-		unsigned cp;
-		size_t n = utf8_decode(p + i, len - i, &cp);
-		if (n == 0) {
-			fprintf(f, "\\x%02x", p[i++]);
-			continue;
-		}
-		if (++chars > max_chars) {
-			fputs("..", f);
-			return;
-		}
-		switch (cp) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default:
-			if (cp == 0xfffe || cp == 0xffff || cp == 0 ||
-			    (cp < 0x20 && cp != '\t'))
-				fprintf(f, "\\u{%x}", cp);
-			else
-				fwrite(p + i, 1, n, f);
-		}
-		i += n;
-	}
+	markup_put_text(f, s, strlen(s), max_chars, "..");
 }
 
 static size_t
@@ -568,6 +539,7 @@ diff_build(struct diff *d, const struct tree *t, const struct procset *ps,
 	   const struct diff_base *base)
 {
 	memset(d, 0, sizeof *d);
+	diffbase_init(&d->now);
 	d->base = base;
 	d->keys = malloc((t->count ? t->count : 1) * sizeof *d->keys);
 	if (!d->keys)

@@ -126,41 +126,11 @@ cmp_files(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-/* HTML text: markup characters as entities; control characters, DEL,
- * C1, bidirectional controls and invalid UTF-8 as visible escapes (a tab
- * stays a tab: this is source code). At most max_chars characters. */
+/* HTML text (source code: a tab stays a tab), at most max_chars characters. */
 static void
 put_html(FILE *f, const char *s, size_t len, size_t max_chars)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t chars = 0;
-	for (size_t i = 0; i < len;) {
-		if (++chars > max_chars) {
-			fputs("\xe2\x80\xa6", f);
-			return;
-		}
-		unsigned cp;
-		size_t n = utf8_decode(p + i, len - i, &cp);
-		if (n == 0) {
-			fprintf(f, "\\x%02x", p[i++]);
-			continue;
-		}
-		switch (cp) {
-		case '&': fputs("&amp;", f); break;
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		case '\t': fputc('\t', f); break;
-		default:
-			if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0) || (cp >= 0x202a && cp <= 0x202e) ||
-			    (cp >= 0x2066 && cp <= 0x2069) || cp == 0xfffe || cp == 0xffff)
-				fprintf(f, "\\u{%x}", cp);
-			else
-				fwrite(p + i, 1, n, f);
-		}
-		i += n;
-	}
+	markup_put_text(f, s, len, max_chars, "\xe2\x80\xa6");
 }
 
 static void
@@ -299,6 +269,8 @@ put_file(FILE *f, const struct export_meta *m, const struct hfile *hf, uint32_t 
 		for (char *at = src; at < src + len || last == 0;) {
 			char *nl = memchr(at, '\n', (size_t)(src + len - at));
 			size_t n = nl ? (size_t)(nl - at) : (size_t)(src + len - at);
+			if (n && at[n - 1] == '\r')   /* CRLF line ends */
+				n--;
 			last++;
 			const struct hline *l = last < hf->nlines ? &hf->lines[last] : NULL;
 			put_row(f, index, last, l, samples, at, n);

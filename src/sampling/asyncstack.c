@@ -9,6 +9,7 @@
 #include "asyncstack.h"
 #include "grow.h"
 #include "hash.h"
+#include "keytab.h"
 #include "taskwatch.h"
 
 /* How often the sampler looks for a newer task read (a mutex, not a read). */
@@ -42,9 +43,7 @@ struct asyncstack {
 	struct task_reader one;        /* young tasks, with the walker's code IDs */
 	bool one_ready;
 	struct tt_tasks one_tasks;
-	struct young_entry *young;     /* at most YOUNG_MAX, and their index by task */
-	uint32_t nyoung, young_cap;
-	struct idindex young_index;
+	struct keytab young;           /* struct young_entry by task, at most YOUNG_MAX */
 	struct task_snapshot *snap;
 	uint32_t gen;                  /* snapshots installed */
 	uint64_t last_take_ns;
@@ -80,6 +79,7 @@ asyncstack_new(struct target *t, uint64_t task_interval_ns, struct asyncstack **
 	if (!a)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
 	a->target = t;
+	keytab_init(&a->young, sizeof(struct young_entry));
 	tt_status st = taskwatch_start(&a->watch, t, task_interval_ns, err);
 	if (st != TT_OK) {
 		free(a);
@@ -99,8 +99,7 @@ asyncstack_free(struct asyncstack *a)
 	if (a->one_ready)
 		task_reader_free(&a->one);
 	tt_tasks_free(&a->one_tasks);
-	free(a->young);
-	idindex_free(&a->young_index);
+	keytab_free(&a->young);
 	for (uint32_t i = 0; i < a->nnames; i++)
 		free(a->names[i].name);
 	free(a->names);
@@ -170,8 +169,7 @@ install(struct asyncstack *a, struct task_snapshot *s)
 	a->top = top;
 	a->gen++;
 	/* Young tasks' stacks name the awaiters' chains of the older read. */
-	a->nyoung = 0;
-	idindex_clear(&a->young_index);
+	keytab_clear(&a->young);
 }
 
 static uint32_t
@@ -351,39 +349,17 @@ new_task_stack(struct asyncstack *a, struct stackwalk *w)
 	return a->new_stack;
 }
 
-static uint32_t
-young_hash_at(const void *ctx, uint32_t id)
-{
-	const struct asyncstack *a = ctx;
-	return hash_mix64(a->young[id - 1].task);
-}
-
-/* Where young task `task` is in its index: the slot holding it, or the
- * empty slot where it would go; NONE before the index exists. */
-static uint32_t
-young_slot(const struct asyncstack *a, uint64_t task)
-{
-	if (!a->young_index.nslots)
-		return NONE;
-	uint32_t k = idindex_start(&a->young_index, hash_mix64(task));
-	while (a->young_index.slots[k] && a->young[a->young_index.slots[k] - 1].task != task)
-		k = idindex_next(&a->young_index, k);
-	return k;
-}
-
 /* The base of a task the last read did not see (a request handled in a few
  * milliseconds never is): its name and awaiters read once, here, with its
  * awaiters' chains from the read. Remembered until the next read. */
 static uint32_t
 young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
 {
-	uint32_t k = young_slot(a, task);
-	if (k != NONE && a->young_index.slots[k])
-		return a->young[a->young_index.slots[k] - 1].base;
-	if (a->nyoung >= YOUNG_MAX) {
-		a->nyoung = 0;
-		idindex_clear(&a->young_index);
-	}
+	const struct young_entry *known = keytab_find(&a->young, task);
+	if (known)
+		return known->base;
+	if (a->young.count >= YOUNG_MAX)
+		keytab_clear(&a->young);
 	struct tt_error err;
 	if (!a->one_ready)
 		a->one_ready = task_reader_init(&a->one, a->target, stackwalk_codes_rw(w), 0, &err) ==
@@ -407,11 +383,10 @@ young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
 	}
 	if (!base)
 		base = new_task_stack(a, w);
-	if (grow_array((void **)&a->young, &a->young_cap, a->nyoung + 1, sizeof *a->young) &&
-	    idindex_reserve(&a->young_index, 1, a->nyoung + 1, 64, young_hash_at, a)) {
-		a->young[a->nyoung++] = (struct young_entry){.task = task, .base = base};
-		a->young_index.slots[young_slot(a, task)] = a->nyoung;
-	}
+	bool added;
+	struct young_entry *e = keytab_put(&a->young, task, &added);
+	if (e)
+		e->base = base;
 	return base;
 }
 

@@ -9,6 +9,7 @@
 #include "clock.h"
 #include "grow.h"
 #include "hash.h"
+#include "keytab.h"
 #include "taskwatch.h"
 
 /* While asyncio is absent, look for it again this often. */
@@ -38,11 +39,9 @@ struct watched {
 	struct tt_tasks read;      /* the last read (buffers kept) */
 	uint32_t *code_func;       /* code ID -> function in the watcher's funcs, 0: not yet */
 	uint32_t code_func_cap;
-	/* per task of the last read: fingerprint of its chain and since when
-	 * it holds, and their index by task address */
-	struct fp_entry *fps;
-	uint32_t nfps;
-	struct idindex fp_index;
+	/* per task of the last read, by task address: fingerprint of its
+	 * chain and since when it holds */
+	struct keytab fps;
 	uint64_t reads;
 };
 
@@ -76,30 +75,6 @@ fingerprint(const struct tt_tasks *ts, const struct tt_task *t)
 	return h;
 }
 
-struct fp_table {
-	struct fp_entry *v;
-	uint32_t n;
-	struct idindex ix;
-};
-
-static uint32_t
-fp_hash_at(const void *ctx, uint32_t id)
-{
-	const struct fp_table *t = ctx;
-	return hash_mix64(t->v[id - 1].id);
-}
-
-/* Where task address `id` is in t's index: the slot holding it, or the
- * empty slot where it would go. */
-static uint32_t
-fp_slot(const struct fp_table *t, uint64_t id)
-{
-	uint32_t k = idindex_start(&t->ix, hash_mix64(id));
-	while (t->ix.slots[k] && t->v[t->ix.slots[k] - 1].id != id)
-		k = idindex_next(&t->ix, k);
-	return k;
-}
-
 /* Which task an address holds: its coroutine object and its name (by
  * default "Task-N", from a counter). Under churn a finished task's address
  * soon holds a new one at the same point: without this, the new task would
@@ -117,15 +92,12 @@ static bool
 update_fingerprints(struct watched *wd, uint64_t now, uint64_t *stuck_ns, bool *stuck_before)
 {
 	const struct tt_tasks *ts = &wd->read;
-	struct fp_table old = {wd->fps, wd->nfps, wd->fp_index}, tab = {0};
-	tab.v = malloc((ts->n + 1) * sizeof *tab.v);
-	if (!tab.v)
-		return false;
+	struct keytab tab;
+	keytab_init(&tab, sizeof(struct fp_entry));
 	for (uint32_t i = 0; i < ts->n; i++) {
 		const struct tt_task *t = &ts->tasks[i];
 		uint64_t fp = fingerprint(ts, t), who = task_who(ts, t);
-		uint32_t at = old.n ? old.ix.slots[fp_slot(&old, t->id)] : 0;
-		const struct fp_entry *was = at ? &old.v[at - 1] : NULL;
+		const struct fp_entry *was = keytab_find(&wd->fps, t->id);
 		bool same = was && was->fp == fp && was->who == who;
 		uint64_t since = same ? was->since_ns : now;
 		/* On the first read every task has been where it is for an
@@ -133,22 +105,17 @@ update_fingerprints(struct watched *wd, uint64_t now, uint64_t *stuck_ns, bool *
 		bool before = same ? was->before : !was && wd->reads == 1;
 		stuck_ns[i] = now - since;
 		stuck_before[i] = before;
-		if (!idindex_reserve(&tab.ix, 1, tab.n + 1, 64, fp_hash_at, &tab)) {
-			free(tab.v);
-			idindex_free(&tab.ix);
+		bool added;
+		struct fp_entry *e = keytab_put(&tab, t->id, &added);
+		if (!e) {
+			keytab_free(&tab);
 			return false;
 		}
-		uint32_t k = fp_slot(&tab, t->id);
-		if (!tab.ix.slots[k])
-			tab.ix.slots[k] = ++tab.n;
-		tab.v[tab.ix.slots[k] - 1] = (struct fp_entry){.id = t->id, .who = who, .fp = fp,
-							       .since_ns = since, .before = before};
+		*e = (struct fp_entry){.id = t->id, .who = who, .fp = fp, .since_ns = since,
+				       .before = before};
 	}
-	free(wd->fps);
-	idindex_free(&wd->fp_index);
-	wd->fps = tab.v;
-	wd->nfps = tab.n;
-	wd->fp_index = tab.ix;
+	keytab_free(&wd->fps);
+	wd->fps = tab;
 	return true;
 }
 
@@ -347,8 +314,7 @@ watched_free(struct watched *wd)
 	}
 	tt_tasks_free(&wd->read);
 	free(wd->code_func);
-	free(wd->fps);
-	idindex_free(&wd->fp_index);
+	keytab_free(&wd->fps);
 	free(wd);
 }
 
@@ -406,6 +372,7 @@ sync_with_procset(struct taskwatch *w)
 		wd = calloc(1, sizeof *wd);
 		if (!wd)
 			return;
+		keytab_init(&wd->fps, sizeof(struct fp_entry));
 		wd->pid = p->pid;
 		wd->proc_index = i;
 		wd->proc_start_ns = p->start_ns;
@@ -623,6 +590,8 @@ taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_n
 		return st;
 	w->single = *t;
 	struct watched *wd = calloc(1, sizeof *wd);
+	if (wd)
+		keytab_init(&wd->fps, sizeof(struct fp_entry));
 	if (!wd || !add_watched(w, wd)) {
 		free(wd);
 		free_watchers(w);
