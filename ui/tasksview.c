@@ -664,7 +664,9 @@ tasksview_draw(struct ui *u, int y, int h)
 	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	const char *procs = s && s->nprocs > 1 ? " PROCS" : "";
 	char columns[128];
-	snprintf(columns, sizeof columns, t->by_count ? "   TASKS\xe2\x96\xbc%s  RUN    STUCK  SUSPENDED AT"
+	/* the sort mark before the sorted label, as in the function table,
+	 * so that every label ends over its column */
+	snprintf(columns, sizeof columns, t->by_count ? "  \xe2\x96\xbcTASKS%s   RUN    STUCK  SUSPENDED AT"
 						     : "   TASKS%s   RUN   STUCK\xe2\x96\xbc  SUSPENDED AT",
 		 procs);
 	ui_draw_text(y, 0, COLS, columns, theme_attr(ROLE_TABLE_HEADER));
