@@ -144,20 +144,12 @@ add_process(struct taskwatch *w, struct watched *wd, struct task_snapshot *s, ui
 	uint32_t base = s->tasks.n, fbase = s->tasks.nframes;
 	if (!tt_tasks_append(&s->tasks, &wd->read))
 		return false;
-	uint32_t n = s->tasks.n, nf = s->tasks.nframes, p = s->nprocs - 1;
-	void *a = realloc(s->stuck_ns, (n + 1) * sizeof *s->stuck_ns);
-	if (a)
-		s->stuck_ns = a;
-	void *b = a ? realloc(s->stuck_before, (n + 1) * sizeof *s->stuck_before) : NULL;
-	if (b)
-		s->stuck_before = b;
-	void *c = b ? realloc(s->task_proc, (n + 1) * sizeof *s->task_proc) : NULL;
-	if (c)
-		s->task_proc = c;
-	void *d = c ? realloc(s->frame_func, (nf + 1) * sizeof *s->frame_func) : NULL;
-	if (d)
-		s->frame_func = d;
-	if (!d || !update_fingerprints(wd, now, s->stuck_ns + base, s->stuck_before + base))
+	uint32_t n = s->tasks.n, nf = s->tasks.nframes, p = s->nprocs - 1, cap;
+	if (!resize_array((void **)&s->stuck_ns, &cap, n + 1, sizeof *s->stuck_ns) ||
+	    !resize_array((void **)&s->stuck_before, &cap, n + 1, sizeof *s->stuck_before) ||
+	    !resize_array((void **)&s->task_proc, &cap, n + 1, sizeof *s->task_proc) ||
+	    !resize_array((void **)&s->frame_func, &cap, nf + 1, sizeof *s->frame_func) ||
+	    !update_fingerprints(wd, now, s->stuck_ns + base, s->stuck_before + base))
 		return false;
 	for (uint32_t i = base; i < n; i++)
 		s->task_proc[i] = p;
@@ -214,9 +206,11 @@ static int
 cmp_stuck(const void *a, const void *b, void *ctx)
 {
 	const struct task_snapshot *s = ctx;
-	uint64_t x = s->stuck_ns[*(const uint32_t *)a];
-	uint64_t y = s->stuck_ns[*(const uint32_t *)b];
-	return x < y ? 1 : x > y ? -1 : 0;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint64_t x = s->stuck_ns[i], y = s->stuck_ns[j];
+	if (x != y)
+		return x < y ? 1 : -1;
+	return (int)s->stuck_before[j] - (int)s->stuck_before[i];
 }
 
 static uint32_t
@@ -234,21 +228,17 @@ group_hash_at(const void *ctx, uint32_t id)
 	return point_hash(&s->groups[id - 1]);
 }
 
-/* Group tasks by suspension point (an index of the groups by key). Tasks
- * come one process after another, so a group's processes are counted by
- * the last one it saw. */
+/* Group tasks by suspension point (an index of the groups by key). */
 static bool
 build_groups(struct task_snapshot *s)
 {
 	uint32_t n = s->tasks.n;
 	struct idindex ix = {0};
 	uint32_t *group_of = malloc((n + 1) * sizeof *group_of);
-	uint32_t *last_proc = malloc((n + 1) * sizeof *last_proc);
 	s->groups = calloc(n + 1, sizeof *s->groups);
 	s->members = malloc((n + 1) * sizeof *s->members);
-	if (!group_of || !last_proc || !s->groups || !s->members) {
+	if (!group_of || !s->groups || !s->members) {
 		free(group_of);
-		free(last_proc);
 		return false;
 	}
 	for (uint32_t i = 0; i < n; i++) {
@@ -256,7 +246,6 @@ build_groups(struct task_snapshot *s)
 		group_key(s, &s->tasks.tasks[i], &key);
 		if (!idindex_reserve(&ix, 1, s->ngroups + 1, 64, group_hash_at, s)) {
 			free(group_of);
-			free(last_proc);
 			idindex_free(&ix);
 			return false;
 		}
@@ -264,26 +253,13 @@ build_groups(struct task_snapshot *s)
 		while (ix.slots[k] && !same_point(&s->groups[ix.slots[k] - 1], &key))
 			k = idindex_next(&ix, k);
 		if (!ix.slots[k]) {
-			last_proc[s->ngroups] = UINT32_MAX;
 			s->groups[s->ngroups++] = key;
 			ix.slots[k] = s->ngroups;
 		}
-		uint32_t gi = ix.slots[k] - 1;
-		struct task_group *g = &s->groups[gi];
-		group_of[i] = gi;
-		g->count++;
-		g->running += s->tasks.tasks[i].running;
-		if (last_proc[gi] != s->task_proc[i]) {
-			last_proc[gi] = s->task_proc[i];
-			g->nprocs++;
-		}
-		if (s->stuck_ns[i] > g->stuck_ns || (s->stuck_ns[i] == g->stuck_ns && s->stuck_before[i])) {
-			g->stuck_ns = s->stuck_ns[i];
-			g->stuck_before = s->stuck_before[i];
-		}
+		group_of[i] = ix.slots[k] - 1;
+		s->groups[group_of[i]].count++;
 	}
 	idindex_free(&ix);
-	free(last_proc);
 	uint32_t at = 0;
 	for (uint32_t g = 0; g < s->ngroups; g++) {
 		s->groups[g].first = at;
@@ -333,13 +309,21 @@ watched_open(struct watched *wd, struct tt_error *err)
 	return TT_OK;
 }
 
-static bool
-add_watched(struct taskwatch *w, struct watched *wd)
+/* A process to read, not attached yet; added to w's list, NULL when memory
+ * is short. */
+static struct watched *
+add_watched(struct taskwatch *w, pid_t pid)
 {
-	if (!grow_array((void **)&w->watched, &w->watched_cap, w->nwatched + 1, sizeof *w->watched))
-		return false;
+	struct watched *wd = calloc(1, sizeof *wd);
+	if (!wd || !grow_array((void **)&w->watched, &w->watched_cap, w->nwatched + 1,
+			       sizeof *w->watched)) {
+		free(wd);
+		return NULL;
+	}
+	keytab_init(&wd->fps, sizeof(struct fp_entry));
+	wd->pid = pid;
 	w->watched[w->nwatched++] = wd;
-	return true;
+	return wd;
 }
 
 static struct watched *
@@ -369,11 +353,9 @@ sync_with_procset(struct taskwatch *w)
 			wd->seen = true;
 			continue;
 		}
-		wd = calloc(1, sizeof *wd);
+		wd = add_watched(w, p->pid);
 		if (!wd)
-			return;
-		keytab_init(&wd->fps, sizeof(struct fp_entry));
-		wd->pid = p->pid;
+			return;   /* not pruning: the processes after this one were not looked at */
 		wd->proc_index = i;
 		wd->proc_start_ns = p->start_ns;
 		wd->seen = true;
@@ -383,10 +365,6 @@ sync_with_procset(struct taskwatch *w)
 		if (target_attach_like(&wd->target, p->pid, p->target, &err) != TT_OK ||
 		    watched_open(wd, &err) != TT_OK)
 			snprintf(wd->error, sizeof wd->error, "%s", err.msg);
-		if (!add_watched(w, wd)) {
-			watched_free(wd);
-			return;
-		}
 	}
 	uint32_t kept = 0;
 	for (uint32_t i = 0; i < w->nwatched; i++) {
@@ -436,7 +414,6 @@ read_one(struct taskwatch *w, struct watched *wd, struct task_snapshot *s)
 	struct tt_error err = {0};
 	if (task_reader_read(&wd->reader, &wd->read, &err) != TT_OK) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
-		wd->read.n = wd->read.nframes = wd->read.nawaiters = wd->read.names_len = 0;
 		return true;
 	}
 	wd->reads++;
@@ -506,7 +483,7 @@ taskwatch_main(void *arg)
 		char why[512];
 		struct task_snapshot *s = read_all(w, start, why, sizeof why);
 		publish(w, s, why);
-		if (!s && !w->follow && !remote_pid_alive(w->single.pid))
+		if (!s && !w->follow && !remote_pid_alive(w->watched[0]->pid))
 			break;
 		/* Sleep out the interval, waking early to stop. */
 		uint64_t until = start + read_period(w->interval_ns, clock_now_ns() - start);
@@ -588,12 +565,8 @@ taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_n
 	tt_status st = init_common(w, interval_ns, err);
 	if (st != TT_OK)
 		return st;
-	w->single = *t;
-	struct watched *wd = calloc(1, sizeof *wd);
-	if (wd)
-		keytab_init(&wd->fps, sizeof(struct fp_entry));
-	if (!wd || !add_watched(w, wd)) {
-		free(wd);
+	struct watched *wd = add_watched(w, t->pid);
+	if (!wd) {
 		free_watchers(w);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task reader");
 	}
@@ -601,7 +574,6 @@ taskwatch_start(struct taskwatch *w, const struct target *t, uint64_t interval_n
 	/* The copy reads through its own remote (the backend points at it). */
 	if (wd->target.mem.backend.ctx == &t->mem)
 		wd->target.mem.backend.ctx = &wd->target.mem;
-	wd->pid = t->pid;
 	st = watched_open(wd, err);
 	if (st != TT_OK) {
 		free_watchers(w);

@@ -23,15 +23,13 @@
 #include "target.h"
 
 /* Tasks of one suspension point: the same innermost function and caller,
- * at the same lines, in whichever process. */
+ * at the same lines, in whichever process. What a view shows of it (how
+ * many run, in how many processes, the longest stuck) it counts over the
+ * members it shows. */
 struct task_group {
 	uint32_t func0, func1;     /* interned in the snapshot's funcs; 0 when absent */
 	int32_t line0, line1;
 	uint32_t count;
-	uint32_t running;          /* of them, running right now */
-	uint32_t nprocs;           /* processes holding them */
-	uint64_t stuck_ns;         /* longest any of them has sat unchanged */
-	bool stuck_before;         /* ... and it sat there before the watcher's first read */
 	uint32_t first;            /* its tasks: members[first .. first + count) */
 };
 
@@ -59,7 +57,8 @@ struct task_snapshot {
 	bool *stuck_before;        /* per task: there at the first read (stuck_ns is "at least") */
 	struct task_group *groups;
 	uint32_t ngroups;
-	uint32_t *members;         /* task indexes, grouped, longest stuck first */
+	uint32_t *members;         /* task indexes, grouped, longest stuck first (of equal
+				      times, one there before the first read first) */
 	uint64_t taken_ns;
 	double read_ms;            /* what the read of every process cost */
 	uint64_t reads;            /* reads so far */
@@ -69,8 +68,8 @@ struct task_snapshot {
 struct watched;
 
 struct taskwatch {
-	const struct procset *follow;   /* read each live process of this set, or */
-	struct target single;           /* ... this one target (a copy) */
+	const struct procset *follow;   /* read each live process of this set, or the one
+					   target given (watched[0]) */
 	struct watched **watched;       /* the processes read (their own reader and caches) */
 	uint32_t nwatched, watched_cap;
 	struct intern funcs;            /* frames' functions by content, across processes */
