@@ -320,16 +320,23 @@ count_groups(struct tasks_ui *t)
 	qsort_r(t->order, t->norder, sizeof *t->order, cmp_groups, &order);
 }
 
-/* The process filter as the ui has it now. */
+/* The process selection as the ui has it now: its index (-1: all) and
+ * the start of the process at that index. */
+static int32_t
+ui_filter(const struct ui *u, uint64_t *start_ns)
+{
+	*start_ns = 0;
+	if (u->proc >= 0 && (uint32_t)u->proc < procset_count(&u->s->sampler.procs)) {
+		const struct proc_info *p = procset_at(&u->s->sampler.procs, (uint32_t)u->proc);
+		*start_ns = p ? p->start_ns : 0;
+	}
+	return u->proc;
+}
+
 static void
 read_filter(struct tasks_ui *t, const struct ui *u)
 {
-	t->filter = u->proc;
-	t->filter_start_ns = 0;
-	if (u->proc >= 0 && (uint32_t)u->proc < procset_count(&u->s->sampler.procs)) {
-		const struct proc_info *p = procset_at(&u->s->sampler.procs, (uint32_t)u->proc);
-		t->filter_start_ns = p ? p->start_ns : 0;
-	}
+	t->filter = ui_filter(u, &t->filter_start_ns);
 }
 
 /* What the selection points at, to find it again in new rows. */
@@ -623,9 +630,8 @@ tasksview_draw(struct ui *u, int y, int h)
 	if (t->start_error[0])
 		snprintf(err, sizeof err, "%s", t->start_error);
 	/* The process selection ([ / ]) may have moved since the rows were made. */
-	if (s && (t->filter != u->proc ||
-		  (u->proc >= 0 && procset_at(&u->s->sampler.procs, (uint32_t)u->proc)->start_ns !=
-					   t->filter_start_ns))) {
+	uint64_t start_ns;
+	if (s && (ui_filter(u, &start_ns) != t->filter || start_ns != t->filter_start_ns)) {
 		struct selection sel = remember_selection(t);
 		read_filter(t, u);
 		rebuild(t, &sel);
@@ -647,12 +653,13 @@ tasksview_draw(struct ui *u, int y, int h)
 		if (t->filter >= 0)
 			snprintf(where, sizeof where, " of process %d",
 				 (int)procset_at(&u->s->sampler.procs, (uint32_t)t->filter)->pid);
-		uint32_t holding = 0;
-		for (uint32_t p = 0; s->nprocs > 1 && p < s->nprocs; p++)
-			holding += s->procs[p].ntasks > 0;
-		if (t->filter < 0 && s->nprocs > 1)
+		if (t->filter < 0 && s->nprocs > 1) {
+			uint32_t holding = 0;
+			for (uint32_t p = 0; p < s->nprocs; p++)
+				holding += s->procs[p].ntasks > 0;
 			snprintf(where, sizeof where, " in %u process%s", holding,
 				 holding == 1 ? "" : "es");
+		}
 		snprintf(title, sizeof title,
 			 " asyncio tasks  %u tasks%s at %u points, sorted by %s (s)  read %.1f ms%s%s ",
 			 shown, where, t->norder, t->by_count ? "count" : "stuck time", s->read_ms,
