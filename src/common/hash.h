@@ -4,6 +4,7 @@
 #define TT_HASH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 static inline uint32_t
@@ -18,6 +19,16 @@ hash_mix64(uint64_t k)
 /* Where hash_fnv starts: the tables' and the flame graph's colours share it,
  * so a function keeps its colour across releases. */
 #define HASH_FNV_SEED 1469598103934665603ull
+
+/* FNV-1a over len bytes, continuing from h (pieces chain). */
+static inline uint64_t
+hash_fnv_bytes(uint64_t h, const void *p, size_t len)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ b[i]) * 1099511628211ull;
+	return h;
+}
 
 /* FNV-1a over a NUL-terminated string, continuing from h (strings chain). */
 static inline uint64_t

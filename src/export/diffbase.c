@@ -31,27 +31,16 @@ skip_number(const char *label, size_t *prefix)
 	return label;
 }
 
-static uint64_t
-key_of(uint64_t parent, const char *label, size_t len)
-{
-	uint64_t h = hash_mix64(parent) ^ 0x9E3779B97F4A7C15ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)label[i]) * 0x100000001B3ull;
-	return h ^ len;
-}
-
-/* A Python frame's label without its line: "name (file:12)" -> "name
- * (file)", so that code edited between the runs (lines moved) still
- * matches its function. *len is the length without ":12". */
+/* Where a Python frame's label has its line: ":12" in "name (file:12)",
+ * left out so that code edited between the runs (lines moved) still
+ * matches its function. *cut_len is 0 when there is none. */
 static void
-drop_line(const char *label, size_t *len, size_t *cut_at, size_t *cut_len)
+find_line(const char *label, size_t n, size_t *cut_at, size_t *cut_len)
 {
-	size_t n = strlen(label), i = n;
-	*len = n;
 	*cut_len = 0;
 	if (n < 4 || label[n - 1] != ')')
 		return;
-	i = n - 1;
+	size_t i = n - 1;
 	while (i > 0 && isdigit((unsigned char)label[i - 1]))
 		i--;
 	if (i > 0 && label[i - 1] == '-')
@@ -60,27 +49,24 @@ drop_line(const char *label, size_t *len, size_t *cut_at, size_t *cut_len)
 		return;
 	*cut_at = i - 1;
 	*cut_len = n - 1 - (i - 1);
-	*len = n - *cut_len;
 }
 
 uint64_t
 diffbase_key(uint64_t parent, const char *label)
 {
-	char buf[2400];
+	uint64_t h = parent;
 	size_t prefix;
 	const char *rest = skip_number(label, &prefix);
 	if (prefix) {
 		/* the kind word and the rest, the number left out */
-		snprintf(buf, sizeof buf, "%.*s%s", (int)prefix, label, rest);
-		return key_of(parent, buf, strlen(buf));
+		h = hash_fnv(hash_fnv_bytes(h, label, prefix), rest);
+	} else {
+		size_t n = strlen(label), at = n, cut;
+		find_line(label, n, &at, &cut);
+		h = hash_fnv_bytes(hash_fnv_bytes(h, label, at), label + at + cut, n - at - cut);
 	}
-	size_t len, cut_at = 0, cut_len;
-	drop_line(label, &len, &cut_at, &cut_len);
-	if (!cut_len || len >= sizeof buf)
-		return key_of(parent, label, strlen(label));
-	memcpy(buf, label, cut_at);
-	memcpy(buf + cut_at, label + cut_at + cut_len, len - cut_at);
-	return key_of(parent, buf, len);
+	/* ';' cannot be in a label (the folded format escapes it): it ends one */
+	return hash_fnv_bytes(h, ";", 1);
 }
 
 bool

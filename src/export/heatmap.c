@@ -211,15 +211,6 @@ read_source(const struct export_meta *m, const char *name, size_t *len, char *wh
 	return buf;
 }
 
-static uint64_t
-fnv1a64(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
 /* A line's row: its number, own and total counts, the source shaded by
  * its share of all samples. */
 static void
@@ -259,7 +250,7 @@ put_file(FILE *f, const struct export_meta *m, const struct hfile *hf, uint32_t 
 	char *src = read_source(m, hf->name, &len, why, sizeof why);
 	if (src)
 		fprintf(f, "; %zu bytes, fnv1a-64 %016llx</p>\n", len,
-			(unsigned long long)fnv1a64(src, len));
+			(unsigned long long)hash_fnv_bytes(HASH_FNV_SEED, src, len));
 	else
 		fprintf(f, "; %s</p>\n", why);
 	fputs("<table class=\"code\"><tr><th>line</th><th>own</th><th>total</th><th>source</th>"
