@@ -128,36 +128,31 @@ ui_export(struct ui *u, int format)
 		/* a tree: split by process as record --subprocesses does */
 		.per_process = procset_count(&u->s->sampler.procs) > 1,
 	};
-	export_keep_sources(&meta, u->s->target.pid);
+	export_sources_open(&meta.sources, u->s->target.pid);
 	/* The message names every file: one path, or for all formats the
 	 * shared stem and each extension, shell-style (stem.{svg,pb.gz}). */
 	char path[PATH_MAX + 128], stem[PATH_MAX + 128] = "", exts[160] = "", list[PATH_MAX + 900] = "";
-	bool same_stem = true;
+	bool same_stem = true, ok = true;
 	int first = format < 0 ? 0 : format, last = format < 0 ? EXPORT_FORMAT_COUNT - 1 : format;
-	for (int i = first; i <= last; i++) {
+	for (int i = first; i <= last && ok; i++) {
 		enum export_format fmt = (enum export_format)i;
 		const char *ext = export_format_extension(fmt);
 		struct outfile o;
 		struct tt_error e = {0};
 		if (open_export(u, base, ext, path, sizeof path, &o, &e) != TT_OK) {
 			ui_message(u, true, "export failed: %s", e.msg);
-			profile_free(&p);
-			export_drop_sources(&meta);
-			return;
-		}
-		if (export_write(fmt, &p, &u->s->sampler.procs, &meta, o.f) != 0 && !ferror(o.f)) {
+			ok = false;
+		} else if (export_write(fmt, &p, &u->s->sampler.procs, &meta, o.f) != 0 &&
+			   !ferror(o.f)) {
 			outfile_abort(&o);
 			ui_message(u, true, "export failed: writing %s: out of memory", path);
-			profile_free(&p);
-			export_drop_sources(&meta);
-			return;
-		}
-		if (outfile_commit(&o, &e) != TT_OK) {
+			ok = false;
+		} else if (outfile_commit(&o, &e) != TT_OK) {
 			ui_message(u, true, "export failed: %s", e.msg);
-			profile_free(&p);
-			export_drop_sources(&meta);
-			return;
+			ok = false;
 		}
+		if (!ok)
+			break;
 		size_t lused = strlen(list);
 		snprintf(list + lused, sizeof list - lused, "%s%s", lused ? " " : "", path);
 		path[strlen(path) - strlen(ext)] = '\0';
@@ -168,18 +163,20 @@ ui_export(struct ui *u, int format)
 		size_t used = strlen(exts);
 		snprintf(exts + used, sizeof exts - used, "%s%s", used ? "," : "", ext + 1);
 	}
-	char written[900];
-	if (first == last)
-		snprintf(written, sizeof written, "%s.%s", stem, exts);
-	else if (same_stem)
-		snprintf(written, sizeof written, "%s.{%s}", stem, exts);
-	else
-		snprintf(written, sizeof written, "%s", list);
-	/* the paths first: a narrow screen cuts the counts, not the names */
-	ui_message(u, false, "wrote %s (%u stacks, %llu samples)", written, p.count,
-		   (unsigned long long)p.total);
+	if (ok) {
+		char written[900];
+		if (first == last)
+			snprintf(written, sizeof written, "%s.%s", stem, exts);
+		else if (same_stem)
+			snprintf(written, sizeof written, "%s.{%s}", stem, exts);
+		else
+			snprintf(written, sizeof written, "%s", list);
+		/* the paths first: a narrow screen cuts the counts, not the names */
+		ui_message(u, false, "wrote %s (%u stacks, %llu samples)", written, p.count,
+			   (unsigned long long)p.total);
+	}
 	profile_free(&p);
-	export_drop_sources(&meta);
+	export_sources_close(&meta.sources);
 }
 
 static void

@@ -95,32 +95,26 @@ export_mode_name(enum profile_filter mode)
 }
 
 void
-export_keep_sources(struct export_meta *m, pid_t pid)
+export_sources_open(struct export_sources *s, pid_t pid)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/root", (int)pid);
 	int root = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	snprintf(path, sizeof path, "/proc/%d/cwd", (int)pid);
 	int cwd = root >= 0 ? open(path, O_PATH | O_DIRECTORY | O_CLOEXEC) : -1;
-	if (cwd < 0) {
-		if (root >= 0)
-			close(root);
-		m->have_sources = false;
-		return;
-	}
-	m->source_root_fd = root;
-	m->source_cwd_fd = cwd;
-	m->have_sources = true;
+	if (cwd < 0 && root >= 0)
+		close(root);
+	*s = (struct export_sources){.have = cwd >= 0, .root_fd = root, .cwd_fd = cwd};
 }
 
 void
-export_drop_sources(struct export_meta *m)
+export_sources_close(struct export_sources *s)
 {
-	if (!m->have_sources)
+	if (!s->have)
 		return;
-	close(m->source_root_fd);
-	close(m->source_cwd_fd);
-	m->have_sources = false;
+	close(s->root_fd);
+	close(s->cwd_fd);
+	s->have = false;
 }
 
 int

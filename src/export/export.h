@@ -23,6 +23,14 @@ enum export_format {
 	EXPORT_FORMAT_COUNT
 };
 
+/* Where the heatmap reads the target's source files: its root and working
+ * directory (/proc/PID/root and cwd), kept open as directory descriptors,
+ * which outlive the process. */
+struct export_sources {
+	bool have;                    /* false: not allowed, or gone: lines listed alone */
+	int root_fd, cwd_fd;
+};
+
 /* What a profile is of, for titles and metadata. Strings may come from the
  * target (command): writers sanitize them. */
 struct export_meta {
@@ -41,10 +49,7 @@ struct export_meta {
 	 * this baseline (NULL: by function); its name for the subtitle */
 	const struct diff_base *diff_base;
 	const char *diff_base_name;
-	/* heatmap: the target's root and working directory (directory file
-	 * descriptors opened while it ran), where its source files are read */
-	bool have_sources;
-	int source_root_fd, source_cwd_fd;
+	struct export_sources sources;   /* heatmap: where the source files are read */
 };
 
 /* "collapsed", "speedscope", "flamegraph", "pprof", "pstats", "heatmap" (and aliases
@@ -60,12 +65,10 @@ enum export_format export_format_for_path(const char *path);
 const char *export_format_extension(enum export_format f);
 const char *export_mode_name(enum profile_filter mode);
 
-/* Keep the target's root and working directory open (/proc/PID/root and
- * cwd, as directory descriptors that outlive the process) for the
- * heatmap's sources; without them (not allowed, gone) it lists lines
- * alone. Drop them when done. */
-void export_keep_sources(struct export_meta *m, pid_t pid);
-void export_drop_sources(struct export_meta *m);
+/* Open process pid's root and working directory for the heatmap (while
+ * it runs: they stay good after it exits); close them when done. */
+void export_sources_open(struct export_sources *s, pid_t pid);
+void export_sources_close(struct export_sources *s);
 
 /* Write p in format fmt to f. 0 on success, -1 on a write or memory error. */
 int export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,

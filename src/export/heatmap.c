@@ -145,11 +145,11 @@ put_html_str(FILE *f, const char *s)
 static int
 open_source(const struct export_meta *m, const char *name)
 {
-	if (!m->have_sources) {
+	if (!m->sources.have) {
 		errno = ENOENT;
 		return -1;
 	}
-	int dir = name[0] == '/' ? m->source_root_fd : m->source_cwd_fd;
+	int dir = name[0] == '/' ? m->sources.root_fd : m->sources.cwd_fd;
 	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
 			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
 	int fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
@@ -166,7 +166,7 @@ read_source(const struct export_meta *m, const char *name, size_t *len, char *wh
 	int fd = open_source(m, name);
 	if (fd < 0) {
 		snprintf(why, wlen, "source not available (%s)",
-			 !m->have_sources ? "the target's root was not kept" : strerror(errno));
+			 !m->sources.have ? "the target's root was not kept" : strerror(errno));
 		return NULL;
 	}
 	size_t cap = 65536, n = 0;

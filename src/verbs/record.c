@@ -359,8 +359,8 @@ record_main(int argc, char **argv)
 	}
 	struct sampler *s = &session.sampler;
 	/* The heatmap reads sources as the target saw them, even once it exited. */
-	struct export_meta sources = {0};
-	export_keep_sources(&sources, session.target.pid);
+	struct export_sources sources;
+	export_sources_open(&sources, session.target.pid);
 	struct profile prof;
 	profile_init(&prof);
 	struct timespec started;
@@ -395,9 +395,7 @@ record_main(int argc, char **argv)
 		.per_process = a.subprocesses && procset_count(&s->procs) > 1,
 		.diff_base = a.have_diff_base ? &a.diff_base : NULL,
 		.diff_base_name = a.diff_base_path,
-		.have_sources = sources.have_sources,
-		.source_root_fd = sources.source_root_fd,
-		.source_cwd_fd = sources.source_cwd_fd,
+		.sources = sources,
 	};
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
@@ -422,7 +420,7 @@ record_main(int argc, char **argv)
 		rc = cli_report(&s->error);
 	rc = program_outcome(&session, interrupted, how, rc);
 	profile_free(&prof);
-	export_drop_sources(&sources);
+	export_sources_close(&sources);
 	diffbase_free(&a.diff_base);
 	session_end(&session);
 	return rc;
