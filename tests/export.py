@@ -749,13 +749,17 @@ def test_diff_flamegraph(ctx):
     try:
         base = os.path.join(outdir, "base.collapsed")
         same, slow = os.path.join(outdir, "same.svg"), os.path.join(outdir, "slow.svg")
+        # cpu mode: split.py spins on its thread's CPU time, so its split
+        # is exact on a CPU whatever else the machine runs meanwhile (a
+        # browser of an earlier test finishing shifted wall time 7 points)
+        cpu = ("-m", "cpu", "-d", 3)
         with rig.Target(ctx.suite, ctx.interp, "split.py", park=rig.PARK_NONE) as t:
-            sampler.run_tt("record", "-p", t.pid, "-d", 3, "-o", base).expect_success()
-            run = sampler.run_tt("record", "-p", t.pid, "-d", 3, "--diff-base", base, "-o", same)
+            sampler.run_tt("record", "-p", t.pid, *cpu, "-o", base).expect_success()
+            run = sampler.run_tt("record", "-p", t.pid, *cpu, "--diff-base", base, "-o", same)
             run.expect_success()
             os.kill(t.pid, signal.SIGUSR1)   # spend_75 twice as slow from now on
             time.sleep(0.2)
-            run = sampler.run_tt("record", "-p", t.pid, "-d", 3, "--diff-base", base, "-o", slow)
+            run = sampler.run_tt("record", "-p", t.pid, *cpu, "--diff-base", base, "-o", slow)
             run.expect_success()
             # bad baselines, checked before any sampling
             junk = os.path.join(outdir, "junk")
