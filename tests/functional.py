@@ -35,6 +35,7 @@ import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -120,6 +121,32 @@ class Fail(Exception):
 
 class Skip(Exception):
     """The test cannot run here; the reason is its message."""
+
+
+def children(pid):
+    """A process's children (every thread's), sorted; [] once it is gone."""
+    found = []
+    with contextlib.suppress(OSError):
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                found += [int(x) for x in f.read().split()]
+    return sorted(found)
+
+
+def cmdline(pid):
+    """A process's command line, arguments joined by spaces; "" once it is gone."""
+    try:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 nothing listens on (a server's, next)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def vm_rss_kb(pid):

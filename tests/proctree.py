@@ -30,7 +30,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -62,19 +61,7 @@ def run_tt(*args, timeout=RUN_TIMEOUT):
     return run
 
 
-def children(pid):
-    found = []
-    with contextlib.suppress(OSError):
-        for tid in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                found += [int(x) for x in f.read().split()]
-    return sorted(found)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+children, free_port = rig.children, rig.free_port
 
 
 def killpg(proc):

@@ -28,7 +28,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -49,29 +48,7 @@ RSS_SPAN = 30.0       # s of readings whose median is compared
 SESSION = "tt-soak"
 
 
-def children(pid):
-    out = []
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                out += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    return out
-
-
-def cmdline(pid):
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return f.read().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        return ""
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+children, cmdline, free_port = rig.children, rig.cmdline, rig.free_port
 
 
 def tmux(*args):

@@ -813,29 +813,7 @@ ASGI_STUCK = 4       # requests left waiting on the upstream
 STUCK_POINT = r"Event\.wait \u2190 fetch_upstream \(asgi_stuck\.py:\d+\)"
 
 
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def children(pid):
-    found = []
-    try:
-        for tid in os.listdir("/proc/%d/task" % pid):
-            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
-                found += [int(x) for x in f.read().split()]
-    except OSError:
-        pass
-    return sorted(found)
-
-
-def cmdline(pid):
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
+children, cmdline, free_port = ft.children, ft.cmdline, ft.free_port
 
 
 class AsgiTree:
