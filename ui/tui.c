@@ -180,15 +180,9 @@ ui_export(struct ui *u, int format)
 }
 
 static void
-take(void *agg, const struct sample_record *r)
-{
-	agg_add(agg, r);
-}
-
-static void
 drain(struct ui *u)
 {
-	sampler_drain(&u->s->sampler, take, &u->agg);
+	sampler_drain(&u->s->sampler, agg_take, &u->agg);
 }
 
 static void

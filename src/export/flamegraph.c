@@ -106,7 +106,7 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 		if (!e->weight)
 			continue;
 		uint32_t proc = profile_entry_proc(e);
-		if (proc != PROFILE_EXITED_PROC && !procset_at(ps, proc)->walk)
+		if (proc != PROFILE_EXITED_PROC && !procset_at(ps, proc)->sampled)
 			continue;
 		const struct intern *in = &ps->in;
 		uint32_t depth = e->stack_id ? intern_stack_at(in, e->stack_id)->depth : 0;

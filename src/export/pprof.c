@@ -390,7 +390,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 			continue;
 		uint32_t pi = profile_entry_proc(e);
 		const struct proc_info *proc = pi == PROFILE_EXITED_PROC ? NULL : procset_at(ps, pi);
-		if (proc && !proc->walk)
+		if (proc && !proc->sampled)
 			continue;
 		if (!put_sample(&b, e, ps, proc, meta))
 			goto done;

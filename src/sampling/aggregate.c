@@ -370,6 +370,13 @@ thread_at(struct aggregate *a, uint16_t slot)
 
 static void count_thread(struct agg_thread *t, const struct sample_record *rec, uint64_t w);
 
+void
+agg_take(void *ctx, const struct sample_record *rec, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		agg_add(ctx, &rec[i]);
+}
+
 bool
 agg_add(struct aggregate *a, const struct sample_record *rec)
 {

@@ -164,6 +164,9 @@ void agg_reset(struct aggregate *a, uint64_t now_ns);
 
 /* O(1) per record. Returns false when memory is short (the record is lost). */
 bool agg_add(struct aggregate *a, const struct sample_record *rec);
+/* The same for a batch drained from the sampler (a sampler_take_fn:
+ * ctx is the aggregate). */
+void agg_take(void *ctx, const struct sample_record *rec, size_t n);
 
 /* Close the current window: its counts become the "window" figures; threads
  * gone for AGG_FOLD_NS are folded into the exited bucket. */

@@ -149,6 +149,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 	}
 	stackwalk_set_epoch(p->walk, ps->epoch_ns);
 	p->index = i;
+	p->sampled = true;
 	p->pid = t->pid;
 	p->ppid = ppid;
 	p->root = root;
@@ -167,6 +168,39 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 		free_proc(p);
 	*index = i;
 	return st;
+}
+
+tt_status
+procset_put_copy(struct procset *ps, uint32_t index, pid_t pid, uint64_t start_ns, bool sampled,
+		 const char *cmdline, struct tt_error *err)
+{
+	uint32_t n = procset_count(ps);
+	if (index > n || index >= PROCSET_MAX)
+		return tt_fail(err, TT_EUSAGE, 0, "process entry %u out of order", index);
+	struct proc_info *p = calloc(1, sizeof *p);
+	if (!p)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a process");
+	p->index = index;
+	p->pid = pid;
+	p->sampled = sampled;
+	snprintf(p->cmdline, sizeof p->cmdline, "%s", cmdline);
+	atomic_init(&p->cmd, p->cmdline);
+	atomic_init(&p->state, PROC_LIVE);
+	p->start_ns = start_ns;
+	if (index < n) {
+		_Atomic(struct proc_info *) *ref = appendlog_at(ps->procs, index);
+		free_proc(atomic_load_explicit(ref, memory_order_relaxed));
+		atomic_store_explicit(ref, p, memory_order_relaxed);
+		return TT_OK;
+	}
+	_Atomic(struct proc_info *) *ref = appendlog_reserve(ps->procs);
+	if (!ref) {
+		free(p);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "too many processes");
+	}
+	atomic_init(ref, p);
+	appendlog_publish(ps->procs);
+	return TT_OK;
 }
 
 tt_status

@@ -53,6 +53,7 @@ struct proc_info {
 				    it is in ours */
 	struct target *target;   /* owned; NULL if never attached (see note) */
 	struct stackwalk *walk;  /* owned; consumers use its read-safe views; NULL likewise */
+	bool sampled;            /* attached with a walker (a copy has no walker) */
 	_Atomic int state;       /* enum proc_state */
 	bool adopted;                /* the sampler thread's: it samples this entry */
 	_Atomic uint64_t samples;    /* sampling passes over this process */
@@ -107,6 +108,13 @@ tt_status procset_add(struct procset *ps, const struct target *t, pid_t ppid, bo
 tt_status procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root,
 				enum proc_state how, const char *why, uint64_t now_ns,
 				uint32_t *index, struct tt_error *err);
+
+/* A set copying another's labels (the sample log's mirror): entry index
+ * (at most one past the last) becomes a process known by these alone, with
+ * no target or walker. Single-threaded: nobody reads this set meanwhile,
+ * so a replaced entry is freed at once. */
+tt_status procset_put_copy(struct procset *ps, uint32_t index, pid_t pid, uint64_t start_ns,
+			   bool sampled, const char *cmdline, struct tt_error *err);
 
 /* Discovery: a stale process is settled (PROC_EXITED or PROC_LOST). */
 void procset_settle(struct procset *ps, uint32_t index, enum proc_state how);

@@ -677,8 +677,7 @@ sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx)
 	struct sample_record batch[512];
 	size_t n;
 	while ((n = ring_pop(&s->ring, batch, sizeof batch / sizeof batch[0])) > 0)
-		for (size_t i = 0; i < n; i++)
-			take(ctx, &batch[i]);
+		take(ctx, batch, n);
 }
 
 void

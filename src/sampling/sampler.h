@@ -139,9 +139,10 @@ sampler_end_state(struct sampler *s)
 }
 
 /* The one drain loop of a sampler's consumer: hand every record waiting
- * in the ring to take(ctx, record), oldest first, until it is empty.
- * Consumer thread only. */
-typedef void sampler_take_fn(void *ctx, const struct sample_record *r);
+ * in the ring to take(ctx, records, n), in batches, oldest first, until it
+ * is empty (a batch lets the consumer look at the sampler's tables once,
+ * after the records it holds were made). Consumer thread only. */
+typedef void sampler_take_fn(void *ctx, const struct sample_record *r, size_t n);
 void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
 
 /* Why deadlines were missed, in a few words for a header ("" when too few

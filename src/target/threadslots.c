@@ -164,3 +164,40 @@ threadslots_take(struct thread_slots *s, const struct slot_owner *who, uint64_t 
 	*slot = appendlog_publish(s->log);
 	return TT_OK;
 }
+
+tt_status
+threadslots_put(struct thread_slots *s, uint32_t slot, const struct thread_slot *v,
+		const char *name, struct tt_error *err)
+{
+	uint32_t n = appendlog_count(s->log);
+	if (slot > n)
+		return tt_fail(err, TT_EUSAGE, 0, "thread slot %u out of order", slot);
+	char *copy = name ? strdup(name) : NULL;
+	if (name && !copy)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for a thread name");
+	struct thread_slot *t;
+	if (slot == n) {
+		t = appendlog_reserve(s->log);
+		if (!t) {
+			free(copy);
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads");
+		}
+		atomic_init(&t->name, NULL);
+		appendlog_publish(s->log);
+	} else {
+		t = threadslots_at(s, slot);
+	}
+	free(atomic_load_explicit(&t->name, memory_order_relaxed));
+	t->native_tid = v->native_tid;
+	t->ns_tid = v->ns_tid;
+	atomic_store_explicit(&t->tid_unknown, false, memory_order_relaxed);
+	t->interp_id = v->interp_id;
+	t->proc = v->proc;
+	t->prev_proc = v->prev_proc;
+	atomic_store_explicit(&t->name, copy, memory_order_relaxed);
+	atomic_store_explicit(&t->born_ns, atomic_load_explicit(&((struct thread_slot *)v)->born_ns,
+								memory_order_relaxed), memory_order_relaxed);
+	atomic_store_explicit(&t->gone_ns, atomic_load_explicit(&((struct thread_slot *)v)->gone_ns,
+								memory_order_relaxed), memory_order_relaxed);
+	return TT_OK;
+}

@@ -79,6 +79,12 @@ tt_status threadslots_take(struct thread_slots *s, const struct slot_owner *who,
 			   uint64_t now_rel, uint32_t *slot, bool *revived, struct tt_error *err);
 /* The slot's thread left its process at now_rel. */
 void threadslots_gone(struct thread_slots *s, uint32_t slot, uint64_t now_rel);
+/* A table copying another's (the sample log's mirror): slot (at most one
+ * past the last) takes v's ids, processes and times and the name `name`
+ * (NULL: none yet). Single-threaded: nobody reads this table meanwhile, so
+ * a replaced name is freed at once. */
+tt_status threadslots_put(struct thread_slots *s, uint32_t slot, const struct thread_slot *v,
+			  const char *name, struct tt_error *err);
 /* Give the slot's thread a (new) name; false when memory is short. */
 bool threadslots_set_name(struct thread_slots *s, uint32_t slot, const char *name,
 			  uint64_t now_rel);

@@ -28,15 +28,9 @@ format_tid(const struct thread_slot *ts, char *buf, size_t len)
 }
 
 static void
-take(void *agg, const struct sample_record *r)
-{
-	agg_add(agg, r);
-}
-
-static void
 drain(struct session *s, struct aggregate *agg)
 {
-	sampler_drain(&s->sampler, take, agg);
+	sampler_drain(&s->sampler, agg_take, agg);
 }
 
 /* The processes a table covers: a count line, then one line each. */

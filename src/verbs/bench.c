@@ -125,9 +125,10 @@ print_processes_json(struct sampler *s, double secs, const struct disc_figures *
 
 /* Each record's weight: the samples a consumer would count. */
 static void
-count_weight(void *consumed, const struct sample_record *r)
+count_weight(void *consumed, const struct sample_record *r, size_t n)
 {
-	*(uint64_t *)consumed += r->weight;
+	for (size_t i = 0; i < n; i++)
+		*(uint64_t *)consumed += r[i].weight;
 }
 
 /* What the command line asked for. */

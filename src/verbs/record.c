@@ -17,6 +17,7 @@
 #include "profile.h"
 #include "progress.h"
 #include "record.h"
+#include "samplelog.h"
 #include "session.h"
 #include "taskinfo.h"
 
@@ -106,27 +107,35 @@ print_usage(FILE *f)
 	      "  -h, --help             show this help\n", f);
 }
 
-struct profile_sink {
-	struct profile *prof;
-	const struct procset *procs;
-	enum profile_filter filter;
-	bool oom;
+/* Records go through the sample log, which builds the profile: the
+ * sampler's processes and threads are looked at once per batch, after its
+ * records were made. The first failure is kept for the end. */
+struct log_sink {
+	struct samplelog *log;
+	const struct procset *live;
+	struct tt_error err;
+	bool failed;
 };
 
 static void
-take(void *ctx, const struct sample_record *r)
+take(void *ctx, const struct sample_record *r, size_t n)
 {
-	struct profile_sink *sink = ctx;
-	if (!profile_add(sink->prof, sink->procs, r, sink->filter))
-		sink->oom = true;
+	struct log_sink *k = ctx;
+	struct tt_error e, later;
+	bool ok = samplelog_sync(k->log, k->live, &e) == TT_OK;
+	for (size_t i = 0; i < n; i++)
+		if (samplelog_take(k->log, k->live, &r[i], ok ? &e : &later) != TT_OK)
+			ok = false;
+	if (!ok && !k->failed) {
+		k->err = e;
+		k->failed = true;
+	}
 }
 
 static void
-drain(struct sampler *s, struct profile *p, enum profile_filter filter, bool *oom)
+drain(struct sampler *s, struct log_sink *k)
 {
-	struct profile_sink sink = {p, &s->procs, filter, false};
-	sampler_drain(s, take, &sink);
-	*oom |= sink.oom;
+	sampler_drain(s, take, k);
 }
 
 /* What the command line asked for. */
@@ -254,28 +263,29 @@ open_outputs(struct record_args *a, struct tt_error *err)
 	return TT_OK;
 }
 
-/* Drain the session into the profile until it ends or is stopped, with
- * the progress line on a terminal. false when memory ran short. */
-static bool
-sample_into(struct session *session, struct profile *prof, const struct record_args *a)
+/* Drain the session into the sample log until it ends or is stopped,
+ * with the progress line on a terminal. */
+static void
+sample_into(struct session *session, struct log_sink *k, const struct record_args *a)
 {
 	struct sampler *s = &session->sampler;
 	uint64_t duration_ns = (uint64_t)(a->seconds * 1e9);
-	bool oom = false;
 	struct progress progress;
 	progress_init(&progress);
 	while (sampler_end_state(s) == SAMPLER_RUNNING && !session_stop_signal()) {
 		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
-		drain(s, prof, a->filter, &oom);
+		drain(s, k);
 		progress_update(&progress, clock_now_ns(), atomic_load(&s->stats.elapsed_ns),
 				duration_ns, atomic_load(&s->stats.samples),
 				atomic_load(&s->stats.errors));
 	}
 	progress_clear(&progress);
 	sampler_stop(s);
-	drain(s, prof, a->filter, &oom);
-	return !oom;
+	drain(s, k);
+	/* the processes' and threads' last state, for the profile's settling */
+	if (!k->failed && samplelog_sync(k->log, k->live, &k->err) != TT_OK)
+		k->failed = true;
 }
 
 /* Write the profile to every output, each committed whole or not at all;
@@ -363,9 +373,19 @@ record_main(int argc, char **argv)
 	export_sources_open(&sources, session.target.pid);
 	struct profile prof;
 	profile_init(&prof);
+	struct samplelog log;
+	if (samplelog_init(&log, &prof, a.filter) != 0) {
+		tt_fail(&err, TT_ENOMEM, ENOMEM, "out of memory for the sample log");
+		export_sources_close(&sources);
+		abort_outputs(a.outs, a.nouts);
+		diffbase_free(&a.diff_base);
+		session_end(&session);
+		return cli_report(&err);
+	}
+	struct log_sink sink = {.log = &log, .live = &s->procs};
 	struct timespec started;
 	clock_gettime(CLOCK_REALTIME, &started);
-	bool oom = !sample_into(&session, &prof, &a);
+	sample_into(&session, &sink, &a);
 	enum sampler_end how = sampler_end_state(s);
 	int interrupted = session_stop_signal();
 	/* The sampler may see the program go before it can be reaped: give
@@ -382,7 +402,7 @@ record_main(int argc, char **argv)
 	uint64_t elapsed_ns = atomic_load(&s->stats.elapsed_ns);
 	uint64_t passes = atomic_load(&s->stats.samples);
 	/* processes whose index went to a new one since their last samples */
-	profile_settle(&prof, &s->procs);
+	profile_settle(&prof, &log.mirror);
 	struct export_meta meta = {
 		.pid = pid, .command = cmdline, .python_version = session.target.layout.version_str,
 		.mode = a.filter, .rate_hz = a.hz, .duration_ns = elapsed_ns,
@@ -392,7 +412,7 @@ record_main(int argc, char **argv)
 		.period_ns = passes ? elapsed_ns / passes : a.hz > 0 ? (uint64_t)(1e9 / a.hz) : 1,
 		.per_thread = a.per_thread,
 		/* Process frames only when there is more than one to tell apart. */
-		.per_process = a.subprocesses && procset_count(&s->procs) > 1,
+		.per_process = a.subprocesses && procset_count(&log.mirror) > 1,
 		.diff_base = a.have_diff_base ? &a.diff_base : NULL,
 		.diff_base_name = a.diff_base_path,
 		.sources = sources,
@@ -400,7 +420,7 @@ record_main(int argc, char **argv)
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
 	struct tt_error werr = {0};
-	bool write_failed = !write_outputs(&a, &prof, &s->procs, &meta, written, sizeof written,
+	bool write_failed = !write_outputs(&a, &prof, &log.mirror, &meta, written, sizeof written,
 					   &werr);
 	uint64_t samples = atomic_load(&s->stats.samples), errors = atomic_load(&s->stats.errors);
 	double secs = (double)atomic_load(&s->stats.elapsed_ns) / 1e9;
@@ -414,11 +434,14 @@ record_main(int argc, char **argv)
 		written[0] ? "; wrote " : "", written);
 	if (write_failed)
 		rc = cli_report(&werr);
-	if (oom)
+	if (sink.failed)
+		fprintf(stderr, "tachyon-top: some samples were not recorded: %s\n", sink.err.msg);
+	else if (log.lost)
 		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
 	if (how == SAMPLER_FAILED && rc == 0)
 		rc = cli_report(&s->error);
 	rc = program_outcome(&session, interrupted, how, rc);
+	samplelog_free(&log);
 	profile_free(&prof);
 	export_sources_close(&sources);
 	diffbase_free(&a.diff_base);
