@@ -18,6 +18,7 @@
 #include "info.h"
 #include "live.h"
 #include "record.h"
+#include "replay.h"
 #include "tui.h"
 
 static int
@@ -29,6 +30,8 @@ run(int argc, char **argv)
 			return dump_main(argc - 1, argv + 1);
 		if (strcmp(verb, "record") == 0)
 			return record_main(argc - 1, argv + 1);
+		if (strcmp(verb, "replay") == 0)
+			return replay_main(argc - 1, argv + 1);
 		if (strcmp(verb, "bench") == 0)
 			return bench_main(argc - 1, argv + 1);
 		if (strcmp(verb, "info") == 0)

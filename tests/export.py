@@ -3,8 +3,11 @@
 
 One `record` session per interpreter on tests/targets/flame.py (a 75/25 CPU
 split on the main thread, a thread parked in a function whose name and file
-are markup) writes all five formats at once (-o repeated), so every format
+are markup) writes all six formats at once (-o repeated), so every format
 is compared with the collapsed output of the same samples:
+
+  - replay: the recording (.ttrec) replayed into the other five gives
+    record's files byte for byte;
 
   - pprof: `go tool pprof` (Debian's golang-go) reads it with -raw, -top and
     -traces: the sample total equals record's count and the collapsed total,
@@ -209,7 +212,8 @@ class Recording:
     def __init__(self, ctx):
         base = os.path.join(ctx.target.dir, "profile")
         self.paths = {ext: rig.in_root(base + ext)
-                      for ext in (".collapsed", ".pb.gz", ".svg", ".speedscope.json", ".prof")}
+                      for ext in (".collapsed", ".pb.gz", ".svg", ".speedscope.json", ".prof",
+                                  ".ttrec")}
         run = sampler.run_tt("record", "-p", ctx.target.pid, "-d", RECORD_SECONDS, "-r", RATE,
                              *[a for p in self.paths.values() for a in ("-o", p)],
                              timeout=RECORD_SECONDS + 60)
@@ -350,6 +354,129 @@ def test_pstats(ctx):
            "spend_75 is %.1f%% of spend_75 + spend_25 in pstats"
            % (100.0 * spend.get("spend_75", 0) / (both or 1)))
     expect(any(name == HOSTILE_NAME for _, name in got), "the hostile function is not in pstats")
+
+
+def file_bytes(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def test_replay(ctx):
+    """The session's recording replayed into every other format it wrote:
+    byte for byte record's files, and go tool pprof -raw reads both alike."""
+    rec = recording(ctx)
+    outdir = tempfile.mkdtemp(prefix="tt-replay-")
+    try:
+        again = {ext: os.path.join(outdir, "again" + ext) for ext in rec.paths if ext != ".ttrec"}
+        run = sampler.run_tt("replay", rec.paths[".ttrec"],
+                             *[a for p in again.values() for a in ("-o", p)])
+        run.expect_success()
+        expect(b"warning" not in run.err, "a whole recording replayed with a warning",
+               *run.details())
+        m = re.search(rb"(\d+) thread samples", run.err)
+        expect(m and int(m.group(1)) == rec.thread_samples, "replay counts %s thread samples, "
+               "record %d" % (m and m.group(1), rec.thread_samples), *run.details())
+        for ext, path in sorted(again.items()):
+            mine, theirs = file_bytes(path), file_bytes(rec.paths[ext])
+            at = next((i for i, (x, y) in enumerate(zip(mine, theirs)) if x != y),
+                      min(len(mine), len(theirs)))
+            expect(mine == theirs, "replayed %s differs from record's: %d and %d bytes, first "
+                   "difference at byte %d" % (ext, len(mine), len(theirs), at),
+                   "record: %s" % show(theirs[max(0, at - 80):at + 80], 400),
+                   "replay: %s" % show(mine[max(0, at - 80):at + 80], 400))
+        raw, raw_again = go_pprof("-raw", rec.paths[".pb.gz"]), go_pprof("-raw", again[".pb.gz"])
+        expect(raw == raw_again, "go tool pprof -raw reads the replayed profile otherwise",
+               *raw_again.splitlines()[:20])
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
+
+
+def stack_counts(path):
+    counts = {}
+    for frames, count in sampler.collapsed_lines(path):
+        counts[tuple(frames)] = counts.get(tuple(frames), 0) + count
+    return counts
+
+
+def test_replay_cut_short(ctx):
+    """A recording cut anywhere replays what it holds, with one warning (cut
+    inside its header: one line, non-zero); a record killed with SIGKILL
+    leaves its seconds so far; a random file, a newer version or a damaged
+    stream: one line and a non-zero exit, never a crash."""
+    rec = recording(ctx)
+    data = file_bytes(rec.paths[".ttrec"])
+    full = stack_counts(rec.paths[".collapsed"])
+    outdir = tempfile.mkdtemp(prefix="tt-cut-")
+    try:
+        cut, out = os.path.join(outdir, "cut.ttrec"), os.path.join(outdir, "cut.collapsed")
+        rnd = ctx.suite.rng
+        points = sorted({0, 8, 12, 13, 40, 100, 150, 250, len(data) // 3, len(data) // 2,
+                         len(data) - 20, len(data) - 1} |
+                        {rnd.randrange(12, len(data)) for _ in range(12)})
+        last_total, first_ok = -1, None
+        for n in points:
+            with open(cut, "wb") as f:
+                f.write(data[:n])
+            run = sampler.run_tt("replay", cut, "-o", out)
+            if run.rc != 0:
+                run.expect_one_line_error("not a tachyon-top recording" if n < 8
+                                          else "ends before its header")
+                expect(first_ok is None, "cut at %d bytes fails, at %d it replayed"
+                       % (n, first_ok or 0), *run.details())
+                continue
+            first_ok = n if first_ok is None else first_ok
+            lines = run.err.decode("utf-8", "replace").splitlines()
+            expect(len(lines) == 2 and "ends early" in lines[0] and "replayed" in lines[1],
+                   "cut at %d of %d bytes: not one warning and the summary" % (n, len(data)),
+                   *run.details())
+            counts = stack_counts(out)
+            over = [(k, v, full.get(k)) for k, v in counts.items() if v > full.get(k, 0)]
+            expect(not over, "cut at %d bytes: stacks counted more than in the whole recording"
+                   % n, show(over[:3], 600))
+            total = sum(counts.values())
+            expect(total >= last_total, "cut at %d bytes holds %d samples, a shorter cut %d"
+                   % (n, total, last_total))
+            last_total = total
+        # the last byte lost: at most the last second's samples go with it
+        expect(last_total >= sum(full.values()) * (RECORD_SECONDS - 1.5) / RECORD_SECONDS,
+               "a recording missing its last byte replays %d of %d samples"
+               % (last_total, sum(full.values())))
+        # record killed: a recording of what it sampled so far
+        killed = os.path.join(outdir, "killed.ttrec")
+        proc = subprocess.Popen([rig.BIN, "record", "-p", str(ctx.target.pid), "-r", str(RATE),
+                                 "-o", killed], stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2.6)
+        proc.kill()
+        proc.wait()
+        run = sampler.run_tt("replay", killed, "-o", out)
+        run.expect_success()
+        expect(b"ends early" in run.err, "a killed record's file replayed without a warning",
+               *run.details())
+        total = sum(stack_counts(out).values())
+        expect(total >= RATE, "a record killed after 2.6 s left %d samples at %d/s"
+               % (total, RATE), *run.details())
+        # not recordings, or not ours to read
+        junk = os.path.join(outdir, "junk.ttrec")
+        noise = bytes(rnd.randrange(256) for _ in range(4096))
+        for content, says in ((noise, "not a tachyon-top recording"),
+                              (data[:8] + b"\x02\x00" + data[10:], "version 2"),
+                              (data[:12] + noise, "damaged")):
+            with open(junk, "wb") as f:
+                f.write(content)
+            sampler.run_tt("replay", junk, "-o", out).expect_one_line_error(says)
+        # a damaged middle: an error, or what decodes before it; never a crash
+        mid = len(data) // 2
+        with open(junk, "wb") as f:
+            f.write(data[:mid] + noise[:64] + data[mid + 64:])
+        run = sampler.run_tt("replay", junk, "-o", out)
+        if run.rc:
+            run.expect_one_line_error("damaged")
+        sampler.run_tt("replay", os.path.join(outdir, "none.ttrec"),
+                       "-o", out).expect_one_line_error("cannot open")
+        sampler.run_tt("replay", rec.paths[".ttrec"]).expect_one_line_error("missing -o")
+    finally:
+        shutil.rmtree(outdir, ignore_errors=True)
 
 
 def test_speedscope_schema(ctx):
@@ -754,8 +881,11 @@ def test_diff_flamegraph(ctx):
         # browser of an earlier test finishing shifted wall time 7 points)
         cpu = ("-m", "cpu", "-d", 3)
         with rig.Target(ctx.suite, ctx.interp, "split.py", park=rig.PARK_NONE) as t:
-            sampler.run_tt("record", "-p", t.pid, *cpu, "-o", base).expect_success()
-            run = sampler.run_tt("record", "-p", t.pid, *cpu, "--diff-base", base, "-o", same)
+            base_rec = os.path.join(outdir, "base.ttrec")
+            sampler.run_tt("record", "-p", t.pid, *cpu, "-o", base,
+                           "-o", base_rec).expect_success()
+            # the same program against the recording of the baseline
+            run = sampler.run_tt("record", "-p", t.pid, *cpu, "--diff-base", base_rec, "-o", same)
             run.expect_success()
             os.kill(t.pid, signal.SIGUSR1)   # spend_75 twice as slow from now on
             time.sleep(0.2)
@@ -890,7 +1020,7 @@ def test_heatmap(ctx):
 
 
 PER_INTERPRETER = [
-    ("record writes five formats from one session; collapsed total = record's count",
+    ("record writes six formats from one session; collapsed total = record's count",
      test_record_all),
     ("pprof read by go tool pprof: totals, flat counts, files, lines, thread labels",
      test_pprof),
@@ -898,6 +1028,8 @@ PER_INTERPRETER = [
      test_speedscope_schema),
     ("pstats read by Python's pstats: calls and own times as the collapsed file's, 75/25",
      test_pstats),
+    ("replay of the session's recording: every format byte for byte record's, pprof -raw alike",
+     test_replay),
     ("record -- PYTHON: its output passes through; exits by itself, SIGTERM, Ctrl-C: the "
      "profile, the exit status and the last line", test_record_command),
     ("bench -d 2 -- PYTHON: the figures of the program it ran", test_bench_command),
@@ -915,6 +1047,8 @@ ONCE = [
      "again pale; bad baselines one line", test_diff_flamegraph),
     ("record -- /nonexistent, record --, record app.py: one line, no file",
      test_record_command_errors),
+    ("a recording cut anywhere replays what it holds with a warning; a killed record's too; "
+     "random, newer, damaged: one line", test_replay_cut_short),
 ]
 
 

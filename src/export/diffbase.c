@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "binrec.h"
+#include "collapsed.h"
 #include "diffbase.h"
 #include "hash.h"
 
@@ -124,13 +126,10 @@ add_line(struct diff_base *b, char *line, size_t len, const char *path, uint64_t
 	return TT_OK;
 }
 
-tt_status
-diffbase_load(struct diff_base *b, const char *path, struct tt_error *err)
+/* Folded stacks from f (path names it in messages). */
+static tt_status
+load_folded(struct diff_base *b, FILE *f, const char *path, struct tt_error *err)
 {
-	diffbase_init(b);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return tt_fail(err, TT_EIO, errno, "cannot read the baseline %s", path);
 	char *line = NULL;
 	size_t cap = 0;
 	ssize_t n;
@@ -147,7 +146,57 @@ diffbase_load(struct diff_base *b, const char *path, struct tt_error *err)
 	if (st == TT_OK && ferror(f))
 		st = tt_fail(err, TT_EIO, errno, "cannot read the baseline %s", path);
 	free(line);
-	fclose(f);
+	return st;
+}
+
+/* A recording: its profile as folded stacks, written to memory and read
+ * back as a collapsed file would be. */
+static tt_status
+load_recording(struct diff_base *b, const char *path, struct tt_error *err)
+{
+	struct binrec_replay r;
+	tt_status st = binrec_replay(path, NULL, &r, err);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *mem = st == TT_OK ? open_memstream(&text, &len) : NULL;
+	if (st == TT_OK && !mem)
+		st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", path);
+	if (st == TT_OK) {
+		profile_settle(&r.prof, &r.log.mirror);
+		bool per_process = r.h.subprocesses && procset_count(&r.log.mirror) > 1;
+		int wrc = profile_write_collapsed(&r.prof, &r.log.mirror, mem, false, per_process);
+		if (fclose(mem) != 0 || wrc != 0)
+			st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", path);
+		mem = NULL;
+	}
+	binrec_replay_free(&r);
+	if (st == TT_OK) {
+		FILE *f = fmemopen(text, len ? len : 1, "r");
+		if (!f)
+			st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", path);
+		else {
+			st = load_folded(b, f, path, err);
+			fclose(f);
+		}
+	}
+	free(text);
+	return st;
+}
+
+tt_status
+diffbase_load(struct diff_base *b, const char *path, struct tt_error *err)
+{
+	diffbase_init(b);
+	tt_status st;
+	if (binrec_is_recording(path)) {
+		st = load_recording(b, path, err);
+	} else {
+		FILE *f = fopen(path, "r");
+		if (!f)
+			return tt_fail(err, TT_EIO, errno, "cannot read the baseline %s", path);
+		st = load_folded(b, f, path, err);
+		fclose(f);
+	}
 	if (st == TT_OK && !b->total)
 		st = tt_fail(err, TT_EUSAGE, 0, "the baseline %s holds no samples", path);
 	if (st != TT_OK)

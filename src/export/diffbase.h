@@ -32,7 +32,7 @@ struct diff_base {
 /* The key of the empty path (the flame graph's "all"). */
 #define DIFFBASE_ROOT 0x84222325cbf29ce4ull
 
-/* Read a folded-stacks file. A line that is not `STACK COUNT` fails with
+/* Read a folded-stacks file, or a recording (binrec.h). A line that is not `STACK COUNT` fails with
  * its number; so does a file with no samples. */
 tt_status diffbase_load(struct diff_base *b, const char *path, struct tt_error *err);
 /* An empty baseline (to add to); free it with diffbase_free. */

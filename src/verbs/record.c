@@ -16,27 +16,11 @@
 #include "outfile.h"
 #include "profile.h"
 #include "progress.h"
+#include "outputs.h"
 #include "record.h"
 #include "samplelog.h"
 #include "session.h"
 #include "taskinfo.h"
-
-/* -o may be given several times: one sampling session, several files. */
-#define MAX_OUTPUTS 8
-
-struct output {
-	const char *path;
-	enum export_format format;
-	struct outfile of;        /* open from the check until written */
-};
-
-/* Drop the first n outputs' temporary files; the paths stay untouched. */
-static void
-abort_outputs(struct output *o, int n)
-{
-	for (int i = 0; i < n; i++)
-		outfile_abort(&o[i].of);
-}
 
 /* A command we started: how it ended is the last line, and our exit
  * status: its own exit code, or 128 + the signal that killed it; if we
@@ -69,22 +53,14 @@ program_outcome(struct session *s, int sig, enum sampler_end end, int rc)
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top record -o FILE [options] -- COMMAND [ARGS...]\n"
+	fprintf(f, "Usage: tachyon-top record -o FILE [options] -- COMMAND [ARGS...]\n"
 	      "       tachyon-top record -o FILE [options] -p PID\n"
 	      "Run COMMAND (or attach to process PID) and write a profile when the program\n"
 	      "exits, the duration ends, or on Ctrl-C. A program started here writes to this\n"
 	      "terminal; it is stopped at the end, and tachyon-top exits with its status.\n"
 	      "\n"
 	      "  -p, --pid PID          process to sample (read-only; it is never stopped)\n"
-	      "  -o, --output FILE      where to write the profile; repeat it to write several\n"
-	      "                         formats from one session (-o p.svg -o p.pb.gz)\n"
-	      "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
-	      "                         profile.proto), speedscope (JSON), pstats (Python's\n"
-	      "                         pstats), heatmap (HTML: the source, lines shaded by\n"
-	      "                         samples) or collapsed (folded stacks); default by the\n"
-	      "                         file's name: .svg flamegraph, .pb.gz or .pprof pprof,\n"
-	      "                         .json speedscope, .prof or .pstats pstats, .html\n"
-	      "                         heatmap, else collapsed\n"
+	      "%s"
 	      "  -r, --rate RATE        samples per second: 1000, 10k, max (default 1000)\n"
 	      "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
@@ -104,7 +80,7 @@ print_usage(FILE *f)
 	      "      --diff-base OLD    flame graph: colour each frame by how its share of the\n"
 	      "                         samples changed against OLD, an earlier profile in\n"
 	      "                         collapsed form: red grew, blue shrank\n"
-	      "  -h, --help             show this help\n", f);
+	      "  -h, --help             show this help\n", outputs_help(true));
 }
 
 /* Records go through the sample log, which builds the profile: the
@@ -113,6 +89,7 @@ print_usage(FILE *f)
 struct log_sink {
 	struct samplelog *log;
 	const struct procset *live;
+	struct binrec_writer *rec;    /* the recording, flushed each second; or NULL */
 	struct tt_error err;
 	bool failed;
 };
@@ -142,10 +119,7 @@ drain(struct sampler *s, struct log_sink *k)
 struct record_args {
 	pid_t pid;
 	char **command;
-	struct output outs[MAX_OUTPUTS];
-	int nouts;
-	enum export_format format;
-	bool have_format;
+	struct outputs outs;
 	double hz, seconds;
 	bool per_thread, subprocesses, async_aware;
 	enum profile_filter filter;
@@ -174,11 +148,11 @@ parse_args(int argc, char **argv, struct record_args *a)
 		{NULL, 0, NULL, 0},
 	};
 	memset(a, 0, sizeof *a);
-	a->format = EXPORT_COLLAPSED;
+	a->outs.recordings_allowed = true;
 	a->hz = 1000;
 	a->subprocesses = true;
 	a->filter = PROFILE_WALL;
-	int c;
+	int c, bad;
 	optind = 1;
 	opterr = 0;
 	/* "+": options end at the command (`record -o p.svg -- python3 app.py -x`). */
@@ -189,15 +163,12 @@ parse_args(int argc, char **argv, struct record_args *a)
 				return cli_usage_error("record ", "invalid pid '%s'", optarg);
 			break;
 		case 'o':
-			if (a->nouts == MAX_OUTPUTS)
-				return cli_usage_error("record ", "at most %d -o files", MAX_OUTPUTS);
-			a->outs[a->nouts++] = (struct output){.path = optarg};
+			if ((bad = outputs_add(&a->outs, "record ", optarg)) >= 0)
+				return bad;
 			break;
 		case 'f':
-			if (!export_parse_format(optarg, &a->format))
-				return cli_usage_error("record ", "unknown format '%s' (%s)", optarg,
-						       export_format_list());
-			a->have_format = true;
+			if ((bad = outputs_set_format(&a->outs, "record ", optarg)) >= 0)
+				return bad;
 			break;
 		case 'r':
 			if (!sampler_parse_rate(optarg, &a->hz))
@@ -228,39 +199,18 @@ parse_args(int argc, char **argv, struct record_args *a)
 					       argv[optind - 1]);
 		}
 	}
-	int bad = cli_pid_or_command("record ", argc, argv, optind, a->pid, "unexpected argument", "",
-				     &a->command);
+	bad = cli_pid_or_command("record ", argc, argv, optind, a->pid, "unexpected argument", "",
+				 &a->command);
 	if (bad)
 		return bad;
-	if (!a->nouts)
-		return cli_usage_error("record ", "missing -o FILE");
+	if ((bad = outputs_check(&a->outs, "record ")) >= 0)
+		return bad;
 	if (a->diff_base_path) {
-		bool svg = false;
-		for (int i = 0; i < a->nouts; i++)
-			svg |= (a->have_format ? a->format : export_format_for_path(a->outs[i].path)) ==
-			       EXPORT_FLAMEGRAPH;
-		if (!svg)
+		if (!outputs_have_flamegraph(&a->outs))
 			return cli_usage_error("record ", "--diff-base colours a flame graph: give "
 					       "-o FILE.svg (or -f flamegraph)");
 	}
 	return -1;
-}
-
-/* Check every output first (a bad path fails before any sampling), but
- * leave each untouched until the profile is complete: the data goes to a
- * temporary file renamed over it at the end. */
-static tt_status
-open_outputs(struct record_args *a, struct tt_error *err)
-{
-	for (int i = 0; i < a->nouts; i++) {
-		struct output *o = &a->outs[i];
-		o->format = a->have_format ? a->format : export_format_for_path(o->path);
-		if (outfile_open(&o->of, o->path, err) != TT_OK) {
-			abort_outputs(a->outs, i);
-			return err->status;
-		}
-	}
-	return TT_OK;
 }
 
 /* Drain the session into the sample log until it ends or is stopped,
@@ -276,7 +226,12 @@ sample_into(struct session *session, struct log_sink *k, const struct record_arg
 		struct pollfd pfd = {.fd = s->wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
 		drain(s, k);
-		progress_update(&progress, clock_now_ns(), atomic_load(&s->stats.elapsed_ns),
+		uint64_t now = clock_now_ns();
+		if (k->rec)
+			binrec_progress(k->rec, now, &(struct binrec_progress){
+				atomic_load(&s->stats.elapsed_ns), atomic_load(&s->stats.samples),
+				atomic_load(&s->stats.errors), atomic_load(&s->stats.missed)}, false);
+		progress_update(&progress, now, atomic_load(&s->stats.elapsed_ns),
 				duration_ns, atomic_load(&s->stats.samples),
 				atomic_load(&s->stats.errors));
 	}
@@ -286,39 +241,6 @@ sample_into(struct session *session, struct log_sink *k, const struct record_arg
 	/* the processes' and threads' last state, for the profile's settling */
 	if (!k->failed && samplelog_sync(k->log, k->live, &k->err) != TT_OK)
 		k->failed = true;
-}
-
-/* Write the profile to every output, each committed whole or not at all;
- * `written` lists those written. false on the first failure, in *err. */
-static bool
-write_outputs(struct record_args *a, const struct profile *prof, const struct procset *procs,
-	      const struct export_meta *meta, char *written, size_t len, struct tt_error *err)
-{
-	bool ok_all = true;
-	written[0] = '\0';
-	for (int i = 0; i < a->nouts; i++) {
-		struct output *o = &a->outs[i];
-		struct tt_error e = {0};
-		FILE *f = o->of.f;
-		int wrc = export_write(o->format, prof, procs, meta, f);
-		bool ok;
-		if (wrc != 0 && !ferror(f)) {
-			outfile_abort(&o->of);
-			tt_fail(&e, TT_ENOMEM, ENOMEM, "writing %s: out of memory", o->path);
-			ok = false;
-		} else {
-			ok = outfile_commit(&o->of, &e) == TT_OK;
-		}
-		if (!ok) {
-			if (ok_all)
-				*err = e;
-			ok_all = false;
-		} else {
-			size_t used = strlen(written);
-			snprintf(written + used, len - used, "%s%s", used ? ", " : "", o->path);
-		}
-	}
-	return ok_all;
 }
 
 int
@@ -335,7 +257,7 @@ record_main(int argc, char **argv)
 			return cli_report(&err);
 		a.have_diff_base = true;
 	}
-	if (open_outputs(&a, &err) != TT_OK) {
+	if (outputs_open(&a.outs, &err) != TT_OK) {
 		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
@@ -356,14 +278,14 @@ record_main(int argc, char **argv)
 
 	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
 	if (session_catch_stop_signals(&err) != TT_OK) {
-		abort_outputs(a.outs, a.nouts);
+		outputs_abort(&a.outs);
 		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
 
 	struct session session;
 	if (session_start(&session, &so, &err) != TT_OK) {
-		abort_outputs(a.outs, a.nouts);
+		outputs_abort(&a.outs);
 		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
@@ -377,14 +299,33 @@ record_main(int argc, char **argv)
 	if (samplelog_init(&log, &prof, a.filter) != 0) {
 		tt_fail(&err, TT_ENOMEM, ENOMEM, "out of memory for the sample log");
 		export_sources_close(&sources);
-		abort_outputs(a.outs, a.nouts);
+		outputs_abort(&a.outs);
 		diffbase_free(&a.diff_base);
 		session_end(&session);
 		return cli_report(&err);
 	}
-	struct log_sink sink = {.log = &log, .live = &s->procs};
+	struct log_sink sink = {.log = &log, .live = &s->procs, .rec = outputs_recording(&a.outs)};
 	struct timespec started;
 	clock_gettime(CLOCK_REALTIME, &started);
+	/* what the run is of: the recording's header, the outputs' metadata */
+	struct binrec_header run = {
+		.pid = session.pid, .python_version = session.target.layout.version_str,
+		.command = session.cmdline, .mode = a.filter, .rate_hz = a.hz,
+		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
+		.subprocesses = a.subprocesses, .async_aware = a.async_aware,
+	};
+	if (sink.rec) {
+		if (binrec_begin(sink.rec, &run, &err) != TT_OK) {
+			samplelog_free(&log);
+			export_sources_close(&sources);
+			outputs_abort(&a.outs);
+			diffbase_free(&a.diff_base);
+			session_end(&session);
+			return cli_report(&err);
+		}
+		log.sink = binrec_put;
+		log.sink_ctx = sink.rec;
+	}
 	sample_into(&session, &sink, &a);
 	enum sampler_end how = sampler_end_state(s);
 	int interrupted = session_stop_signal();
@@ -399,29 +340,23 @@ record_main(int argc, char **argv)
 	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
 	if (!cmdline[0])  /* it has exited: the line read at the start */
 		snprintf(cmdline, sizeof cmdline, "%s", session.cmdline);
-	uint64_t elapsed_ns = atomic_load(&s->stats.elapsed_ns);
-	uint64_t passes = atomic_load(&s->stats.samples);
+	struct binrec_progress progress = {
+		atomic_load(&s->stats.elapsed_ns), atomic_load(&s->stats.samples),
+		atomic_load(&s->stats.errors), atomic_load(&s->stats.missed),
+	};
 	/* processes whose index went to a new one since their last samples */
 	profile_settle(&prof, &log.mirror);
-	struct export_meta meta = {
-		.pid = pid, .command = cmdline, .python_version = session.target.layout.version_str,
-		.mode = a.filter, .rate_hz = a.hz, .duration_ns = elapsed_ns,
-		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
-		/* A sample stands for the mean time between passes actually made
-		 * (deadlines missed on a busy machine make it longer than asked). */
-		.period_ns = passes ? elapsed_ns / passes : a.hz > 0 ? (uint64_t)(1e9 / a.hz) : 1,
-		.per_thread = a.per_thread,
-		/* Process frames only when there is more than one to tell apart. */
-		.per_process = a.subprocesses && procset_count(&log.mirror) > 1,
-		.diff_base = a.have_diff_base ? &a.diff_base : NULL,
-		.diff_base_name = a.diff_base_path,
-		.sources = sources,
-	};
+	struct export_meta meta;
+	outputs_meta(&meta, &run, cmdline, &progress, &log.mirror);
+	meta.per_thread = a.per_thread;
+	meta.diff_base = a.have_diff_base ? &a.diff_base : NULL;
+	meta.diff_base_name = a.diff_base_path;
+	meta.sources = sources;
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
 	struct tt_error werr = {0};
-	bool write_failed = !write_outputs(&a, &prof, &log.mirror, &meta, written, sizeof written,
-					   &werr);
+	bool write_failed = !outputs_write(&a.outs, &prof, &log.mirror, &meta, cmdline, &progress,
+					   written, sizeof written, &werr);
 	uint64_t samples = atomic_load(&s->stats.samples), errors = atomic_load(&s->stats.errors);
 	double secs = (double)atomic_load(&s->stats.elapsed_ns) / 1e9;
 	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
