@@ -3,11 +3,14 @@
 
 One `record` session per interpreter on tests/targets/flame.py (a 75/25 CPU
 split on the main thread, a thread parked in a function whose name and file
-are markup) writes all six formats at once (-o repeated), so every format
+are markup) writes all seven formats at once (-o repeated), so every format
 is compared with the collapsed output of the same samples:
 
-  - replay: the recording (.ttrec) replayed into the other five gives
+  - replay: the recording (.ttrec) replayed into the other six gives
     record's files byte for byte;
+  - gecko: the Firefox Profiler's processed profile has its tables, every
+    index in range, a track per thread, and the collapsed file's samples
+    per innermost function;
 
   - pprof: `go tool pprof` (Debian's golang-go) reads it with -raw, -top and
     -traces: the sample total equals record's count and the collapsed total,
@@ -213,7 +216,7 @@ class Recording:
         base = os.path.join(ctx.target.dir, "profile")
         self.paths = {ext: rig.in_root(base + ext)
                       for ext in (".collapsed", ".pb.gz", ".svg", ".speedscope.json", ".prof",
-                                  ".ttrec")}
+                                  ".gecko.json", ".ttrec")}
         run = sampler.run_tt("record", "-p", ctx.target.pid, "-d", RECORD_SECONDS, "-r", RATE,
                              *[a for p in self.paths.values() for a in ("-o", p)],
                              timeout=RECORD_SECONDS + 60)
@@ -477,6 +480,113 @@ def test_replay_cut_short(ctx):
         sampler.run_tt("replay", rec.paths[".ttrec"]).expect_one_line_error("missing -o")
     finally:
         shutil.rmtree(outdir, ignore_errors=True)
+
+
+def gecko_shape_errors(doc):
+    """What keeps *doc* from being a processed profile the Firefox Profiler
+    opens: its tables, their columns' lengths, and every index in range."""
+    errors = []
+
+    def need(cond, what):
+        if not cond:
+            errors.append(what)
+        return cond
+
+    meta = doc.get("meta", {})
+    for key in ("interval", "startTime", "categories", "preprocessedProfileVersion", "version",
+                "processType"):
+        need(key in meta, "meta lacks %s" % key)
+    strings = doc.get("shared", {}).get("stringArray")
+    if not need(isinstance(strings, list) and all(isinstance(s, str) for s in strings),
+                "no shared.stringArray of strings"):
+        return errors
+    ncat = len(meta.get("categories", []))
+    if not need(isinstance(doc.get("threads"), list) and doc["threads"], "no threads"):
+        return errors
+    for n, t in enumerate(doc["threads"]):
+        where = "thread %d (%s)" % (n, t.get("name"))
+        for key in ("name", "pid", "tid", "processName", "isMainThread"):
+            need(key in t, "%s lacks %s" % (where, key))
+        tables = {}
+        for table, columns in (("samples", ("stack", "time", "weight")),
+                               ("stackTable", ("frame", "prefix", "category", "subcategory")),
+                               ("frameTable", ("func", "line", "category", "address",
+                                               "inlineDepth", "nativeSymbol")),
+                               ("funcTable", ("name", "fileName", "lineNumber", "isJS",
+                                              "resource"))):
+            tab = t.get(table)
+            if not need(isinstance(tab, dict) and isinstance(tab.get("length"), int),
+                        "%s lacks %s with a length" % (where, table)):
+                return errors
+            for col in columns:
+                need(isinstance(tab.get(col), list) and len(tab[col]) == tab["length"],
+                     "%s: %s.%s is not %d long" % (where, table, col, tab["length"]))
+            tables[table] = tab
+        if errors:
+            return errors
+        samples, stacks = tables["samples"], tables["stackTable"]
+        frames, funcs = tables["frameTable"], tables["funcTable"]
+        need(samples.get("weightType") == "samples", "%s: weightType is not samples" % where)
+        need(all(isinstance(s, int) and 0 <= s < stacks["length"] for s in samples["stack"]),
+             "%s: a sample's stack out of range" % where)
+        need(samples["time"] == sorted(samples["time"]), "%s: sample times go back" % where)
+        need(all(isinstance(w, int) and w > 0 for w in samples["weight"]),
+             "%s: a weight is not a positive count" % where)
+        for i in range(stacks["length"]):
+            p = stacks["prefix"][i]
+            need(p is None or 0 <= p < i, "%s: stack %d's prefix %s is not an earlier stack"
+                 % (where, i, p))
+            need(0 <= stacks["frame"][i] < frames["length"], "%s: stack %d's frame out of range"
+                 % (where, i))
+            need(0 <= stacks["category"][i] < ncat, "%s: stack %d's category" % (where, i))
+        need(all(0 <= f < funcs["length"] for f in frames["func"]),
+             "%s: a frame's function out of range" % where)
+        for col in ("name", "fileName"):
+            need(all(s is None and col == "fileName" or isinstance(s, int) and 0 <= s < len(strings)
+                     for s in funcs[col]), "%s: funcTable.%s not string indices" % (where, col))
+    return errors
+
+
+def gecko_leaf_counts(doc):
+    """Samples per innermost function, over every thread."""
+    strings, counts = doc["shared"]["stringArray"], {}
+    for t in doc["threads"]:
+        s, st, fr, fn = t["samples"], t["stackTable"], t["frameTable"], t["funcTable"]
+        for stack, weight in zip(s["stack"], s["weight"]):
+            name = strings[fn["name"][fr["func"][st["frame"][stack]]]]
+            counts[name] = counts.get(name, 0) + weight
+    return counts
+
+
+def test_gecko(ctx):
+    """The Firefox Profiler's file of the session: a processed profile's
+    shape (meta, threads with samples, stack, frame and function tables,
+    shared strings), every index in range, a track per thread with its pid
+    and tid, and samples per innermost function as in the collapsed file."""
+    rec = recording(ctx)
+    with open(rec.paths[".gecko.json"], encoding="utf-8") as f:
+        doc = json.load(f)
+    errors = gecko_shape_errors(doc)
+    expect(not errors, "the gecko file is not a processed profile", *errors[:20])
+    tids = {t["tid"]: t for t in doc["threads"]}
+    for tid in (ctx.target.info["main_tid"], ctx.target.info["hostile_tid"]):
+        expect(tid in tids and tids[tid]["pid"] == str(ctx.target.pid), "no track for thread %d "
+               "of process %d: %s" % (tid, ctx.target.pid, show(sorted(tids))))
+    expect(tids[ctx.target.info["main_tid"]]["isMainThread"], "the main thread is not marked so")
+    leaves = {}
+    for frames, count in rec.lines:
+        leaf = frames[-1]
+        name = leaf if leaf == "<no Python frames>" else frame_parts(leaf)[0]
+        name = name.replace("\\x3b", ";")
+        leaves[name] = leaves.get(name, 0) + count
+    counts = gecko_leaf_counts(doc)
+    expect(counts == leaves, "samples per innermost function differ from the collapsed file's",
+           "gecko: %s" % show(counts, 600), "collapsed: %s" % show(leaves, 600))
+    expect(HOSTILE_NAME in doc["shared"]["stringArray"], "the hostile name is not a string")
+    # the checker itself must catch a broken file
+    broken = json.loads(json.dumps(doc))
+    broken["threads"][0]["stackTable"]["prefix"][0] = 10**6
+    expect(gecko_shape_errors(broken), "the shape check accepts a prefix out of range")
 
 
 def test_speedscope_schema(ctx):
@@ -1020,7 +1130,7 @@ def test_heatmap(ctx):
 
 
 PER_INTERPRETER = [
-    ("record writes six formats from one session; collapsed total = record's count",
+    ("record writes seven formats from one session; collapsed total = record's count",
      test_record_all),
     ("pprof read by go tool pprof: totals, flat counts, files, lines, thread labels",
      test_pprof),
@@ -1028,6 +1138,8 @@ PER_INTERPRETER = [
      test_speedscope_schema),
     ("pstats read by Python's pstats: calls and own times as the collapsed file's, 75/25",
      test_pstats),
+    ("gecko: a processed profile (tables, indices, a track per thread), samples per function "
+     "as in the collapsed file", test_gecko),
     ("replay of the session's recording: every format byte for byte record's, pprof -raw alike",
      test_replay),
     ("record -- PYTHON: its output passes through; exits by itself, SIGTERM, Ctrl-C: the "

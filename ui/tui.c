@@ -133,7 +133,7 @@ ui_export(struct ui *u, int format)
 	 * shared stem and each extension, shell-style (stem.{svg,pb.gz}). */
 	char path[PATH_MAX + 128], stem[PATH_MAX + 128] = "", exts[160] = "", list[PATH_MAX + 900] = "";
 	bool same_stem = true, ok = true;
-	int first = format < 0 ? 0 : format, last = format < 0 ? EXPORT_FORMAT_COUNT - 1 : format;
+	int first = format < 0 ? 0 : format, last = format < 0 ? EXPORT_PROFILE_FORMATS - 1 : format;
 	for (int i = first; i <= last && ok; i++) {
 		enum export_format fmt = (enum export_format)i;
 		const char *ext = export_format_extension(fmt);

@@ -671,11 +671,12 @@ replay_events(struct reader *r, struct binrec_replay *out, struct tt_error *err)
 }
 
 tt_status
-binrec_replay(const char *path, const enum profile_filter *mode, struct binrec_replay *out,
-	      struct tt_error *err)
+binrec_replay(const char *path, const enum profile_filter *mode, bool timeline,
+	      struct binrec_replay *out, struct tt_error *err)
 {
 	memset(out, 0, sizeof *out);
 	profile_init(&out->prof);
+	timeline_init(&out->timeline);
 	struct reader r = {.path = path};
 	if (!(r.f = fopen(path, "rb")))
 		return tt_fail(err, TT_EIO, errno, "cannot open %s: %s", path, strerror(errno));
@@ -695,6 +696,8 @@ binrec_replay(const char *path, const enum profile_filter *mode, struct binrec_r
 	}
 	if (st == TT_OK && samplelog_init(&out->log, &out->prof, mode ? *mode : out->h.mode) != 0)
 		st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", path);
+	if (st == TT_OK && timeline)
+		out->log.timeline = &out->timeline;
 	if (st == TT_OK)
 		st = replay_events(&r, out, err);
 	close_reader(&r);
@@ -710,5 +713,6 @@ binrec_replay_free(struct binrec_replay *r)
 	if (r->log.mirror.procs)
 		samplelog_free(&r->log);
 	profile_free(&r->prof);
+	timeline_free(&r->timeline);
 	memset(r, 0, sizeof *r);
 }

@@ -71,14 +71,16 @@ struct binrec_replay {
 	bool complete;                /* it ended as record ends it (else it was cut short) */
 	uint64_t events;
 	struct profile prof;
+	struct timeline timeline;     /* kept when asked for (log.timeline then points here) */
 	struct samplelog log;         /* its mirror labels the profile */
 };
 
 /* Read path into r, counting samples by the mode it was recorded in (or
- * by *mode when given). A file cut short is read up to where it ends
+ * by *mode when given), keeping them in time too when timeline. A file
+ * cut short is read up to where it ends
  * (r->complete false); not a recording, of a newer version, or damaged: an
  * error naming the file. Free r either way. */
-tt_status binrec_replay(const char *path, const enum profile_filter *mode,
+tt_status binrec_replay(const char *path, const enum profile_filter *mode, bool timeline,
 			struct binrec_replay *r, struct tt_error *err);
 void binrec_replay_free(struct binrec_replay *r);
 

@@ -155,7 +155,7 @@ static tt_status
 load_recording(struct diff_base *b, const char *path, struct tt_error *err)
 {
 	struct binrec_replay r;
-	tt_status st = binrec_replay(path, NULL, &r, err);
+	tt_status st = binrec_replay(path, NULL, false, &r, err);
 	char *text = NULL;
 	size_t len = 0;
 	FILE *mem = st == TT_OK ? open_memstream(&text, &len) : NULL;

@@ -8,6 +8,7 @@
 #include "collapsed.h"
 #include "export.h"
 #include "flamegraph.h"
+#include "gecko.h"
 #include "heatmap.h"
 #include "pprof.h"
 #include "pstats.h"
@@ -22,6 +23,7 @@ static const struct {
 	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
 	[EXPORT_PSTATS] = {"pstats", ".prof"},
 	[EXPORT_HEATMAP] = {"heatmap", ".html"},
+	[EXPORT_GECKO] = {"gecko", ".gecko.json"},
 };
 
 bool
@@ -36,6 +38,10 @@ export_parse_format(const char *name, enum export_format *out)
 		*out = EXPORT_FLAMEGRAPH;
 		return true;
 	}
+	if (strcmp(name, "firefox") == 0) {
+		*out = EXPORT_GECKO;
+		return true;
+	}
 	if (strcmp(name, "folded") == 0) {
 		*out = EXPORT_COLLAPSED;
 		return true;
@@ -46,7 +52,7 @@ export_parse_format(const char *name, enum export_format *out)
 const char *
 export_format_list(void)
 {
-	return "collapsed, speedscope, flamegraph, pprof, pstats or heatmap";
+	return "collapsed, speedscope, flamegraph, pprof, pstats, heatmap or gecko";
 }
 
 const char *
@@ -75,6 +81,8 @@ export_format_for_path(const char *path)
 		return EXPORT_FLAMEGRAPH;
 	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof"))
 		return EXPORT_PPROF;
+	if (ends_with(path, ".gecko.json"))
+		return EXPORT_GECKO;
 	if (ends_with(path, ".json"))
 		return EXPORT_SPEEDSCOPE;
 	if (ends_with(path, ".prof") || ends_with(path, ".pstats"))
@@ -137,6 +145,8 @@ export_write(enum export_format fmt, const struct profile *p, const struct procs
 		return pstats_write(p, ps, meta, f);
 	case EXPORT_HEATMAP:
 		return heatmap_write(p, ps, meta, f);
+	case EXPORT_GECKO:
+		return meta->timeline ? gecko_write(meta->timeline, ps, meta, f) : -1;
 	default:
 		return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
 	}

@@ -12,6 +12,7 @@
 
 #include "diffbase.h"
 #include "profile.h"
+#include "timeline.h"
 
 enum export_format {
 	EXPORT_COLLAPSED,
@@ -20,8 +21,12 @@ enum export_format {
 	EXPORT_PPROF,
 	EXPORT_PSTATS,
 	EXPORT_HEATMAP,
+	EXPORT_GECKO,       /* from the run's timeline (meta->timeline): record and replay */
 	EXPORT_FORMAT_COUNT
 };
+
+/* The formats written from a profile alone (the live view offers these). */
+#define EXPORT_PROFILE_FORMATS EXPORT_GECKO
 
 /* Where the heatmap reads the target's source files: its root and working
  * directory (/proc/PID/root and cwd), kept open as directory descriptors,
@@ -50,16 +55,18 @@ struct export_meta {
 	const struct diff_base *diff_base;
 	const char *diff_base_name;
 	struct export_sources sources;   /* heatmap: where the source files are read */
+	const struct timeline *timeline; /* gecko: every sample in time, over the same
+					    procset's stacks (NULL: none kept) */
 };
 
-/* "collapsed", "speedscope", "flamegraph", "pprof", "pstats", "heatmap" (and aliases
- * "svg", "folded"): true and *out set when known. */
+/* "collapsed", "speedscope", "flamegraph", "pprof", "pstats", "heatmap", "gecko" (and
+ * aliases "svg", "folded", "firefox"): true and *out set when known. */
 bool export_parse_format(const char *name, enum export_format *out);
 /* The accepted names, for error messages ("collapsed, ..., pprof or pstats"). */
 const char *export_format_list(void);
 const char *export_format_name(enum export_format f);
-/* The format a file name asks for by its extension (.svg, .json, .pb.gz,
- * .pprof, .prof, .pstats, .html), else collapsed. */
+/* The format a file name asks for by its extension (.svg, .gecko.json,
+ * .json, .pb.gz, .pprof, .prof, .pstats, .html), else collapsed. */
 enum export_format export_format_for_path(const char *path);
 /* The extension the live view gives files of a format (".svg"). */
 const char *export_format_extension(enum export_format f);
@@ -70,7 +77,8 @@ const char *export_mode_name(enum profile_filter mode);
 void export_sources_open(struct export_sources *s, pid_t pid);
 void export_sources_close(struct export_sources *s);
 
-/* Write p in format fmt to f. 0 on success, -1 on a write or memory error. */
+/* Write p in format fmt to f. 0 on success, -1 on a write or memory error
+ * (gecko without meta->timeline: -1). */
 int export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
 		 const struct export_meta *meta, FILE *f);
 

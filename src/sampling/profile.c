@@ -234,8 +234,7 @@ bool
 profile_add(struct profile *p, const struct procset *ps, const struct sample_record *rec,
 	    enum profile_filter filter)
 {
-	if ((filter == PROFILE_CPU && !(rec->state & TT_THREAD_ON_CPU)) ||
-	    (filter == PROFILE_GIL && !(rec->state & TT_THREAD_GIL))) {
+	if (!profile_filter_keeps(filter, rec->state)) {
 		p->idle_skipped += rec->weight;
 		return true;
 	}

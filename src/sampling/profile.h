@@ -13,6 +13,7 @@
 #include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
+#include "unwinder.h"
 
 struct profile_entry {
 	uint32_t stack_id;
@@ -51,6 +52,14 @@ enum profile_filter {
 	PROFILE_CPU,        /* only samples of threads on CPU */
 	PROFILE_GIL,        /* only samples of threads holding the GIL */
 };
+
+/* Does a sample in this state count in this mode? */
+static inline bool
+profile_filter_keeps(enum profile_filter f, uint8_t state)
+{
+	return f == PROFILE_WALL || (f == PROFILE_CPU && (state & TT_THREAD_ON_CPU)) ||
+	       (f == PROFILE_GIL && (state & TT_THREAD_GIL));
+}
 
 void profile_init(struct profile *p);
 void profile_free(struct profile *p);

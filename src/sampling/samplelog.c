@@ -43,6 +43,8 @@ apply_sample(struct samplelog *l, const struct sample_record *r, struct tt_error
 	l->samples++;
 	if (!profile_add(l->prof, &l->mirror, r, l->filter))
 		l->lost += r->weight;
+	if (l->timeline && profile_filter_keeps(l->filter, r->state))
+		timeline_add(l->timeline, &l->mirror, r);
 	return TT_OK;
 }
 

@@ -20,6 +20,7 @@
 #include "procset.h"
 #include "profile.h"
 #include "ring.h"
+#include "timeline.h"
 
 enum samplelog_kind {
 	SAMPLELOG_FUNC = 1,
@@ -70,6 +71,7 @@ struct samplelog {
 	struct procset mirror;
 	struct profile *prof;
 	enum profile_filter filter;
+	struct timeline *timeline;   /* NULL, or where the counted samples go in time */
 	samplelog_sink_fn *sink;     /* NULL: none */
 	void *sink_ctx;
 	/* record side: the sampler's function, frame and stack ids -> the

@@ -58,10 +58,10 @@ outputs_check(struct outputs *os, const char *verb)
 }
 
 bool
-outputs_have_flamegraph(const struct outputs *os)
+outputs_have(const struct outputs *os, enum export_format f)
 {
 	for (int i = 0; i < os->n; i++)
-		if (!os->o[i].recording && os->o[i].format == EXPORT_FLAMEGRAPH)
+		if (!os->o[i].recording && os->o[i].format == f)
 			return true;
 	return false;
 }
@@ -75,15 +75,17 @@ outputs_help(bool recordings)
 	  "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
 	  "                         profile.proto), speedscope (JSON), pstats (Python's\n"
 	  "                         pstats), heatmap (HTML: the source, lines shaded by\n"
-	  "                         samples), collapsed (folded stacks) or binary (every\n"
-	  "                         sample, for `tachyon-top replay`, written as it goes);\n"
-	  "                         default by the file's name: .svg flamegraph, .pb.gz or\n"
-	  "                         .pprof pprof, .json speedscope, .prof or .pstats\n"
-	  "                         pstats, .html heatmap, .ttrec binary, else collapsed\n"
+	  "                         samples), gecko (the Firefox Profiler's JSON: every\n"
+	  "                         thread's samples in time), collapsed (folded stacks)\n"
+	  "                         or binary (every sample, for `tachyon-top replay`,\n"
+	  "                         written as it goes); default by the file's name: .svg\n"
+	  "                         flamegraph, .pb.gz or .pprof pprof, .gecko.json gecko,\n"
+	  "                         .json speedscope, .prof or .pstats pstats, .html\n"
+	  "                         heatmap, .ttrec binary, else collapsed\n"
 	: "  -o, --output FILE      where to write the profile; repeat it to write several\n"
 	  "                         formats (-o p.svg -o p.pb.gz)\n"
-	  "  -f, --format FORMAT    flamegraph, pprof, speedscope, pstats, heatmap or\n"
-	  "                         collapsed; default by the file's name as for record\n";
+	  "  -f, --format FORMAT    flamegraph, pprof, speedscope, pstats, heatmap, gecko\n"
+	  "                         or collapsed; default by the file's name as for record\n";
 }
 
 void
@@ -102,6 +104,15 @@ outputs_meta(struct export_meta *m, const struct binrec_header *run, const char 
 		.per_process = run->subprocesses && procset_count(mirror) > 1,
 		.sources = {.root_fd = -1, .cwd_fd = -1},
 	};
+}
+
+void
+outputs_timeline_note(const struct timeline *t)
+{
+	if (t && t->dropped)
+		fprintf(stderr, "tachyon-top: the gecko file holds the first %u runs of samples; "
+			"%llu samples after them were counted, not kept in time\n", t->count,
+			(unsigned long long)t->dropped);
 }
 
 tt_status

@@ -38,8 +38,8 @@ int outputs_set_format(struct outputs *os, const char *verb, const char *name);
 /* After the options: the usage exit code when there is no -o, or more than
  * one recording; -1 when fine. Formats are chosen here. */
 int outputs_check(struct outputs *os, const char *verb);
-/* Some output is a flame graph. */
-bool outputs_have_flamegraph(const struct outputs *os);
+/* Some output is of format f. */
+bool outputs_have(const struct outputs *os, enum export_format f);
 /* Help text for -o and -f. */
 const char *outputs_help(bool recordings);
 
@@ -48,6 +48,10 @@ const char *outputs_help(bool recordings);
  * per-thread, baseline and sources fields are left for the caller. */
 void outputs_meta(struct export_meta *m, const struct binrec_header *run, const char *command,
 		  const struct binrec_progress *p, const struct procset *mirror);
+
+/* After writing: say once if the timeline (gecko) could not keep every
+ * sample. */
+void outputs_timeline_note(const struct timeline *t);
 
 /* Check every output and open it (its temporary file; a recording's file
  * itself). */

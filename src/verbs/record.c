@@ -206,7 +206,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 	if ((bad = outputs_check(&a->outs, "record ")) >= 0)
 		return bad;
 	if (a->diff_base_path) {
-		if (!outputs_have_flamegraph(&a->outs))
+		if (!outputs_have(&a->outs, EXPORT_FLAMEGRAPH))
 			return cli_usage_error("record ", "--diff-base colours a flame graph: give "
 					       "-o FILE.svg (or -f flamegraph)");
 	}
@@ -305,6 +305,11 @@ record_main(int argc, char **argv)
 		return cli_report(&err);
 	}
 	struct log_sink sink = {.log = &log, .live = &s->procs, .rec = outputs_recording(&a.outs)};
+	/* the Firefox Profiler's file shows the samples in time: keep them */
+	struct timeline timeline;
+	timeline_init(&timeline);
+	if (outputs_have(&a.outs, EXPORT_GECKO))
+		log.timeline = &timeline;
 	struct timespec started;
 	clock_gettime(CLOCK_REALTIME, &started);
 	/* what the run is of: the recording's header, the outputs' metadata */
@@ -346,12 +351,14 @@ record_main(int argc, char **argv)
 	};
 	/* processes whose index went to a new one since their last samples */
 	profile_settle(&prof, &log.mirror);
+	timeline_settle(&timeline, &log.mirror);
 	struct export_meta meta;
 	outputs_meta(&meta, &run, cmdline, &progress, &log.mirror);
 	meta.per_thread = a.per_thread;
 	meta.diff_base = a.have_diff_base ? &a.diff_base : NULL;
 	meta.diff_base_name = a.diff_base_path;
 	meta.sources = sources;
+	meta.timeline = log.timeline;
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
 	struct tt_error werr = {0};
@@ -367,6 +374,7 @@ record_main(int argc, char **argv)
 		(unsigned long long)prof.count,
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
 		written[0] ? "; wrote " : "", written);
+	outputs_timeline_note(log.timeline);
 	if (write_failed)
 		rc = cli_report(&werr);
 	if (sink.failed)
@@ -377,6 +385,7 @@ record_main(int argc, char **argv)
 		rc = cli_report(&s->error);
 	rc = program_outcome(&session, interrupted, how, rc);
 	samplelog_free(&log);
+	timeline_free(&timeline);
 	profile_free(&prof);
 	export_sources_close(&sources);
 	diffbase_free(&a.diff_base);

@@ -96,7 +96,7 @@ parse_args(int argc, char **argv, struct replay_args *a)
 	a->path = argv[optind];
 	if ((bad = outputs_check(&a->outs, "replay ")) >= 0)
 		return bad;
-	if (a->diff_base_path && !outputs_have_flamegraph(&a->outs))
+	if (a->diff_base_path && !outputs_have(&a->outs, EXPORT_FLAMEGRAPH))
 		return cli_usage_error("replay ", "--diff-base colours a flame graph: give "
 				       "-o FILE.svg (or -f flamegraph)");
 	return -1;
@@ -118,7 +118,8 @@ replay_main(int argc, char **argv)
 		return cli_report(&err);
 	}
 	struct binrec_replay r;
-	if (binrec_replay(a.path, a.have_mode ? &a.mode : NULL, &r, &err) != TT_OK) {
+	if (binrec_replay(a.path, a.have_mode ? &a.mode : NULL, outputs_have(&a.outs, EXPORT_GECKO),
+			  &r, &err) != TT_OK) {
 		binrec_replay_free(&r);
 		outputs_abort(&a.outs);
 		diffbase_free(&base);
@@ -130,6 +131,7 @@ replay_main(int argc, char **argv)
 		fprintf(stderr, "tachyon-top: warning: %s ends early (its record was cut short): "
 			"replaying what it holds\n", shown);
 	profile_settle(&r.prof, &r.log.mirror);
+	timeline_settle(&r.timeline, &r.log.mirror);
 	struct export_meta meta;
 	outputs_meta(&meta, &r.h, r.end_command ? r.end_command : r.h.command, &r.progress,
 		     &r.log.mirror);
@@ -137,6 +139,7 @@ replay_main(int argc, char **argv)
 	meta.per_thread = a.per_thread;
 	meta.diff_base = a.diff_base_path ? &base : NULL;
 	meta.diff_base_name = a.diff_base_path;
+	meta.timeline = r.log.timeline;
 	char written[1024];
 	struct tt_error werr = {0};
 	bool write_failed = !outputs_write(&a.outs, &r.prof, &r.log.mirror, &meta, NULL, &r.progress,
@@ -146,6 +149,7 @@ replay_main(int argc, char **argv)
 		(double)r.progress.duration_ns / 1e9, (int)r.h.pid,
 		(unsigned long long)r.progress.passes, (unsigned long long)r.prof.total,
 		(unsigned long long)r.prof.count, written[0] ? "; wrote " : "", written);
+	outputs_timeline_note(r.log.timeline);
 	rc = write_failed ? cli_report(&werr) : 0;
 	binrec_replay_free(&r);
 	diffbase_free(&base);
