@@ -3,11 +3,11 @@
 
 One `record` session per interpreter on tests/targets/flame.py (a 75/25 CPU
 split on the main thread, a thread parked in a function whose name and file
-are markup) writes all seven formats at once (-o repeated), so every format
+are markup) writes all eight formats at once (-o repeated), so every format
 is compared with the collapsed output of the same samples:
 
-  - replay: the recording (.ttrec) replayed into the other six gives
-    record's files byte for byte;
+  - replay: the recording (.ttrec) replayed into the other seven gives
+    record's files byte for byte (the heatmap's sources are in it);
   - gecko: the Firefox Profiler's processed profile has its tables, every
     index in range, a track per thread, and the collapsed file's samples
     per innermost function;
@@ -216,7 +216,7 @@ class Recording:
         base = os.path.join(ctx.target.dir, "profile")
         self.paths = {ext: rig.in_root(base + ext)
                       for ext in (".collapsed", ".pb.gz", ".svg", ".speedscope.json", ".prof",
-                                  ".gecko.json", ".ttrec")}
+                                  ".gecko.json", ".html", ".ttrec")}
         run = sampler.run_tt("record", "-p", ctx.target.pid, "-d", RECORD_SECONDS, "-r", RATE,
                              *[a for p in self.paths.values() for a in ("-o", p)],
                              timeout=RECORD_SECONDS + 60)
@@ -1130,7 +1130,7 @@ def test_heatmap(ctx):
 
 
 PER_INTERPRETER = [
-    ("record writes seven formats from one session; collapsed total = record's count",
+    ("record writes eight formats from one session; collapsed total = record's count",
      test_record_all),
     ("pprof read by go tool pprof: totals, flat counts, files, lines, thread labels",
      test_pprof),

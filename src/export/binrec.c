@@ -9,6 +9,8 @@
 #include <zlib.h>
 
 #include "binrec.h"
+#include "grow.h"
+#include "heatmap.h"
 
 /* The file: MAGIC, the version (16 bits, little-endian), 16 reserved bits
  * (0), then one zlib stream of events, each a kind byte and its fields. */
@@ -19,6 +21,7 @@ enum {
 	EV_HEADER = 16,
 	EV_PROGRESS = 17,
 	EV_END = 18,
+	EV_SOURCE = 19,
 };
 
 /* Longest string a recording holds (a command line, a path, a qualified
@@ -219,6 +222,40 @@ binrec_put(void *ctx, const struct samplelog_event *ev)
 		put_byte(w, ev->sample.weight);
 		break;
 	}
+}
+
+struct source_put {
+	struct binrec_writer *w;
+	const struct export_sources *src;
+};
+
+static void
+put_source(void *ctx, const char *name)
+{
+	struct source_put *sp = ctx;
+	struct binrec_writer *w = sp->w;
+	char why[200] = "";
+	size_t len = 0;
+	char *bytes = export_source_read(sp->src, name, HEATMAP_MAX_FILE_BYTES, &len, why,
+					 sizeof why);
+	put_byte(w, EV_SOURCE);
+	put_str(w, name);
+	put_byte(w, bytes != NULL);
+	if (bytes) {
+		put_var(w, len);
+		put_bytes(w, bytes, len);
+	} else {
+		put_str(w, why);
+	}
+	free(bytes);
+}
+
+void
+binrec_put_sources(struct binrec_writer *w, const struct profile *prof,
+		   const struct procset *mirror, const struct export_sources *src)
+{
+	struct source_put sp = {w, src};
+	heatmap_sources(prof, mirror, put_source, &sp);
 }
 
 static void
@@ -462,6 +499,63 @@ get_str(struct reader *r, int k, const char **s, bool *bad)
 	return true;
 }
 
+/* A source's bytes (NULs allowed), in a buffer of their own. */
+static bool
+get_blob(struct reader *r, char **out, size_t *len, bool *bad)
+{
+	uint64_t n;
+	if (!get_var(r, &n, bad))
+		return false;
+	if (n > HEATMAP_MAX_FILE_BYTES) {
+		*bad = true;
+		return false;
+	}
+	if (!need(r, (size_t)n))
+		return false;
+	char *b = malloc((size_t)n + 1);
+	if (!b) {
+		r->zerr = Z_MEM_ERROR;
+		return false;
+	}
+	memcpy(b, r->buf + r->pos, (size_t)n);
+	b[n] = '\0';
+	r->pos += (size_t)n;
+	*out = b;
+	*len = (size_t)n;
+	return true;
+}
+
+/* A source event's fields, kept in out. */
+static bool
+read_source(struct reader *r, struct binrec_replay *out, bool *bad)
+{
+	const char *name, *why = NULL;
+	unsigned have;
+	char *bytes = NULL;
+	size_t len = 0;
+	if (!get_str(r, 0, &name, bad) || !get_byte(r, &have) ||
+	    (have ? !get_blob(r, &bytes, &len, bad) : !get_str(r, 1, &why, bad)))
+		return false;
+	if (!grow_array((void **)&out->sources, &out->sources_cap, out->nsources + 1,
+			sizeof *out->sources)) {
+		free(bytes);
+		r->zerr = Z_MEM_ERROR;
+		return false;
+	}
+	struct export_source_text *t = &out->sources[out->nsources];
+	*t = (struct export_source_text){.name = strdup(name), .bytes = bytes, .len = len,
+					 .why = why ? strdup(why) : NULL};
+	if (!t->name || (why && !t->why)) {
+		free(t->name);
+		free(t->bytes);
+		free(t->why);
+		r->zerr = Z_MEM_ERROR;
+		return false;
+	}
+	out->nsources++;
+	return true;
+}
+
 static char *
 dup_or_null(const char *s)
 {
@@ -646,6 +740,12 @@ replay_events(struct reader *r, struct binrec_replay *out, struct tt_error *err)
 			free(out->end_command);
 			if (!(out->end_command = strdup(command)))
 				return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", r->path);
+		} else if (kind == EV_SOURCE) {
+			if (!read_source(r, out, &bad)) {
+				if (bad)
+					return damaged(r, err, "a bad source record");
+				break;
+			}
 		} else if (read_event(r, kind, &ev, &last_time, &bad)) {
 			struct tt_error e;
 			tt_status st = samplelog_apply(&out->log, &ev, NULL, &e);
@@ -710,6 +810,12 @@ binrec_replay_free(struct binrec_replay *r)
 	free((char *)r->h.python_version);
 	free((char *)r->h.command);
 	free(r->end_command);
+	for (uint32_t i = 0; i < r->nsources; i++) {
+		free(r->sources[i].name);
+		free(r->sources[i].bytes);
+		free(r->sources[i].why);
+	}
+	free(r->sources);
 	if (r->log.mirror.procs)
 		samplelog_free(&r->log);
 	profile_free(&r->prof);

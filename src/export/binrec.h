@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "export.h"
 #include "profile.h"
 #include "samplelog.h"
 
@@ -53,6 +54,10 @@ void binrec_put(void *w, const struct samplelog_event *ev);
  * always, with force). */
 void binrec_progress(struct binrec_writer *w, uint64_t now_ns, const struct binrec_progress *p,
 		     bool force);
+/* The source files the heatmap of prof would show, read through src now,
+ * so that a replay's heatmap is record's (before binrec_finish). */
+void binrec_put_sources(struct binrec_writer *w, const struct profile *prof,
+			const struct procset *mirror, const struct export_sources *src);
 /* The end: the command line as read at the end, the final progress; the
  * stream is closed. Frees w. Fails with the first write error since open. */
 tt_status binrec_finish(struct binrec_writer *w, const char *command,
@@ -70,6 +75,8 @@ struct binrec_replay {
 	char *end_command;            /* NULL when the recording has no end */
 	bool complete;                /* it ended as record ends it (else it was cut short) */
 	uint64_t events;
+	struct export_source_text *sources;   /* the heatmap's sources, as record read them */
+	uint32_t nsources, sources_cap;
 	struct profile prof;
 	struct timeline timeline;     /* kept when asked for (log.timeline then points here) */
 	struct samplelog log;         /* its mirror labels the profile */

@@ -1,8 +1,12 @@
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collapsed.h"
@@ -123,6 +127,106 @@ export_sources_close(struct export_sources *s)
 	close(s->root_fd);
 	close(s->cwd_fd);
 	s->have = false;
+}
+
+/* Open a source file as the target saw it: an absolute path under its
+ * root, a relative one under its working directory, never escaping them
+ * (RESOLVE_IN_ROOT: "..", absolute symlinks stay inside). */
+static int
+open_source(const struct export_sources *s, const char *name)
+{
+	if (!s->have) {
+		errno = ENOENT;
+		return -1;
+	}
+	int dir = name[0] == '/' ? s->root_fd : s->cwd_fd;
+	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	int fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dir, name[0] == '/' ? name + 1 : name,
+			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	return fd;
+}
+
+/* A text a recording kept. */
+static char *
+kept_source(const struct export_sources *s, const char *name, size_t *len, char *why,
+	    size_t wlen)
+{
+	for (uint32_t i = 0; i < s->ntexts; i++) {
+		const struct export_source_text *t = &s->texts[i];
+		if (strcmp(t->name, name) != 0)
+			continue;
+		if (!t->bytes) {
+			snprintf(why, wlen, "%s", t->why ? t->why : "source not available");
+			return NULL;
+		}
+		char *copy = malloc(t->len + 1);
+		if (!copy) {
+			snprintf(why, wlen, "out of memory reading the source");
+			return NULL;
+		}
+		memcpy(copy, t->bytes, t->len);
+		copy[t->len] = '\0';
+		*len = t->len;
+		return copy;
+	}
+	snprintf(why, wlen, "source not available (not in the recording)");
+	return NULL;
+}
+
+char *
+export_source_read(const struct export_sources *s, const char *name, size_t max, size_t *len,
+		   char *why, size_t wlen)
+{
+	if (s->recorded)
+		return kept_source(s, name, len, why, wlen);
+	int fd = open_source(s, name);
+	if (fd < 0) {
+		snprintf(why, wlen, "source not available (%s)",
+			 !s->have ? "the target's root was not kept" : strerror(errno));
+		return NULL;
+	}
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		if (n == cap) {
+			if (cap >= max) {
+				snprintf(why, wlen, "source over %zu MB: lines listed alone", max >> 20);
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			cap *= 2;
+			char *more = realloc(buf, cap + 1);
+			if (!more) {
+				free(buf);
+				buf = NULL;
+				snprintf(why, wlen, "out of memory reading the source");
+				break;
+			}
+			buf = more;
+		}
+		ssize_t got = read(fd, buf + n, cap - n);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			snprintf(why, wlen, "source not readable (%s)", strerror(errno));
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (got == 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	if (buf) {
+		buf[n] = '\0';
+		*len = n;
+	}
+	return buf;
 }
 
 int

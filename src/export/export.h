@@ -28,12 +28,23 @@ enum export_format {
 /* The formats written from a profile alone (the live view offers these). */
 #define EXPORT_PROFILE_FORMATS EXPORT_GECKO
 
+/* A source file as a recording kept it: its bytes, or why there are none. */
+struct export_source_text {
+	char *name;
+	char *bytes;                  /* NULL: not available, why says so */
+	size_t len;
+	char *why;
+};
+
 /* Where the heatmap reads the target's source files: its root and working
  * directory (/proc/PID/root and cwd), kept open as directory descriptors,
- * which outlive the process. */
+ * which outlive the process; or, replaying, the texts the recording kept. */
 struct export_sources {
 	bool have;                    /* false: not allowed, or gone: lines listed alone */
 	int root_fd, cwd_fd;
+	bool recorded;                /* replaying: the texts below are the only sources */
+	const struct export_source_text *texts;
+	uint32_t ntexts;
 };
 
 /* What a profile is of, for titles and metadata. Strings may come from the
@@ -76,6 +87,13 @@ const char *export_mode_name(enum profile_filter mode);
  * it runs: they stay good after it exits); close them when done. */
 void export_sources_open(struct export_sources *s, pid_t pid);
 void export_sources_close(struct export_sources *s);
+
+/* A source file's bytes (NUL-terminated, *len without the NUL; free them),
+ * as the target saw it: an absolute name under its root, a relative one
+ * under its working directory, never escaping them; at most max bytes. NULL
+ * with why ("source not available (...)") when there are none. */
+char *export_source_read(const struct export_sources *s, const char *name, size_t max,
+			 size_t *len, char *why, size_t wlen);
 
 /* Write p in format fmt to f. 0 on success, -1 on a write or memory error
  * (gecko without meta->timeline: -1). */

@@ -1,12 +1,7 @@
 #include "config.h"
 
-#include <errno.h>
-#include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "grow.h"
 #include "hash.h"
@@ -139,78 +134,6 @@ put_html_str(FILE *f, const char *s)
 	put_html(f, s, strlen(s), SIZE_MAX);
 }
 
-/* Open a source file as the target saw it: an absolute path under its
- * root, a relative one under its working directory, never escaping them
- * (RESOLVE_IN_ROOT: "..", absolute symlinks stay inside). */
-static int
-open_source(const struct export_meta *m, const char *name)
-{
-	if (!m->sources.have) {
-		errno = ENOENT;
-		return -1;
-	}
-	int dir = name[0] == '/' ? m->sources.root_fd : m->sources.cwd_fd;
-	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-	int fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
-	if (fd < 0 && errno == ENOSYS)
-		fd = openat(dir, name[0] == '/' ? name + 1 : name,
-			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-	return fd;
-}
-
-/* The file's bytes (NUL-terminated), or NULL with why. */
-static char *
-read_source(const struct export_meta *m, const char *name, size_t *len, char *why, size_t wlen)
-{
-	int fd = open_source(m, name);
-	if (fd < 0) {
-		snprintf(why, wlen, "source not available (%s)",
-			 !m->sources.have ? "the target's root was not kept" : strerror(errno));
-		return NULL;
-	}
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		if (n == cap) {
-			if (cap >= HEATMAP_MAX_FILE_BYTES) {
-				snprintf(why, wlen, "source over %u MB: lines listed alone",
-					 HEATMAP_MAX_FILE_BYTES >> 20);
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			cap *= 2;
-			char *more = realloc(buf, cap + 1);
-			if (!more) {
-				free(buf);
-				buf = NULL;
-				snprintf(why, wlen, "out of memory reading the source");
-				break;
-			}
-			buf = more;
-		}
-		ssize_t got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			snprintf(why, wlen, "source not readable (%s)", strerror(errno));
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
-	close(fd);
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
-	}
-	return buf;
-}
-
 /* A line's row: its number, own and total counts, the source shaded by
  * its share of all samples. */
 static void
@@ -247,7 +170,8 @@ put_file(FILE *f, const struct export_meta *m, const struct hfile *hf, uint32_t 
 		samples ? 100.0 * (double)hf->total / (double)samples : 0.0);
 	char why[200] = "";
 	size_t len = 0;
-	char *src = read_source(m, hf->name, &len, why, sizeof why);
+	char *src = export_source_read(&m->sources, hf->name, HEATMAP_MAX_FILE_BYTES, &len, why,
+				       sizeof why);
 	if (src)
 		fprintf(f, "; %zu bytes, fnv1a-64 %016llx</p>\n", len,
 			(unsigned long long)hash_fnv_bytes(HASH_FNV_SEED, src, len));
@@ -297,14 +221,43 @@ static const char style[] =
 	"tr.s td.src{background:rgba(255,120,0,calc(0.08 + 0.8*var(--t)))}\n"
 	"tr.s td.c{background:rgba(220,0,0,calc(0.9*var(--o)));color:#000}\n";
 
+static void
+free_heat(struct heat *h)
+{
+	for (uint32_t i = 0; i < h->count; i++)
+		free(h->files[i].lines);
+	free(h->files);
+	idindex_free(&h->index);
+}
+
+/* The files by samples, as the page lists them. */
+static bool
+rank_files(struct heat *h, const struct profile *p, const struct procset *ps)
+{
+	if (!count_lines(h, p, ps))
+		return false;
+	qsort(h->files, h->count, sizeof *h->files, cmp_files);
+	return true;
+}
+
+bool
+heatmap_sources(const struct profile *p, const struct procset *ps,
+		void (*each)(void *ctx, const char *name), void *ctx)
+{
+	struct heat h = {0};
+	bool ok = rank_files(&h, p, ps);
+	for (uint32_t i = 0; ok && i < h.count && i < HEATMAP_MAX_FILES; i++)
+		each(ctx, h.files[i].name);
+	free_heat(&h);
+	return ok;
+}
+
 int
 heatmap_write(const struct profile *p, const struct procset *ps,
 	      const struct export_meta *meta, FILE *f)
 {
 	struct heat h = {0};
-	bool ok = count_lines(&h, p, ps);
-	if (ok)
-		qsort(h.files, h.count, sizeof *h.files, cmp_files);
+	bool ok = rank_files(&h, p, ps);
 	char cmd[512];
 	sanitize_for_terminal(meta->command && meta->command[0] ? meta->command : "?", cmd,
 			      sizeof cmd);
@@ -339,9 +292,6 @@ heatmap_write(const struct profile *p, const struct procset *ps,
 	for (uint32_t i = 0; ok && i < h.count && i < HEATMAP_MAX_FILES; i++)
 		put_file(f, meta, &h.files[i], i, h.samples);
 	fputs("</body></html>\n", f);
-	for (uint32_t i = 0; i < h.count; i++)
-		free(h.files[i].lines);
-	free(h.files);
-	idindex_free(&h.index);
+	free_heat(&h);
 	return ok && !ferror(f) ? 0 : -1;
 }

@@ -7,6 +7,7 @@
 #ifndef TT_HEATMAP_H
 #define TT_HEATMAP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "export.h"
@@ -15,6 +16,11 @@
  * larger than this is listed by line only. */
 #define HEATMAP_MAX_FILES 100
 #define HEATMAP_MAX_FILE_BYTES (4u << 20)
+
+/* The files whose source the page shows, in its order (a recording keeps
+ * them for replay). false when memory is short. */
+bool heatmap_sources(const struct profile *p, const struct procset *ps,
+		     void (*each)(void *ctx, const char *name), void *ctx);
 
 int heatmap_write(const struct profile *p, const struct procset *ps,
 		  const struct export_meta *meta, FILE *f);

@@ -359,6 +359,9 @@ record_main(int argc, char **argv)
 	meta.diff_base_name = a.diff_base_path;
 	meta.sources = sources;
 	meta.timeline = log.timeline;
+	/* the heatmap's sources in the recording: replay's heatmap is this one */
+	if (sink.rec)
+		binrec_put_sources(sink.rec, &prof, &log.mirror, &sources);
 	char written[1024];
 	/* The first failure is reported after the summary line, with its cause. */
 	struct tt_error werr = {0};

@@ -27,7 +27,8 @@ print_usage(FILE *f)
 		"      --diff-base OLD    flame graph: colour each frame by how its share changed\n"
 		"                         against OLD (collapsed stacks or a recording)\n"
 		"  -h, --help             show this help\n"
-		"The heatmap has no source lines: they are read from the program when recording.\n",
+		"The heatmap shows the source files record kept at its end (none when it was cut\n"
+		"short).\n",
 		BINREC_EXTENSION, outputs_help(false));
 }
 
@@ -140,6 +141,10 @@ replay_main(int argc, char **argv)
 	meta.diff_base = a.diff_base_path ? &base : NULL;
 	meta.diff_base_name = a.diff_base_path;
 	meta.timeline = r.log.timeline;
+	meta.sources = (struct export_sources){
+		.recorded = true, .root_fd = -1, .cwd_fd = -1, .texts = r.sources,
+		.ntexts = r.nsources,
+	};
 	char written[1024];
 	struct tt_error werr = {0};
 	bool write_failed = !outputs_write(&a.outs, &r.prof, &r.log.mirror, &meta, NULL, &r.progress,
