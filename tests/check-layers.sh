@@ -52,7 +52,7 @@ for d in $dirs; do
 	done
 done | sort -u >"$found"
 
-echo "1..3"
+echo "1..4"
 status=0
 new=$(echo "$KNOWN" | sed '/^$/d' | sort -u | comm -13 - "$found")
 if [ -z "$new" ]; then
@@ -76,6 +76,15 @@ if [ -z "$starts" ]; then
 else
 	echo "not ok 3 - ui/ starts a thread or a process (the session should):"
 	echo "$starts" | sed 's/^/# /'
+	status=1
+fi
+# nor asks for one: the readers are the session's (session_start), not a view's
+asks=$(grep -n -E '\b(session_watch_[a-z_]*|taskwatch_start[a-z_]*|kwatch_start|sampler_start|follow_start)[ \t]*\(' ui/*.c ui/*.h 2>/dev/null)
+if [ -z "$asks" ]; then
+	echo "ok 4 - ui/ starts no reader through another layer (the session starts them)"
+else
+	echo "not ok 4 - ui/ starts a reader (the session should, in session_start):"
+	echo "$asks" | sed 's/^/# /'
 	status=1
 fi
 exit $status

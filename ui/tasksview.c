@@ -14,7 +14,6 @@
 #include "ui.h"
 
 /* Reads of every task per second: a few, on their own thread. */
-#define TASKS_INTERVAL_NS 250000000ull
 /* Rows drawn for one opened group, and levels of awaiters under a task. */
 #define MAX_TASK_ROWS 500
 #define MAX_AWAITER_DEPTH 16
@@ -43,7 +42,6 @@ struct task_key {
 
 struct tasks_ui {
 	bool shown;
-	char start_error[512];
 	struct task_snapshot *snap;
 	uint32_t *by_id;       /* snapshot task indexes sorted by process, then id */
 	uint32_t *order;       /* shown groups in display order */
@@ -627,8 +625,9 @@ tasksview_draw(struct ui *u, int y, int h)
 	char title[400], err[512] = "";
 	if (u->s->watching_tasks)
 		taskwatch_error(&u->s->tasks, err, sizeof err);
-	if (t->start_error[0])
-		snprintf(err, sizeof err, "%s", t->start_error);
+	else
+		snprintf(err, sizeof err, "  cannot read tasks: %s",
+			 u->s->tasks_error[0] ? u->s->tasks_error : "not started");
 	/* The process selection ([ / ]) may have moved since the rows were made. */
 	uint64_t start_ns;
 	if (s && (ui_filter(u, &start_ns) != t->filter || start_ns != t->filter_start_ns)) {
@@ -642,11 +641,11 @@ tasksview_draw(struct ui *u, int y, int h)
 	if (!s) {
 		snprintf(title, sizeof title, " asyncio tasks  (reading\xe2\x80\xa6) ");
 	} else if (s->tasks.state == TASKS_UNSUPPORTED) {
-		snprintf(title, sizeof title, " asyncio tasks ");
+		snprintf(title, sizeof title, " asyncio tasks  (not readable in this Python) ");
 	} else {
 		/* Many tasks stretch the interval (taskwatch.h): say how often. */
 		char every[48], where[96] = "";
-		if (s->next_in_ns <= TASKS_INTERVAL_NS)
+		if (s->next_in_ns <= TASKWATCH_INTERVAL_NS)
 			snprintf(every, sizeof every, ", 4 times a second");
 		else
 			snprintf(every, sizeof every, ", every %.1f s", (double)s->next_in_ns / 1e9);
@@ -749,30 +748,9 @@ toggle_open(struct tasks_ui *t)
 }
 
 static void
-start_watching(struct ui *u)
-{
-	struct tasks_ui *t = u->tasks;
-	if (u->s->watching_tasks || t->start_error[0])
-		return;
-	struct tt_error err = {0};
-	if (session_watch_tasks(u->s, TASKS_INTERVAL_NS, &err) != TT_OK)
-		snprintf(t->start_error, sizeof t->start_error, "  cannot read tasks: %s", err.msg);
-}
-
-void
-tasksview_attach(struct ui *u)
-{
-	/* Watching from the start, a task's stuck time counts from attach,
-	 * not from when the view was first opened. */
-	if (u->s->target.layout.has_async)
-		start_watching(u);
-}
-
-static void
 open_view(struct ui *u)
 {
 	u->tasks->shown = true;
-	start_watching(u);
 }
 
 void

@@ -15,8 +15,6 @@ struct tasks_ui;
 
 struct tasks_ui *tasksview_new(void);
 void tasksview_free(struct tasks_ui *t);
-/* Once the session runs: start reading tasks (Python 3.14+). */
-void tasksview_attach(struct ui *u);
 
 bool tasksview_shown(const struct ui *u);
 /* Take a new snapshot if the reader published one; sets u->dirty. */

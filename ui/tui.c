@@ -357,8 +357,6 @@ ui_setup(struct ui *u, const struct live_options *o, struct session *s)
 	u->selected_func = UINT32_MAX;
 	u->tasks = tasksview_new();
 	u->threads = threadsview_new();
-	if (u->tasks)
-		tasksview_attach(u);
 	agg_init(&u->agg, &s->sampler.procs, u->start_ns);
 }
 
@@ -480,9 +478,12 @@ tui_run(const struct live_options *o, struct tt_error *err)
 	 * installed once the screen's state can take them. */
 	if (st == TT_OK)
 		st = session_catch_signals(NULL, 0, err);
+	/* The tasks view's reader, started by the session with the others. */
+	struct session_options so = o->session;
+	so.tasks_every_ns = TASKWATCH_INTERVAL_NS;
 	struct session s;
 	if (st == TT_OK)
-		st = session_start(&s, &o->session, err);
+		st = session_start(&s, &so, err);
 	if (st != TT_OK)
 		return st;
 

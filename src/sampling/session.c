@@ -240,17 +240,16 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	if (o->kernel_waits && kwatch_start(&s->kwatch, s->pid, cfg.follow ? followed_pids : NULL,
 				      &s->sampler.procs, &kerr) != TT_OK)
 		s->kwatch = NULL;
+	/* The tasks likewise; read from the start, a task's stuck time counts
+	 * from attach, not from when a view first shows it. */
+	struct tt_error terr;
+	if (o->tasks_every_ns) {
+		s->watching_tasks = taskwatch_start_tree(&s->tasks, &s->sampler.procs,
+							 o->tasks_every_ns, &terr) == TT_OK;
+		if (!s->watching_tasks)
+			snprintf(s->tasks_error, sizeof s->tasks_error, "%s", terr.msg);
+	}
 	return TT_OK;
-}
-
-tt_status
-session_watch_tasks(struct session *s, uint64_t interval_ns, struct tt_error *err)
-{
-	if (s->watching_tasks)
-		return TT_OK;
-	tt_status st = taskwatch_start_tree(&s->tasks, &s->sampler.procs, interval_ns, err);
-	s->watching_tasks = st == TT_OK;
-	return st;
 }
 
 void

@@ -23,6 +23,8 @@ struct session_options {
 	bool no_subprocesses;      /* sample the process alone, not its descendants */
 	bool async_aware;          /* --async: task stacks on their await chains */
 	bool kernel_waits;         /* watch what threads wait for in the kernel (kwatch) */
+	uint64_t tasks_every_ns;   /* read the asyncio tasks of every followed process this
+				      often from the start, on a thread of their own (0: not) */
 	/* The engine's settings (NULL: sampler_default_config); the rate,
 	 * duration, following and --async above override theirs. */
 	const struct sampler_config *config;
@@ -42,6 +44,7 @@ struct session {
 	struct kwatch *kwatch;       /* what threads wait for in the kernel, or NULL */
 	struct taskwatch tasks;      /* the followed processes' asyncio tasks, once watching_tasks */
 	bool watching_tasks;
+	char tasks_error[384];       /* why they are not read, when asked for ("" if they are) */
 };
 
 tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);
@@ -60,11 +63,6 @@ int session_signal_fd(void);
 int session_next_signal(void);
 /* The last signal caught (0: none yet). */
 int session_stop_signal(void);
-
-/* Start reading the asyncio tasks of every process the sampler follows
- * (the root alone, or its tree) every interval_ns, on a thread of their
- * own. Once started, a second call does nothing. */
-tt_status session_watch_tasks(struct session *s, uint64_t interval_ns, struct tt_error *err);
 
 /* Reap the started command if it exited (non-blocking). */
 void session_poll_child(struct session *s);

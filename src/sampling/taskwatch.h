@@ -89,6 +89,8 @@ struct taskwatch {
  * the interval stretches (up to TASKWATCH_MAX_INTERVAL_NS) rather than the
  * watcher reading back to back. */
 #define TASKWATCH_SHARE 10
+/* The live view's interval (4 reads a second, stretched as above). */
+#define TASKWATCH_INTERVAL_NS 250000000ull
 #define TASKWATCH_MAX_INTERVAL_NS 5000000000ull
 
 /* Watch one target's tasks. */
