@@ -18,7 +18,7 @@ grow_array(void **arr, uint32_t *cap, uint32_t need, size_t elem)
 		return true;
 	uint64_t n = *cap ? *cap : 64;
 	while (n < need)
-		n += n / 2;
+		n += n > 1 ? n / 2 : 1;   /* a capacity of 1 grows too */
 	if (n > UINT32_MAX)
 		n = UINT32_MAX;
 	void *p = realloc(*arr, (size_t)n * elem);

@@ -96,6 +96,18 @@ export_format_for_path(const char *path)
 	return EXPORT_COLLAPSED;
 }
 
+bool
+export_parse_mode(const char *name, enum profile_filter *out)
+{
+	static const enum profile_filter modes[] = {PROFILE_WALL, PROFILE_CPU, PROFILE_GIL};
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++)
+		if (strcmp(name, export_mode_name(modes[i])) == 0) {
+			*out = modes[i];
+			return true;
+		}
+	return false;
+}
+
 const char *
 export_mode_name(enum profile_filter mode)
 {

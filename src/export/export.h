@@ -82,6 +82,8 @@ enum export_format export_format_for_path(const char *path);
 /* The extension the live view gives files of a format (".svg"). */
 const char *export_format_extension(enum export_format f);
 const char *export_mode_name(enum profile_filter mode);
+/* "wall", "cpu" or "gil": true and *out set. */
+bool export_parse_mode(const char *name, enum profile_filter *out);
 
 /* Open process pid's root and working directory for the heatmap (while
  * it runs: they stay good after it exits); close them when done. */

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "discover.h"
 #include "follow.h"
+#include "grow.h"
 
 #define FAST_NS 100000000ull        /* children files of followed processes */
 #define FAST_THREADS 64u            /* a pass reads the main thread's and this many
@@ -43,7 +44,8 @@ struct follow {
 	pthread_cond_t cond;
 	bool stop;
 	struct known *known;
-	size_t nknown, cap;
+	size_t nknown;
+	uint32_t cap;
 	pid_t *found;
 	size_t foundcap;
 	struct discover_scan scan;
@@ -139,14 +141,8 @@ consider(struct follow *f, pid_t pid, pid_t ppid, uint64_t now)
 {
 	if (find(f, pid))
 		return;
-	if (f->nknown == f->cap) {
-		size_t c = f->cap ? f->cap * 2 : 32;
-		struct known *g = realloc(f->known, c * sizeof *g);
-		if (!g)
-			return;
-		f->known = g;
-		f->cap = c;
-	}
+	if (!grow_array((void **)&f->known, &f->cap, (uint32_t)f->nknown + 1, sizeof *f->known))
+		return;
 	struct known *k = &f->known[f->nknown++];
 	*k = (struct known){.pid = pid, .ppid = ppid, .kind = K_OTHER};
 	try_attach(f, k, now);

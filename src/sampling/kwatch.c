@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "grow.h"
 #include "kwatch.h"
 #include "owners.h"
 #include "schedclock.h"
@@ -32,7 +33,8 @@ struct kwatch {
 	uint32_t pids_cap;
 	struct kwatched **procs;    /* procs[0] is the root; each apart, as its reader
 				       keeps a pointer to its mem */
-	size_t nprocs, cap;
+	size_t nprocs;
+	uint32_t cap;
 	pthread_t thread;
 	bool started;
 	pthread_mutex_t lock;       /* only to sleep on cond until stop */
@@ -104,14 +106,8 @@ watched(struct kwatch *kw, pid_t pid)
 	for (size_t i = 0; i < kw->nprocs; i++)
 		if (kw->procs[i]->pid == pid)
 			return kw->procs[i];
-	if (kw->nprocs == kw->cap) {
-		size_t cap = kw->cap ? kw->cap * 2 : 8;
-		struct kwatched **g = realloc(kw->procs, cap * sizeof *g);
-		if (!g)
-			return NULL;
-		kw->procs = g;
-		kw->cap = cap;
-	}
+	if (!grow_array((void **)&kw->procs, &kw->cap, (uint32_t)kw->nprocs + 1, sizeof *kw->procs))
+		return NULL;
 	struct tt_error err;
 	struct kwatched *w = watched_open(pid, kw->owners, &err);
 	if (w)

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "procmaps.h"
 #include "remote.h"
 
@@ -95,20 +96,15 @@ procmaps_parse(const char *text, struct proc_maps *maps, struct tt_error *err)
 {
 	maps->entries = NULL;
 	maps->count = 0;
-	size_t cap = 0;
+	uint32_t cap = 0;
 	for (const char *line = text; *line;) {
 		const char *nl = strchr(line, '\n');
 		struct map_entry e;
 		if (procmaps_parse_line(line, &e)) {
-			if (maps->count == cap) {
-				size_t ncap = cap ? cap * 2 : 256;
-				struct map_entry *n = realloc(maps->entries, ncap * sizeof *n);
-				if (!n) {
-					procmaps_free(maps);
-					return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading maps");
-				}
-				maps->entries = n;
-				cap = ncap;
+			if (!grow_array((void **)&maps->entries, &cap, (uint32_t)maps->count + 1,
+					sizeof *maps->entries)) {
+				procmaps_free(maps);
+				return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading maps");
 			}
 			maps->entries[maps->count++] = e;
 		}

@@ -179,13 +179,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 				return cli_usage_error("record ", "invalid duration '%s'", optarg);
 			break;
 		case 'm':
-			if (strcmp(optarg, "wall") == 0)
-				a->filter = PROFILE_WALL;
-			else if (strcmp(optarg, "cpu") == 0)
-				a->filter = PROFILE_CPU;
-			else if (strcmp(optarg, "gil") == 0)
-				a->filter = PROFILE_GIL;
-			else
+			if (!export_parse_mode(optarg, &a->filter))
 				return cli_usage_error("record ", "unknown mode '%s' (wall, cpu or gil)", optarg);
 			break;
 		case 't': a->per_thread = true; break;

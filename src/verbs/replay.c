@@ -68,13 +68,7 @@ parse_args(int argc, char **argv, struct replay_args *a)
 			break;
 		case 'm':
 			a->have_mode = true;
-			if (strcmp(optarg, "wall") == 0)
-				a->mode = PROFILE_WALL;
-			else if (strcmp(optarg, "cpu") == 0)
-				a->mode = PROFILE_CPU;
-			else if (strcmp(optarg, "gil") == 0)
-				a->mode = PROFILE_GIL;
-			else
+			if (!export_parse_mode(optarg, &a->mode))
 				return cli_usage_error("replay ", "unknown mode '%s' (wall, cpu or gil)",
 						       optarg);
 			break;
