@@ -758,7 +758,6 @@ replay_events(struct reader *r, struct binrec_replay *out, struct tt_error *err)
 				return damaged(r, err, "an unknown or bad record");
 			break;
 		}
-		out->events++;
 	}
 	if (r->zerr == Z_MEM_ERROR)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading %s", r->path);

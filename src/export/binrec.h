@@ -74,7 +74,6 @@ struct binrec_replay {
 	struct binrec_progress progress;
 	char *end_command;            /* NULL when the recording has no end */
 	bool complete;                /* it ended as record ends it (else it was cut short) */
-	uint64_t events;
 	struct export_source_text *sources;   /* the heatmap's sources, as record read them */
 	uint32_t nsources, sources_cap;
 	struct profile prof;

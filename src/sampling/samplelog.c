@@ -40,7 +40,6 @@ apply_sample(struct samplelog *l, const struct sample_record *r, struct tt_error
 {
 	if (r->stack_id >= appendlog_count(l->mirror.in.stacks))
 		return undefined(err, "sample", r->stack_id);
-	l->samples++;
 	if (!profile_add(l->prof, &l->mirror, r, l->filter))
 		l->lost += r->weight;
 	if (l->timeline && profile_filter_keeps(l->filter, r->state))

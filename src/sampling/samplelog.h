@@ -80,7 +80,7 @@ struct samplelog {
 	uint32_t nfunc, nframe, nstack;
 	uint32_t *chain;             /* scratch: a stack's undefined ancestors */
 	uint32_t chain_cap;
-	uint64_t samples, lost;      /* sample events applied; records not added (memory) */
+	uint64_t lost;               /* samples not added to the profile (memory) */
 };
 
 /* The log builds `prof` (initialised by the caller), counting samples by

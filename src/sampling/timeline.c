@@ -107,11 +107,10 @@ timeline_add(struct timeline *t, const struct procset *mirror, const struct samp
 		return;
 	}
 	struct timeline_track *tr = &t->tracks[track];
-	tr->samples += r->weight;
 	tr->main |= (r->state & TT_THREAD_MAIN) != 0;
 	t->moments[t->count++] = (struct timeline_moment){
 		.time_ns = r->time_ns, .stack = r->stack_id, .track = track,
-		.weight = r->weight, .state = r->state,
+		.weight = r->weight,
 	};
 }
 

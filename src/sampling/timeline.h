@@ -18,7 +18,7 @@ struct timeline_moment {
 	uint64_t time_ns;        /* since the run's start */
 	uint32_t stack;          /* the sample log's (mirror's) stack id */
 	uint32_t track;
-	uint8_t weight, state;
+	uint8_t weight;
 };
 
 /* One thread of one process, as long as it had its slot. */
@@ -32,7 +32,6 @@ struct timeline_track {
 	bool main;               /* the interpreter's main thread (TT_THREAD_MAIN seen) */
 	char *name;              /* the thread's name, the process's command line */
 	char *cmdline;
-	uint64_t samples;
 };
 
 struct timeline {
