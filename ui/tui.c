@@ -142,12 +142,8 @@ ui_export(struct ui *u, int format)
 		if (open_export(u, base, ext, path, sizeof path, &o, &e) != TT_OK) {
 			ui_message(u, true, "export failed: %s", e.msg);
 			ok = false;
-		} else if (export_write(fmt, &p, &u->s->sampler.procs, &meta, o.f) != 0 &&
-			   !ferror(o.f)) {
-			outfile_abort(&o);
-			ui_message(u, true, "export failed: writing %s: out of memory", path);
-			ok = false;
-		} else if (outfile_commit(&o, &e) != TT_OK) {
+		} else if (export_commit(fmt, &p, &u->s->sampler.procs, &meta, &o, path, &e) !=
+			   TT_OK) {
 			ui_message(u, true, "export failed: %s", e.msg);
 			ok = false;
 		}

@@ -241,6 +241,19 @@ export_source_read(const struct export_sources *s, const char *name, size_t max,
 	return buf;
 }
 
+tt_status
+export_commit(enum export_format fmt, const struct profile *p, const struct procset *ps,
+	      const struct export_meta *meta, struct outfile *o, const char *name,
+	      struct tt_error *err)
+{
+	/* a writer's failure with the stream still good: memory ran short */
+	if (export_write(fmt, p, ps, meta, o->f) != 0 && !ferror(o->f)) {
+		outfile_abort(o);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "writing %s: out of memory", name);
+	}
+	return outfile_commit(o, err);
+}
+
 int
 export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
 	     const struct export_meta *meta, FILE *f)

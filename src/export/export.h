@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #include "diffbase.h"
+#include "error.h"
+#include "outfile.h"
 #include "profile.h"
 #include "timeline.h"
 
@@ -89,6 +91,13 @@ bool export_parse_mode(const char *name, enum profile_filter *out);
  * it runs: they stay good after it exits); close them when done. */
 void export_sources_open(struct export_sources *s, pid_t pid);
 void export_sources_close(struct export_sources *s);
+
+/* Write p in format fmt into the output file o (outfile.h) and commit it,
+ * whole or not at all (o is done with either way); name: o's path for
+ * messages. A write error is the commit's, with its cause. */
+tt_status export_commit(enum export_format fmt, const struct profile *p, const struct procset *ps,
+			const struct export_meta *meta, struct outfile *o, const char *name,
+			struct tt_error *err);
 
 /* A source file's bytes (NUL-terminated, *len without the NUL; free them),
  * as the target saw it: an absolute name under its root, a relative one

@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -175,15 +174,7 @@ outputs_write(struct outputs *os, const struct profile *prof, const struct procs
 			ok = binrec_finish(o->rec, end_command, progress, &e) == TT_OK;
 			o->rec = NULL;
 		} else {
-			FILE *f = o->of.f;
-			int wrc = export_write(o->format, prof, procs, meta, f);
-			if (wrc != 0 && !ferror(f)) {
-				outfile_abort(&o->of);
-				tt_fail(&e, TT_ENOMEM, ENOMEM, "writing %s: out of memory", o->path);
-				ok = false;
-			} else {
-				ok = outfile_commit(&o->of, &e) == TT_OK;
-			}
+			ok = export_commit(o->format, prof, procs, meta, &o->of, o->path, &e) == TT_OK;
 		}
 		if (!ok) {
 			if (ok_all)
