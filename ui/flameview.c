@@ -117,8 +117,8 @@ flameview_draw(struct ui *u, int y, int height)
 			 agg_mode_name(u->mode), cnt, t->cut ? ", deep stacks cut" : "",
 			 u->filter[0] ? ", filter: " : "", u->filter);
 	}
-	ui_bar(y, theme_attr(ROLE_BORDER));
-	ui_draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
 	y++;
 	rows--;
 	for (int i = 0; i < rows; i++) {
@@ -131,7 +131,7 @@ flameview_draw(struct ui *u, int y, int height)
 				  : u->scope == AGG_WINDOW ? "  no samples in the last refresh yet"
 							   : "  no samples yet";
 		if (rows >= 1)
-			ui_draw_text(y, 0, COLS, why, theme_attr(ROLE_DIM));
+			draw_text(y, 0, COLS, why, theme_attr(ROLE_DIM));
 		return;
 	}
 	/* Deep selections scroll the levels; the top frame stays findable
@@ -164,7 +164,7 @@ flameview_draw(struct ui *u, int y, int height)
 		attrset(theme_attr(ROLE_DEFAULT));
 		if (fill >= 3) {
 			tv_node_label(u, n, name, sizeof name);
-			ui_draw_text(y + row, bx->x0, fill, name, attr);
+			draw_text(y + row, bx->x0, fill, name, attr);
 		}
 	}
 }

@@ -55,7 +55,7 @@ static void
 move_selection(struct ui *u, int32_t to)
 {
 	int32_t n = (int32_t)u->table.nrows;
-	to = ui_row_in(to, u->table.nrows);
+	to = list_row_in(to, u->table.nrows);
 	u->selected = to;
 	if (n) {
 		u->selected_func = u->table.rows[to].func;

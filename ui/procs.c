@@ -102,11 +102,11 @@ procs_draw(struct ui *u, int y, int height)
 {
 	const struct procset *ps = &u->s->sampler.procs;
 	uint32_t n = procset_count(ps);
-	ui_bar(y, theme_attr(ROLE_BORDER));
-	ui_draw_text(y, 0, COLS, " Processes  ([ ]: show one process, o: hide) ", theme_attr(ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, " Processes  ([ ]: show one process, o: hide) ", theme_attr(ROLE_BORDER));
 	y++;
-	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
-	ui_draw_text(y, 0, COLS,
+	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
+	draw_text(y, 0, COLS,
 		     "  PID     PPID    PYTHON   THR  SAMPLES   GIL%   CPU%  STATE   COMMAND              NOW",
 		     theme_attr(ROLE_TABLE_HEADER));
 	y++;
@@ -133,7 +133,7 @@ procs_draw(struct ui *u, int y, int height)
 		int base = sel ? theme_attr(ROLE_SELECTED)
 			   : st == PROC_LIVE ? theme_attr(ROLE_DEFAULT) : theme_attr(ROLE_DIM);
 		if (sel)
-			ui_bar(y, base);
+			draw_bar(y, base);
 		move(y, 0);
 		if (!sel)
 			clrtoeol();
@@ -142,8 +142,8 @@ procs_draw(struct ui *u, int y, int height)
 		snprintf(buf, sizeof buf, "%c %-7d %-7d %-8s %3u %8s %6.1f %6.1f  ", sel ? '>' : ' ',
 			 (int)p->pid, (int)p->ppid, p->version, r->threads, cnt, share(r->gil, r->samples),
 			 share(r->on_cpu, r->samples));
-		int x = ui_draw_text(y, 0, COLS, buf, base);
-		x += ui_draw_text(y, x, 8, procset_state_label(p), sel ? base
+		int x = draw_text(y, 0, COLS, buf, base);
+		x += draw_text(y, x, 8, procset_state_label(p), sel ? base
 				  : theme_attr(st == PROC_LIVE || st == PROC_OTHER ? ROLE_DEFAULT
 					       : st == PROC_EXITED ? ROLE_DIM : ROLE_ERROR));
 		x = x < 64 ? 64 : x;
@@ -160,14 +160,14 @@ procs_draw(struct ui *u, int y, int height)
 			memcpy(cmd, tag, tl);
 			cmd[tl + keep] = '\0';
 		}
-		x += ui_draw_text(y, x, 20, cmd, base) + 1;
+		x += draw_text(y, x, 20, cmd, base) + 1;
 		x = x < 85 ? 85 : x;
 		if (st == PROC_EXITED || st == PROC_STALE) {
 			/* nothing runs there now (or we are finding out) */
 		} else if (st == PROC_LOST) {
-			ui_draw_text(y, x, COLS - x, p->note, sel ? base : theme_attr(ROLE_ERROR));
+			draw_text(y, x, COLS - x, p->note, sel ? base : theme_attr(ROLE_ERROR));
 		} else if (st == PROC_OTHER) {
-			ui_draw_text(y, x, COLS - x, "(not Python: its Python descendants are shown)",
+			draw_text(y, x, COLS - x, "(not Python: its Python descendants are shown)",
 				     sel ? base : theme_attr(ROLE_DIM));
 		} else if (r->busiest >= 0) {
 			const struct agg_thread *t = &u->agg.threads[r->busiest];
@@ -175,9 +175,9 @@ procs_draw(struct ui *u, int y, int height)
 			uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
 			if (f != UINT32_MAX) {
 				snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
-				ui_draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_FUNCTION));
+				draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_FUNCTION));
 			} else {
-				ui_draw_text(y, x, COLS - x, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));
+				draw_text(y, x, COLS - x, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));
 			}
 		}
 		y++;

@@ -533,7 +533,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	int deep = t->group_open && t->open_index < s->ngroups &&
 			   t->shown_groups[t->open_index].nprocs > 1 ? 4 : 0;
 	if (selected)
-		ui_bar(y, attr);
+		draw_bar(y, attr);
 	switch (r->kind) {
 	case ROW_GROUP: {
 		const struct task_group *g = &s->groups[r->a];
@@ -545,14 +545,14 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 			snprintf(procs, sizeof procs, " %5u", v->nprocs);
 		snprintf(head, sizeof head, "%s%7u%s %5u %8s  ",
 			 open ? "\xe2\x96\xbe" : "\xe2\x96\xb8", v->count, procs, v->running, age);
-		int x = ui_draw_text(y, 0, COLS, head, attr);
+		int x = draw_text(y, 0, COLS, head, attr);
 		char label[1200];
 		group_label(s, g, label, sizeof label);
 		int lw = (COLS - x) * 60 / 100;
-		int used = ui_draw_text(y, x, lw, label, selected ? attr : theme_attr(ROLE_FUNCTION));
+		int used = draw_text(y, x, lw, label, selected ? attr : theme_attr(ROLE_FUNCTION));
 		x += (used < lw ? used : lw) + 2;
 		group_names(t, g, text, sizeof text);
-		ui_draw_text(y, x, COLS - x, text, selected ? attr : theme_attr(ROLE_DIM));
+		draw_text(y, x, COLS - x, text, selected ? attr : theme_attr(ROLE_DIM));
 		break;
 	}
 	case ROW_PROC: {
@@ -574,7 +574,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		snprintf(text, sizeof text, "    %s process %d: %u task%s here, longest unchanged %s",
 			 p->pid == t->open_pid ? "\xe2\x96\xbe" : "\xe2\x96\xb8", (int)p->pid, n,
 			 n == 1 ? "" : "s", age);
-		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
+		draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
 		break;
 	}
 	case ROW_TASK: {
@@ -589,7 +589,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 			 4 + deep, "", same_task(key_of(s, r->a), t->open_task) ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
 			 tt_task_name(&s->tasks, task), (unsigned long long)task->id, where,
 			 (unsigned long long)task->thread, task->running ? "running" : "suspended", age);
-		ui_draw_text(y, 0, COLS, text, attr);
+		draw_text(y, 0, COLS, text, attr);
 		break;
 	}
 	case ROW_FRAME: {
@@ -599,7 +599,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		uint32_t func = s->frame_func[task->first_frame + f];
 		snprintf(text, sizeof text, "%*s%s (%s:%d)", (int)(8 + deep + 4 * depth), "",
 			 func_name(s, func), func_file(s, func), fr->line);
-		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_FILE));
+		draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_FILE));
 		break;
 	}
 	case ROW_AWAITER: {
@@ -607,12 +607,12 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		snprintf(text, sizeof text, "%*s\xe2\x86\x91 awaited by %s [0x%llx]",
 			 (int)(4 + deep + 4 * r->b),
 			 "", tt_task_name(&s->tasks, task), (unsigned long long)task->id);
-		ui_draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
+		draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
 		break;
 	}
 	case ROW_MORE:
 		snprintf(text, sizeof text, "%*s... %u more tasks here", 4 + deep, "", r->b);
-		ui_draw_text(y, 0, COLS, text, theme_attr(ROLE_DIM));
+		draw_text(y, 0, COLS, text, theme_attr(ROLE_DIM));
 		break;
 	}
 }
@@ -664,10 +664,10 @@ tasksview_draw(struct ui *u, int y, int h)
 			 shown, where, t->norder, t->by_count ? "count" : "stuck time", s->read_ms,
 			 every, s->tasks.lost ? "  (some changed while read)" : "");
 	}
-	ui_bar(y, theme_attr(ROLE_BORDER));
-	ui_draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	y++;
-	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
+	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	const char *procs = s && s->nprocs > 1 ? " PROCS" : "";
 	char columns[128];
 	/* the sort mark before the sorted label, as in the function table,
@@ -675,7 +675,7 @@ tasksview_draw(struct ui *u, int y, int h)
 	snprintf(columns, sizeof columns, t->by_count ? "  \xe2\x96\xbcTASKS%s   RUN    STUCK  SUSPENDED AT"
 						     : "   TASKS%s   RUN   STUCK\xe2\x96\xbc  SUSPENDED AT",
 		 procs);
-	ui_draw_text(y, 0, COLS, columns, theme_attr(ROLE_TABLE_HEADER));
+	draw_text(y, 0, COLS, columns, theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	const char *empty = NULL;
 	if (err[0])
@@ -691,7 +691,7 @@ tasksview_draw(struct ui *u, int y, int h)
 	else if (t->norder == 0)
 		empty = "  no asyncio tasks in this process right now";
 	if (empty && (!s || t->nrows == 0)) {
-		ui_draw_text(y, 0, COLS, empty, theme_attr(err[0] ? ROLE_ERROR : ROLE_DIM));
+		draw_text(y, 0, COLS, empty, theme_attr(err[0] ? ROLE_ERROR : ROLE_DIM));
 		return;
 	}
 	if (t->selected < t->top)
@@ -714,7 +714,7 @@ tasksview_draw(struct ui *u, int y, int h)
 static void
 select_row(struct tasks_ui *t, int32_t to)
 {
-	t->selected = ui_row_in(to, t->nrows);
+	t->selected = list_row_in(to, t->nrows);
 }
 
 static void

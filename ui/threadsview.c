@@ -155,11 +155,11 @@ draw_heading(const struct ui *u, int y)
 {
 	move(y, 0);
 	clrtoeol();
-	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
+	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	int px = pid_column(u) ? 8 : 0;
 	if (px)
-		ui_draw_text(y, 0, COLS, "  PID", theme_attr(ROLE_TABLE_HEADER));
-	ui_draw_text(y, px, COLS - px,
+		draw_text(y, 0, COLS, "  PID", theme_attr(ROLE_TABLE_HEADER));
+	draw_text(y, px, COLS - px,
 		     "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
 		     theme_attr(ROLE_TABLE_HEADER));
 }
@@ -178,7 +178,7 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	move(y, 0);
 	clrtoeol();
 	if (cursor)
-		ui_bar(y, base);
+		draw_bar(y, base);
 	char buf[256], cnt[32];
 	int sc = u->scope;
 	uint64_t n = t->samples[sc];
@@ -187,29 +187,29 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	if (pids) {
 		snprintf(buf, sizeof buf, "%c %-6d", marked ? '>' : ' ',
 			 (int)procset_at(&u->s->sampler.procs, ts->proc)->pid);
-		ui_draw_text(y, 0, COLS, buf, base);
+		draw_text(y, 0, COLS, buf, base);
 		x = px;
 	}
 	snprintf(buf, sizeof buf, "%c %-10llu", marked && !pids ? '>' : ' ',
 		 (unsigned long long)ts->native_tid);
-	x += ui_draw_text(y, x, COLS - x, buf, base);
-	x += ui_draw_text(y, x, 17, name ? name : "?", base);
+	x += draw_text(y, x, COLS - x, buf, base);
+	x += draw_text(y, x, 17, name ? name : "?", base);
 	x = px + 29;
 	snprintf(buf, sizeof buf, "%8s ", cnt);
-	x += ui_draw_text(y, x, COLS - x, buf, base);
+	x += draw_text(y, x, COLS - x, buf, base);
 	double g = pct(t->gil[sc], n), w = pct(t->gil_wait[sc], n), c = pct(t->on_cpu[sc], n),
 	       idle = pct(t->idle[sc], n);
 	snprintf(buf, sizeof buf, "%6.1f ", g);
-	x += ui_draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_GIL));
+	x += draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_GIL));
 	if (u->s->target.layout.has_tstate_gil)
 		snprintf(buf, sizeof buf, "%6.1f ", w);
 	else
 		snprintf(buf, sizeof buf, "%6s ", "-");
-	x += ui_draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_GIL_WAIT));
+	x += draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_GIL_WAIT));
 	snprintf(buf, sizeof buf, "%6.1f ", c);
-	x += ui_draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_ON_CPU));
+	x += draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_ON_CPU));
 	snprintf(buf, sizeof buf, "%6.1f  ", idle);
-	x += ui_draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_IDLE));
+	x += draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_IDLE));
 	/* Where the thread is now: its innermost function and state, and
 	 * for a thread blocked in the kernel, the call and its object
 	 * (cut to fit; the whole text is in the title when selected). */
@@ -235,16 +235,16 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 		char state[32] = ""; /* blocked: the call says it */
 		if (what != THREAD_BLOCKED)
 			snprintf(state, sizeof state, " [%s]", what == THREAD_ON_CPU ? "CPU" : now_names[what]);
-		used = ui_draw_text(y, x, py_w - (int)strlen(state), buf,
+		used = draw_text(y, x, py_w - (int)strlen(state), buf,
 				    cursor ? base : theme_attr(ROLE_FUNCTION));
-		used += ui_draw_text(y, x + used, COLS - x - used, state,
+		used += draw_text(y, x + used, COLS - x - used, state,
 				     cursor ? base : theme_attr(ROLE_DIM));
 	} else {
-		used = ui_draw_text(y, x, py_w, buf, cursor ? base : theme_attr(ROLE_DIM));
+		used = draw_text(y, x, py_w, buf, cursor ? base : theme_attr(ROLE_DIM));
 	}
 	if (kw) {
 		used += 2;
-		ui_draw_text(y, x + used, COLS - x - used, kbuf, cursor ? base : theme_attr(ROLE_FILE));
+		draw_text(y, x + used, COLS - x - used, kbuf, cursor ? base : theme_attr(ROLE_FILE));
 	}
 }
 
@@ -364,7 +364,7 @@ threads_panel_draw(struct ui *u, int y, int height)
 	char more[32] = "";
 	if (hidden && rows < 2)
 		snprintf(more, sizeof more, "  +%u more", hidden);
-	ui_bar(y, theme_attr(ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
 	/* One thread shown: the full text of what it waits for. */
 	const struct kwatch_entry *sel_kw = u->slot >= 0 ? thread_kwait(u, (uint32_t)u->slot) : NULL;
 	if (sel_kw) {
@@ -372,14 +372,14 @@ threads_panel_draw(struct ui *u, int y, int height)
 		kwait_format(&sel_kw->info, kwatch_seconds(sel_kw, now), full, sizeof full);
 		snprintf(title, sizeof title, " Threads%s  %llu: %s ", more,
 			 (unsigned long long)sel_kw->tid, full);
-		ui_draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
+		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	} else {
 		char title[160];
 		snprintf(title, sizeof title, u->sort_blocked
 			 ? " Threads%s  blocked longest first (b: in order)  (←/→ or Tab: one thread) "
 			 : " Threads%s  (←/→ or Tab: show one thread's functions; H: all threads) ",
 			 more);
-		ui_draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
+		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	}
 	y++;
 	draw_heading(u, y++);
@@ -397,7 +397,7 @@ threads_panel_draw(struct ui *u, int y, int height)
 			 hidden, hidden == 1 ? "" : "s", u->sort_blocked ? "blocked longest" : "busiest");
 		move(y, 0);
 		clrtoeol();
-		ui_draw_text(y++, 0, COLS, line, theme_attr(ROLE_DIM));
+		draw_text(y++, 0, COLS, line, theme_attr(ROLE_DIM));
 	}
 	free(order);
 	free(visible);
@@ -570,7 +570,7 @@ threadsview_draw(struct ui *u, int y, int height)
 	struct threads_ui *t = u->threads;
 	build_rows(u);
 	int rows = page_rows(height);
-	ui_keep_visible(&t->top, t->selected, rows, t->nrows);
+	list_keep_visible(&t->top, t->selected, rows, t->nrows);
 	char title[256], total[32] = "";
 	if (t->filter[0])
 		snprintf(total, sizeof total, " matching, of %u", t->total);
@@ -578,15 +578,15 @@ threadsview_draw(struct ui *u, int y, int height)
 	int last = t->top + rows < (int32_t)t->nrows ? t->top + rows : (int32_t)t->nrows;
 	snprintf(title, sizeof title, " Threads %d-%d of %u%s, sorted by %s (s)%s%s ", first, last,
 		 t->nrows, total, sort_names[t->sort], t->filter[0] ? ", filter: " : "", t->filter);
-	ui_bar(y, theme_attr(ROLE_BORDER));
-	ui_draw_text(y, 0, COLS, title, theme_attr(t->filter[0] ? ROLE_FILTER : ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, title, theme_attr(t->filter[0] ? ROLE_FILTER : ROLE_BORDER));
 	y++;
 	draw_heading(u, y++);
 	uint64_t now = view_now(u);
 	if (t->nrows == 0) {
 		move(y, 0);
 		clrtoeol();
-		ui_draw_text(y, 0, COLS, t->filter[0] ? "  no thread matches the filter"
+		draw_text(y, 0, COLS, t->filter[0] ? "  no thread matches the filter"
 						      : "  no threads seen yet",
 			     theme_attr(ROLE_DIM));
 		return;
@@ -611,7 +611,7 @@ threadsview_status(const struct ui *u, char *buf, size_t len)
 static void
 move_cursor(struct threads_ui *t, int32_t to)
 {
-	to = ui_row_in(to, t->nrows);
+	to = list_row_in(to, t->nrows);
 	t->selected = to;
 	t->selected_slot = t->nrows ? (int32_t)t->rows[to] : -1;
 }

@@ -245,7 +245,7 @@ place_selection(struct ui *u, int height)
 	if (tv->selected >= (int32_t)tv->nrows)
 		tv->selected = tv->nrows ? (int32_t)tv->nrows - 1 : 0;
 	if (height > 0)
-		ui_keep_visible(&tv->top, tv->selected, height, tv->nrows);
+		list_keep_visible(&tv->top, tv->selected, height, tv->nrows);
 }
 
 /* Remember the selected row by path. */
@@ -394,8 +394,8 @@ draw_title(struct ui *u, int y, const char *what)
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
 		 agg_mode_name(u->mode), cnt, threshold_steps[tv->threshold_step], cap,
 		 u->filter[0] ? ", filter: " : "", u->filter, tv->build_ms);
-	ui_bar(y, theme_attr(ROLE_BORDER));
-	ui_draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
+	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
 }
 
 static const char *
@@ -414,9 +414,9 @@ draw_tree(struct ui *u, int y, int height)
 	struct calltree *t = &tv->tree;
 	/* height counts the rows under the title and the column heading */
 	draw_title(u, y++, "Call tree");
-	ui_bar(y, theme_attr(ROLE_TABLE_HEADER));
+	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	bool wide = COLS >= 100;
-	ui_draw_text(y, 0, COLS, wide ? " TOTAL%   OWN%  SAMPLES CALL TREE" : " TOTAL%   OWN% CALL TREE",
+	draw_text(y, 0, COLS, wide ? " TOTAL%   OWN%  SAMPLES CALL TREE" : " TOTAL%   OWN% CALL TREE",
 		     theme_attr(ROLE_TABLE_HEADER));
 	y++;
 	if (height < 1)
@@ -424,7 +424,7 @@ draw_tree(struct ui *u, int y, int height)
 	if (!tv->nrows) {
 		move(y, 0);
 		clrtoeol();
-		ui_draw_text(y, 0, COLS, empty_reason(u), theme_attr(ROLE_DIM));
+		draw_text(y, 0, COLS, empty_reason(u), theme_attr(ROLE_DIM));
 		return;
 	}
 	/* The screen may have changed size since the rows were placed. */
@@ -453,55 +453,55 @@ draw_tree(struct ui *u, int y, int height)
 		bool sel = r == tv->selected;
 		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
 		if (sel)
-			ui_bar(y, base);
+			draw_bar(y, base);
 		char buf[1200], name[1100], where[1100];
 		int x = 0;
 		uint64_t total = row->kind == TV_NODE ? t->nodes[row->node].total : row->samples;
 		uint64_t own = row->kind == TV_NODE ? t->nodes[row->node].own : 0;
 		double tp = pct_of(total, den), op = pct_of(own, den);
 		snprintf(buf, sizeof buf, "%6.1f ", tp);
-		x += ui_draw_text(y, x, COLS - x, buf, sel ? base : ui_percent_attr(tp));
+		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(tp));
 		if (row->kind == TV_NODE)
 			snprintf(buf, sizeof buf, "%6.1f ", op);
 		else
 			snprintf(buf, sizeof buf, "%6s ", "");
-		x += ui_draw_text(y, x, COLS - x, buf, sel ? base : ui_percent_attr(op));
+		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(op));
 		if (wide) {
 			live_format_count((double)total, name, sizeof name);
 			snprintf(buf, sizeof buf, "%8s ", name);
-			x += ui_draw_text(y, x, COLS - x, buf, base);
+			x += draw_text(y, x, COLS - x, buf, base);
 		}
 		x = fig;
 		int levels = (int)row->depth < max_levels ? (int)row->depth : max_levels;
 		int guide = sel ? base : theme_attr(ROLE_TREE_GUIDE);
 		for (int l = 0; l < levels; l++)
-			x += ui_draw_text(y, x, COLS - x, "\xe2\x94\x82 ", guide); /* │ */
+			x += draw_text(y, x, COLS - x, "\xe2\x94\x82 ", guide); /* │ */
 		if ((int)row->depth > levels) {
 			snprintf(buf, sizeof buf, "[%u] ", row->depth);
-			x += ui_draw_text(y, x, COLS - x, buf, guide);
+			x += draw_text(y, x, COLS - x, buf, guide);
 		}
 		if (row->kind == TV_FOLD) {
 			snprintf(buf, sizeof buf, "\xe2\x80\xa6 %u more (below %g%%; Enter: show them)",
 				 row->nfold, threshold_steps[tv->threshold_step]);
-			ui_draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_TREE_FOLD));
+			draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_TREE_FOLD));
 			continue;
 		}
 		if (row->kind == TV_CUT) {
 			snprintf(buf, sizeof buf,
 				 "\xe2\x80\xa6 deeper frames not shown: depth capped at %u (deepest stack %u)",
 				 t->depth_cap, t->deepest);
-			ui_draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_TREE_FOLD));
+			draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_TREE_FOLD));
 			continue;
 		}
 		const struct ct_node *n = &t->nodes[row->node];
 		const char *mark = !has_children(t, row->node)			      ? "  "
 				   : keyset_has(&tv->expanded, n->key)		      ? "\xe2\x96\xbe " /* ▾ */
 										      : "\xe2\x96\xb8 "; /* ▸ */
-		x += ui_draw_text(y, x, COLS - x, mark, guide);
+		x += draw_text(y, x, COLS - x, mark, guide);
 		tv_node_label(u, n, name, sizeof name);
 		tv_node_where(u, n, where, sizeof where);
 		int room = COLS - x;
-		int used = ui_draw_text(y, x, room, name, sel ? base : theme_attr(ROLE_FUNCTION));
+		int used = draw_text(y, x, room, name, sel ? base : theme_attr(ROLE_FUNCTION));
 		x += used;
 		if (COLS - x > 12) {
 			/* Long paths: keep the end, which names the module. */
@@ -510,7 +510,7 @@ draw_tree(struct ui *u, int y, int height)
 			size_t wl = strlen(where);
 			if ((int)wl > fw && fw > 4)
 				shown = where + wl - (size_t)(fw - 1);
-			ui_draw_text(y, x + 2, fw, shown, sel ? base : theme_attr(ROLE_FILE));
+			draw_text(y, x + 2, fw, shown, sel ? base : theme_attr(ROLE_FILE));
 		}
 	}
 }

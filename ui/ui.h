@@ -10,6 +10,7 @@
 #include <termkey.h>
 
 #include "aggregate.h"
+#include "draw.h"
 #include "kwatch.h"
 #include "liveopts.h"
 #include "session.h"
@@ -90,17 +91,6 @@ int views_table_height(const struct ui *u);
 /* The query every view derives its figures from: the one place what is
  * shown is restricted (mode, scope, thread, filter, ...). */
 void views_query(const struct ui *u, struct agg_query *q);
-/* Drawing helpers for the views' own files: sanitized text cut to a width
- * (returns the columns used), a full-width bar, a percentage's colour. */
-int ui_draw_text(int y, int x, int width, const char *text, int attr);
-void ui_bar(int y, int attr);
-int ui_percent_attr(double pct);
-/* `row` moved into a list of `nrows` (0 when it is empty). */
-int32_t ui_row_in(int32_t row, uint32_t nrows);
-/* The first row shown of a list of `nrows` in `height` rows, moved as
- * little as keeps `selected` in view and the last page full. */
-void ui_keep_visible(int32_t *top, int32_t selected, int height, uint32_t nrows);
-
 /* procs.c: the processes panel. */
 int procs_panel_height(const struct ui *u);
 int procs_draw(struct ui *u, int y, int height);

@@ -1,13 +1,13 @@
 /* Drawing the live screen: header, engine statistics, threads panel,
  * function table or detail view, help overlay and status line. Every
- * string from the target is sanitized before it reaches the terminal. */
+ * string from the target is sanitized before it reaches the terminal
+ * (draw.c draws all text). */
 #include "config.h"
 
 #include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <wchar.h>
 
 #include <time.h>
 
@@ -20,74 +20,6 @@
 #include "threadsview.h"
 #include "ui.h"
 #include "unwinder.h"
-
-/* Draw UTF-8 text at (y, x) in at most `width` columns, sanitized, cut with
- * an ellipsis when longer. Returns the columns used. */
-static int
-draw_text(int y, int x, int width, const char *text, int attr)
-{
-	if (width <= 0)
-		return 0;
-	char safe[4096];
-	sanitize_for_terminal(text, safe, sizeof safe);
-	const unsigned char *p = (const unsigned char *)safe;
-	size_t len = strlen(safe), i = 0;
-	int used = 0;
-	/* First pass: does it fit? */
-	int total = 0;
-	for (size_t k = 0; k < len;) {
-		unsigned cp;
-		size_t n = utf8_decode(p + k, len - k, &cp);
-		if (n == 0)
-			n = 1, cp = '?';
-		int w = wcwidth((wchar_t)cp);
-		total += w > 0 ? w : 0;
-		k += n;
-	}
-	int limit = total > width ? width - 1 : width; /* room for the ellipsis */
-	attr_t old_attr;
-	short old_pair;
-	attr_get(&old_attr, &old_pair, NULL);
-	attrset(attr);
-	move(y, x);
-	while (i < len) {
-		unsigned cp;
-		size_t n = utf8_decode(p + i, len - i, &cp);
-		if (n == 0)
-			n = 1, cp = '?';
-		int w = wcwidth((wchar_t)cp);
-		if (w < 0)
-			w = 0;
-		if (used + w > limit)
-			break;
-		addnstr((const char *)p + i, (int)n);
-		used += w;
-		i += n;
-	}
-	if (total > width && width > 0) {
-		addstr("\xe2\x80\xa6"); /* … */
-		used++;
-	}
-	attr_set(old_attr, old_pair, NULL);
-	return used;
-}
-
-/* Fill a line with spaces in an attribute, then draw text on it. */
-static void
-bar(int y, int attr)
-{
-	attrset(attr);
-	move(y, 0);
-	for (int i = 0; i < COLS; i++)
-		addch(' ');
-	attrset(theme_attr(ROLE_DEFAULT));
-}
-
-static int
-percent_attr(double pct)
-{
-	return theme_attr(pct >= 20 ? ROLE_PERCENT_HOT : pct >= 5 ? ROLE_PERCENT_WARM : ROLE_PERCENT_COLD);
-}
 
 static double
 pct(uint64_t part, uint64_t whole)
@@ -119,7 +51,7 @@ draw_title_line(struct ui *u, int y, const char *up)
 {
 	struct session *s = u->s;
 	char buf[512];
-	bar(y, theme_attr(ROLE_TITLE));
+	draw_bar(y, theme_attr(ROLE_TITLE));
 	snprintf(buf, sizeof buf, " tachyon-top  pid %d  Python %s  up %s   ", (int)s->pid,
 		 s->target.layout.version_str, up);
 	int x = draw_text(y, 0, COLS, buf, theme_attr(ROLE_TITLE));
@@ -268,7 +200,7 @@ draw_stats(struct ui *u, int y)
 	uint64_t ch = stat(&st->code_hits), cm = stat(&st->code_misses);
 	uint64_t ba = stat(&st->batch_attempts), bs = stat(&st->batch_successes);
 	char line[512], bytes[32], stacks[32];
-	bar(y, theme_attr(ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, " Engine ", theme_attr(ROLE_BORDER));
 	y++;
 	move(y, 0);
@@ -435,11 +367,11 @@ draw_table(struct ui *u, int y, int height)
 		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
 		 agg_mode_name(u->mode), agg_sort_name(u->sort), u->ascending ? " (ascending)" : "",
 		 since, u->filter[0] ? ", filter: " : "", u->filter);
-	bar(y, theme_attr(ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
 	y++;
 	/* Column heading; the sorted column is marked. */
-	bar(y, theme_attr(ROLE_TABLE_HEADER));
+	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	struct { const char *label; int width; enum agg_sort sort; bool show; } cols[] = {
 		{"OWN%", 7, SORT_OWN, true},
 		{"TOTAL%", 7, SORT_TOTAL, true},
@@ -494,14 +426,14 @@ draw_table(struct ui *u, int y, int height)
 		bool sel = row == u->selected;
 		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
 		if (sel)
-			bar(y, base);
+			draw_bar(y, base);
 		double own = pct(r->own, den), total = pct(r->total, den);
 		char buf[96], t1[32], t2[32];
 		x = 0;
 		snprintf(buf, sizeof buf, "%6.1f ", own);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : percent_attr(own));
+		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(own));
 		snprintf(buf, sizeof buf, "%6.1f ", total);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : percent_attr(total));
+		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(total));
 		if (delta) {
 			double was;
 			if (baseline_share(u->baseline, u->by_line, r->func, r->line, &was))
@@ -541,7 +473,7 @@ draw_detail(struct ui *u, int y, int height)
 {
 	const struct agg_func *f = u->detail_func < u->agg.nfuncs ? &u->agg.funcs[u->detail_func] : NULL;
 	char buf[1200];
-	bar(y, theme_attr(ROLE_BORDER));
+	draw_bar(y, theme_attr(ROLE_BORDER));
 	if (f && u->detail_line >= 0)
 		snprintf(buf, sizeof buf, " Detail: %s line %d  (%s:%d)  Enter/Esc: back ", f->qualname,
 			 u->detail_line, f->filename, u->detail_line);
@@ -566,7 +498,7 @@ draw_detail(struct ui *u, int y, int height)
 		const struct agg_link *l = &u->links.callers[i];
 		double p = pct(l->weight, u->links.total);
 		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
-		int x = draw_text(y, 2, COLS - 2, buf, percent_attr(p)) + 2;
+		int x = draw_text(y, 2, COLS - 2, buf, draw_percent_attr(p)) + 2;
 		const char *name = l->func == UINT32_MAX ? "(thread entry)" : u->agg.funcs[l->func].qualname;
 		x += draw_text(y, x, COLS / 2, name, theme_attr(ROLE_FUNCTION));
 		if (l->func != UINT32_MAX)
@@ -577,7 +509,7 @@ draw_detail(struct ui *u, int y, int height)
 		const struct agg_link *l = &u->links.callees[i];
 		double p = pct(l->weight, u->links.total);
 		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
-		int x = draw_text(y, 2, COLS - 2, buf, percent_attr(p)) + 2;
+		int x = draw_text(y, 2, COLS - 2, buf, draw_percent_attr(p)) + 2;
 		const char *name = l->func == UINT32_MAX ? "(own time: running here)"
 							 : u->agg.funcs[l->func].qualname;
 		x += draw_text(y, x, COLS / 2, name, theme_attr(ROLE_FUNCTION));
@@ -641,47 +573,6 @@ struct help_line {
 	struct help_piece col[2];
 };
 
-/* Display columns of the first `n` bytes of UTF-8 text. */
-static int
-text_width(const char *p, size_t n)
-{
-	int w = 0;
-	for (size_t k = 0; k < n;) {
-		unsigned cp;
-		size_t m = utf8_decode((const unsigned char *)p + k, n - k, &cp);
-		if (m == 0)
-			m = 1;
-		int cw = wcwidth((wchar_t)cp);
-		w += cw > 0 ? cw : 0;
-		k += m;
-	}
-	return w;
-}
-
-/* The next piece of `text` that fits in `width` columns, cut at a space:
- * returns its byte length and sets *next to where the rest starts. */
-static int
-wrap_piece(const char *text, int width, const char **next)
-{
-	size_t len = strlen(text);
-	if (text_width(text, len) <= width) {
-		*next = text + len;
-		return (int)len;
-	}
-	size_t cut = 0;
-	for (size_t k = 1; k < len && text_width(text, k) <= width; k++)
-		if (text[k] == ' ')
-			cut = k;
-	if (cut == 0) /* one word longer than the line: cut it */
-		for (cut = 1; cut < len && text_width(text, cut + 1) <= width; cut++)
-			;
-	const char *rest = text + cut;
-	while (*rest == ' ')
-		rest++;
-	*next = rest;
-	return (int)cut;
-}
-
 /* Wrap `text` into lines from out[n] on, in column c; returns the next n. */
 static int
 help_wrap(struct help_line *out, int n, int c, const char *text, int indent, int width)
@@ -689,7 +580,7 @@ help_wrap(struct help_line *out, int n, int c, const char *text, int indent, int
 	while (*text && n < HELP_MAX_LINES) {
 		const char *next;
 		struct help_piece *pc = &out[n++].col[c];
-		pc->len = wrap_piece(text, width - indent, &next);
+		pc->len = draw_wrap_piece(text, width - indent, &next);
 		pc->text = text;
 		pc->indent = indent;
 		pc->width = width;
@@ -774,7 +665,7 @@ static void
 draw_status(struct ui *u)
 {
 	int y = LINES - 1;
-	bar(y, theme_attr(ROLE_STATUS));
+	draw_bar(y, theme_attr(ROLE_STATUS));
 	if (u->editing_filter) {
 		char buf[200];
 		snprintf(buf, sizeof buf, " Filter: %s_   (Enter: apply, Esc: cancel)", u->edit);
@@ -798,7 +689,7 @@ draw_status(struct ui *u)
 			const char *next;
 			piece[n] = p;
 			if (n < 2) {
-				len[n] = wrap_piece(p, width, &next);
+				len[n] = draw_wrap_piece(p, width, &next);
 			} else {
 				len[n] = (int)strlen(p);
 				next = p + len[n];
@@ -811,7 +702,7 @@ draw_status(struct ui *u)
 			int row = y - (n - 1) + i;
 			snprintf(line, sizeof line, "%.*s", len[i], piece[i]);
 			if (row != y)
-				bar(row, theme_attr(ROLE_STATUS));
+				draw_bar(row, theme_attr(ROLE_STATUS));
 			draw_text(row, i ? 0 : x, i ? COLS : COLS - x, line, attr);
 		}
 		return;
@@ -890,45 +781,4 @@ views_draw(struct ui *u)
 	if (u->show_help)
 		draw_help();
 	refresh();
-}
-
-/* For the views in their own files (treeview.c, flameview.c). */
-int
-ui_draw_text(int y, int x, int width, const char *text, int attr)
-{
-	return draw_text(y, x, width, text, attr);
-}
-
-int32_t
-ui_row_in(int32_t row, uint32_t nrows)
-{
-	if (row >= (int32_t)nrows)
-		row = (int32_t)nrows - 1;
-	return row < 0 ? 0 : row;
-}
-
-void
-ui_keep_visible(int32_t *top, int32_t selected, int height, uint32_t nrows)
-{
-	if (selected < *top)
-		*top = selected;
-	if (selected >= *top + height)
-		*top = selected - height + 1;
-	int32_t max_top = (int32_t)nrows - height;
-	if (*top > max_top)
-		*top = max_top > 0 ? max_top : 0;
-	if (*top < 0)
-		*top = 0;
-}
-
-void
-ui_bar(int y, int attr)
-{
-	bar(y, attr);
-}
-
-int
-ui_percent_attr(double p)
-{
-	return percent_attr(p);
 }
