@@ -92,7 +92,7 @@ frame_attr(double share, bool selected)
 	return theme_attr(share >= 20 ? ROLE_FLAME_HOT : share >= 5 ? ROLE_FLAME_WARM : ROLE_FLAME_COLD);
 }
 
-void
+static void
 flameview_draw(struct ui *u, int y, int height)
 {
 	struct treeviews *tv = u->tv;
@@ -195,8 +195,8 @@ neighbour(const struct treeviews *tv, int32_t sel, int dlevel, int dx)
 	return best;
 }
 
-bool
-flameview_key(struct ui *u, const TermKeyKey *k)
+static bool
+flame_key(struct ui *u, const TermKeyKey *k)
 {
 	struct treeviews *tv = u->tv;
 	struct calltree *t = &tv->tree;
@@ -259,7 +259,7 @@ flameview_key(struct ui *u, const TermKeyKey *k)
 	return true;
 }
 
-void
+static void
 flameview_status(struct ui *u, char *buf, size_t len)
 {
 	struct treeviews *tv = u->tv;
@@ -296,3 +296,29 @@ flameview_status(struct ui *u, char *buf, size_t len)
 		snprintf(buf + used, len - (size_t)used, "   Enter zoom  Esc out  f table");
 	}
 }
+
+static enum view_key
+flameview_key(struct ui *u, const TermKeyKey *k)
+{
+	if (!u->tv)
+		return VIEW_KEY_UNUSED;
+	if (flame_key(u, k))
+		return VIEW_KEY_USED;
+	return treeviews_leave_key(u, k);
+}
+
+static void
+flameview_draw_body(struct ui *u, int y, int height)
+{
+	if (u->tv)
+		flameview_draw(u, y, height);
+}
+
+const struct view_ops flameview_ops = {
+	.name = "flame graph",
+	.base = true,
+	.draw = flameview_draw_body,
+	.key = flameview_key,
+	.status = flameview_status,
+	.rebuild = treeviews_refresh,
+};

@@ -158,13 +158,27 @@ mark_baseline(struct ui *u)
 			   "since now (d: clear)");
 }
 
+/* v, F5 and f: the call tree or flame graph in the function table's
+ * place, or the table again from the one shown. True when the table must
+ * be built again. */
+static bool
+switch_base(struct ui *u, enum view_id v)
+{
+	if (view_base(u) != v) {
+		treeviews_enter(u, v);
+		return false;
+	}
+	view_push(u, VIEW_TABLE);
+	return true;
+}
+
 /* A letter on the table: true when the table must be built again. */
 static bool
 letter_key(struct ui *u, uint32_t cp)
 {
 	switch (cp) {
 	case 'q': case 'Q': u->quit = true; return false;
-	case 'h': case '?': u->show_help = true; return false;
+	case 'h': case '?': view_push(u, VIEW_HELP); return false;
 	case 'p': case 'P':
 		u->paused = !u->paused;
 		ui_message(u, false, u->paused ? "display paused, sampling goes on (p: resume)"
@@ -191,7 +205,11 @@ letter_key(struct ui *u, uint32_t cp)
 		u->by_line = !u->by_line;
 		u->selected_func = UINT32_MAX;
 		return true;
-	case 't': case 'T': u->show_threads = !u->show_threads; return true;
+	case 't': u->show_threads = !u->show_threads; return true;
+	case 'T': tasksview_open(u); return false;
+	case 'H': threadsview_open(u); return false;
+	case 'v': return switch_base(u, VIEW_TREE);
+	case 'f': return switch_base(u, VIEW_FLAME);
 	case 'b': case 'B':
 		u->sort_blocked = !u->sort_blocked;
 		ui_message(u, false, u->sort_blocked ? "threads: blocked longest first (b: back)"
@@ -225,22 +243,15 @@ named_key(struct ui *u, TermKeySym sym, bool shift)
 	int32_t page = views_table_height(u);
 	switch (sym) {
 	case TERMKEY_SYM_ESCAPE:
-		if (u->detail)
-			u->detail = false;
-		else if (u->filter[0])
-			u->filter[0] = '\0';
-		else
+		if (!u->filter[0])
 			return false;
+		u->filter[0] = '\0';
 		return true;
 	case TERMKEY_SYM_ENTER:
-		if (u->detail) {
-			u->detail = false;
-		} else if (u->table.nrows) {
-			u->detail = true;
-			u->detail_func = u->table.rows[u->selected].func;
-			u->detail_line = u->by_line ? u->table.rows[u->selected].line : -1;
-		}
-		return true;
+		if (u->table.nrows)
+			views_open_detail(u, u->table.rows[u->selected].func,
+					  u->by_line ? u->table.rows[u->selected].line : -1);
+		return false;
 	case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); return true;
 	case TERMKEY_SYM_RIGHT: cycle_thread(u, 1); return true;
 	case TERMKEY_SYM_LEFT: cycle_thread(u, -1); return true;
@@ -261,7 +272,8 @@ static bool
 function_key(struct ui *u, int n)
 {
 	switch (n) {
-	case 1: u->show_help = true; return false;
+	case 1: view_push(u, VIEW_HELP); return false;
+	case 5: return switch_base(u, VIEW_TREE);
 	case 6: u->sort = (enum agg_sort)((u->sort + 1) % SORT_COUNT); return true;
 	case 10: u->quit = true; return false;
 	default: return false;
@@ -282,24 +294,14 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 		choose_export(u, k);
 		return;
 	}
-	if (u->show_help) {
-		/* any key closes help (q still quits) */
-		u->show_help = false;
-		if (!(k->type == TERMKEY_TYPE_UNICODE && (k->code.codepoint == 'q' ||
-							  k->code.codepoint == 'Q')))
+	/* The view on top first; what it leaves is shared by every view. */
+	for (;;) {
+		const struct view_ops *v = view_ops(view_top(u));
+		enum view_key r = v->key ? v->key(u, k) : VIEW_KEY_UNUSED;
+		if (r == VIEW_KEY_USED)
 			return;
-	}
-	/* H and the threads view's own keys (threadsview.c) */
-	if (threadsview_key(u, k))
-		return;
-	if (tasksview_key(u, k))
-		return;
-	/* v, f, F5 and the call tree and flame views' own keys (treeview.c);
-	 * not while the tasks view is on top of them */
-	if (!tasksview_shown(u) && treeviews_key(u, k)) {
-		if (u->view == VIEW_TABLE)
-			views_refresh_table(u);
-		return;
+		if (r == VIEW_KEY_UNUSED)
+			break;
 	}
 	bool refresh = false;
 	if (k->type == TERMKEY_TYPE_UNICODE) {

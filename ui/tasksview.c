@@ -41,7 +41,6 @@ struct task_key {
 };
 
 struct tasks_ui {
-	bool shown;
 	struct task_snapshot *snap;
 	uint32_t *by_id;       /* snapshot task indexes sorted by process, then id */
 	uint32_t *order;       /* shown groups in display order */
@@ -82,10 +81,11 @@ tasksview_free(struct tasks_ui *t)
 	free(t);
 }
 
-bool
-tasksview_shown(const struct ui *u)
+void
+tasksview_open(struct ui *u)
 {
-	return u->tasks && u->tasks->shown;
+	if (u->tasks)
+		view_push(u, VIEW_TASKS);
 }
 
 /* ---- rows ---- */
@@ -438,7 +438,7 @@ tasksview_poll(struct ui *u)
 		return;
 	}
 	take_snapshot(t, u, s);
-	if (t->shown)
+	if (view_top(u) == VIEW_TASKS)
 		u->dirty = true;
 }
 
@@ -617,7 +617,7 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	}
 }
 
-void
+static void
 tasksview_draw(struct ui *u, int y, int h)
 {
 	struct tasks_ui *t = u->tasks;
@@ -748,36 +748,22 @@ toggle_open(struct tasks_ui *t)
 }
 
 static void
-open_view(struct ui *u)
-{
-	u->tasks->shown = true;
-}
-
-void
-tasksview_status(const struct ui *u, char *buf, size_t len)
+tasksview_status(struct ui *u, char *buf, size_t len)
 {
 	(void)u;
 	snprintf(buf, len, " ↑/↓ PgUp/PgDn Home/End: move  Enter: open/close  s: sort by tasks/stuck  "
 		 "[ ]: one process  Esc or T: back  h help  q quit");
 }
 
-bool
+static enum view_key
 tasksview_key(struct ui *u, const TermKeyKey *k)
 {
 	struct tasks_ui *t = u->tasks;
-	if (!t)
-		return false;
 	bool ctrl = k->modifiers & TERMKEY_KEYMOD_CTRL;
 	if (k->type == TERMKEY_TYPE_UNICODE && !ctrl && k->code.codepoint == 'T') {
-		if (t->shown)
-			t->shown = false;
-		else
-			open_view(u);
-		u->dirty = true;
-		return true;
+		view_pop(u);
+		return VIEW_KEY_USED;
 	}
-	if (!t->shown)
-		return false;
 	int32_t page = views_table_height(u);
 	if (k->type == TERMKEY_TYPE_UNICODE && !ctrl) {
 		switch (k->code.codepoint) {
@@ -793,10 +779,12 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 		case 'k': select_row(t, t->selected - 1); break;
 		case 'g': select_row(t, 0); break;
 		case 'G': select_row(t, (int32_t)t->nrows - 1); break;
-		default: return false;   /* q, h, p and the rest as everywhere */
+		/* the call tree and flame graph wait until this view is closed */
+		case 'v': case 'f': return VIEW_KEY_USED;
+		default: return VIEW_KEY_UNUSED;   /* q, h, p and the rest as everywhere */
 		}
 		u->dirty = true;
-		return true;
+		return VIEW_KEY_USED;
 	}
 	if (k->type == TERMKEY_TYPE_KEYSYM) {
 		switch (k->code.sym) {
@@ -809,7 +797,7 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 			else if (t->group_open)
 				t->group_open = false;
 			else
-				t->shown = false;
+				view_pop(u);
 			build_rows(t);
 			select_row(t, t->selected);
 			break;
@@ -821,10 +809,20 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 		case TERMKEY_SYM_FIND: select_row(t, 0); break;
 		case TERMKEY_SYM_END:
 		case TERMKEY_SYM_SELECT: select_row(t, (int32_t)t->nrows - 1); break;
-		default: return false;
+		default: return VIEW_KEY_UNUSED;
 		}
 		u->dirty = true;
-		return true;
+		return VIEW_KEY_USED;
 	}
-	return false;
+	/* F5, the call tree's other key, waits as v and f do */
+	if (k->type == TERMKEY_TYPE_FUNCTION && k->code.number == 5)
+		return VIEW_KEY_USED;
+	return VIEW_KEY_UNUSED;
 }
+
+const struct view_ops tasksview_ops = {
+	.name = "asyncio tasks",
+	.draw = tasksview_draw,
+	.key = tasksview_key,
+	.status = tasksview_status,
+};

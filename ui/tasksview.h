@@ -16,13 +16,9 @@ struct tasks_ui;
 struct tasks_ui *tasksview_new(void);
 void tasksview_free(struct tasks_ui *t);
 
-bool tasksview_shown(const struct ui *u);
+/* T: open the view (its operations: tasksview_ops, view.h). */
+void tasksview_open(struct ui *u);
 /* Take a new snapshot if the reader published one; sets u->dirty. */
 void tasksview_poll(struct ui *u);
-void tasksview_draw(struct ui *u, int y, int h);
-/* Keys of the view (and T, which opens it). True when handled. */
-bool tasksview_key(struct ui *u, const TermKeyKey *k);
-/* The status line while the view is shown: its own keys. */
-void tasksview_status(const struct ui *u, char *buf, size_t len);
 
 #endif

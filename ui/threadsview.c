@@ -255,7 +255,7 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 int
 threads_panel_height(const struct ui *u)
 {
-	if (!u->show_threads || threadsview_shown(u))
+	if (!u->show_threads || view_stacked(u, VIEW_THREADS))
 		return 0;
 	uint32_t n = 0;
 	for (uint32_t i = 0; i < u->agg.nthreads; i++)
@@ -413,7 +413,6 @@ static const char *const sort_names[THREAD_SORT_COUNT] = {
 	"busiest", "blocked longest", "GIL%", "CPU%", "TID", "name"};
 
 struct threads_ui {
-	bool shown;
 	enum thread_sort sort;
 	bool editing;
 	char filter[64], edit[64];
@@ -442,10 +441,13 @@ threadsview_free(struct threads_ui *t)
 	free(t);
 }
 
-bool
-threadsview_shown(const struct ui *u)
+void
+threadsview_open(struct ui *u)
 {
-	return u->threads && u->threads->shown;
+	if (!u->threads)
+		return;
+	u->threads->selected_slot = u->slot;
+	view_push(u, VIEW_THREADS);
 }
 
 static void
@@ -564,7 +566,7 @@ page_rows(int height)
 	return height > 3 ? height - 2 : 1;
 }
 
-void
+static void
 threadsview_draw(struct ui *u, int y, int height)
 {
 	struct threads_ui *t = u->threads;
@@ -597,8 +599,8 @@ threadsview_draw(struct ui *u, int y, int height)
 	}
 }
 
-void
-threadsview_status(const struct ui *u, char *buf, size_t len)
+static void
+threadsview_status(struct ui *u, char *buf, size_t len)
 {
 	const struct threads_ui *t = u->threads;
 	if (t->editing)
@@ -616,21 +618,12 @@ move_cursor(struct threads_ui *t, int32_t to)
 	t->selected_slot = t->nrows ? (int32_t)t->rows[to] : -1;
 }
 
-bool
+static enum view_key
 threadsview_key(struct ui *u, const TermKeyKey *k)
 {
 	struct threads_ui *t = u->threads;
-	if (!t)
-		return false;
 	bool unicode = k->type == TERMKEY_TYPE_UNICODE && !(k->modifiers & TERMKEY_KEYMOD_CTRL);
 	uint32_t c = unicode ? (uint32_t)k->code.codepoint : 0;
-	if (!t->shown) {
-		if (c != 'H')
-			return false;
-		t->shown = true;
-		t->selected_slot = u->slot;
-		return true;
-	}
 	if (t->editing) {
 		enum ui_edit e = ui_edit_line(t->edit, sizeof t->edit, k);
 		if (e == UI_EDIT_DONE) {
@@ -638,18 +631,18 @@ threadsview_key(struct ui *u, const TermKeyKey *k)
 			t->top = 0;
 		}
 		t->editing = e == UI_EDIT_GOING;
-		return true;
+		return VIEW_KEY_USED;
 	}
 	/* Keys of the other views close this one and go on to them. */
 	if (c == 'T' || c == 'v' || c == 'f') {
-		t->shown = false;
-		return false;
+		view_pop(u);
+		return VIEW_KEY_PASSED;
 	}
 	build_rows(u);
 	int32_t page = page_rows(views_table_height(u));
 	if (unicode) {
 		switch (c) {
-		case 'H': t->shown = false; return true;
+		case 'H': view_pop(u); return VIEW_KEY_USED;
 		case 's': t->sort = (enum thread_sort)((t->sort + 1) % THREAD_SORT_COUNT); break;
 		case 'S':
 			t->sort = (enum thread_sort)((t->sort + THREAD_SORT_COUNT - 1) % THREAD_SORT_COUNT);
@@ -657,48 +650,62 @@ threadsview_key(struct ui *u, const TermKeyKey *k)
 		case '/':
 			t->editing = true;
 			memcpy(t->edit, t->filter, sizeof t->edit);
-			return true;
+			return VIEW_KEY_USED;
 		case 'j': move_cursor(t, t->selected + 1); break;
 		case 'k': move_cursor(t, t->selected - 1); break;
 		case 'g': move_cursor(t, 0); break;
 		case 'G': move_cursor(t, (int32_t)t->nrows - 1); break;
-		default: return false;
+		default: return VIEW_KEY_UNUSED;
 		}
-		return true;
+		return VIEW_KEY_USED;
 	}
 	if (k->type != TERMKEY_TYPE_KEYSYM)
-		return false;
+		return VIEW_KEY_UNUSED;
 	switch (k->code.sym) {
 	case TERMKEY_SYM_ESCAPE:
 		if (t->filter[0])
 			t->filter[0] = '\0';
 		else
-			t->shown = false;
-		return true;
+			view_pop(u);
+		return VIEW_KEY_USED;
 	case TERMKEY_SYM_ENTER:
 		if (t->nrows) {
 			/* The table then shows this thread's functions. */
 			u->slot = (int32_t)t->rows[t->selected];
 			u->selected = u->top = 0;
 			u->selected_func = UINT32_MAX;
-			t->shown = false;
+			view_pop(u);
 			views_refresh_table(u);
 		}
-		return true;
-	case TERMKEY_SYM_UP: move_cursor(t, t->selected - 1); return true;
-	case TERMKEY_SYM_DOWN: move_cursor(t, t->selected + 1); return true;
+		return VIEW_KEY_USED;
+	case TERMKEY_SYM_UP: move_cursor(t, t->selected - 1); return VIEW_KEY_USED;
+	case TERMKEY_SYM_DOWN: move_cursor(t, t->selected + 1); return VIEW_KEY_USED;
 	case TERMKEY_SYM_PAGEUP:
 		t->top -= page;
 		move_cursor(t, t->selected - page);
-		return true;
+		return VIEW_KEY_USED;
 	case TERMKEY_SYM_PAGEDOWN:
 		t->top += page;
 		move_cursor(t, t->selected + page);
-		return true;
+		return VIEW_KEY_USED;
 	case TERMKEY_SYM_HOME:
-	case TERMKEY_SYM_FIND: move_cursor(t, 0); return true;
+	case TERMKEY_SYM_FIND: move_cursor(t, 0); return VIEW_KEY_USED;
 	case TERMKEY_SYM_END:
-	case TERMKEY_SYM_SELECT: move_cursor(t, (int32_t)t->nrows - 1); return true;
-	default: return false;
+	case TERMKEY_SYM_SELECT: move_cursor(t, (int32_t)t->nrows - 1); return VIEW_KEY_USED;
+	default: return VIEW_KEY_UNUSED;
 	}
 }
+
+static void
+threadsview_draw_body(struct ui *u, int y, int height)
+{
+	if (u->threads)
+		threadsview_draw(u, y, height);
+}
+
+const struct view_ops threadsview_ops = {
+	.name = "threads",
+	.draw = threadsview_draw_body,
+	.key = threadsview_key,
+	.status = threadsview_status,
+};

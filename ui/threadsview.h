@@ -28,12 +28,8 @@ int threads_panel_draw(struct ui *u, int y, int height);
 struct threads_ui;
 struct threads_ui *threadsview_new(void);
 void threadsview_free(struct threads_ui *t);
-bool threadsview_shown(const struct ui *u);
-void threadsview_draw(struct ui *u, int y, int height);
-/* Keys of the view (and H, which opens it). True when handled; keys that
- * go to another view close this one and are not handled here. */
-bool threadsview_key(struct ui *u, const TermKeyKey *k);
-/* The status line's text while the view is shown (and its filter typed). */
-void threadsview_status(const struct ui *u, char *buf, size_t len);
+/* H: open the view on the thread shown (its operations: threadsview_ops,
+ * view.h). The keys of the other views close it and go on to them. */
+void threadsview_open(struct ui *u);
 
 #endif

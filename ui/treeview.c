@@ -324,7 +324,7 @@ treeviews_refresh(struct ui *u)
 		tv->nrows = 0;
 		return;
 	}
-	if (u->view == VIEW_TREE) {
+	if (view_base(u) == VIEW_TREE) {
 		if (!tv->entered && tv->tree.nodes[0].total) {
 			open_hot_path(u);
 			tv->entered = true;
@@ -335,7 +335,7 @@ treeviews_refresh(struct ui *u)
 }
 
 void
-treeviews_enter(struct ui *u, enum ui_view v)
+treeviews_enter(struct ui *u, enum view_id v)
 {
 	if (!u->tv) {
 		u->tv = calloc(1, sizeof *u->tv);
@@ -345,8 +345,7 @@ treeviews_enter(struct ui *u, enum ui_view v)
 		}
 		u->tv->threshold_step = DEFAULT_THRESHOLD_STEP;
 	}
-	u->view = v;
-	u->detail = false;
+	view_push(u, v);
 	u->message[0] = '\0'; /* it was about the view left */
 	/* Every entry opens the hot path of what is shown now (what was open
 	 * stays open). */
@@ -515,24 +514,9 @@ draw_tree(struct ui *u, int y, int height)
 	}
 }
 
-void
-treeviews_draw(struct ui *u, int y, int height)
+static void
+tree_status(struct ui *u, char *buf, size_t len)
 {
-	if (!u->tv)
-		return;
-	if (u->view == VIEW_FLAME)
-		flameview_draw(u, y, height);
-	else
-		draw_tree(u, y, height);
-}
-
-void
-treeviews_status(struct ui *u, char *buf, size_t len)
-{
-	if (u->view == VIEW_FLAME && u->tv) {
-		flameview_status(u, buf, len);
-		return;
-	}
 	snprintf(buf, len, " v table  f flame  <-/-> collapse/expand  * subtree  < > fold %g%%  "
 		 "Enter detail  h help",
 		 treeviews_threshold(u));
@@ -664,9 +648,7 @@ tree_key(struct ui *u, const TermKeyKey *k)
 			rebuild_rows(u);
 			remember_selection(tv);
 		} else if (row->kind == TV_NODE) {
-			u->detail = true;
-			u->detail_func = t->nodes[row->node].func;
-			views_refresh_table(u);
+			views_open_detail(u, t->nodes[row->node].func, t->nodes[row->node].line);
 		}
 		break;
 	case FINER:
@@ -686,40 +668,39 @@ tree_key(struct ui *u, const TermKeyKey *k)
 	return true;
 }
 
-bool
-treeviews_key(struct ui *u, const TermKeyKey *k)
+enum view_key
+treeviews_leave_key(struct ui *u, const TermKeyKey *k)
 {
-	bool plain = !(k->modifiers & (TERMKEY_KEYMOD_CTRL | TERMKEY_KEYMOD_ALT));
-	bool fkey5 = k->type == TERMKEY_TYPE_FUNCTION && k->code.number == 5;
-	if ((k->type == TERMKEY_TYPE_UNICODE && plain && k->code.codepoint == 'v') || fkey5) {
-		if (u->view == VIEW_TREE)
-			u->view = VIEW_TABLE;
-		else
-			treeviews_enter(u, VIEW_TREE);
-		u->dirty = true;
-		return true;
-	}
-	if (k->type == TERMKEY_TYPE_UNICODE && plain && k->code.codepoint == 'f') {
-		if (u->view == VIEW_FLAME)
-			u->view = VIEW_TABLE;
-		else
-			treeviews_enter(u, VIEW_FLAME);
-		u->dirty = true;
-		return true;
-	}
-	if (u->view == VIEW_TABLE || !u->tv || u->detail)
-		return false;
-	if (u->view == VIEW_FLAME) {
-		if (flameview_key(u, k))
-			return true;
-	} else if (tree_key(u, k)) {
-		return true;
-	}
-	/* Esc with nothing else to undo leaves the view. */
 	if (k->type == TERMKEY_TYPE_KEYSYM && k->code.sym == TERMKEY_SYM_ESCAPE && !u->filter[0]) {
-		u->view = VIEW_TABLE;
-		u->dirty = true;
-		return true;
+		view_push(u, VIEW_TABLE);
+		views_refresh_table(u);
+		return VIEW_KEY_USED;
 	}
-	return false;
+	return VIEW_KEY_UNUSED;
 }
+
+static enum view_key
+tree_view_key(struct ui *u, const TermKeyKey *k)
+{
+	if (!u->tv)
+		return VIEW_KEY_UNUSED;
+	if (tree_key(u, k))
+		return VIEW_KEY_USED;
+	return treeviews_leave_key(u, k);
+}
+
+static void
+tree_view_draw(struct ui *u, int y, int height)
+{
+	if (u->tv)
+		draw_tree(u, y, height);
+}
+
+const struct view_ops treeview_ops = {
+	.name = "call tree",
+	.base = true,
+	.draw = tree_view_draw,
+	.key = tree_view_key,
+	.status = tree_status,
+	.rebuild = treeviews_refresh,
+};

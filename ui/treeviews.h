@@ -12,10 +12,9 @@
 #include <termkey.h>
 
 #include "calltree.h"
+#include "view.h"
 
 struct ui;
-
-enum ui_view { VIEW_TABLE, VIEW_TREE, VIEW_FLAME };
 
 /* A set of path keys (open addressing; 0 is never a path key). */
 struct keyset {
@@ -71,15 +70,10 @@ struct treeviews {
 };
 
 /* treeview.c: switching views, the shared refresh, the call tree view. */
-void treeviews_enter(struct ui *u, enum ui_view v);
+/* Show the call tree (VIEW_TREE) or the flame graph (VIEW_FLAME). */
+void treeviews_enter(struct ui *u, enum view_id v);
 /* Rebuild the tree for the current query; keep selections by path. */
 void treeviews_refresh(struct ui *u);
-void treeviews_draw(struct ui *u, int y, int height);
-/* A key for the tree and flame views (and the keys entering them);
- * true when it was used. */
-bool treeviews_key(struct ui *u, const TermKeyKey *k);
-/* The status line's text while a tree view is shown. */
-void treeviews_status(struct ui *u, char *buf, size_t len);
 void treeviews_free(struct ui *u);
 /* Fold threshold in percent of the samples shown. */
 double treeviews_threshold(const struct ui *u);
@@ -90,9 +84,7 @@ uint32_t tv_path_of(const struct calltree *t, uint32_t node, uint64_t *path);
 void tv_node_label(const struct ui *u, const struct ct_node *n, char *buf, size_t len);
 void tv_node_where(const struct ui *u, const struct ct_node *n, char *buf, size_t len);
 
-/* flameview.c */
-void flameview_draw(struct ui *u, int y, int height);
-bool flameview_key(struct ui *u, const TermKeyKey *k);
-void flameview_status(struct ui *u, char *buf, size_t len);
+/* Esc with no filter to clear leaves either view for the function table. */
+enum view_key treeviews_leave_key(struct ui *u, const TermKeyKey *k);
 
 #endif

@@ -351,6 +351,8 @@ ui_setup(struct ui *u, const struct live_options *o, struct session *s)
 	u->delay_ns = (uint64_t)(o->delay_s * 1e9);
 	u->next_roll_ns = u->start_ns + u->delay_ns;
 	u->selected_func = UINT32_MAX;
+	u->stack[0] = VIEW_TABLE;
+	u->nstack = 1;
 	u->tasks = tasksview_new();
 	u->threads = threadsview_new();
 	agg_init(&u->agg, &s->sampler.procs, u->start_ns);

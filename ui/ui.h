@@ -15,6 +15,7 @@
 #include "liveopts.h"
 #include "session.h"
 #include "treeviews.h"
+#include "view.h"
 
 #define UI_MIN_COLS 60
 #define UI_MIN_ROWS 12
@@ -39,7 +40,7 @@ struct ui {
 	uint64_t *procs_reported;     /* per index, the start_ns of the process whose
 					 failure was told on the status line */
 	uint32_t procs_reported_n;
-	bool show_threads, show_stats, show_help, paused, detail;
+	bool show_threads, show_stats, paused;
 	char filter[128];             /* applied filter */
 	bool editing_filter;
 	char edit[128];               /* filter being typed */
@@ -73,8 +74,11 @@ struct ui {
 	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
 	struct threads_ui *threads;   /* the threads view (threadsview.c) */
 	/* call tree and flame views (treeview.c, flameview.c) */
-	enum ui_view view;
 	struct treeviews *tv;
+
+	/* the views shown, the base view first, the one on top last (view.h) */
+	enum view_id stack[VIEW_STACK_MAX];
+	int nstack;
 
 	bool quit;
 	bool dirty;                   /* redraw needed */
@@ -85,6 +89,8 @@ struct ui {
 void views_draw(struct ui *u);
 /* Rebuild the table for the current query, keeping the selected function. */
 void views_refresh_table(struct ui *u);
+/* Enter on a function (the table, the call tree): its callers and callees. */
+void views_open_detail(struct ui *u, uint32_t func, int32_t line);
 /* Rows of the function table visible with the current layout. */
 int views_table_height(const struct ui *u);
 

@@ -308,13 +308,30 @@ views_refresh_table(struct ui *u)
 		u->top = u->selected - h + 1;
 	if (u->top < 0)
 		u->top = 0;
-	if (u->detail) {
-		agg_links_free(&u->links);
-		u->links_valid = agg_build_line_links(&u->agg, &q, u->detail_func, u->detail_line,
-						      &u->links);
+	/* and the views over it or in its place */
+	for (int i = 0; i < u->nstack; i++) {
+		const struct view_ops *v = view_ops(u->stack[i]);
+		if (u->stack[i] != VIEW_TABLE && v->rebuild)
+			v->rebuild(u);
 	}
-	if (u->view != VIEW_TABLE)
-		treeviews_refresh(u);
+}
+
+static void
+detail_refresh(struct ui *u)
+{
+	struct agg_query q;
+	views_query(u, &q);
+	agg_links_free(&u->links);
+	u->links_valid = agg_build_line_links(&u->agg, &q, u->detail_func, u->detail_line, &u->links);
+}
+
+void
+views_open_detail(struct ui *u, uint32_t func, int32_t line)
+{
+	u->detail_func = func;
+	u->detail_line = line;
+	view_push(u, VIEW_DETAIL);
+	views_refresh_table(u);
 }
 
 /* Seconds a sample stands for, from the achieved sampling rate. In the
@@ -340,7 +357,7 @@ seconds_per_sample(struct ui *u)
 	return samples ? elapsed / (double)samples : 0;
 }
 
-static int
+static void
 draw_table(struct ui *u, int y, int height)
 {
 	/* After the screen grew, rows scrolled away can fit again. */
@@ -465,10 +482,10 @@ draw_table(struct ui *u, int y, int height)
 			shown = file + flen - (size_t)(file_w - 1);
 		draw_text(y, x + fname_w + 1, file_w, shown, sel ? base : theme_attr(ROLE_FILE));
 	}
-	return y;
+	return;
 }
 
-static int
+static void
 draw_detail(struct ui *u, int y, int height)
 {
 	const struct agg_func *f = u->detail_func < u->agg.nfuncs ? &u->agg.funcs[u->detail_func] : NULL;
@@ -488,7 +505,7 @@ draw_detail(struct ui *u, int y, int height)
 	}
 	if (!u->links_valid || !f) {
 		draw_text(y, 2, COLS - 2, "no data", theme_attr(ROLE_DIM));
-		return end;
+		return;
 	}
 	int half = (height - 2) / 2;
 	snprintf(buf, sizeof buf, " Callers (%llu samples with it on the stack)",
@@ -516,7 +533,6 @@ draw_detail(struct ui *u, int y, int height)
 		if (l->func != UINT32_MAX)
 			draw_text(y, x + 2, COLS - x - 2, u->agg.funcs[l->func].filename, theme_attr(ROLE_FILE));
 	}
-	return end;
 }
 
 /* ---------------------------------------------------------------------
@@ -625,8 +641,9 @@ help_layout(int width, struct help_line *out, int *colw_out)
 }
 
 static void
-draw_help(void)
+draw_help(struct ui *u, int y, int height)
 {
+	(void)u, (void)y, (void)height; /* a box in the middle of the screen */
 	static struct help_line lines[HELP_MAX_LINES];
 	int w = COLS - 2 < 100 ? COLS - 2 : 100, inner = w - 2, colw;
 	int n = help_layout(inner, lines, &colw);
@@ -659,6 +676,14 @@ draw_help(void)
 		}
 	}
 	attrset(A_NORMAL);
+}
+
+static void
+table_status(struct ui *u, char *buf, size_t len)
+{
+	(void)u;
+	snprintf(buf, len, " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
+		 "[ ] process  Enter detail  v tree  f flame  e export  p pause");
 }
 
 static void
@@ -707,25 +732,13 @@ draw_status(struct ui *u)
 		}
 		return;
 	}
-	if (threadsview_shown(u) || tasksview_shown(u)) {
-		char buf[400];
-		if (threadsview_shown(u))
-			threadsview_status(u, buf, sizeof buf);
-		else
-			tasksview_status(u, buf, sizeof buf);
-		draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
-		return;
-	}
-	if (u->view != VIEW_TABLE && !u->detail) {
-		char buf[1400];
-		treeviews_status(u, buf, sizeof buf);
-		draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
-		return;
-	}
-	draw_text(y, x, COLS - x,
-		  " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
-		  "[ ] process  Enter detail  v tree  f flame  e export  p pause",
-		  theme_attr(ROLE_STATUS));
+	const struct view_ops *v = view_ops(view_body(u));
+	char buf[1400];
+	if (v->status)
+		v->status(u, buf, sizeof buf);
+	else
+		table_status(u, buf, sizeof buf);
+	draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
 }
 
 void
@@ -767,18 +780,62 @@ views_draw(struct ui *u)
 	if (th)
 		y = threads_panel_draw(u, y, th);
 	int h = views_table_height(u);
-	if (threadsview_shown(u))
-		threadsview_draw(u, y, h);
-	else if (tasksview_shown(u))
-		tasksview_draw(u, y, h);
-	else if (u->detail)
-		draw_detail(u, y, h);
-	else if (u->view != VIEW_TABLE)
-		treeviews_draw(u, y, h);
-	else
-		draw_table(u, y, h);
+	/* The view on top, or the one under the overlays; then the overlays. */
+	enum view_id body = view_body(u);
+	view_ops(body)->draw(u, y, h);
 	draw_status(u);
-	if (u->show_help)
-		draw_help();
+	bool over = false;
+	for (int i = 0; i < u->nstack; i++) {
+		if (over)
+			view_ops(u->stack[i])->draw(u, y, h);
+		over = over || u->stack[i] == body;
+	}
 	refresh();
 }
+
+/* ---------------------------------------------------------------------
+ * The views drawn here
+ * ------------------------------------------------------------------- */
+
+/* The detail closes with Enter or Esc; the rest is shared. */
+static enum view_key
+detail_key(struct ui *u, const TermKeyKey *k)
+{
+	if (k->type == TERMKEY_TYPE_KEYSYM &&
+	    (k->code.sym == TERMKEY_SYM_ENTER || k->code.sym == TERMKEY_SYM_ESCAPE)) {
+		view_pop(u);
+		views_refresh_table(u);
+		return VIEW_KEY_USED;
+	}
+	return VIEW_KEY_UNUSED;
+}
+
+/* Any key closes the help; q goes on, and quits. */
+static enum view_key
+help_key(struct ui *u, const TermKeyKey *k)
+{
+	view_pop(u);
+	if (k->type == TERMKEY_TYPE_UNICODE && (k->code.codepoint == 'q' || k->code.codepoint == 'Q'))
+		return VIEW_KEY_PASSED;
+	return VIEW_KEY_USED;
+}
+
+const struct view_ops tableview_ops = {
+	.name = "functions",
+	.base = true,
+	.draw = draw_table,
+};
+
+const struct view_ops detailview_ops = {
+	.name = "detail",
+	.draw = draw_detail,
+	.key = detail_key,
+	.rebuild = detail_refresh,
+};
+
+const struct view_ops helpview_ops = {
+	.name = "help",
+	.overlay = true,
+	.draw = draw_help,
+	.key = help_key,
+};
