@@ -46,26 +46,7 @@ cycle_thread(struct ui *u, int dir)
 			break;
 	}
 	u->slot = s;
-	u->selected = 0;
-	u->top = 0;
-	u->selected_func = UINT32_MAX;
-}
-
-static void
-move_selection(struct ui *u, int32_t to)
-{
-	int32_t n = (int32_t)u->table.nrows;
-	to = list_row_in(to, u->table.nrows);
-	u->selected = to;
-	if (n) {
-		u->selected_func = u->table.rows[to].func;
-		u->selected_line = u->table.rows[to].line;
-	}
-	int h = views_table_height(u);
-	if (u->selected < u->top)
-		u->top = u->selected;
-	if (u->selected >= u->top + h)
-		u->top = u->selected - h + 1;
+	tableview_restart(u);
 }
 
 enum ui_edit
@@ -105,8 +86,7 @@ edit_filter(struct ui *u, const TermKeyKey *k)
 	case UI_EDIT_DONE:
 		memcpy(u->filter, u->edit, sizeof u->filter);
 		u->editing_filter = false;
-		u->selected = u->top = 0;
-		u->selected_func = UINT32_MAX;
+		tableview_restart(u);
 		break;
 	case UI_EDIT_CANCEL:
 		u->editing_filter = false;
@@ -190,8 +170,7 @@ letter_key(struct ui *u, uint32_t cp)
 			return false;
 		}
 		agg_reset(&u->agg, clock_now_ns());
-		u->selected = u->top = 0;
-		u->selected_func = UINT32_MAX;
+		tableview_restart(u);
 		ui_message(u, false, "counts reset");
 		return true;
 	case '/':
@@ -203,7 +182,7 @@ letter_key(struct ui *u, uint32_t cp)
 	case 'a': case 'A': u->ascending = !u->ascending; return true;
 	case 'l': case 'L':
 		u->by_line = !u->by_line;
-		u->selected_func = UINT32_MAX;
+		tableview_unpin(u);
 		return true;
 	case 't': u->show_threads = !u->show_threads; return true;
 	case 'T': tasksview_open(u); return false;
@@ -228,42 +207,23 @@ letter_key(struct ui *u, uint32_t cp)
 	case 'd': case 'D': mark_baseline(u); return true;
 	case '+': case '=': change_refresh(u, -1); return false;
 	case '-': case '_': change_refresh(u, +1); return false;
-	case 'j': move_selection(u, u->selected + 1); return false;
-	case 'k': move_selection(u, u->selected - 1); return false;
-	case 'g': move_selection(u, 0); return false;
-	case 'G': move_selection(u, (int32_t)u->table.nrows - 1); return false;
 	default: return false;
 	}
 }
 
-/* A named key (Enter, Esc, arrows, paging) on the table. */
+/* A named key every view shares: Esc (clear the filter), Tab, Left, Right. */
 static bool
 named_key(struct ui *u, TermKeySym sym, bool shift)
 {
-	int32_t page = views_table_height(u);
 	switch (sym) {
 	case TERMKEY_SYM_ESCAPE:
 		if (!u->filter[0])
 			return false;
 		u->filter[0] = '\0';
 		return true;
-	case TERMKEY_SYM_ENTER:
-		if (u->table.nrows)
-			views_open_detail(u, u->table.rows[u->selected].func,
-					  u->by_line ? u->table.rows[u->selected].line : -1);
-		return false;
 	case TERMKEY_SYM_TAB: cycle_thread(u, shift ? -1 : 1); return true;
 	case TERMKEY_SYM_RIGHT: cycle_thread(u, 1); return true;
 	case TERMKEY_SYM_LEFT: cycle_thread(u, -1); return true;
-	case TERMKEY_SYM_UP: move_selection(u, u->selected - 1); return false;
-	case TERMKEY_SYM_DOWN: move_selection(u, u->selected + 1); return false;
-	case TERMKEY_SYM_PAGEUP: move_selection(u, u->selected - page); return false;
-	case TERMKEY_SYM_PAGEDOWN: move_selection(u, u->selected + page); return false;
-	/* Some terminals send Home/End as the vt220 Find/Select keys. */
-	case TERMKEY_SYM_HOME:
-	case TERMKEY_SYM_FIND: move_selection(u, 0); return false;
-	case TERMKEY_SYM_END:
-	case TERMKEY_SYM_SELECT: move_selection(u, (int32_t)u->table.nrows - 1); return false;
 	default: return false;
 	}
 }
@@ -287,7 +247,7 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 	u->dirty = true;
 	if (u->editing_filter) {
 		edit_filter(u, k);
-		views_refresh_table(u);
+		views_rebuild(u);
 		return;
 	}
 	if (u->choosing_export) {
@@ -318,5 +278,5 @@ keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *k)
 		refresh = function_key(u, k->code.number);
 	}
 	if (refresh)
-		views_refresh_table(u);
+		views_rebuild(u);
 }

@@ -210,9 +210,7 @@ procs_cycle(struct ui *u, int dir)
 	    procset_slot(&u->s->sampler.procs, (uint32_t)u->slot)->proc != (uint32_t)p)
 		u->slot = -1;
 	u->show_procs = true;
-	u->selected = 0;
-	u->top = 0;
-	u->selected_func = UINT32_MAX;
+	tableview_restart(u);
 }
 
 void

@@ -672,10 +672,9 @@ threadsview_key(struct ui *u, const TermKeyKey *k)
 		if (t->nrows) {
 			/* The table then shows this thread's functions. */
 			u->slot = (int32_t)t->rows[t->selected];
-			u->selected = u->top = 0;
-			u->selected_func = UINT32_MAX;
+			tableview_restart(u);
 			view_pop(u);
-			views_refresh_table(u);
+			views_rebuild(u);
 		}
 		return VIEW_KEY_USED;
 	case TERMKEY_SYM_UP: move_cursor(t, t->selected - 1); return VIEW_KEY_USED;

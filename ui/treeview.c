@@ -648,7 +648,7 @@ tree_key(struct ui *u, const TermKeyKey *k)
 			rebuild_rows(u);
 			remember_selection(tv);
 		} else if (row->kind == TV_NODE) {
-			views_open_detail(u, t->nodes[row->node].func, t->nodes[row->node].line);
+			tableview_open_detail(u, t->nodes[row->node].func, t->nodes[row->node].line);
 		}
 		break;
 	case FINER:
@@ -673,7 +673,7 @@ treeviews_leave_key(struct ui *u, const TermKeyKey *k)
 {
 	if (k->type == TERMKEY_TYPE_KEYSYM && k->code.sym == TERMKEY_SYM_ESCAPE && !u->filter[0]) {
 		view_push(u, VIEW_TABLE);
-		views_refresh_table(u);
+		views_rebuild(u);
 		return VIEW_KEY_USED;
 	}
 	return VIEW_KEY_UNUSED;

@@ -226,9 +226,8 @@ check_finished(struct ui *u)
 	 * from its hottest row. */
 	agg_roll_window(&u->agg, clock_now_ns());
 	u->scope = AGG_SESSION;
-	u->selected = u->top = 0;
-	u->selected_func = UINT32_MAX;
-	views_refresh_table(u);
+	tableview_restart(u);
+	views_rebuild(u);
 	u->dirty = true;
 }
 
@@ -350,7 +349,7 @@ ui_setup(struct ui *u, const struct live_options *o, struct session *s)
 	u->start_ns = clock_now_ns();
 	u->delay_ns = (uint64_t)(o->delay_s * 1e9);
 	u->next_roll_ns = u->start_ns + u->delay_ns;
-	u->selected_func = UINT32_MAX;
+	u->table = tableview_new();
 	u->stack[0] = VIEW_TABLE;
 	u->nstack = 1;
 	u->tasks = tasksview_new();
@@ -372,7 +371,7 @@ advance(struct ui *u)
 			if (u->next_roll_ns < now)
 				u->next_roll_ns = now + u->delay_ns;
 			if (!u->paused) {
-				views_refresh_table(u);
+				views_rebuild(u);
 				u->dirty = true;
 			}
 			procs_note_changes(u);
@@ -453,8 +452,7 @@ ui_release(struct ui *u)
 {
 	free(u->kw);
 	treeviews_free(u);
-	agg_table_free(&u->table);
-	agg_links_free(&u->links);
+	tableview_free(u->table);
 	agg_free(&u->agg);
 	free(u->procs_reported);
 	tasksview_free(u->tasks);
@@ -487,6 +485,11 @@ tui_run(const struct live_options *o, struct tt_error *err)
 
 	struct ui u;
 	ui_setup(&u, o, &s);
+	if (!u.table) {
+		ui_release(&u);
+		session_end(&s);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory setting up the live view");
+	}
 
 	/* termkey before initscr (it would otherwise set up terminfo again);
 	 * with NOTERMIOS, ncurses alone owns the terminal modes. */

@@ -24,10 +24,6 @@ struct ui {
 	const struct live_options *opt;
 	struct session *s;
 	struct aggregate agg;
-	struct agg_table table;
-	struct agg_links links;
-	bool links_valid;
-
 	/* what is shown */
 	enum agg_mode mode;
 	enum agg_scope scope;
@@ -44,13 +40,6 @@ struct ui {
 	char filter[128];             /* applied filter */
 	bool editing_filter;
 	char edit[128];               /* filter being typed */
-	uint32_t detail_func;         /* function shown in the detail view */
-	int32_t detail_line;          /* its line (by-line view), or -1 */
-
-	/* table position */
-	int32_t selected, top;        /* row index, first visible row */
-	uint32_t selected_func;       /* keeps the selection on its function across refreshes */
-	int32_t selected_line;
 
 	/* timing */
 	uint64_t start_ns, delay_ns, next_roll_ns;
@@ -71,6 +60,8 @@ struct ui {
 	/* the kernel's view of the threads (owned; NULL until the first) */
 	struct kwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
+	/* each view's own state, in its own file */
+	struct table_ui *table;       /* the function table and the detail (tableview.c) */
 	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
 	struct threads_ui *threads;   /* the threads view (threadsview.c) */
 	/* call tree and flame views (treeview.c, flameview.c) */
@@ -87,10 +78,20 @@ struct ui {
 
 /* views.c */
 void views_draw(struct ui *u);
-/* Rebuild the table for the current query, keeping the selected function. */
-void views_refresh_table(struct ui *u);
+/* After what is shown changed: rebuild the table and every view on the
+ * stack for the current query (each keeps its selection). */
+void views_rebuild(struct ui *u);
+/* tableview.c: the function table and the detail. */
+struct table_ui *tableview_new(void);
+void tableview_free(struct table_ui *t);
+/* What is shown changed (thread, process, filter, reset): the selection
+ * goes back to the first row. */
+void tableview_restart(struct ui *u);
+/* The rows changed meaning (by line / by function): the selection stays
+ * on its row rather than following a function. */
+void tableview_unpin(struct ui *u);
 /* Enter on a function (the table, the call tree): its callers and callees. */
-void views_open_detail(struct ui *u, uint32_t func, int32_t line);
+void tableview_open_detail(struct ui *u, uint32_t func, int32_t line);
 /* Rows of the function table visible with the current layout. */
 int views_table_height(const struct ui *u);
 

@@ -250,7 +250,7 @@ draw_stats(struct ui *u, int y)
 }
 
 /* ---------------------------------------------------------------------
- * Function table
+ * What every view is built from
  * ------------------------------------------------------------------- */
 
 int
@@ -275,263 +275,14 @@ views_query(const struct ui *u, struct agg_query *q)
 }
 
 void
-views_refresh_table(struct ui *u)
+views_rebuild(struct ui *u)
 {
-	struct agg_query q;
-	views_query(u, &q);
-	if (!agg_build_table(&u->agg, &q, &u->table)) {
-		ui_message(u, true, "out of memory building the table");
-		u->table.nrows = 0;
-	}
-	/* Keep the selection on the same function when rows move. */
-	if (u->selected_func != UINT32_MAX) {
-		for (uint32_t i = 0; i < u->table.nrows; i++) {
-			if (u->table.rows[i].func == u->selected_func &&
-			    (!u->by_line || u->table.rows[i].line == u->selected_line)) {
-				u->selected = (int32_t)i;
-				break;
-			}
-		}
-	}
-	if (u->selected >= (int32_t)u->table.nrows)
-		u->selected = u->table.nrows ? (int32_t)u->table.nrows - 1 : 0;
-	if (u->selected < 0)
-		u->selected = 0;
-	if (u->table.nrows) {
-		u->selected_func = u->table.rows[u->selected].func;
-		u->selected_line = u->table.rows[u->selected].line;
-	}
-	int h = views_table_height(u);
-	if (u->selected < u->top)
-		u->top = u->selected;
-	if (u->selected >= u->top + h)
-		u->top = u->selected - h + 1;
-	if (u->top < 0)
-		u->top = 0;
-	/* and the views over it or in its place */
+	/* The table first: it is shown again whenever what is over it closes. */
+	tableview_ops.rebuild(u);
 	for (int i = 0; i < u->nstack; i++) {
 		const struct view_ops *v = view_ops(u->stack[i]);
 		if (u->stack[i] != VIEW_TABLE && v->rebuild)
 			v->rebuild(u);
-	}
-}
-
-static void
-detail_refresh(struct ui *u)
-{
-	struct agg_query q;
-	views_query(u, &q);
-	agg_links_free(&u->links);
-	u->links_valid = agg_build_line_links(&u->agg, &q, u->detail_func, u->detail_line, &u->links);
-}
-
-void
-views_open_detail(struct ui *u, uint32_t func, int32_t line)
-{
-	u->detail_func = func;
-	u->detail_line = line;
-	view_push(u, VIEW_DETAIL);
-	views_refresh_table(u);
-}
-
-/* Seconds a sample stands for, from the achieved sampling rate. In the
- * window scope: the window's length over its sampling rounds (the samples of
- * its most-sampled thread), so no thread's time exceeds the window shown. */
-static double
-seconds_per_sample(struct ui *u)
-{
-	if (u->scope == AGG_WINDOW && u->agg.window_ns) {
-		uint64_t rounds = 0;
-		for (uint32_t i = 0; i < u->agg.nthreads; i++)
-			if (u->agg.threads[i].samples[AGG_WINDOW] > rounds)
-				rounds = u->agg.threads[i].samples[AGG_WINDOW];
-		if (rounds)
-			return (double)u->agg.window_ns / 1e9 / (double)rounds;
-	}
-	struct engine_stats *st = &u->s->sampler.stats;
-	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
-	uint64_t samples = stat(&st->samples);
-	/* A sample is one process's: its share of that process's life. */
-	if (procset_count(&u->s->sampler.procs) > 1)
-		elapsed = procset_lifetime_s(&u->s->sampler.procs, clock_now_ns());
-	return samples ? elapsed / (double)samples : 0;
-}
-
-static void
-draw_table(struct ui *u, int y, int height)
-{
-	/* After the screen grew, rows scrolled away can fit again. */
-	int32_t max_top = (int32_t)u->table.nrows - height;
-	if (u->top > max_top)
-		u->top = max_top > 0 ? max_top : 0;
-	bool wide = COLS >= 110, medium = COLS >= 80;
-	/* `d` marked a baseline: a delta column, when it is of this view */
-	struct agg_query q;
-	views_query(u, &q);
-	bool delta = baseline_applies(u->baseline, &q);
-	char since[96] = "";
-	if (u->baseline) {
-		time_t when = (time_t)baseline_when(u->baseline);
-		struct tm tm;
-		localtime_r(&when, &tm);
-		char hms[16];
-		strftime(hms, sizeof hms, "%H:%M:%S", &tm);
-		snprintf(since, sizeof since, delta ? ", \xce\x94 since %s" :
-			 ", baseline of %s is of another mode/thread/process", hms);
-	}
-	char title[384];
-	snprintf(title, sizeof title, " Functions  %s, %s, sorted by %s%s%s%s%s ",
-		 u->scope == AGG_WINDOW ? "% of the last refresh" : "% of the whole session",
-		 agg_mode_name(u->mode), agg_sort_name(u->sort), u->ascending ? " (ascending)" : "",
-		 since, u->filter[0] ? ", filter: " : "", u->filter);
-	draw_bar(y, theme_attr(ROLE_BORDER));
-	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
-	y++;
-	/* Column heading; the sorted column is marked. */
-	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
-	struct { const char *label; int width; enum agg_sort sort; bool show; } cols[] = {
-		{"OWN%", 7, SORT_OWN, true},
-		{"TOTAL%", 7, SORT_TOTAL, true},
-		{"OWN", 9, SORT_OWN, medium},
-		{"TOTAL", 9, SORT_TOTAL, medium},
-		{"OWN#", 8, SORT_OWN, wide},
-		{"TOTAL#", 8, SORT_TOTAL, wide},
-	};
-	int x = 0;
-	for (size_t c = 0; c < sizeof cols / sizeof cols[0]; c++) {
-		if (!cols[c].show)
-			continue;
-		char h[32];
-		bool sorted = cols[c].sort == u->sort && c < 2;
-		/* right-aligned label, the sort mark in front of it */
-		int pad = cols[c].width - 1 - (int)strlen(cols[c].label);
-		snprintf(h, sizeof h, "%*s%s%s", pad > 0 ? pad : 0, "",
-			 sorted ? (u->ascending ? "\xe2\x96\xb2" : "\xe2\x96\xbc") : " ", cols[c].label);
-		x += draw_text(y, x, COLS - x, h,
-			       theme_attr(sorted ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
-		if (c == 1 && delta)
-			x += draw_text(y, x, COLS - x, " \xce\x94TOTAL", theme_attr(ROLE_TABLE_HEADER));
-	}
-	x += 1;
-	int rest = COLS - x;
-	int fname_w = rest * 55 / 100, file_w = rest - fname_w - 1;
-	draw_text(y, x, fname_w, u->sort == SORT_NAME ? "FUNCTION\xe2\x96\xbc" : "FUNCTION",
-		  theme_attr(u->sort == SORT_NAME ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
-	draw_text(y, x + fname_w + 1, file_w, u->sort == SORT_FILE ? "FILE:LINE\xe2\x96\xbc" : "FILE:LINE",
-		  theme_attr(u->sort == SORT_FILE ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
-	y++;
-	double sps = seconds_per_sample(u);
-	uint64_t den = u->table.denominator;
-	if (u->table.nrows == 0) {
-		move(y, 0);
-		clrtoeol();
-		const char *why = u->filter[0]	       ? "  no function matches the filter"
-				  : u->mode != AGG_WALL ? "  no samples in this mode yet (m: change mode)"
-				  : u->scope == AGG_WINDOW ? "  no samples in the last refresh yet"
-							   : "  no samples yet";
-		draw_text(y++, 0, COLS, why, theme_attr(ROLE_DIM));
-		height--;
-	}
-	for (int i = 0; i < height; i++, y++) {
-		int32_t row = u->top + i;
-		move(y, 0);
-		clrtoeol();
-		if (row >= (int32_t)u->table.nrows)
-			continue;
-		const struct agg_row *r = &u->table.rows[row];
-		const struct agg_func *f = &u->agg.funcs[r->func];
-		bool sel = row == u->selected;
-		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
-		if (sel)
-			draw_bar(y, base);
-		double own = pct(r->own, den), total = pct(r->total, den);
-		char buf[96], t1[32], t2[32];
-		x = 0;
-		snprintf(buf, sizeof buf, "%6.1f ", own);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(own));
-		snprintf(buf, sizeof buf, "%6.1f ", total);
-		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(total));
-		if (delta) {
-			double was;
-			if (baseline_share(u->baseline, u->by_line, r->func, r->line, &was))
-				snprintf(buf, sizeof buf, "%+6.1f ", total - was);
-			else
-				snprintf(buf, sizeof buf, "%6s ", "new");
-			x += draw_text(y, x, COLS - x, buf, base);
-		}
-		if (medium) {
-			live_format_duration((double)r->own * sps, t1, sizeof t1);
-			live_format_duration((double)r->total * sps, t2, sizeof t2);
-			snprintf(buf, sizeof buf, "%8s %8s ", t1, t2);
-			x += draw_text(y, x, COLS - x, buf, base);
-		}
-		if (wide) {
-			live_format_count((double)r->own, t1, sizeof t1);
-			live_format_count((double)r->total, t2, sizeof t2);
-			snprintf(buf, sizeof buf, "%7s %7s ", t1, t2);
-			x += draw_text(y, x, COLS - x, buf, base);
-		}
-		x += 1;
-		draw_text(y, x, fname_w, f->qualname, sel ? base : theme_attr(ROLE_FUNCTION));
-		char file[1100];
-		snprintf(file, sizeof file, "%s:%d", f->filename, r->line >= 0 ? r->line : f->firstlineno);
-		/* Long paths: keep the end, which names the module. */
-		const char *shown = file;
-		size_t flen = strlen(file);
-		if ((int)flen > file_w && file_w > 4)
-			shown = file + flen - (size_t)(file_w - 1);
-		draw_text(y, x + fname_w + 1, file_w, shown, sel ? base : theme_attr(ROLE_FILE));
-	}
-	return;
-}
-
-static void
-draw_detail(struct ui *u, int y, int height)
-{
-	const struct agg_func *f = u->detail_func < u->agg.nfuncs ? &u->agg.funcs[u->detail_func] : NULL;
-	char buf[1200];
-	draw_bar(y, theme_attr(ROLE_BORDER));
-	if (f && u->detail_line >= 0)
-		snprintf(buf, sizeof buf, " Detail: %s line %d  (%s:%d)  Enter/Esc: back ", f->qualname,
-			 u->detail_line, f->filename, u->detail_line);
-	else
-		snprintf(buf, sizeof buf, " Detail: %s  (%s:%d)  Enter/Esc: back ", f ? f->qualname : "?",
-			 f ? f->filename : "?", f ? f->firstlineno : 0);
-	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_BORDER));
-	int end = y + height;
-	for (int i = y; i < end; i++) {
-		move(i, 0);
-		clrtoeol();
-	}
-	if (!u->links_valid || !f) {
-		draw_text(y, 2, COLS - 2, "no data", theme_attr(ROLE_DIM));
-		return;
-	}
-	int half = (height - 2) / 2;
-	snprintf(buf, sizeof buf, " Callers (%llu samples with it on the stack)",
-		 (unsigned long long)u->links.total);
-	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_TABLE_HEADER));
-	for (uint32_t i = 0; i < u->links.ncallers && i < (uint32_t)half; i++, y++) {
-		const struct agg_link *l = &u->links.callers[i];
-		double p = pct(l->weight, u->links.total);
-		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
-		int x = draw_text(y, 2, COLS - 2, buf, draw_percent_attr(p)) + 2;
-		const char *name = l->func == UINT32_MAX ? "(thread entry)" : u->agg.funcs[l->func].qualname;
-		x += draw_text(y, x, COLS / 2, name, theme_attr(ROLE_FUNCTION));
-		if (l->func != UINT32_MAX)
-			draw_text(y, x + 2, COLS - x - 2, u->agg.funcs[l->func].filename, theme_attr(ROLE_FILE));
-	}
-	draw_text(y++, 0, COLS, " Callees", theme_attr(ROLE_TABLE_HEADER));
-	for (uint32_t i = 0; i < u->links.ncallees && y < end; i++, y++) {
-		const struct agg_link *l = &u->links.callees[i];
-		double p = pct(l->weight, u->links.total);
-		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
-		int x = draw_text(y, 2, COLS - 2, buf, draw_percent_attr(p)) + 2;
-		const char *name = l->func == UINT32_MAX ? "(own time: running here)"
-							 : u->agg.funcs[l->func].qualname;
-		x += draw_text(y, x, COLS / 2, name, theme_attr(ROLE_FUNCTION));
-		if (l->func != UINT32_MAX)
-			draw_text(y, x + 2, COLS - x - 2, u->agg.funcs[l->func].filename, theme_attr(ROLE_FILE));
 	}
 }
 
@@ -679,14 +430,6 @@ draw_help(struct ui *u, int y, int height)
 }
 
 static void
-table_status(struct ui *u, char *buf, size_t len)
-{
-	(void)u;
-	snprintf(buf, len, " h help  q quit  s sort  m mode  l lines  w window/session  / filter  Tab thread  "
-		 "[ ] process  Enter detail  v tree  f flame  e export  p pause");
-}
-
-static void
 draw_status(struct ui *u)
 {
 	int y = LINES - 1;
@@ -737,7 +480,7 @@ draw_status(struct ui *u)
 	if (v->status)
 		v->status(u, buf, sizeof buf);
 	else
-		table_status(u, buf, sizeof buf);
+		tableview_ops.status(u, buf, sizeof buf);
 	draw_text(y, x, COLS - x, buf, theme_attr(ROLE_STATUS));
 }
 
@@ -793,23 +536,6 @@ views_draw(struct ui *u)
 	refresh();
 }
 
-/* ---------------------------------------------------------------------
- * The views drawn here
- * ------------------------------------------------------------------- */
-
-/* The detail closes with Enter or Esc; the rest is shared. */
-static enum view_key
-detail_key(struct ui *u, const TermKeyKey *k)
-{
-	if (k->type == TERMKEY_TYPE_KEYSYM &&
-	    (k->code.sym == TERMKEY_SYM_ENTER || k->code.sym == TERMKEY_SYM_ESCAPE)) {
-		view_pop(u);
-		views_refresh_table(u);
-		return VIEW_KEY_USED;
-	}
-	return VIEW_KEY_UNUSED;
-}
-
 /* Any key closes the help; q goes on, and quits. */
 static enum view_key
 help_key(struct ui *u, const TermKeyKey *k)
@@ -819,19 +545,6 @@ help_key(struct ui *u, const TermKeyKey *k)
 		return VIEW_KEY_PASSED;
 	return VIEW_KEY_USED;
 }
-
-const struct view_ops tableview_ops = {
-	.name = "functions",
-	.base = true,
-	.draw = draw_table,
-};
-
-const struct view_ops detailview_ops = {
-	.name = "detail",
-	.draw = draw_detail,
-	.key = detail_key,
-	.rebuild = detail_refresh,
-};
 
 const struct view_ops helpview_ops = {
 	.name = "help",
