@@ -1188,23 +1188,28 @@ def once_checks(suite, interp, base):
 # Once: what a new user trips over (issue 16)
 # ----------------------------------------------------------------------
 
-HELP_TEXT_WORDS = None  # every word of the help text, read from ui/views.c
+HELP_TEXT_WORDS = None  # every word of the help text, read from ui/
 
 
 def help_words():
-    """The words of the help overlay's text, as ui/views.c spells them."""
+    """The words of the help overlay's text, as ui/ spells them: the shared
+    keys (keys.c), each view's keys (a `[][2]` table in its file) and the
+    notes (helpview.c)."""
     global HELP_TEXT_WORDS
     if HELP_TEXT_WORDS is None:
-        src = os.path.join(os.environ.get("TT_SRCDIR") or os.path.join(HERE, ".."),
-                           "ui", "views.c")
-        with open(src, encoding="utf-8") as f:
-            text = f.read()
-        body = text[text.index("help_keys[][2] = {"):text.index("#define HELP_MAX_LINES")]
-        keys, notes = body.split("help_notes[]")
+        ui_dir = os.path.join(os.environ.get("TT_SRCDIR") or os.path.join(HERE, ".."), "ui")
         words = set()
-        for key, desc in re.findall(r'\{"([^"]*)", "([^"]*)"\}', keys):
-            words |= set(key.split()) | set(desc.split())
-        words |= set("".join(re.findall(r'"([^"]*)"', notes)).split())
+        for name in sorted(os.listdir(ui_dir)):
+            if not name.endswith(".c"):
+                continue
+            with open(os.path.join(ui_dir, name), encoding="utf-8") as f:
+                text = f.read()
+            for table in re.findall(r"_help\[\]\[2\] = \{(.*?)\n\};", text, re.S):
+                for key, desc in re.findall(r'\{"([^"]*)", "([^"]*)"\}', table):
+                    words |= set(key.split()) | set(desc.split())
+            if name == "helpview.c":
+                notes = text[text.index("help_notes[] = {"):text.index("#define HELP_MAX_LINES")]
+                words |= set("".join(re.findall(r'"([^"]*)"', notes)).split())
         HELP_TEXT_WORDS = words | {"press", "any", "key", "to", "close"}
     return HELP_TEXT_WORDS
 

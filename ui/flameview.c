@@ -314,6 +314,10 @@ flameview_draw_body(struct ui *u, int y, int height)
 		flameview_draw(u, y, height);
 }
 
+static const char *const flameview_help[][2] = {
+	{"f", "flame graph"},
+};
+
 const struct view_ops flameview_ops = {
 	.name = "flame graph",
 	.base = true,
@@ -321,4 +325,6 @@ const struct view_ops flameview_ops = {
 	.key = flameview_key,
 	.status = flameview_status,
 	.rebuild = treeviews_refresh,
+	.help = flameview_help,
+	.nhelp = sizeof flameview_help / sizeof flameview_help[0],
 };

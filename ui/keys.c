@@ -152,6 +152,30 @@ switch_base(struct ui *u, enum view_id v)
 	return true;
 }
 
+/* The shared keys in the help (helpview.c), before each view's own. */
+const char *const keys_help[][2] = {
+	{"q", "quit"},
+	{"h ?", "this help"},
+	{"p", "pause (sampling goes on)"},  /* one line at 80 columns */
+	{"r", "reset all counts"},
+	{"m M", "mode: wall, cpu, gil, exception"},
+	{"s S F6", "sort column"},
+	{"a", "reverse the sort"},
+	{"l", "by line / by function"},
+	{"w", "refresh / whole session"},
+	{"/", "filter"},
+	{"Esc", "clear filter, leave detail"},
+	{"t H", "threads panel; all threads"},
+	{"c", "engine statistics"},
+	{"Tab ← →", "one thread / all threads"},
+	{"+ -", "refresh faster or slower"},
+	{"e", "export profile to files"},
+	{"d", "baseline: ΔTOTAL from now"},
+	{"b", "blocked longest first"},
+	{"o [ ]", "process panel; one / all"},
+};
+const size_t keys_nhelp = sizeof keys_help / sizeof keys_help[0];
+
 /* A letter on the table: true when the table must be built again. */
 static bool
 letter_key(struct ui *u, uint32_t cp)

@@ -409,6 +409,13 @@ detail_key(struct ui *u, const TermKeyKey *k)
 	return VIEW_KEY_UNUSED;
 }
 
+static const char *const table_help[][2] = {
+	{"Enter", "callers and callees"},
+	{"↑ ↓", "move in the table"},
+	{"PgUp PgDn", "a page up or down"},
+	{"Home End", "first or last row"},
+};
+
 const struct view_ops tableview_ops = {
 	.name = "functions",
 	.base = true,
@@ -416,6 +423,8 @@ const struct view_ops tableview_ops = {
 	.key = table_key,
 	.status = table_status,
 	.rebuild = table_rebuild,
+	.help = table_help,
+	.nhelp = sizeof table_help / sizeof table_help[0],
 };
 
 const struct view_ops detailview_ops = {

@@ -820,9 +820,15 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 	return VIEW_KEY_UNUSED;
 }
 
+static const char *const tasksview_help[][2] = {
+	{"T", "asyncio tasks"},
+};
+
 const struct view_ops tasksview_ops = {
 	.name = "asyncio tasks",
 	.draw = tasksview_draw,
 	.key = tasksview_key,
 	.status = tasksview_status,
+	.help = tasksview_help,
+	.nhelp = sizeof tasksview_help / sizeof tasksview_help[0],
 };

@@ -696,6 +696,10 @@ tree_view_draw(struct ui *u, int y, int height)
 		draw_tree(u, y, height);
 }
 
+static const char *const treeview_help[][2] = {
+	{"v F5", "call tree"},
+};
+
 const struct view_ops treeview_ops = {
 	.name = "call tree",
 	.base = true,
@@ -703,4 +707,6 @@ const struct view_ops treeview_ops = {
 	.key = tree_view_key,
 	.status = tree_status,
 	.rebuild = treeviews_refresh,
+	.help = treeview_help,
+	.nhelp = sizeof treeview_help / sizeof treeview_help[0],
 };

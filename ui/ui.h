@@ -108,6 +108,9 @@ void procs_note_changes(struct ui *u);
 
 /* keys.c: one key press; updates state and sets u->dirty / u->quit. */
 void keys_handle(struct ui *u, TermKey *tk, const TermKeyKey *key);
+/* The keys every view shares, for the help. */
+extern const char *const keys_help[][2];
+extern const size_t keys_nhelp;
 /* A key for a one-line text being typed (a filter): Enter ends it, Esc
  * cancels, Backspace takes one UTF-8 character, Ctrl-U clears, a character
  * is added if it fits in `size`. */
