@@ -212,6 +212,29 @@ test_structure(void)
 	q.by_line = false;
 	calltree_build(&agg, &q, 5, &t);
 	tap_ok(t.depth_cap == 5 && t.cut == 10, "a cap of 5 cuts the deep stack only");
+
+	/* A tree of given paths (the flame graph's), in the same struct, after
+	 * a query's tree built with the parameters of the one after it. */
+	calltree_build(&agg, &q, 0, &t);
+	uint32_t p1[] = {7, 8, 9}, p2[] = {7, 8}, p3[] = {7, 6};
+	tap_ok(calltree_start(&t), "a tree of paths starts from the root");
+	uint32_t leaf = calltree_add_path(&t, p1, 3, 4);
+	uint32_t mid = calltree_add_path(&t, p2, 2, 1);
+	uint32_t other = calltree_add_path(&t, p3, 2, 6);
+	tap_ok(calltree_add_path(&t, p1, 3, 2) == leaf, "the same path ends in the same node");
+	tap_ok(calltree_finish(&t), "finished");
+	uint32_t top = calltree_kids(&t, 0)[0];
+	tap_ok(t.n == 5 && t.nodes[0].total == 13 && calltree_nkids(&t, 0) == 1 &&
+	       t.nodes[top].func == 7 && t.nodes[top].total == 13 && t.nodes[top].own == 0,
+	       "root and 7: every sample, none of their own (%u nodes, %llu)", t.n,
+	       (unsigned long long)t.nodes[0].total);
+	tap_ok(t.nodes[mid].total == 7 && t.nodes[mid].own == 1 && t.nodes[leaf].own == 6 &&
+	       t.nodes[leaf].parent == mid && t.nodes[leaf].depth == 3 && t.nodes[other].total == 6 &&
+	       calltree_kids(&t, top)[0] == mid && t.deepest == 3,
+	       "totals bottom-up, own where paths end, heaviest child first");
+	/* and a query's tree again in it: the shape starts over */
+	tap_ok(calltree_build(&agg, &q, 0, &t) && t.nodes[0].total == 210 &&
+	       child_named(&agg, &t, 0, "main") != UINT32_MAX, "a query's tree again after paths");
 	calltree_free(&t);
 	agg_free(&agg);
 }

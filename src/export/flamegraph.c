@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calltree.h"
 #include "flamegraph.h"
 #include "grow.h"
 #include "hash.h"
-#include "idindex.h"
 #include "labels.h"
 #include "sanitize.h"
 #include "unwinder.h"
@@ -27,78 +27,21 @@
 #define PROC_BIT 0x40000000u   /* pseudo frame "process PID (command)": PROC_BIT | index */
 #define NO_FRAMES 0u   /* pseudo frame: a sample without Python frames */
 
-struct node {
-	uint32_t frame;        /* intern frame ID, THREAD_BIT | slot, PROC_BIT | process, or NO_FRAMES */
-	uint32_t parent;
-	uint32_t first_child, next_sibling;   /* 0 = none (node 0 is the root) */
-	uint32_t depth;
-	uint64_t total, self;
-};
-
-/* The open-addressing table keeps each key beside its node index so a
- * probe touches one cache line, not the node array. */
+/* The profile's merged stacks: calltree's tree of paths, a node per frame
+ * under its caller (its id: an interned frame, THREAD_BIT | slot, PROC_BIT |
+ * process, or NO_FRAMES), and the drawn children of each node linked in
+ * the order they are drawn. */
 struct tree {
-	struct node *nodes;
-	uint32_t count, cap;
-	struct idindex index;  /* ids: a node's index + 1 (the root is not in it) */
-	uint32_t max_depth;
+	struct calltree ct;
+	uint32_t *first_child, *next_sibling;   /* 0 = none (node 0 is the root) */
 };
-
-static uint32_t
-child_hash(uint32_t parent, uint32_t frame)
-{
-	/* all small integers: mix the parent in fully, keep high bits */
-	uint64_t k = ((uint64_t)parent * 0x9E3779B97F4A7C15ull) ^ frame;
-	k *= 0xff51afd7ed558ccdull;
-	return (uint32_t)(k >> 32);
-}
-
-static uint32_t
-node_hash(const void *ctx, uint32_t id)
-{
-	const struct node *n = &((const struct tree *)ctx)->nodes[id - 1];
-	return child_hash(n->parent, n->frame);
-}
-
-/* The child of `parent` for frame, created if new; UINT32_MAX when out of
- * memory. */
-static uint32_t
-tree_child(struct tree *t, uint32_t parent, uint32_t frame)
-{
-	struct idindex *ix = &t->index;
-	if (!idindex_reserve(ix, 2, t->count + 1, 4096, node_hash, t))
-		return UINT32_MAX;
-	uint32_t h = idindex_start(ix, child_hash(parent, frame));
-	for (; ix->slots[h]; h = idindex_next(ix, h)) {
-		const struct node *n = &t->nodes[ix->slots[h] - 1];
-		if (n->parent == parent && n->frame == frame)
-			return ix->slots[h] - 1;
-	}
-	if (!grow_array((void **)&t->nodes, &t->cap, t->count + 1, sizeof *t->nodes))
-		return UINT32_MAX;
-	uint32_t i = t->count++;
-	t->nodes[i] = (struct node){.frame = frame, .parent = parent,
-				    .depth = t->nodes[parent].depth + 1};
-	if (t->nodes[i].depth > t->max_depth)
-		t->max_depth = t->nodes[i].depth;
-	ix->slots[h] = i + 1;
-	return i;
-}
 
 static bool
 build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bool per_thread,
 	   bool per_process)
 {
-	/* at most one node per interned stack (and per thread, per process): size it once */
-	uint32_t cap = 2 + appendlog_count(ps->in.stacks);
-	if (per_process)
-		cap += procset_count(ps);
-	if (per_thread)
-		cap += appendlog_count(ps->threads.log) + (uint32_t)(p->count < cap ? p->count : 0);
-	if (!grow_array((void **)&t->nodes, &t->cap, cap, sizeof *t->nodes))
+	if (!calltree_start(&t->ct))
 		return false;
-	t->nodes[0] = (struct node){0};
-	t->count = 1;
 	uint32_t *path = NULL, path_cap = 0;
 	bool ok = true;
 	for (uint32_t i = 0; i < p->count && ok; i++) {
@@ -114,30 +57,34 @@ build_tree(struct tree *t, const struct profile *p, const struct procset *ps, bo
 			ok = false;
 			break;
 		}
+		/* outermost first: the process, the thread, then the stack */
 		uint32_t n = 0;
-		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent)
-			path[n++] = intern_stack_at(in, s)->frame;
-		if (n == 0)
-			path[n++] = NO_FRAMES;
-		if (per_thread)
-			path[n++] = THREAD_BIT | profile_entry_thread(ps, e);
 		if (per_process)
 			path[n++] = PROC_BIT | proc;
-		uint32_t node = 0;
-		t->nodes[0].total += e->weight;
-		for (uint32_t k = n; k-- > 0;) {
-			node = tree_child(t, node, path[k]);
-			if (node == UINT32_MAX) {
-				ok = false;
-				break;
-			}
-			t->nodes[node].total += e->weight;
+		if (per_thread)
+			path[n++] = THREAD_BIT | profile_entry_thread(ps, e);
+		uint32_t frames = n;
+		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent)
+			path[n++] = intern_stack_at(in, s)->frame;
+		if (n == frames)
+			path[n++] = NO_FRAMES;
+		for (uint32_t a = frames, b = n; b > a + 1; a++, b--) {
+			uint32_t tmp = path[a];
+			path[a] = path[b - 1];
+			path[b - 1] = tmp;
 		}
-		if (ok)
-			t->nodes[node].self += e->weight;
+		ok = calltree_add_path(&t->ct, path, n, e->weight) != UINT32_MAX;
 	}
 	free(path);
-	return ok;
+	return ok && calltree_finish(&t->ct);
+}
+
+static void
+tree_free(struct tree *t)
+{
+	calltree_free(&t->ct);
+	free(t->first_child);
+	free(t->next_sibling);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -155,10 +102,10 @@ frame_func(const struct procset *ps, uint32_t frame, int32_t *line)
 /* A frame's label, sanitized (visible escapes for control characters and
  * invalid UTF-8) but not yet escaped for XML. */
 static void
-node_label(const struct procset *ps, const struct node *n, char *buf, size_t len)
+node_label(const struct procset *ps, const struct ct_node *n, char *buf, size_t len)
 {
 	char a[1024], b[1024];
-	uint32_t frame = n->frame;
+	uint32_t frame = n->func;
 	if (frame == NO_FRAMES) {
 		snprintf(buf, len, "<no Python frames>");
 	} else if ((frame & THREAD_BIT) && (frame & ~THREAD_BIT) >= appendlog_count(ps->threads.log)) {
@@ -216,23 +163,23 @@ utf8_chars(const char *s)
  * end stands out. Threads are blue-grey, "all" and missing frames grey. */
 
 static void
-node_colour(const struct procset *ps, const struct node *n, uint64_t grand, char *buf,
+node_colour(const struct procset *ps, const struct ct_node *n, uint64_t grand, char *buf,
 	    size_t len)
 {
-	if (n->depth == 0 || n->frame == NO_FRAMES) {
+	if (n->depth == 0 || n->func == NO_FRAMES) {
 		snprintf(buf, len, "#c8c8c8");
 		return;
 	}
-	if (n->frame & (THREAD_BIT | PROC_BIT)) {
+	if (n->func & (THREAD_BIT | PROC_BIT)) {
 		snprintf(buf, len, "#a8b8d0");
 		return;
 	}
 	int32_t line;
-	const struct interned_func *c = frame_func(ps, n->frame, &line);
+	const struct interned_func *c = frame_func(ps, n->func, &line);
 	uint32_t h = hash_mix64(hash_fnv(hash_fnv(HASH_FNV_SEED, c->qualname), c->filename));
 	double v1 = (h & 0xff) / 255.0, v2 = ((h >> 8) & 0xff) / 255.0,
 	       v3 = ((h >> 16) & 0xff) / 255.0;
-	double heat = grand ? (double)n->self / (double)grand * 4.0 : 0;
+	double heat = grand ? (double)n->own / (double)grand * 4.0 : 0;
 	if (heat > 1)
 		heat = 1;
 	int r = 215 + (int)(40 * v3);
@@ -265,10 +212,10 @@ diff_colour(double delta_points, char *buf, size_t len)
 /* The key of a node's call path in the baseline: its parent's chained
  * with its label as the collapsed format writes it. */
 static uint64_t
-diff_key(const struct procset *ps, const struct node *n, uint64_t parent)
+diff_key(const struct procset *ps, const struct ct_node *n, uint64_t parent)
 {
 	char label[2400];
-	uint32_t frame = n->frame;
+	uint32_t frame = n->func;
 	if (n->depth == 0)
 		return DIFFBASE_ROOT;
 	if (frame == NO_FRAMES)
@@ -291,20 +238,20 @@ static int
 cmp_children(const void *a, const void *b, void *ctx)
 {
 	const struct procset *ps = ctx;
-	const struct node *x = *(const struct node *const *)a, *y = *(const struct node *const *)b;
-	bool tx = x->frame & (THREAD_BIT | PROC_BIT), ty = y->frame & (THREAD_BIT | PROC_BIT);
-	if (tx || ty || x->frame == NO_FRAMES || y->frame == NO_FRAMES)
-		return x->frame < y->frame ? -1 : x->frame > y->frame;
+	const struct ct_node *x = *(const struct ct_node *const *)a, *y = *(const struct ct_node *const *)b;
+	bool tx = x->func & (THREAD_BIT | PROC_BIT), ty = y->func & (THREAD_BIT | PROC_BIT);
+	if (tx || ty || x->func == NO_FRAMES || y->func == NO_FRAMES)
+		return x->func < y->func ? -1 : x->func > y->func;
 	int32_t lx, ly;
-	const struct interned_func *cx = frame_func(ps, x->frame, &lx);
-	const struct interned_func *cy = frame_func(ps, y->frame, &ly);
+	const struct interned_func *cx = frame_func(ps, x->func, &lx);
+	const struct interned_func *cy = frame_func(ps, y->func, &ly);
 	int c = strcmp(cx->qualname, cy->qualname);
 	if (!c)
 		c = strcmp(cx->filename, cy->filename);
 	if (!c)
 		c = lx < ly ? -1 : lx > ly;
 	if (!c)
-		c = x->frame < y->frame ? -1 : x->frame > y->frame;
+		c = x->func < y->func ? -1 : x->func > y->func;
 	return c;
 }
 
@@ -316,38 +263,42 @@ cmp_children(const void *a, const void *b, void *ctx)
 static bool
 link_children(struct tree *t, const struct procset *ps, uint64_t min)
 {
-	uint32_t *nchild = calloc(t->count, sizeof *nchild);
-	uint32_t *start = malloc(((size_t)t->count + 1) * sizeof *start);
-	struct node **order = malloc((t->count ? t->count : 1) * sizeof *order);
+	t->first_child = calloc(t->ct.n, sizeof *t->first_child);
+	t->next_sibling = calloc(t->ct.n, sizeof *t->next_sibling);
+	if (!t->first_child || !t->next_sibling)
+		return false;
+	uint32_t *nchild = calloc(t->ct.n, sizeof *nchild);
+	uint32_t *start = malloc(((size_t)t->ct.n + 1) * sizeof *start);
+	struct ct_node **order = malloc((t->ct.n ? t->ct.n : 1) * sizeof *order);
 	if (!nchild || !start || !order) {
 		free(nchild);
 		free(start);
 		free(order);
 		return false;
 	}
-	for (uint32_t i = 1; i < t->count; i++)
-		if (t->nodes[i].total >= min)
-			nchild[t->nodes[i].parent]++;
+	for (uint32_t i = 1; i < t->ct.n; i++)
+		if (t->ct.nodes[i].total >= min)
+			nchild[t->ct.nodes[i].parent]++;
 	start[0] = 0;
-	for (uint32_t i = 0; i < t->count; i++)
+	for (uint32_t i = 0; i < t->ct.n; i++)
 		start[i + 1] = start[i] + nchild[i];
-	memset(nchild, 0, t->count * sizeof *nchild);
-	for (uint32_t i = 1; i < t->count; i++) {
-		if (t->nodes[i].total < min)
+	memset(nchild, 0, t->ct.n * sizeof *nchild);
+	for (uint32_t i = 1; i < t->ct.n; i++) {
+		if (t->ct.nodes[i].total < min)
 			continue;
-		uint32_t par = t->nodes[i].parent;
-		order[start[par] + nchild[par]++] = &t->nodes[i];
+		uint32_t par = t->ct.nodes[i].parent;
+		order[start[par] + nchild[par]++] = &t->ct.nodes[i];
 	}
-	for (uint32_t i = 0; i < t->count; i++) {
+	for (uint32_t i = 0; i < t->ct.n; i++) {
 		if (nchild[i] > 1)
 			qsort_r(order + start[i], nchild[i], sizeof *order, cmp_children, (void *)ps);
 		uint32_t next = 0;
 		for (uint32_t k = nchild[i]; k-- > 0;) {
-			struct node *c = order[start[i] + k];
-			c->next_sibling = next;
-			next = (uint32_t)(c - t->nodes);
+			uint32_t c = (uint32_t)(order[start[i] + k] - t->ct.nodes);
+			t->next_sibling[c] = next;
+			next = c;
 		}
-		t->nodes[i].first_child = next;
+		t->first_child[i] = next;
 	}
 	free(nchild);
 	free(start);
@@ -369,22 +320,22 @@ cmp_u64_desc(const void *a, const void *b)
 static uint64_t
 min_samples(const struct tree *t, double frame_width)
 {
-	uint64_t grand = t->nodes[0].total;
+	uint64_t grand = t->ct.nodes[0].total;
 	uint64_t min = (uint64_t)ceil(FLAMEGRAPH_MIN_WIDTH_PX / frame_width * (double)grand);
 	if (min < 1)
 		min = 1;
 	uint32_t n = 0;
-	for (uint32_t i = 0; i < t->count; i++)
-		n += t->nodes[i].total >= min;
+	for (uint32_t i = 0; i < t->ct.n; i++)
+		n += t->ct.nodes[i].total >= min;
 	if (n <= FLAMEGRAPH_MAX_FRAMES)
 		return min;
 	uint64_t *w = malloc(n * sizeof *w);
 	if (!w)
 		return grand; /* only the root: still a valid file */
 	n = 0;
-	for (uint32_t i = 0; i < t->count; i++)
-		if (t->nodes[i].total >= min)
-			w[n++] = t->nodes[i].total;
+	for (uint32_t i = 0; i < t->ct.n; i++)
+		if (t->ct.nodes[i].total >= min)
+			w[n++] = t->ct.nodes[i].total;
 	qsort(w, n, sizeof *w, cmp_u64_desc);
 	/* ties at the cut would go over: draw strictly heavier ones */
 	uint64_t cut = w[FLAMEGRAPH_MAX_FRAMES - 1];
@@ -541,15 +492,15 @@ diff_build(struct diff *d, const struct tree *t, const struct procset *ps,
 	memset(d, 0, sizeof *d);
 	diffbase_init(&d->now);
 	d->base = base;
-	d->keys = malloc((t->count ? t->count : 1) * sizeof *d->keys);
+	d->keys = malloc((t->ct.n ? t->ct.n : 1) * sizeof *d->keys);
 	if (!d->keys)
 		return false;
 	/* a parent is created before its children: its key is known */
 	d->keys[0] = DIFFBASE_ROOT;
-	d->now.total = t->nodes[0].total;
-	for (uint32_t i = 1; i < t->count; i++) {
-		d->keys[i] = diff_key(ps, &t->nodes[i], d->keys[t->nodes[i].parent]);
-		if (!diffbase_add(&d->now, d->keys[i], t->nodes[i].total))
+	d->now.total = t->ct.nodes[0].total;
+	for (uint32_t i = 1; i < t->ct.n; i++) {
+		d->keys[i] = diff_key(ps, &t->ct.nodes[i], d->keys[t->ct.nodes[i].parent]);
+		if (!diffbase_add(&d->now, d->keys[i], t->ct.nodes[i].total))
 			return false;
 	}
 	return true;
@@ -563,9 +514,10 @@ diff_free(struct diff *d)
 }
 
 static void
-put_frame(FILE *f, const struct procset *ps, const struct node *n, uint64_t grand, double x,
-	  double width, int y, const struct diff *d, uint32_t index)
+put_frame(FILE *f, const struct procset *ps, const struct tree *t, uint32_t index, uint64_t grand,
+	  double x, double width, int y, const struct diff *d)
 {
+	const struct ct_node *n = &t->ct.nodes[index];
 	char label[2400], colour[16];
 	if (n->depth == 0)
 		snprintf(label, sizeof label, "all");
@@ -590,8 +542,8 @@ put_frame(FILE *f, const struct procset *ps, const struct node *n, uint64_t gran
 			is - was);
 	else if (d)
 		fputs("; this call path is not in the baseline", f);
-	else if (n->self && n->first_child)
-		fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->self / (double)grand);
+	else if (n->own && t->first_child[index])
+		fprintf(f, " (%.2f%% in the frame itself)", 100.0 * (double)n->own / (double)grand);
 	fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" "
 		   "fill=\"%s\" rx=\"2\"/>",
 		x, y, width, FRAME_H - 1, colour);
@@ -613,7 +565,7 @@ static int
 put_frames(FILE *f, const struct tree *t, const struct procset *ps, uint32_t depth, double fw,
 	   const struct diff *d)
 {
-	uint64_t grand = t->nodes[0].total;
+	uint64_t grand = t->ct.nodes[0].total;
 	if (!grand)
 		return 0;
 	/* Pre-order walk with an explicit stack: (node, x in samples). */
@@ -628,20 +580,20 @@ put_frames(FILE *f, const struct tree *t, const struct procset *ps, uint32_t dep
 	double scale = fw / (double)grand;
 	while (sp > 0) {
 		struct item it = stack[--sp];
-		const struct node *n = &t->nodes[it.node];
-		put_frame(f, ps, n, grand, PAD + (double)it.x * scale, (double)n->total * scale,
-			  HEADER_H + (int)(depth - n->depth) * FRAME_H, d, it.node);
+		const struct ct_node *n = &t->ct.nodes[it.node];
+		put_frame(f, ps, t, it.node, grand, PAD + (double)it.x * scale, (double)n->total * scale,
+			  HEADER_H + (int)(depth - n->depth) * FRAME_H, d);
 		/* Drawn children follow each other from the parent's x; pushed,
 		 * then reversed, so the leftmost pops first. */
 		uint64_t cx = it.x;
 		uint32_t first = sp;
-		for (uint32_t c = n->first_child; c; c = t->nodes[c].next_sibling) {
+		for (uint32_t c = t->first_child[it.node]; c; c = t->next_sibling[c]) {
 			if (!grow_array((void **)&stack, &cap, sp + 1, sizeof *stack)) {
 				free(stack);
 				return -1;
 			}
 			stack[sp++] = (struct item){c, cx};
-			cx += t->nodes[c].total;
+			cx += t->ct.nodes[c].total;
 		}
 		for (uint32_t a = first, b = sp; b > a + 1; a++, b--) {
 			struct item tmp = stack[a];
@@ -662,17 +614,16 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 	bool built = build_tree(&t, p, ps, meta->per_thread, meta->per_process);
 	uint64_t min = built ? min_samples(&t, fw) : 0;
 	if (!built || !link_children(&t, ps, min)) {
-		free(t.nodes);
-		idindex_free(&t.index);
+		tree_free(&t);
 		return -1;
 	}
-	uint64_t grand = t.nodes[0].total;
+	uint64_t grand = t.ct.nodes[0].total;
 	/* Drawn depth: the deepest frame heavy enough to draw. */
 	uint32_t depth = 0, hidden = 0;
-	for (uint32_t i = 0; i < t.count; i++) {
-		if (t.nodes[i].total >= min) {
-			if (t.nodes[i].depth > depth)
-				depth = t.nodes[i].depth;
+	for (uint32_t i = 0; i < t.ct.n; i++) {
+		if (t.ct.nodes[i].total >= min) {
+			if (t.ct.nodes[i].depth > depth)
+				depth = t.ct.nodes[i].depth;
 		} else {
 			hidden++;
 		}
@@ -701,7 +652,6 @@ flamegraph_write(const struct profile *p, const struct procset *ps,
 	fprintf(f, "var FW=%.2f,PAD=%d,CW=%.2f,FH=%d;\n", fw, PAD, CHAR_W, FRAME_H);
 	fputs(script, f);
 	fputs("]]></script>\n</svg>\n", f);
-	free(t.nodes);
-	idindex_free(&t.index);
+	tree_free(&t);
 	return rc == 0 && !ferror(f) ? 0 : -1;
 }

@@ -198,13 +198,27 @@ cmp_kids(const void *pa, const void *pb, void *ctx)
 	return x->key < y->key ? -1 : x->key > y->key;
 }
 
-/* Forget the shape: the next build starts from the root again. */
+/* Empty the tree to its root: node 0, "all samples". */
 static bool
-reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
+new_root(struct calltree *t)
 {
 	t->n = 0;
 	t->nkids_built = 0;
 	idindex_clear(&t->index);
+	uint32_t root = new_node(t);
+	if (root == UINT32_MAX)
+		return false;
+	t->nodes[root].func = UINT32_MAX;
+	t->nodes[root].line = -1;
+	t->nodes[root].parent = UINT32_MAX;
+	t->nodes[root].key = ROOT_KEY;
+	return true;
+}
+
+/* Forget the shape: the next build starts from the root again. */
+static bool
+reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
+{
 	if (++t->gen >= 0x7fffffffu) {
 		t->gen = 1;
 		struct ct_memo *m = &t->memo;
@@ -214,13 +228,41 @@ reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
 	t->depth_cap = depth_cap;
 	t->by_line = q->by_line;
 	snprintf(t->filter, sizeof t->filter, "%s", q->filter ? q->filter : "");
-	uint32_t root = new_node(t);
-	if (root == UINT32_MAX)
+	return new_root(t);
+}
+
+/* After the counts: totals bottom-up (a child is always created after its
+ * parent) and the children grouped by parent when nodes were added. */
+static bool
+finish(struct calltree *t)
+{
+	for (uint32_t i = 0; i < t->n; i++)
+		t->nodes[i].total = t->nodes[i].own + t->nodes[i].cut;
+	for (uint32_t i = t->n - 1; i > 0; i--) {
+		struct ct_node *c = &t->nodes[i];
+		t->nodes[c->parent].total += c->total;
+	}
+	if (t->nkids_built == t->n)
+		return true;
+	uint32_t *kids = realloc(t->kids, (t->n ? t->n : 1) * sizeof *kids);
+	if (!kids)
 		return false;
-	t->nodes[root].func = UINT32_MAX;
-	t->nodes[root].line = -1;
-	t->nodes[root].parent = UINT32_MAX;
-	t->nodes[root].key = ROOT_KEY;
+	t->kids = kids;
+	for (uint32_t i = 0; i < t->n; i++)
+		t->nodes[i].nkids = 0;
+	for (uint32_t i = 1; i < t->n; i++)
+		t->nodes[t->nodes[i].parent].nkids++;
+	uint32_t at = 0;
+	for (uint32_t i = 0; i < t->n; i++) {
+		t->nodes[i].kids = at;
+		at += t->nodes[i].nkids;
+		t->nodes[i].nkids = 0;
+	}
+	for (uint32_t i = 1; i < t->n; i++) {
+		struct ct_node *p = &t->nodes[t->nodes[i].parent];
+		kids[p->kids + p->nkids++] = i;
+	}
+	t->nkids_built = t->n;
 	return true;
 }
 
@@ -275,36 +317,41 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 			t->nodes[node].own += w;
 		}
 	}
-	/* Totals bottom-up: a child is always created after its parent. */
-	for (uint32_t i = 0; i < t->n; i++)
-		t->nodes[i].total = t->nodes[i].own + t->nodes[i].cut;
-	for (uint32_t i = t->n - 1; i > 0; i--) {
-		struct ct_node *c = &t->nodes[i];
-		t->nodes[c->parent].total += c->total;
-	}
-	/* Children grouped by parent, when nodes were added. */
-	if (t->nkids_built != t->n) {
-		uint32_t *kids = realloc(t->kids, (t->n ? t->n : 1) * sizeof *kids);
-		if (!kids)
-			return false;
-		t->kids = kids;
-		for (uint32_t i = 0; i < t->n; i++)
-			t->nodes[i].nkids = 0;
-		for (uint32_t i = 1; i < t->n; i++)
-			t->nodes[t->nodes[i].parent].nkids++;
-		uint32_t at = 0;
-		for (uint32_t i = 0; i < t->n; i++) {
-			t->nodes[i].kids = at;
-			at += t->nodes[i].nkids;
-			t->nodes[i].nkids = 0;
-		}
-		for (uint32_t i = 1; i < t->n; i++) {
-			struct ct_node *p = &t->nodes[t->nodes[i].parent];
-			kids[p->kids + p->nkids++] = i;
-		}
-		t->nkids_built = t->n;
-	}
-	return true;
+	return finish(t);
+}
+
+bool
+calltree_start(struct calltree *t)
+{
+	t->build++;
+	t->cut = 0;
+	t->deepest = 0;
+	t->by_line = false;
+	t->filter[0] = '\0';
+	t->depth_cap = UINT32_MAX;
+	/* A tree of paths has no stack memo: the next calltree_build starts
+	 * its shape again. */
+	return new_root(t);
+}
+
+uint32_t
+calltree_add_path(struct calltree *t, const uint32_t *ids, uint32_t n, uint64_t weight)
+{
+	uint32_t node = 0;
+	for (uint32_t k = 0; k < n && node != UINT32_MAX; k++)
+		node = child_of(t, node, ids[k], -1);
+	if (node == UINT32_MAX)
+		return node;
+	t->nodes[node].own += weight;
+	if (n > t->deepest)
+		t->deepest = n;
+	return node;
+}
+
+bool
+calltree_finish(struct calltree *t)
+{
+	return finish(t);
 }
 
 const uint32_t *

@@ -24,7 +24,8 @@
 #define CALLTREE_DEFAULT_DEPTH 64
 
 struct ct_node {
-	uint32_t func;           /* index into aggregate.funcs; UINT32_MAX for the root */
+	uint32_t func;           /* index into aggregate.funcs (calltree_build), the caller's id
+				    (calltree_add_path); UINT32_MAX for the root */
 	int32_t line;            /* -1 when by function */
 	uint32_t parent;         /* UINT32_MAX for the root */
 	uint32_t depth;          /* root 0 */
@@ -71,6 +72,15 @@ struct calltree {
 bool calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_cap,
 		    struct calltree *t);
 void calltree_free(struct calltree *t);
+
+/* A tree of given paths instead (a finished profile's, for a flame graph):
+ * calltree_start empties it to its root; calltree_add_path adds `weight`
+ * samples ending at the path of ids (outermost first, one node per id under
+ * its parent, line -1) and returns its last node; calltree_finish makes the
+ * totals and children. UINT32_MAX / false when memory is short. */
+bool calltree_start(struct calltree *t);
+uint32_t calltree_add_path(struct calltree *t, const uint32_t *ids, uint32_t n, uint64_t weight);
+bool calltree_finish(struct calltree *t);
 
 /* The node with path key `key`, or UINT32_MAX. */
 uint32_t calltree_find(const struct calltree *t, uint64_t key);
