@@ -71,7 +71,7 @@ main(void)
 	pid_t other = atomic_load(&thread_child);
 
 	pid_t *found = NULL;
-	size_t cap = 0;
+	uint32_t cap = 0;
 	uint32_t from = 0, calls_to_find = 0, wrapped_after = 0;
 	bool main_each_time = true;
 	for (uint32_t call = 1; call <= 8; call++) {

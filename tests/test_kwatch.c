@@ -46,7 +46,7 @@ descendants(void *ctx, pid_t **pids, uint32_t *cap)
 {
 	(void)ctx;
 	static pid_t *found;
-	static size_t found_cap;
+	static uint32_t found_cap;
 	size_t n = discover_children(getpid(), &found, &found_cap, 0);
 	for (size_t i = 0; i < n && n != (size_t)-1; i++)
 		n = discover_children(found[i], &found, &found_cap, n);

@@ -8,7 +8,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <errno.h>
+#include <fcntl.h>
+
 #include "procmaps.h"
+#include "readfile.h"
 #include "tap.h"
 
 /* Lines as a 6.x kernel prints them (anonymous mappings keep the trailing
@@ -333,9 +337,51 @@ test_basename(void)
 	tap_ok(procmaps_basename(p) == p + 3, "basename points into its argument");
 }
 
+/* read_fd_whole, which procmaps_read (and the kernel-wait and source
+ * readers) read through: lengths, the NUL, the cut. */
+static char *
+whole(const char *path, size_t max, size_t *len, bool *cut)
+{
+	int fd = open(path, O_RDONLY);
+	char *b = read_fd_whole(fd, max, len, cut);
+	close(fd);
+	return b;
+}
+
+static void
+test_read_whole(void)
+{
+	char path[] = "/tmp/tt-readfile-XXXXXX";
+	int fd = mkstemp(path);
+	static char data[100000];
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (char)('a' + i % 26);
+	bool wrote = fd >= 0 && write(fd, data, sizeof data) == (ssize_t)sizeof data;
+	if (fd >= 0)
+		close(fd);
+	size_t len = 0;
+	bool cut = true;
+	char *b = wrote ? whole(path, 1 << 20, &len, &cut) : NULL;
+	tap_ok(b && len == sizeof data && !cut && memcmp(b, data, len) == 0 && b[len] == '\0',
+	       "a 100,000-byte file whole, NUL after it (%zu bytes)", len);
+	free(b);
+	b = wrote ? whole(path, sizeof data, &len, &cut) : NULL;
+	tap_ok(b && len == sizeof data && !cut, "exactly max bytes: not cut");
+	free(b);
+	b = wrote ? whole(path, 50000, &len, &cut) : NULL;
+	tap_ok(b && len == 50000 && cut && b[len] == '\0' && memcmp(b, data, len) == 0,
+	       "past max: the first max bytes, said cut");
+	free(b);
+	b = whole("/proc/self/nonexistent-file", 100, &len, &cut);
+	tap_ok(!b && errno == EBADF, "no file: NULL with errno (%d)", errno);
+	if (wrote)
+		unlink(path);
+}
+
 int
 main(void)
 {
+	test_read_whole();
 	test_good_lines();
 	test_bad_lines();
 	test_parse_text();

@@ -3,8 +3,11 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <fcntl.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <unistd.h>
 
+#include "grow.h"
 #include "readfile.h"
 
 ssize_t
@@ -29,4 +32,53 @@ read_small_file(const char *path, char *buf, size_t len)
 		return -1;
 	buf[n] = '\0';
 	return (ssize_t)n;
+}
+
+char *
+read_fd_whole(int fd, size_t max, size_t *len, bool *cut)
+{
+	char *buf = NULL;
+	uint32_t cap = 0;
+	size_t n = 0;
+	*cut = false;
+	if (max >= UINT32_MAX)
+		max = UINT32_MAX - 1;
+	for (;;) {
+		/* room for the next read and the NUL, by at least 16 KiB */
+		if (n + 1 >= cap) {
+			size_t need = n + 16384 < max ? n + 16384 : max;
+			if (!grow_array((void **)&buf, &cap, (uint32_t)need + 1, 1)) {
+				free(buf);
+				errno = ENOMEM;
+				return NULL;
+			}
+		}
+		if (n == max) {
+			/* full: is there more? */
+			char one;
+			ssize_t k = read(fd, &one, 1);
+			if (k < 0 && errno == EINTR)
+				continue;
+			*cut = k > 0;
+			break;
+		}
+		size_t room = cap - 1 - n;
+		if (room > max - n)
+			room = max - n;
+		ssize_t k = read(fd, buf + n, room);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0) {
+			int e = errno;
+			free(buf);
+			errno = e;
+			return NULL;
+		}
+		if (k == 0)
+			break;
+		n += (size_t)k;
+	}
+	buf[n] = '\0';
+	*len = n;
+	return buf;
 }

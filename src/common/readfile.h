@@ -1,7 +1,9 @@
-/* Reading a small file whole: a /proc file of a few kilobytes. */
+/* Reading a file whole: a small /proc file into a caller's buffer, or any
+ * file into one that grows as it fills. */
 #ifndef TT_READFILE_H
 #define TT_READFILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -9,5 +11,11 @@
  * (the bytes may hold NULs of their own: /proc/PID/cmdline). Returns the
  * bytes read, or -1 when the file cannot be opened or read. */
 ssize_t read_small_file(const char *path, char *buf, size_t len);
+
+/* The whole of an open file, at most `max` bytes (< 4 GiB), NUL-terminated,
+ * in a buffer that grows as it fills (free it); its length in *len, and in
+ * *cut whether the file went on past max. NULL with errno set when reading
+ * fails (ENOMEM: memory ran short). The descriptor stays open. */
+char *read_fd_whole(int fd, size_t max, size_t *len, bool *cut);
 
 #endif

@@ -334,10 +334,11 @@ struct reader {
 	bool z_ready, file_end, stream_end;
 	int zerr;                   /* a zlib error (damage), 0 if none */
 	unsigned char *buf;         /* decompressed bytes, pos..len not read yet */
-	size_t len, pos, cap;
+	size_t len, pos;
+	uint32_t cap;
 	uint64_t offset;            /* decompressed bytes before buf[0] */
 	char *str[2];               /* a string field's bytes, NUL-terminated */
-	size_t str_cap[2];
+	uint32_t str_cap[2];
 	unsigned char in[65536];
 };
 
@@ -354,15 +355,11 @@ inflate_more(struct reader *r)
 		r->offset += r->pos;
 		r->pos = 0;
 	}
-	if (r->cap - r->len < 65536) {
-		size_t cap = r->cap ? r->cap * 2 : 262144;
-		unsigned char *b = realloc(r->buf, cap);
-		if (!b) {
-			r->zerr = Z_MEM_ERROR;
-			return false;
-		}
-		r->buf = b;
-		r->cap = cap;
+	/* room for 64 KiB more: an event is at most a string's MAX_STRING */
+	if (r->cap - r->len < 65536 &&
+	    !grow_array((void **)&r->buf, &r->cap, (uint32_t)r->len + 262144, 1)) {
+		r->zerr = Z_MEM_ERROR;
+		return false;
 	}
 	for (;;) {
 		if (r->z.avail_in == 0 && !r->file_end) {
@@ -478,14 +475,9 @@ get_str(struct reader *r, int k, const char **s, bool *bad)
 	}
 	if (!need(r, (size_t)n))
 		return false;
-	if (r->str_cap[k] < n + 1) {
-		char *p = realloc(r->str[k], (size_t)n + 1);
-		if (!p) {
-			r->zerr = Z_MEM_ERROR;
-			return false;
-		}
-		r->str[k] = p;
-		r->str_cap[k] = (size_t)n + 1;
+	if (!grow_array((void **)&r->str[k], &r->str_cap[k], (uint32_t)n + 1, 1)) {
+		r->zerr = Z_MEM_ERROR;
+		return false;
 	}
 	memcpy(r->str[k], r->buf + r->pos, (size_t)n);
 	r->str[k][n] = '\0';

@@ -11,6 +11,7 @@
 
 #include "collapsed.h"
 #include "export.h"
+#include "readfile.h"
 #include "flamegraph.h"
 #include "gecko.h"
 #include "heatmap.h"
@@ -200,43 +201,19 @@ export_source_read(const struct export_sources *s, const char *name, size_t max,
 			 !s->have ? "the target's root was not kept" : strerror(errno));
 		return NULL;
 	}
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		if (n == cap) {
-			if (cap >= max) {
-				snprintf(why, wlen, "source over %zu MB: lines listed alone", max >> 20);
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			cap *= 2;
-			char *more = realloc(buf, cap + 1);
-			if (!more) {
-				free(buf);
-				buf = NULL;
-				snprintf(why, wlen, "out of memory reading the source");
-				break;
-			}
-			buf = more;
-		}
-		ssize_t got = read(fd, buf + n, cap - n);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			snprintf(why, wlen, "source not readable (%s)", strerror(errno));
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (got == 0)
-			break;
-		n += (size_t)got;
-	}
+	bool cut;
+	char *buf = read_fd_whole(fd, max, len, &cut);
+	int e = errno;
 	close(fd);
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
+	if (!buf) {
+		if (e == ENOMEM)
+			snprintf(why, wlen, "out of memory reading the source");
+		else
+			snprintf(why, wlen, "source not readable (%s)", strerror(e));
+	} else if (cut) {
+		snprintf(why, wlen, "source over %zu MB: lines listed alone", max >> 20);
+		free(buf);
+		buf = NULL;
 	}
 	return buf;
 }

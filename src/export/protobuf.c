@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "protobuf.h"
 
 enum { WIRE_VARINT = 0, WIRE_LEN = 2 };
@@ -25,18 +26,11 @@ reserve(struct pb *b, size_t more)
 {
 	if (b->oom)
 		return false;
-	if (b->len + more <= b->cap)
-		return true;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < b->len + more)
-		cap *= 2;
-	uint8_t *n = realloc(b->buf, cap);
-	if (!n) {
+	if (more > UINT32_MAX - 1 - b->len ||
+	    !grow_array((void **)&b->buf, &b->cap, b->len + (uint32_t)more, 1)) {
 		b->oom = true;
 		return false;
 	}
-	b->buf = n;
-	b->cap = cap;
 	return true;
 }
 
@@ -66,6 +60,6 @@ pb_bytes(struct pb *b, uint32_t field, const void *data, size_t len)
 	pb_varint(b, len);
 	if (len && reserve(b, len)) {
 		memcpy(b->buf + b->len, data, len);
-		b->len += len;
+		b->len += (uint32_t)len;
 	}
 }

@@ -10,7 +10,7 @@
 
 struct pb {
 	uint8_t *buf;
-	size_t len, cap;
+	uint32_t len, cap;   /* a profile's encoding stays under 4 GiB */
 	bool oom;
 };
 

@@ -83,26 +83,16 @@ child_of(struct calltree *t, uint32_t parent, uint32_t func, int32_t line)
 static bool
 grow_memo(struct ct_memo *t, uint32_t nstacks)
 {
-	if (nstacks <= t->nmemo)
-		return true;
-	uint32_t n = t->nmemo ? t->nmemo : 4096;
-	while (n < nstacks)
-		n *= 2;
-	uint32_t *m = realloc(t->memo, n * sizeof *m);
-	if (!m)
+	/* three arrays side by side, one capacity: each grows to it (new room
+	 * zeroed: no generation, no answer) before it is taken */
+	uint32_t cap = t->nmemo, cap_gen = t->nmemo, cap_match = t->nmemo;
+	if (!grow_array((void **)&t->memo, &cap, nstacks, sizeof *t->memo) ||
+	    !grow_array((void **)&t->memo_gen, &cap_gen, cap, sizeof *t->memo_gen) ||
+	    !grow_array((void **)&t->memo_match, &cap_match, cap, sizeof *t->memo_match))
 		return false;
-	t->memo = m;
-	uint32_t *g = realloc(t->memo_gen, n * sizeof *g);
-	if (!g)
-		return false;
-	t->memo_gen = g;
-	uint32_t *mm = realloc(t->memo_match, n * sizeof *mm);
-	if (!mm)
-		return false;
-	t->memo_match = mm;
-	memset(t->memo_gen + t->nmemo, 0, (n - t->nmemo) * sizeof *g);
-	memset(t->memo_match + t->nmemo, 0, (n - t->nmemo) * sizeof *mm);
-	t->nmemo = n;
+	t->nmemo = cap < cap_gen ? cap : cap_gen;
+	if (cap_match < t->nmemo)
+		t->nmemo = cap_match;
 	return true;
 }
 
@@ -244,10 +234,9 @@ finish(struct calltree *t)
 	}
 	if (t->nkids_built == t->n)
 		return true;
-	uint32_t *kids = realloc(t->kids, (t->n ? t->n : 1) * sizeof *kids);
-	if (!kids)
+	if (!resize_array((void **)&t->kids, &t->kids_cap, t->n, sizeof *t->kids))
 		return false;
-	t->kids = kids;
+	uint32_t *kids = t->kids;
 	for (uint32_t i = 0; i < t->n; i++)
 		t->nodes[i].nkids = 0;
 	for (uint32_t i = 1; i < t->n; i++)

@@ -49,6 +49,7 @@ struct calltree {
 	struct ct_node *nodes;
 	uint32_t n, cap;
 	uint32_t *kids;          /* child node indices, grouped by parent */
+	uint32_t kids_cap;
 	uint32_t nkids_built;    /* nodes when kids was last grouped */
 	uint32_t build;          /* builds so far */
 	bool by_line;            /* what the shape was built for */

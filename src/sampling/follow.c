@@ -47,7 +47,7 @@ struct follow {
 	size_t nknown;
 	uint32_t cap;
 	pid_t *found;
-	size_t foundcap;
+	uint32_t foundcap;
 	struct discover_scan scan;
 	struct follow_stats stats;
 };

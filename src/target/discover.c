@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "discover.h"
+#include "grow.h"
 #include "readfile.h"
 
 pid_t
@@ -39,22 +40,16 @@ discover_running(pid_t pid)
 }
 
 static size_t
-push(pid_t **out, size_t *cap, size_t n, pid_t v)
+push(pid_t **out, uint32_t *cap, size_t n, pid_t v)
 {
-	if (n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		pid_t *g = realloc(*out, c * sizeof *g);
-		if (!g)
-			return (size_t)-1;
-		*out = g;
-		*cap = c;
-	}
+	if (n >= UINT32_MAX || !grow_array((void **)out, cap, (uint32_t)n + 1, sizeof **out))
+		return (size_t)-1;
 	(*out)[n++] = v;
 	return n;
 }
 
 size_t
-discover_children_some(pid_t pid, uint32_t budget, uint32_t *from, pid_t **out, size_t *cap,
+discover_children_some(pid_t pid, uint32_t budget, uint32_t *from, pid_t **out, uint32_t *cap,
 		       size_t n)
 {
 	char path[64];
@@ -95,7 +90,7 @@ discover_children_some(pid_t pid, uint32_t budget, uint32_t *from, pid_t **out, 
 }
 
 size_t
-discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n)
+discover_children(pid_t pid, pid_t **out, uint32_t *cap, size_t n)
 {
 	return discover_children_some(pid, UINT32_MAX, NULL, out, cap, n);
 }
@@ -127,13 +122,14 @@ was_seen(const struct discover_scan *sc, pid_t pid)
 
 size_t
 discover_scan(struct discover_scan *sc, bool (*is_parent)(void *ctx, pid_t ppid), void *ctx,
-	      pid_t **out, size_t *cap, size_t n)
+	      pid_t **out, uint32_t *cap, size_t n)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
 		return n;
 	pid_t *now = NULL;
-	size_t nnow = 0, capnow = 0;
+	size_t nnow = 0;
+	uint32_t capnow = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] < '1' || e->d_name[0] > '9')

@@ -21,16 +21,17 @@ pid_t discover_ppid(pid_t pid);
 /* Does pid run (exists and is not a zombie)? */
 bool discover_running(pid_t pid);
 
-/* Children of every thread of pid, appended to *out (grown as needed);
+/* Children of every thread of pid, appended to *out (grown as needed, its
+ * capacity in *cap: grow_array's);
  * returns the new count, or (size_t)-1 when memory is short. */
-size_t discover_children(pid_t pid, pid_t **out, size_t *cap, size_t n);
+size_t discover_children(pid_t pid, pid_t **out, uint32_t *cap, size_t n);
 
 /* The same from the main thread and at most `budget` others, those from
  * the *from-th on (in the order /proc lists them); *from moves on to the
  * next ones, back to the first after the last. A big pool's children are
  * then read over several calls, not all at each. */
 size_t discover_children_some(pid_t pid, uint32_t budget, uint32_t *from, pid_t **out,
-			      size_t *cap, size_t n);
+			      uint32_t *cap, size_t n);
 
 /* Identity of the program a process runs (device and inode of
  * /proc/PID/exe): changes when it execs another program. false if gone. */
@@ -39,7 +40,8 @@ bool discover_exe_id(pid_t pid, uint64_t *id);
 /* Full scan state: the pids seen last time, sorted. */
 struct discover_scan {
 	pid_t *seen;
-	size_t nseen, cap;
+	size_t nseen;
+	uint32_t cap;
 	uint64_t stat_reads;      /* /proc/N/stat reads made (for measurements) */
 	uint64_t entries;         /* /proc entries looked at */
 };
@@ -49,7 +51,7 @@ struct discover_scan {
  * count or (size_t)-1. The first scan only records what exists (the fast
  * path has found the children there were). */
 size_t discover_scan(struct discover_scan *sc, bool (*is_parent)(void *ctx, pid_t ppid),
-		     void *ctx, pid_t **out, size_t *cap, size_t n);
+		     void *ctx, pid_t **out, uint32_t *cap, size_t n);
 void discover_scan_free(struct discover_scan *sc);
 
 #endif

@@ -490,37 +490,12 @@ read_whole(const char *path)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	size_t cap = 16384, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (n + 1 >= cap) {
-			if (cap >= NET_TABLE_MAX) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			char *bigger = realloc(buf, cap * 2);
-			if (!bigger) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = bigger;
-			cap *= 2;
-		}
-		ssize_t k = read(fd, buf + n, cap - 1 - n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k < 0) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (k == 0) {
-			buf[n] = '\0';
-			break;
-		}
-		n += (size_t)k;
+	size_t n;
+	bool cut;
+	char *buf = read_fd_whole(fd, NET_TABLE_MAX, &n, &cut);
+	if (buf && cut) {
+		free(buf);
+		buf = NULL;
 	}
 	close(fd);
 	return buf;

@@ -10,6 +10,7 @@
 
 #include "grow.h"
 #include "procmaps.h"
+#include "readfile.h"
 #include "remote.h"
 
 /* Longest maps file we accept; a process with more mappings than this is
@@ -129,44 +130,22 @@ procmaps_read(pid_t pid, struct proc_maps *maps, struct tt_error *err)
 			return remote_permission_error(pid, e, err);
 		return tt_fail(err, TT_EIO, e, "cannot open %s: %s", path, strerror(e));
 	}
-	size_t cap = 1 << 16, len = 0;
-	char *buf = malloc(cap);
+	/* A map list past MAPS_MAX_BYTES is cut there: what was read is parsed. */
+	size_t len;
+	bool cut;
+	char *buf = read_fd_whole(fd, MAPS_MAX_BYTES, &len, &cut);
 	if (!buf) {
+		int e = errno;
 		close(fd);
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading maps");
-	}
-	for (;;) {
-		if (len + 1 >= cap) {
-			if (cap >= MAPS_MAX_BYTES)
-				break;
-			char *n = realloc(buf, cap * 2);
-			if (!n) {
-				free(buf);
-				close(fd);
-				return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading maps");
-			}
-			buf = n;
-			cap *= 2;
-		}
-		ssize_t got = read(fd, buf + len, cap - 1 - len);
-		if (got < 0) {
-			int e = errno;
-			if (e == EINTR)
-				continue;
-			free(buf);
-			close(fd);
-			if (e == ESRCH)
-				return tt_fail(err, TT_ENOPROC, e, "process %d has exited", (int)pid);
-			if (e == EACCES || e == EPERM)
-				return remote_permission_error(pid, e, err);
-			return tt_fail(err, TT_EIO, e, "reading %s: %s", path, strerror(e));
-		}
-		if (got == 0)
-			break;
-		len += (size_t)got;
+		if (e == ENOMEM)
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading maps");
+		if (e == ESRCH)
+			return tt_fail(err, TT_ENOPROC, e, "process %d has exited", (int)pid);
+		if (e == EACCES || e == EPERM)
+			return remote_permission_error(pid, e, err);
+		return tt_fail(err, TT_EIO, e, "reading %s: %s", path, strerror(e));
 	}
 	close(fd);
-	buf[len] = '\0';
 	if (len == 0) {
 		free(buf);
 		/* Kernel threads and zombies have empty maps. */

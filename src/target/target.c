@@ -377,7 +377,8 @@ static bool
 attach_first_descendant(struct target *t, pid_t root)
 {
 	pid_t *todo = NULL;
-	size_t cap = 0, n = discover_children(root, &todo, &cap, 0);
+	uint32_t cap = 0;
+	size_t n = discover_children(root, &todo, &cap, 0);
 	bool found = false;
 	/* todo grows as it is walked: each process's children go at the end. */
 	for (size_t i = 0; n != (size_t)-1 && i < n && i < DESCENDANTS_TRIED && !found; i++) {

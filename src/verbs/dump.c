@@ -387,7 +387,7 @@ dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
 	pid_t *todo = NULL, *parent = NULL;
 	uint32_t n = 0, cap = 0, pcap = 0;
 	pid_t *kids = NULL;
-	size_t kcap = 0;
+	uint32_t kcap = 0;
 	int rc = 0;
 	if (!grow_array((void **)&todo, &cap, 1, sizeof *todo) ||
 	    !grow_array((void **)&parent, &pcap, 1, sizeof *parent)) {
