@@ -154,19 +154,12 @@ seconds_per_sample(struct ui *u)
 	return samples ? elapsed / (double)samples : 0;
 }
 
+/* The table's title (query, sort, baseline) and its column heading, the
+ * sorted column marked; the widths of the name columns, for the rows. */
 static void
-draw_table(struct ui *u, int y, int height)
+draw_table_head(struct ui *u, int y, bool delta, int *fname_w, int *file_w)
 {
-	struct table_ui *t = u->table;
-	/* After the screen grew, rows scrolled away can fit again. */
-	int32_t max_top = (int32_t)t->table.nrows - height;
-	if (t->top > max_top)
-		t->top = max_top > 0 ? max_top : 0;
 	bool wide = COLS >= 110, medium = COLS >= 80;
-	/* `d` marked a baseline: a delta column, when it is of this view */
-	struct agg_query q;
-	views_query(u, &q);
-	bool delta = baseline_applies(u->baseline, &q);
 	char since[96] = "";
 	if (u->baseline) {
 		time_t when = (time_t)baseline_when(u->baseline);
@@ -184,8 +177,8 @@ draw_table(struct ui *u, int y, int height)
 		 since, u->filter[0] ? ", filter: " : "", u->filter);
 	draw_bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, title, theme_attr(u->filter[0] ? ROLE_FILTER : ROLE_BORDER));
-	y++;
 	/* Column heading; the sorted column is marked. */
+	y++;
 	draw_bar(y, theme_attr(ROLE_TABLE_HEADER));
 	struct { const char *label; int width; enum agg_sort sort; bool show; } cols[] = {
 		{"OWN%", 7, SORT_OWN, true},
@@ -212,12 +205,30 @@ draw_table(struct ui *u, int y, int height)
 	}
 	x += 1;
 	int rest = COLS - x;
-	int fname_w = rest * 55 / 100, file_w = rest - fname_w - 1;
-	draw_text(y, x, fname_w, u->sort == SORT_NAME ? "FUNCTION\xe2\x96\xbc" : "FUNCTION",
+	*fname_w = rest * 55 / 100;
+	*file_w = rest - *fname_w - 1;
+	draw_text(y, x, *fname_w, u->sort == SORT_NAME ? "FUNCTION\xe2\x96\xbc" : "FUNCTION",
 		  theme_attr(u->sort == SORT_NAME ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
-	draw_text(y, x + fname_w + 1, file_w, u->sort == SORT_FILE ? "FILE:LINE\xe2\x96\xbc" : "FILE:LINE",
+	draw_text(y, x + *fname_w + 1, *file_w, u->sort == SORT_FILE ? "FILE:LINE\xe2\x96\xbc" : "FILE:LINE",
 		  theme_attr(u->sort == SORT_FILE ? ROLE_SORTED_HEADER : ROLE_TABLE_HEADER));
-	y++;
+}
+
+static void
+draw_table(struct ui *u, int y, int height)
+{
+	struct table_ui *t = u->table;
+	/* After the screen grew, rows scrolled away can fit again. */
+	int32_t max_top = (int32_t)t->table.nrows - height;
+	if (t->top > max_top)
+		t->top = max_top > 0 ? max_top : 0;
+	bool wide = COLS >= 110, medium = COLS >= 80;
+	/* `d` marked a baseline: a delta column, when it is of this view */
+	struct agg_query q;
+	views_query(u, &q);
+	bool delta = baseline_applies(u->baseline, &q);
+	int x, fname_w, file_w;
+	draw_table_head(u, y, delta, &fname_w, &file_w);
+	y += 2;
 	double sps = seconds_per_sample(u);
 	uint64_t den = t->table.denominator;
 	if (t->table.nrows == 0) {

@@ -266,8 +266,15 @@ finish_layout(struct py_layout *l, uint64_t is_size, struct tt_error *err)
 	return TT_OK;
 }
 
-tt_status
-pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct tt_error *err)
+/* The sizes of the structs the table describes: offsets are checked
+ * against them, and they are not kept in the layout. */
+struct table_sizes {
+	uint64_t rt, is, gc, gc_collecting, gc_frame, fr, co, type, str, bytes_obj, gen, set;
+};
+
+/* The table's header: cookie, version, a supported final GIL build. */
+static tt_status
+check_table_header(const uint8_t *raw, size_t len, struct py_layout *l, struct tt_error *err)
 {
 	memset(l, 0, sizeof *l);
 	if (len < PY_DEBUG_HEADER_SIZE || memcmp(raw, PY_DEBUG_COOKIE, 8) != 0)
@@ -295,110 +302,108 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 		return tt_fail(err, TT_EVERSION, 0,
 			       "unsupported Python build %s free-threaded (only GIL builds are "
 			       "supported)", l->version_str);
+	return TT_OK;
+}
 
-	struct table t = {.raw = raw};
-	t.names = pylayout_field_names(l->minor, &t.count);
-	l->table_size = PY_DEBUG_HEADER_SIZE + t.count * 8;
-	if (len < l->table_size)
-		return tt_fail(err, TT_EBADMEM, 0, "short _Py_DebugOffsets table (%zu of %llu bytes)",
-			       len, (unsigned long long)l->table_size);
+/* Every field of the table we use (a name missing is left in t->missing). */
+static void
+read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
+{
+	l->rt_interpreters_head = table_get(t, "runtime_state.interpreters_head");
+	z->rt = table_get(t, "runtime_state.size");
 
-	l->rt_interpreters_head = table_get(&t, "runtime_state.interpreters_head");
-	uint64_t rt_size = table_get(&t, "runtime_state.size");
-
-	uint64_t is_size = table_get(&t, "interpreter_state.size");
-	l->is_id = table_get(&t, "interpreter_state.id");
-	l->is_next = table_get(&t, "interpreter_state.next");
-	l->is_threads_head = table_get(&t, "interpreter_state.threads_head");
-	l->has_threads_main = table_has(&t, "interpreter_state.threads_main");
+	z->is = table_get(t, "interpreter_state.size");
+	l->is_id = table_get(t, "interpreter_state.id");
+	l->is_next = table_get(t, "interpreter_state.next");
+	l->is_threads_head = table_get(t, "interpreter_state.threads_head");
+	l->has_threads_main = table_has(t, "interpreter_state.threads_main");
 	if (l->has_threads_main)
-		l->is_threads_main = table_get(&t, "interpreter_state.threads_main");
-	uint64_t gc_state = table_get(&t, "interpreter_state.gc");
-	uint64_t gc_size = table_get(&t, "gc.size");
-	uint64_t gc_collecting = table_get(&t, "gc.collecting");
-	l->is_gc_collecting = gc_state + gc_collecting;
-	l->has_gc_frame = table_has(&t, "gc.frame");
-	uint64_t gc_frame = l->has_gc_frame ? table_get(&t, "gc.frame") : 0;
-	l->is_gc_frame = gc_state + gc_frame;
+		l->is_threads_main = table_get(t, "interpreter_state.threads_main");
+	uint64_t gc_state = table_get(t, "interpreter_state.gc");
+	z->gc = table_get(t, "gc.size");
+	z->gc_collecting = table_get(t, "gc.collecting");
+	l->is_gc_collecting = gc_state + z->gc_collecting;
+	l->has_gc_frame = table_has(t, "gc.frame");
+	z->gc_frame = l->has_gc_frame ? table_get(t, "gc.frame") : 0;
+	l->is_gc_frame = gc_state + z->gc_frame;
 	l->gil_place = PY_GIL_IN_INTERP;
-	l->is_gil_locked = table_get(&t, "interpreter_state.gil_runtime_state_locked");
-	l->is_gil_holder = table_get(&t, "interpreter_state.gil_runtime_state_holder");
-	l->has_code_generation = table_has(&t, "interpreter_state.code_object_generation");
+	l->is_gil_locked = table_get(t, "interpreter_state.gil_runtime_state_locked");
+	l->is_gil_holder = table_get(t, "interpreter_state.gil_runtime_state_holder");
+	l->has_code_generation = table_has(t, "interpreter_state.code_object_generation");
 	if (l->has_code_generation)
-		l->is_code_generation = table_get(&t, "interpreter_state.code_object_generation");
+		l->is_code_generation = table_get(t, "interpreter_state.code_object_generation");
 
-	l->ts_size = table_get(&t, "thread_state.size");
-	l->ts_next = table_get(&t, "thread_state.next");
-	l->ts_interp = table_get(&t, "thread_state.interp");
-	l->ts_current_frame = table_get(&t, "thread_state.current_frame");
-	l->ts_thread_id = table_get(&t, "thread_state.thread_id");
-	l->ts_native_thread_id = table_get(&t, "thread_state.native_thread_id");
-	l->ts_datastack_chunk = table_get(&t, "thread_state.datastack_chunk");
-	l->has_base_frame = table_has(&t, "thread_state.base_frame");
+	l->ts_size = table_get(t, "thread_state.size");
+	l->ts_next = table_get(t, "thread_state.next");
+	l->ts_interp = table_get(t, "thread_state.interp");
+	l->ts_current_frame = table_get(t, "thread_state.current_frame");
+	l->ts_thread_id = table_get(t, "thread_state.thread_id");
+	l->ts_native_thread_id = table_get(t, "thread_state.native_thread_id");
+	l->ts_datastack_chunk = table_get(t, "thread_state.datastack_chunk");
+	l->has_base_frame = table_has(t, "thread_state.base_frame");
 	if (l->has_base_frame)
-		l->ts_base_frame = table_get(&t, "thread_state.base_frame");
-	l->has_tstate_gil = table_has(&t, "thread_state.holds_gil");
+		l->ts_base_frame = table_get(t, "thread_state.base_frame");
+	l->has_tstate_gil = table_has(t, "thread_state.holds_gil");
 	if (l->has_tstate_gil) {
-		l->ts_holds_gil = table_get(&t, "thread_state.holds_gil");
-		l->ts_gil_requested = table_get(&t, "thread_state.gil_requested");
+		l->ts_holds_gil = table_get(t, "thread_state.holds_gil");
+		l->ts_gil_requested = table_get(t, "thread_state.gil_requested");
 	}
-	l->has_exception_state = table_has(&t, "thread_state.current_exception");
+	l->has_exception_state = table_has(t, "thread_state.current_exception");
 	if (l->has_exception_state)
-		l->ts_current_exception = table_get(&t, "thread_state.current_exception");
+		l->ts_current_exception = table_get(t, "thread_state.current_exception");
 
-	uint64_t fr_size = table_get(&t, "interpreter_frame.size");
-	l->fr_previous = table_get(&t, "interpreter_frame.previous");
-	l->fr_executable = table_get(&t, "interpreter_frame.executable");
-	l->fr_instr_ptr = table_get(&t, "interpreter_frame.instr_ptr");
-	l->fr_owner = table_get(&t, "interpreter_frame.owner");
+	z->fr = table_get(t, "interpreter_frame.size");
+	l->fr_previous = table_get(t, "interpreter_frame.previous");
+	l->fr_executable = table_get(t, "interpreter_frame.executable");
+	l->fr_instr_ptr = table_get(t, "interpreter_frame.instr_ptr");
+	l->fr_owner = table_get(t, "interpreter_frame.owner");
 
-	uint64_t co_size = table_get(&t, "code_object.size");
-	l->co_filename = table_get(&t, "code_object.filename");
-	l->co_name = table_get(&t, "code_object.name");
-	l->co_qualname = table_get(&t, "code_object.qualname");
-	l->co_linetable = table_get(&t, "code_object.linetable");
-	l->co_firstlineno = table_get(&t, "code_object.firstlineno");
-	l->co_code_adaptive = table_get(&t, "code_object.co_code_adaptive");
+	z->co = table_get(t, "code_object.size");
+	l->co_filename = table_get(t, "code_object.filename");
+	l->co_name = table_get(t, "code_object.name");
+	l->co_qualname = table_get(t, "code_object.qualname");
+	l->co_linetable = table_get(t, "code_object.linetable");
+	l->co_firstlineno = table_get(t, "code_object.firstlineno");
+	l->co_code_adaptive = table_get(t, "code_object.co_code_adaptive");
 
-	l->ob_type = table_get(&t, "pyobject.ob_type");
-	uint64_t type_size = table_get(&t, "type_object.size");
-	l->tp_name = table_get(&t, "type_object.tp_name");
-	uint64_t str_size = table_get(&t, "unicode_object.size");
-	l->str_state = table_get(&t, "unicode_object.state");
-	l->str_length = table_get(&t, "unicode_object.length");
-	l->str_ascii_size = table_get(&t, "unicode_object.asciiobject_size");
+	l->ob_type = table_get(t, "pyobject.ob_type");
+	z->type = table_get(t, "type_object.size");
+	l->tp_name = table_get(t, "type_object.tp_name");
+	z->str = table_get(t, "unicode_object.size");
+	l->str_state = table_get(t, "unicode_object.state");
+	l->str_length = table_get(t, "unicode_object.length");
+	l->str_ascii_size = table_get(t, "unicode_object.asciiobject_size");
 	/* Before 3.15 the compact (non-ASCII) header size is not exported; it is
 	 * PyASCIIObject plus utf8_length and utf8 (two words) on 64-bit. */
-	l->str_compact_size = table_has(&t, "unicode_object.compactunicodeobject_size")
-				      ? table_get(&t, "unicode_object.compactunicodeobject_size")
+	l->str_compact_size = table_has(t, "unicode_object.compactunicodeobject_size")
+				      ? table_get(t, "unicode_object.compactunicodeobject_size")
 				      : l->str_ascii_size + 16;
-	uint64_t bytes_obj_size = table_get(&t, "bytes_object.size");
-	l->bytes_size = table_get(&t, "bytes_object.ob_size");
-	l->bytes_sval = table_get(&t, "bytes_object.ob_sval");
+	z->bytes_obj = table_get(t, "bytes_object.size");
+	l->bytes_size = table_get(t, "bytes_object.ob_size");
+	l->bytes_sval = table_get(t, "bytes_object.ob_sval");
 
-	l->has_async = table_has(&t, "gen_object.gi_iframe") &&
-		       table_has(&t, "interpreter_frame.stackpointer");
-	uint64_t gen_size = 0, set_size = 0;
+	l->has_async = table_has(t, "gen_object.gi_iframe") &&
+		       table_has(t, "interpreter_frame.stackpointer");
 	if (l->has_async) {
-		gen_size = table_get(&t, "gen_object.size");
-		l->gen_iframe = table_get(&t, "gen_object.gi_iframe");
-		l->gen_frame_state = table_get(&t, "gen_object.gi_frame_state");
-		l->fr_stackpointer = table_get(&t, "interpreter_frame.stackpointer");
-		set_size = table_get(&t, "set_object.size");
-		l->set_used = table_get(&t, "set_object.used");
-		l->set_table = table_get(&t, "set_object.table");
-		l->set_mask = table_get(&t, "set_object.mask");
-		l->llist_next = table_get(&t, "llist_node.next");
-		l->tp_flags = table_get(&t, "type_object.tp_flags");
-		l->long_lv_tag = table_get(&t, "long_object.lv_tag");
-		l->long_digit = table_get(&t, "long_object.ob_digit");
+		z->gen = table_get(t, "gen_object.size");
+		l->gen_iframe = table_get(t, "gen_object.gi_iframe");
+		l->gen_frame_state = table_get(t, "gen_object.gi_frame_state");
+		l->fr_stackpointer = table_get(t, "interpreter_frame.stackpointer");
+		z->set = table_get(t, "set_object.size");
+		l->set_used = table_get(t, "set_object.used");
+		l->set_table = table_get(t, "set_object.table");
+		l->set_mask = table_get(t, "set_object.mask");
+		l->llist_next = table_get(t, "llist_node.next");
+		l->tp_flags = table_get(t, "type_object.tp_flags");
+		l->long_lv_tag = table_get(t, "long_object.lv_tag");
+		l->long_digit = table_get(t, "long_object.ob_digit");
 	}
+}
 
-	if (t.missing)
-		return tt_fail(err, TT_EVERSION, 0, "Python %s: offset table lacks %s",
-			       l->version_str, t.missing);
-
-	/* Semantics the table does not carry. */
+/* Semantics the table does not carry. */
+static void
+set_semantics(struct py_layout *l)
+{
 	l->tag_mask = 3; /* _PyStackRef tag bits (3.14+); harmless on 3.13's plain pointers */
 	l->owner_thread = 0;
 	l->owner_generator = 1;
@@ -432,22 +437,27 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 		l->gen_state_cleared = 5;
 		l->awaitee_slot = 2;
 	}
+}
 
-	/* Every offset we dereference must lie inside its struct, and the
-	 * structs must have plausible sizes: the table may be garbage. */
+/* Every offset we dereference must lie inside its struct, and the structs
+ * must have plausible sizes: the table may be garbage. The struct whose
+ * entry is implausible, or NULL. */
+static const char *
+implausible(const struct py_layout *l, const struct table_sizes *z)
+{
 	const char *bad = NULL;
-	if (!fits(l->rt_interpreters_head, 8, rt_size))
+	if (!fits(l->rt_interpreters_head, 8, z->rt))
 		bad = "runtime_state.interpreters_head";
-	else if (is_size > MAX_INTERP_SIZE)
+	else if (z->is > MAX_INTERP_SIZE)
 		bad = "interpreter_state.size";
-	else if (!fits(l->is_id, 8, is_size) || !fits(l->is_next, 8, is_size) ||
-		 !fits(l->is_threads_head, 8, is_size) ||
-		 (l->has_threads_main && !fits(l->is_threads_main, 8, is_size)) ||
-		 !fits(l->is_gil_locked, 4, is_size) || !fits(l->is_gil_holder, 8, is_size) ||
-		 (l->has_code_generation && !fits(l->is_code_generation, 8, is_size)))
+	else if (!fits(l->is_id, 8, z->is) || !fits(l->is_next, 8, z->is) ||
+		 !fits(l->is_threads_head, 8, z->is) ||
+		 (l->has_threads_main && !fits(l->is_threads_main, 8, z->is)) ||
+		 !fits(l->is_gil_locked, 4, z->is) || !fits(l->is_gil_holder, 8, z->is) ||
+		 (l->has_code_generation && !fits(l->is_code_generation, 8, z->is)))
 		bad = "interpreter_state";
-	else if (!fits(gc_collecting, 4, gc_size) || !fits(l->is_gc_collecting, 4, is_size) ||
-		 (l->has_gc_frame && (!fits(gc_frame, 8, gc_size) || !fits(l->is_gc_frame, 8, is_size))))
+	else if (!fits(z->gc_collecting, 4, z->gc) || !fits(l->is_gc_collecting, 4, z->is) ||
+		 (l->has_gc_frame && (!fits(z->gc_frame, 8, z->gc) || !fits(l->is_gc_frame, 8, z->is))))
 		bad = "gc";
 	else if (l->ts_size > MAX_SMALL_STRUCT || !fits(l->ts_next, 8, l->ts_size) ||
 		 !fits(l->ts_interp, 8, l->ts_size) || !fits(l->ts_current_frame, 8, l->ts_size) ||
@@ -459,42 +469,67 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 					!fits(l->ts_gil_requested, 4, l->ts_size))) ||
 		 (l->has_exception_state && !fits(l->ts_current_exception, 8, l->ts_size)))
 		bad = "thread_state";
-	else if (fr_size > MAX_SMALL_STRUCT || !fits(l->fr_previous, 8, fr_size) ||
-		 !fits(l->fr_executable, 8, fr_size) || !fits(l->fr_instr_ptr, 8, fr_size) ||
-		 !fits(l->fr_owner, 1, fr_size))
+	else if (z->fr > MAX_SMALL_STRUCT || !fits(l->fr_previous, 8, z->fr) ||
+		 !fits(l->fr_executable, 8, z->fr) || !fits(l->fr_instr_ptr, 8, z->fr) ||
+		 !fits(l->fr_owner, 1, z->fr))
 		bad = "interpreter_frame";
-	else if (co_size > MAX_SMALL_STRUCT || !fits(l->co_filename, 8, co_size) ||
-		 !fits(l->co_name, 8, co_size) || !fits(l->co_qualname, 8, co_size) ||
-		 !fits(l->co_linetable, 8, co_size) || !fits(l->co_firstlineno, 4, co_size) ||
-		 l->co_code_adaptive > co_size || l->co_code_adaptive < 64)
+	else if (z->co > MAX_SMALL_STRUCT || !fits(l->co_filename, 8, z->co) ||
+		 !fits(l->co_name, 8, z->co) || !fits(l->co_qualname, 8, z->co) ||
+		 !fits(l->co_linetable, 8, z->co) || !fits(l->co_firstlineno, 4, z->co) ||
+		 l->co_code_adaptive > z->co || l->co_code_adaptive < 64)
 		bad = "code_object";
 	/* state and length are read from the header alone (str_ascii_size
 	 * bytes), so they must lie within it. */
-	else if (str_size > MAX_SMALL_STRUCT || l->str_ascii_size == 0 ||
+	else if (z->str > MAX_SMALL_STRUCT || l->str_ascii_size == 0 ||
 		 l->str_ascii_size > 256 || !fits(l->str_state, 4, l->str_ascii_size) ||
 		 !fits(l->str_length, 8, l->str_ascii_size) ||
 		 l->str_compact_size < l->str_ascii_size || l->str_compact_size > 256)
 		bad = "unicode_object";
-	else if (bytes_obj_size > MAX_SMALL_STRUCT || !fits(l->bytes_size, 8, bytes_obj_size) ||
+	else if (z->bytes_obj > MAX_SMALL_STRUCT || !fits(l->bytes_size, 8, z->bytes_obj) ||
 		 l->bytes_sval == 0 || l->bytes_sval > 256)
 		bad = "bytes_object";
-	else if (!fits(l->ob_type, 8, 64) || type_size > MAX_SMALL_STRUCT ||
-		 !fits(l->tp_name, 8, type_size))
+	else if (!fits(l->ob_type, 8, 64) || z->type > MAX_SMALL_STRUCT ||
+		 !fits(l->tp_name, 8, z->type))
 		bad = "type_object";
+	return bad;
+}
+
+/* The fields only asyncio tasks use: implausible ones cost the tasks
+ * (has_async off), not the attach. */
+static bool
+async_plausible(const struct py_layout *l, const struct table_sizes *z)
+{
+	return !(z->gen > MAX_SMALL_STRUCT || !fits(l->gen_frame_state, 1, z->gen) ||
+		 l->gen_iframe >= z->gen || l->gen_iframe > 512 ||
+		 !fits(l->fr_stackpointer, 8, z->fr) || z->set > MAX_SMALL_STRUCT ||
+		 !fits(l->set_used, 8, z->set) || !fits(l->set_table, 8, z->set) ||
+		 !fits(l->set_mask, 8, z->set) || l->llist_next > 64 ||
+		 !fits(l->tp_flags, 8, z->type) || l->long_lv_tag > 64 || l->long_digit > 64);
+}
+
+tt_status
+pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct tt_error *err)
+{
+	if (check_table_header(raw, len, l, err) != TT_OK)
+		return err->status;
+	struct table t = {.raw = raw};
+	t.names = pylayout_field_names(l->minor, &t.count);
+	l->table_size = PY_DEBUG_HEADER_SIZE + t.count * 8;
+	if (len < l->table_size)
+		return tt_fail(err, TT_EBADMEM, 0, "short _Py_DebugOffsets table (%zu of %llu bytes)",
+			       len, (unsigned long long)l->table_size);
+	struct table_sizes z = {0};
+	read_fields(&t, l, &z);
+	if (t.missing)
+		return tt_fail(err, TT_EVERSION, 0, "Python %s: offset table lacks %s",
+			       l->version_str, t.missing);
+	set_semantics(l);
+	const char *bad = implausible(l, &z);
 	if (bad)
 		return tt_fail(err, TT_EBADMEM, 0,
 			       "Python %s: implausible _Py_DebugOffsets entry for %s (corrupt table?)",
 			       l->version_str, bad);
-
-	/* The fields only asyncio tasks use: implausible ones cost the tasks
-	 * (has_async off), not the attach. */
-	if (l->has_async &&
-	    (gen_size > MAX_SMALL_STRUCT || !fits(l->gen_frame_state, 1, gen_size) ||
-	     l->gen_iframe >= gen_size || l->gen_iframe > 512 ||
-	     !fits(l->fr_stackpointer, 8, fr_size) || set_size > MAX_SMALL_STRUCT ||
-	     !fits(l->set_used, 8, set_size) || !fits(l->set_table, 8, set_size) ||
-	     !fits(l->set_mask, 8, set_size) || l->llist_next > 64 ||
-	     !fits(l->tp_flags, 8, type_size) || l->long_lv_tag > 64 || l->long_digit > 64))
+	if (l->has_async && !async_plausible(l, &z))
 		l->has_async = false;
 
 	/* Derived offsets (see pylayout.h). */
@@ -502,7 +537,7 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 	l->is_threads_count = l->has_threads_main ? l->is_threads_main + 8 : l->is_threads_head + 16;
 	l->is_gil_switch = l->is_gil_locked + 8;
 	l->ts_datastack_top = l->ts_datastack_chunk + 8;
-	return finish_layout(l, is_size, err);
+	return finish_layout(l, z.is, err);
 }
 
 /* The compiled-in layouts of 3.11 and 3.12, which carry no _Py_DebugOffsets

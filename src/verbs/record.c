@@ -237,6 +237,145 @@ sample_into(struct session *session, struct log_sink *k, const struct record_arg
 		k->failed = true;
 }
 
+/* One run's state from the session's start to the files written. */
+struct record_run {
+	struct session session;
+	struct export_sources sources;
+	struct profile prof;
+	struct samplelog log;
+	struct log_sink sink;
+	struct timeline timeline;
+	struct binrec_header header;  /* what the run is of: the recording's header, the outputs' metadata */
+};
+
+/* The session, the sample log and the recording's header; on failure what
+ * was made is undone (the outputs and baseline stay the caller's). */
+static tt_status
+record_start(struct record_args *a, struct record_run *r, struct tt_error *err)
+{
+	struct sampler_config cfg;
+	sampler_default_config(&cfg);
+	/* cpu mode at a rate above the default on-CPU reading rate: the
+	 * state is read for every sample, of every thread however many. */
+	if (a->filter == PROFILE_CPU && a->hz > 0 && 1e9 / a->hz < (double)cfg.walk.cpu_period_ns)
+		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / a->hz);
+	if (a->filter == PROFILE_CPU)
+		cfg.walk.cpu_reads_per_sample = 0;
+	struct session_options so = {
+		.pid = a->pid, .command = a->command, .child_keeps_output = true, .rate_hz = a->hz,
+		.duration_s = a->seconds, .no_subprocesses = !a->subprocesses,
+		.async_aware = a->async_aware, .config = &cfg,
+	};
+	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
+	if (session_catch_stop_signals(err) != TT_OK)
+		return err->status;
+	if (session_start(&r->session, &so, err) != TT_OK)
+		return err->status;
+	/* The heatmap reads sources as the target saw them, even once it exited. */
+	export_sources_open(&r->sources, r->session.target.pid);
+	profile_init(&r->prof);
+	timeline_init(&r->timeline);
+	if (samplelog_init(&r->log, &r->prof, a->filter) != 0) {
+		tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the sample log");
+		goto undo;
+	}
+	r->sink = (struct log_sink){.log = &r->log, .live = &r->session.sampler.procs,
+				    .rec = outputs_recording(&a->outs)};
+	/* the Firefox Profiler's file shows the samples in time: keep them */
+	if (outputs_have(&a->outs, EXPORT_GECKO))
+		r->log.timeline = &r->timeline;
+	struct timespec started;
+	clock_gettime(CLOCK_REALTIME, &started);
+	r->header = (struct binrec_header){
+		.pid = r->session.pid, .python_version = r->session.target.layout.version_str,
+		.command = r->session.cmdline, .mode = a->filter, .rate_hz = a->hz,
+		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
+		.subprocesses = a->subprocesses, .async_aware = a->async_aware,
+	};
+	if (r->sink.rec) {
+		if (binrec_begin(r->sink.rec, &r->header, err) != TT_OK) {
+			samplelog_free(&r->log);
+			goto undo;
+		}
+		r->log.sink = binrec_put;
+		r->log.sink_ctx = r->sink.rec;
+	}
+	return TT_OK;
+undo:
+	profile_free(&r->prof);
+	export_sources_close(&r->sources);
+	session_end(&r->session);
+	return err->status;
+}
+
+/* After sampling: the outputs written, the summary line, the exit status. */
+static int
+record_finish(struct record_args *a, struct record_run *r)
+{
+	struct session *session = &r->session;
+	struct sampler *s = &session->sampler;
+	enum sampler_end how = sampler_end_state(s);
+	int interrupted = session_stop_signal();
+	/* The sampler may see the program go before it can be reaped: give
+	 * waitpid a moment, so its status is reported rather than guessed. */
+	if (how == SAMPLER_TARGET_EXITED)
+		session_wait_child(session, 1000000000ull);
+
+	int rc = 0;
+	char cmdline[512];
+	taskinfo_cmdline(session->pid, cmdline, sizeof cmdline);
+	if (!cmdline[0])  /* it has exited: the line read at the start */
+		snprintf(cmdline, sizeof cmdline, "%s", session->cmdline);
+	struct binrec_progress progress = {
+		atomic_load(&s->stats.elapsed_ns), atomic_load(&s->stats.samples),
+		atomic_load(&s->stats.errors), atomic_load(&s->stats.missed),
+	};
+	/* processes whose index went to a new one since their last samples */
+	profile_settle(&r->prof, &r->log.mirror);
+	timeline_settle(&r->timeline, &r->log.mirror);
+	struct export_meta meta;
+	outputs_meta(&meta, &r->header, cmdline, &progress, &r->log.mirror);
+	meta.per_thread = a->per_thread;
+	meta.diff_base = a->have_diff_base ? &a->diff_base : NULL;
+	meta.diff_base_name = a->diff_base_path;
+	meta.sources = r->sources;
+	meta.timeline = r->log.timeline;
+	/* the heatmap's sources in the recording: replay's heatmap is this one */
+	if (r->sink.rec)
+		binrec_put_sources(r->sink.rec, &r->prof, &r->log.mirror, &r->sources);
+	char written[1024];
+	/* The first failure is reported after the summary line, with its cause. */
+	struct tt_error werr = {0};
+	bool write_failed = !outputs_write(&a->outs, &r->prof, &r->log.mirror, &meta, cmdline,
+					   &progress, written, sizeof written, &werr);
+	uint64_t samples = atomic_load(&s->stats.samples), errors = atomic_load(&s->stats.errors);
+	double secs = (double)atomic_load(&s->stats.elapsed_ns) / 1e9;
+	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
+		"%llu thread samples in %llu distinct stacks%s%s%s\n",
+		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
+		samples ? 100.0 * (double)errors / (double)samples : 0.0,
+		(unsigned long long)atomic_load(&s->stats.missed), (unsigned long long)r->prof.total,
+		(unsigned long long)r->prof.count,
+		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
+		written[0] ? "; wrote " : "", written);
+	outputs_timeline_note(r->log.timeline);
+	if (write_failed)
+		rc = cli_report(&werr);
+	if (r->sink.failed)
+		fprintf(stderr, "tachyon-top: some samples were not recorded: %s\n", r->sink.err.msg);
+	else if (r->log.lost)
+		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
+	if (how == SAMPLER_FAILED && rc == 0)
+		rc = cli_report(&s->error);
+	rc = program_outcome(session, interrupted, how, rc);
+	samplelog_free(&r->log);
+	timeline_free(&r->timeline);
+	profile_free(&r->prof);
+	export_sources_close(&r->sources);
+	session_end(session);
+	return rc;
+}
+
 int
 record_main(int argc, char **argv)
 {
@@ -255,137 +394,14 @@ record_main(int argc, char **argv)
 		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
-
-	struct sampler_config cfg;
-	sampler_default_config(&cfg);
-	/* cpu mode at a rate above the default on-CPU reading rate: the
-	 * state is read for every sample, of every thread however many. */
-	if (a.filter == PROFILE_CPU && a.hz > 0 && 1e9 / a.hz < (double)cfg.walk.cpu_period_ns)
-		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / a.hz);
-	if (a.filter == PROFILE_CPU)
-		cfg.walk.cpu_reads_per_sample = 0;
-	struct session_options so = {
-		.pid = a.pid, .command = a.command, .child_keeps_output = true, .rate_hz = a.hz,
-		.duration_s = a.seconds, .no_subprocesses = !a.subprocesses,
-		.async_aware = a.async_aware, .config = &cfg,
-	};
-
-	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
-	if (session_catch_stop_signals(&err) != TT_OK) {
+	struct record_run run;
+	if (record_start(&a, &run, &err) != TT_OK) {
 		outputs_abort(&a.outs);
 		diffbase_free(&a.diff_base);
 		return cli_report(&err);
 	}
-
-	struct session session;
-	if (session_start(&session, &so, &err) != TT_OK) {
-		outputs_abort(&a.outs);
-		diffbase_free(&a.diff_base);
-		return cli_report(&err);
-	}
-	struct sampler *s = &session.sampler;
-	/* The heatmap reads sources as the target saw them, even once it exited. */
-	struct export_sources sources;
-	export_sources_open(&sources, session.target.pid);
-	struct profile prof;
-	profile_init(&prof);
-	struct samplelog log;
-	if (samplelog_init(&log, &prof, a.filter) != 0) {
-		tt_fail(&err, TT_ENOMEM, ENOMEM, "out of memory for the sample log");
-		export_sources_close(&sources);
-		outputs_abort(&a.outs);
-		diffbase_free(&a.diff_base);
-		session_end(&session);
-		return cli_report(&err);
-	}
-	struct log_sink sink = {.log = &log, .live = &s->procs, .rec = outputs_recording(&a.outs)};
-	/* the Firefox Profiler's file shows the samples in time: keep them */
-	struct timeline timeline;
-	timeline_init(&timeline);
-	if (outputs_have(&a.outs, EXPORT_GECKO))
-		log.timeline = &timeline;
-	struct timespec started;
-	clock_gettime(CLOCK_REALTIME, &started);
-	/* what the run is of: the recording's header, the outputs' metadata */
-	struct binrec_header run = {
-		.pid = session.pid, .python_version = session.target.layout.version_str,
-		.command = session.cmdline, .mode = a.filter, .rate_hz = a.hz,
-		.start_unix_ns = (uint64_t)started.tv_sec * 1000000000ull + (uint64_t)started.tv_nsec,
-		.subprocesses = a.subprocesses, .async_aware = a.async_aware,
-	};
-	if (sink.rec) {
-		if (binrec_begin(sink.rec, &run, &err) != TT_OK) {
-			samplelog_free(&log);
-			export_sources_close(&sources);
-			outputs_abort(&a.outs);
-			diffbase_free(&a.diff_base);
-			session_end(&session);
-			return cli_report(&err);
-		}
-		log.sink = binrec_put;
-		log.sink_ctx = sink.rec;
-	}
-	sample_into(&session, &sink, &a);
-	enum sampler_end how = sampler_end_state(s);
-	int interrupted = session_stop_signal();
-	/* The sampler may see the program go before it can be reaped: give
-	 * waitpid a moment, so its status is reported rather than guessed. */
-	if (how == SAMPLER_TARGET_EXITED)
-		session_wait_child(&session, 1000000000ull);
-
-	rc = 0;
-	pid_t pid = session.pid;
-	char cmdline[512];
-	taskinfo_cmdline(pid, cmdline, sizeof cmdline);
-	if (!cmdline[0])  /* it has exited: the line read at the start */
-		snprintf(cmdline, sizeof cmdline, "%s", session.cmdline);
-	struct binrec_progress progress = {
-		atomic_load(&s->stats.elapsed_ns), atomic_load(&s->stats.samples),
-		atomic_load(&s->stats.errors), atomic_load(&s->stats.missed),
-	};
-	/* processes whose index went to a new one since their last samples */
-	profile_settle(&prof, &log.mirror);
-	timeline_settle(&timeline, &log.mirror);
-	struct export_meta meta;
-	outputs_meta(&meta, &run, cmdline, &progress, &log.mirror);
-	meta.per_thread = a.per_thread;
-	meta.diff_base = a.have_diff_base ? &a.diff_base : NULL;
-	meta.diff_base_name = a.diff_base_path;
-	meta.sources = sources;
-	meta.timeline = log.timeline;
-	/* the heatmap's sources in the recording: replay's heatmap is this one */
-	if (sink.rec)
-		binrec_put_sources(sink.rec, &prof, &log.mirror, &sources);
-	char written[1024];
-	/* The first failure is reported after the summary line, with its cause. */
-	struct tt_error werr = {0};
-	bool write_failed = !outputs_write(&a.outs, &prof, &log.mirror, &meta, cmdline, &progress,
-					   written, sizeof written, &werr);
-	uint64_t samples = atomic_load(&s->stats.samples), errors = atomic_load(&s->stats.errors);
-	double secs = (double)atomic_load(&s->stats.elapsed_ns) / 1e9;
-	fprintf(stderr, "tachyon-top: %llu samples in %.2f s (%.0f/s), %.2f%% errors, %llu missed, "
-		"%llu thread samples in %llu distinct stacks%s%s%s\n",
-		(unsigned long long)samples, secs, secs > 0 ? (double)samples / secs : 0.0,
-		samples ? 100.0 * (double)errors / (double)samples : 0.0,
-		(unsigned long long)atomic_load(&s->stats.missed), (unsigned long long)prof.total,
-		(unsigned long long)prof.count,
-		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
-		written[0] ? "; wrote " : "", written);
-	outputs_timeline_note(log.timeline);
-	if (write_failed)
-		rc = cli_report(&werr);
-	if (sink.failed)
-		fprintf(stderr, "tachyon-top: some samples were not recorded: %s\n", sink.err.msg);
-	else if (log.lost)
-		fprintf(stderr, "tachyon-top: out of memory: some samples were not recorded\n");
-	if (how == SAMPLER_FAILED && rc == 0)
-		rc = cli_report(&s->error);
-	rc = program_outcome(&session, interrupted, how, rc);
-	samplelog_free(&log);
-	timeline_free(&timeline);
-	profile_free(&prof);
-	export_sources_close(&sources);
+	sample_into(&run.session, &run.sink, &a);
+	rc = record_finish(&a, &run);
 	diffbase_free(&a.diff_base);
-	session_end(&session);
 	return rc;
 }
