@@ -26,80 +26,35 @@ static const double threshold_steps[] = {0, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20};
  * Key sets
  * ------------------------------------------------------------------- */
 
-static uint32_t
-key_slot(uint64_t k, uint32_t cap)
-{
-	return (uint32_t)((k ^ (k >> 29)) * 0x9e3779b97f4a7c15ull >> 32) & (cap - 1);
-}
+/* A set of path keys is a keytab of these: a key taken out keeps its
+ * record, marked out (the sets are small: what the user opened). */
+struct key_in {
+	uint64_t key;
+	bool in;
+};
 
 static bool
-keyset_has(const struct keyset *s, uint64_t k)
+keyset_has(const struct keytab *s, uint64_t k)
 {
-	if (!s->cap)
-		return false;
-	for (uint32_t h = key_slot(k, s->cap); s->keys[h]; h = (h + 1) & (s->cap - 1))
-		if (s->keys[h] == k)
-			return true;
-	return false;
+	const struct key_in *r = keytab_find(s, k);
+	return r && r->in;
 }
 
 static void
-keyset_add(struct keyset *s, uint64_t k)
+keyset_add(struct keytab *s, uint64_t k)
 {
-	if ((s->n + 1) * 2 > s->cap) {
-		uint32_t n = s->cap ? s->cap * 2 : 64;
-		uint64_t *keys = calloc(n, sizeof *keys);
-		if (!keys)
-			return;
-		for (uint32_t i = 0; i < s->cap; i++) {
-			if (!s->keys[i])
-				continue;
-			uint32_t h = key_slot(s->keys[i], n);
-			while (keys[h])
-				h = (h + 1) & (n - 1);
-			keys[h] = s->keys[i];
-		}
-		free(s->keys);
-		s->keys = keys;
-		s->cap = n;
-	}
-	uint32_t h = key_slot(k, s->cap);
-	for (; s->keys[h]; h = (h + 1) & (s->cap - 1))
-		if (s->keys[h] == k)
-			return;
-	s->keys[h] = k;
-	s->n++;
+	bool added;
+	struct key_in *r = keytab_put(s, k, &added);
+	if (r)
+		r->in = true;
 }
 
 static void
-keyset_remove(struct keyset *s, uint64_t k)
+keyset_remove(struct keytab *s, uint64_t k)
 {
-	if (!s->cap)
-		return;
-	uint32_t h = key_slot(k, s->cap);
-	for (; s->keys[h]; h = (h + 1) & (s->cap - 1))
-		if (s->keys[h] == k)
-			break;
-	if (!s->keys[h])
-		return;
-	s->keys[h] = 0;
-	s->n--;
-	/* Re-place the rest of the cluster (linear probing deletion). */
-	for (uint32_t i = (h + 1) & (s->cap - 1); s->keys[i]; i = (i + 1) & (s->cap - 1)) {
-		uint64_t v = s->keys[i];
-		s->keys[i] = 0;
-		uint32_t j = key_slot(v, s->cap);
-		while (s->keys[j])
-			j = (j + 1) & (s->cap - 1);
-		s->keys[j] = v;
-	}
-}
-
-static void
-keyset_free(struct keyset *s)
-{
-	free(s->keys);
-	memset(s, 0, sizeof *s);
+	struct key_in *r = keytab_find(s, k);
+	if (r)
+		r->in = false;
 }
 
 /* ---------------------------------------------------------------------
@@ -344,6 +299,8 @@ treeviews_enter(struct ui *u, enum view_id v)
 			return;
 		}
 		u->tv->threshold_step = DEFAULT_THRESHOLD_STEP;
+		keytab_init(&u->tv->expanded, sizeof(struct key_in));
+		keytab_init(&u->tv->unfolded, sizeof(struct key_in));
 	}
 	view_push(u, v);
 	u->message[0] = '\0'; /* it was about the view left */
@@ -361,8 +318,8 @@ treeviews_free(struct ui *u)
 	if (!tv)
 		return;
 	calltree_free(&tv->tree);
-	keyset_free(&tv->expanded);
-	keyset_free(&tv->unfolded);
+	keytab_free(&tv->expanded);
+	keytab_free(&tv->unfolded);
 	free(tv->rows);
 	free(tv->boxes);
 	free(tv);

@@ -12,15 +12,10 @@
 #include <termkey.h>
 
 #include "calltree.h"
+#include "keytab.h"
 #include "view.h"
 
 struct ui;
-
-/* A set of path keys (open addressing; 0 is never a path key). */
-struct keyset {
-	uint64_t *keys;
-	uint32_t n, cap;
-};
 
 enum tv_row_kind { TV_NODE, TV_FOLD, TV_CUT };
 
@@ -48,8 +43,8 @@ struct treeviews {
 	int threshold_step;      /* index into the threshold steps */
 
 	/* call tree view */
-	struct keyset expanded;  /* nodes shown open */
-	struct keyset unfolded;  /* parents whose small children are all shown */
+	struct keytab expanded;  /* path keys of the nodes shown open (treeview.c) */
+	struct keytab unfolded;  /* of the parents whose small children are all shown */
 	uint64_t sel_path[TV_MAX_PATH]; /* the selected row's node and its ancestors' keys, root first */
 	uint32_t sel_len;
 	bool sel_fold;           /* the selected row is the parent's fold / cut row */
