@@ -682,6 +682,45 @@ hostile_images(unsigned minor)
 		codecache_free(&c);
 		fakemem_free(&img.mem);
 	}
+
+	memset(&err, 0, sizeof err);
+	/* A code object replaced at its address (freed, another made there):
+	 * the cache's newest entry for the address is the one found, also
+	 * after its index grew and took every entry again. */
+	{
+		struct image img;
+		build_image(&img, minor);
+		struct target t;
+		struct code_cache c;
+		codecache_init(&c);
+		uint32_t first = 0, second = 0, again = 0;
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		if (st == TT_OK)
+			st = codecache_lookup(&c, &t.mem, &t.layout, A_CODE, &first, &err);
+		uint8_t *co = region_at(&img.mem, A_CODE), *co1 = co + 512;
+		memcpy(co + OFF("code_object.qualname"), co1 + OFF("code_object.qualname"), 8);
+		codecache_invalidate(&c);
+		if (st == TT_OK)
+			st = codecache_lookup(&c, &t.mem, &t.layout, A_CODE, &second, &err);
+		/* 600 more code objects: the index grows past its first 1,024 slots */
+		enum { MANY = 600, A_MANY = 0x1000000 };
+		uint8_t *many = fakemem_add(&img.mem, A_MANY, (size_t)MANY * 512);
+		for (uint32_t i = 0; i < MANY; i++)
+			memcpy(many + 512 * i, co + 1024, 512);
+		for (uint32_t i = 0; i < MANY && st == TT_OK; i++) {
+			uint32_t id;
+			st = codecache_lookup(&c, &t.mem, &t.layout, A_MANY + 512 * (uint64_t)i, &id, &err);
+		}
+		if (st == TT_OK)
+			st = codecache_lookup(&c, &t.mem, &t.layout, A_CODE, &again, &err);
+		tap_ok(st == TT_OK && second != first && again == second && c.replaced == 1 &&
+		       strcmp(codecache_get(&c, again)->qualname, "Beta.gamma") == 0,
+		       "3.%u code cache: a replaced code object's newest entry is found, after "
+		       "the index grew too (ids %u, %u, %u; replaced %llu; %s)", minor, first, second,
+		       again, (unsigned long long)c.replaced, err.msg);
+		codecache_free(&c);
+		fakemem_free(&img.mem);
+	}
 #undef OFF
 }
 

@@ -29,7 +29,7 @@ codecache_free(struct code_cache *c)
 		}
 		appendlog_free(c->entries);
 	}
-	free(c->slots);
+	idindex_free(&c->index);
 	memset(c, 0, sizeof *c);
 }
 
@@ -58,26 +58,14 @@ hash_addr(uint64_t addr)
 	return (uint32_t)(((addr >> 4) * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
-static tt_status
-grow_slots(struct code_cache *c, struct tt_error *err)
+/* An entry's hash in the index: by its address; one replaced by a newer
+ * entry for the same address keeps its slot under a hash of its own
+ * (its address cleared, it matches no lookup). */
+static uint32_t
+entry_hash(const void *ctx, uint32_t id)
 {
-	uint32_t n = c->nslots ? c->nslots * 2 : 1024;
-	uint32_t *slots = calloc(n, sizeof *slots);
-	if (!slots)
-		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory growing the code cache");
-	/* Re-index the newest entry for each address (older ones were replaced). */
-	uint32_t count = appendlog_count(c->entries);
-	for (uint32_t i = 0; i < count; i++) {
-		const struct code_entry *e = codecache_get(c, i);
-		uint32_t h = hash_addr(e->addr) & (n - 1);
-		while (slots[h] && codecache_get(c, slots[h] - 1)->addr != e->addr)
-			h = (h + 1) & (n - 1);
-		slots[h] = i + 1;
-	}
-	free(c->slots);
-	c->slots = slots;
-	c->nslots = n;
-	return TT_OK;
+	const struct code_entry *e = codecache_get((struct code_cache *)ctx, id - 1);
+	return e->addr ? hash_addr(e->addr) : id * 0x9E3779B9u;
 }
 
 /* The first code object we accept teaches us PyCode_Type's address; after
@@ -180,12 +168,11 @@ codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout 
 		return tt_fail(err, TT_EBADMEM, 0, "misaligned code object pointer 0x%llx",
 			       (unsigned long long)addr);
 	uint32_t *slot = NULL;
-	if (c->nslots) {
-		for (uint32_t h = hash_addr(addr) & (c->nslots - 1);; h = (h + 1) & (c->nslots - 1)) {
-			if (c->slots[h] == 0)
-				break;
-			if (codecache_get(c, c->slots[h] - 1)->addr == addr) {
-				slot = &c->slots[h];
+	if (c->index.nslots) {
+		uint32_t i = idindex_start(&c->index, hash_addr(addr));
+		for (; c->index.slots[i]; i = idindex_next(&c->index, i)) {
+			if (codecache_get(c, c->index.slots[i] - 1)->addr == addr) {
+				slot = &c->index.slots[i];
 				break;
 			}
 		}
@@ -214,12 +201,10 @@ codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout 
 		if ((st = read_header(r, l, addr, &h, err)) != TT_OK)
 			return st;
 	}
-	/* Keep the index at most half full. */
+	/* Room in the index before the entry is added (it stays at most half full). */
 	uint32_t count = appendlog_count(c->entries);
-	if (!slot && (count + 1) * 2 > c->nslots) {
-		if ((st = grow_slots(c, err)) != TT_OK)
-			return st;
-	}
+	if (!slot && !idindex_reserve(&c->index, 1, count + 1, 1024, entry_hash, c))
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory growing the code cache");
 	struct code_entry *e = appendlog_reserve(c->entries);
 	if (!e)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "more than %u distinct code objects",
@@ -228,12 +213,14 @@ codecache_lookup(struct code_cache *c, struct remote *r, const struct py_layout 
 		return st; /* the reserved slot stays unpublished and is reused */
 	*id = appendlog_publish(c->entries);
 	if (slot) {
+		/* the older entry of this address is replaced: it matches no more */
+		((struct code_entry *)appendlog_at(c->entries, *slot - 1))->addr = 0;
 		*slot = *id + 1;
 	} else {
-		uint32_t hh = hash_addr(addr) & (c->nslots - 1);
-		while (c->slots[hh])
-			hh = (hh + 1) & (c->nslots - 1);
-		c->slots[hh] = *id + 1;
+		uint32_t i = idindex_start(&c->index, hash_addr(addr));
+		while (c->index.slots[i])
+			i = idindex_next(&c->index, i);
+		c->index.slots[i] = *id + 1;
 	}
 	return TT_OK;
 }

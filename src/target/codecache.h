@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "appendlog.h"
+#include "idindex.h"
 #include "error.h"
 #include "pylayout.h"
 #include "remote.h"
@@ -38,8 +39,7 @@ struct code_entry {
 
 struct code_cache {
 	struct appendlog *entries;
-	uint32_t *slots;          /* open addressing: entry index + 1, 0 = empty */
-	uint32_t nslots;          /* power of two */
+	struct idindex index;     /* entry index + 1 by address (the newest entry of each) */
 	uint32_t epoch;
 	uint64_t code_type;       /* address of PyCode_Type once verified, else 0 */
 	uint64_t hits, misses, rechecks, replaced;
