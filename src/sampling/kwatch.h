@@ -40,7 +40,7 @@ struct kwatch_snapshot {
 struct kwatch;
 
 /* Lists the processes to watch besides the root, at each look, on the
- * watcher's thread: their pids into *pids (grown with realloc, capacity
+ * watcher's thread: their pids into *pids (grown with grow_array, capacity
  * *cap); returns how many, or (size_t)-1 when it cannot say. */
 typedef size_t kwatch_tree_fn(void *ctx, pid_t **pids, uint32_t *cap);
 
