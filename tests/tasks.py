@@ -972,11 +972,17 @@ def check_asgi_tree(kind):
             expect(len(shown) == 1 and shown <= set(held), "task rows of processes %s, expected "
                    "one of %s" % (shown, held), screen)
             pid = shown.pop()
-            # ] moves the process selection: on a holder, only its tasks.
+            # ] moves the process selection: on a holder, only its tasks. Each
+            # press is waited for until the title names another process: a
+            # screen not yet redrawn would let the presses run ahead of it.
+            one = re.compile(r"asyncio tasks  \d+ tasks? of process (\d+)")
+            before = None
             for _ in range(len(workers) + 3):
                 tui.keys("]")
-                screen = tui.wait(lambda s: re.search(r"asyncio tasks  \d+ tasks of process (\d+)",
-                                                      s), "the tasks view of one process")
+                screen = tui.wait(lambda s: one.search(s) and one.search(s).group(1) != before,
+                                  "the tasks view of one process after %s"
+                                  % ("process %s" % before if before else "every process"))
+                before = one.search(screen).group(1)
                 if re.search(r"tasks of process %d " % pid, screen):
                     break
             expect(re.search(r"tasks of process %d " % pid, screen),
