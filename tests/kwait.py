@@ -32,6 +32,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -833,6 +834,117 @@ def check_pidns(ctx, wrapper):
                 sidecar(target)
 
 
+class StopWatch:
+    """Polls every thread's state of a process (/proc/PID/task/*/stat) about
+    once a millisecond in a thread of its own, for a stop (t or T)."""
+
+    def __init__(self, pid):
+        self.pid, self.stops, self.polls, self.done = pid, [], 0, False
+
+    def run(self):
+        while not self.done:
+            with contextlib.suppress(OSError):
+                for task in os.listdir("/proc/%d/task" % self.pid):
+                    with contextlib.suppress(OSError, IndexError):
+                        with open("/proc/%d/task/%s/stat" % (self.pid, task)) as f:
+                            state = f.read().rsplit(")", 1)[1].split()[0]
+                        if state in "tT":
+                            self.stops.append((task, state))
+            self.polls += 1
+            time.sleep(0.001)
+
+    def __enter__(self):
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.done = True
+        self.thread.join()
+
+
+def gdb_pcs(pid):
+    """{tid: [pc of each frame, innermost first]} by Debian's gdb (which
+    stops the target while it reads), with the target's own libraries."""
+    argv = ["gdb", "-q", "-nx", "-batch", "-ex", "set sysroot /proc/%d/root" % pid,
+            "-ex", "set debuginfod enabled off", "-ex", "set auto-load no",
+            "-p", str(pid), "-ex", "thread apply all frame apply all -q p/x $pc"]
+    out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                         timeout=120).stdout
+    pcs, tid = {}, None
+    for line in out.splitlines():
+        m = re.match(r"^Thread \d+ \(.*?LWP (\d+)", line)
+        if m:
+            tid = int(m.group(1))
+            pcs[tid] = []
+            continue
+        m = re.match(r"^\$\d+ = (0x[0-9a-f]+)$", line.strip())
+        if m and tid is not None:
+            pcs[tid].append(int(m.group(1), 16))
+    return pcs, out
+
+
+# The libc call each role's native frames name: a symbol holding this word
+# (glibc's aliases: recv, __recv, __libc_recv; with libc6-dbg .symtab's names).
+NATIVE_CALLS = {"recv": "recv", "sleep": "nanosleep", "accept": "accept"}
+
+
+def test_native(ctx):
+    target = ctx.target
+    plain = dump(target)
+    expect(all("native" not in t and "native_end" not in t for t in plain["threads"]),
+           "dump without --native has native frames")
+    with StopWatch(target.pid) as watch:
+        run = rig.tachyon("dump", "--native", "--json", "-p", target.pid)
+        doc = run.json(target.pid)
+        text = rig.tachyon("dump", "--native", "-p", target.pid)
+        text.expect_success()
+    expect(not watch.stops and watch.polls > 10,
+           "the target stopped while dump --native read it: %s (%d polls)"
+           % (watch.stops[:5], watch.polls))
+    threads = rig.threads_by_tid(doc)
+    r = roles(target)
+    busy = threads[r["busy"]]
+    expect(busy["native"] == [] and (busy["native_end"] or "").startswith("running"),
+           "the running thread: %s, %s" % (show(busy["native"]), show(busy["native_end"])))
+    ours = {}
+    for name in CALLS:
+        t = threads[r[name]]
+        frames = t["native"]
+        expect(frames and all(f["library"] for f in frames[:1]),
+               "thread %s (%d): no native frames (%s)" % (name, r[name], show(t["native_end"])))
+        ours[name] = [int(f["pc"], 16) for f in frames]
+        if name in NATIVE_CALLS:
+            named = [f["symbol"] for f in frames if f["library"].startswith("libc.so")
+                     and f["symbol"] and NATIVE_CALLS[name] in f["symbol"]]
+            expect(named, "thread %s: no libc function named for %s among %s"
+                   % (name, NATIVE_CALLS[name], show(frames)))
+    lines = text.out.decode("utf-8", "replace")
+    expect(re.search(r"^    \S+\+0x[0-9a-f]+ \(libc\.so\.6\)$", lines, re.M),
+           "the text dump has no 'symbol+0xOFF (libc.so.6)' line", *text.details())
+    # The oracle stops the target: last, after every other check of it.
+    pcs, out = gdb_pcs(target.pid)
+
+    def dedup(frames):
+        # a function inlined at a call is a frame of its own in gdb, at the same pc
+        return [p for i, p in enumerate(frames) if i == 0 or frames[i - 1] != p]
+
+    def within(mine, theirs):
+        # with debug info (the host's python3.11-dbg, libc6-dbg) gdb adds the
+        # frames of tail calls it infers: ours, the frames on the stack, must
+        # be gdb's in order, from the same first one
+        it = iter(theirs)
+        return bool(mine) and theirs[:1] == mine[:1] and all(p in it for p in mine)
+    for name, mine in ours.items():
+        mine, theirs = dedup(mine), dedup(pcs.get(r[name], []))
+        expect(within(mine, theirs),
+               "thread %s (%d): native frames %s, gdb's %s" % (
+                   name, r[name], [hex(p) for p in mine], [hex(p) for p in theirs]),
+               *out.splitlines()[-40:])
+    rig.Tap.emit("# native frames per thread, as far as gdb's: %s" % ", ".join(
+        "%s %d" % (n, len(p)) for n, p in sorted(ours.items())))
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -846,6 +958,10 @@ SHARED = [
     ("the durations grow by the time between two dumps", test_durations_grow),
     ("--batch prints each thread's call and object", test_batch),
     ("live screen: the recv thread's peer address in the threads panel; b sorts", test_tui),
+    # last: its oracle, gdb, stops the target
+    ("dump --native: each blocked thread's native frames are gdb's, in order, as far as "
+     "they go; libc's call named; the busy thread running; the target never stopped",
+     test_native),
 ]
 OWN = [
     ("unshare -n: sockets of a target in a private network namespace still resolve",

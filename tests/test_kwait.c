@@ -19,13 +19,15 @@ test_syscall(void)
 	struct kwait_call c;
 	tap_ok(kwait_parse_syscall("running\n", &c) && c.state == KWAIT_RUNNING, "running");
 	tap_ok(kwait_parse_syscall("-1 0x7ffd5e3f0a48 0x7f917725f2ad\n", &c) &&
-	       c.state == KWAIT_USER && c.nr == -1,
-	       "-1 sp pc: off CPU outside a system call");
+	       c.state == KWAIT_USER && c.nr == -1 && c.sp == 0x7ffd5e3f0a48ull &&
+	       c.pc == 0x7f917725f2adull,
+	       "-1 sp pc: off CPU outside a system call, its registers");
 	tap_ok(kwait_parse_syscall("45 0x7 0x7f00c0001000 0x10000 0x0 0x0 0x0 0x7ffd5e3f0a48 "
 				   "0x7f917725f2ad\n", &c) &&
 	       c.state == KWAIT_SYSCALL && c.nr == 45 && c.args[0] == 7 &&
-	       c.args[1] == 0x7f00c0001000ull && c.args[2] == 0x10000 && c.args[5] == 0,
-	       "recvfrom with its arguments");
+	       c.args[1] == 0x7f00c0001000ull && c.args[2] == 0x10000 && c.args[5] == 0 &&
+	       c.sp == 0x7ffd5e3f0a48ull && c.pc == 0x7f917725f2adull,
+	       "recvfrom with its arguments and registers");
 	tap_ok(kwait_parse_syscall("202 0x7f9176e5e4a0 0x189 0x0 0x0 0x0 0xffffffff 0x7ffd 0x7f91",
 				   &c) && c.nr == 202 && c.args[1] == 0x189 && c.args[5] == 0xffffffffull,
 	       "futex without a trailing newline");

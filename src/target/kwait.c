@@ -161,6 +161,8 @@ kwait_parse_syscall(const char *text, struct kwait_call *out)
 	if ((int64_t)nr == -1) {
 		/* "-1 sp pc": off CPU but not in a system call. */
 		out->state = KWAIT_USER;
+		if (parse_number(&p, 16, &out->sp, false))
+			parse_number(&p, 16, &out->pc, false);
 		return true;
 	}
 	if ((int64_t)nr < 0 || nr > 100000)
@@ -176,6 +178,8 @@ kwait_parse_syscall(const char *text, struct kwait_call *out)
 	out->state = KWAIT_SYSCALL;
 	out->nr = (long)nr;
 	memcpy(out->args, v, sizeof out->args);
+	out->sp = v[6];
+	out->pc = v[7];
 	return true;
 }
 

@@ -36,6 +36,7 @@ struct kwait_call {
 	enum kwait_state state;
 	long nr;
 	uint64_t args[6];
+	uint64_t sp, pc;     /* user stack and instruction pointers (KWAIT_USER, KWAIT_SYSCALL) */
 };
 
 /* /proc/PID/task/TID/syscall. */

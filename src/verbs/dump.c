@@ -15,6 +15,7 @@
 #include "dumptasks.h"
 #include "grow.h"
 #include "kwait.h"
+#include "native.h"
 #include "owners.h"
 #include "sanitize.h"
 #include "schedclock.h"
@@ -29,13 +30,17 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--subprocesses]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--subprocesses]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
 	      "  -j, --json          print one JSON object instead of text\n"
 	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
 	      "                      (Python 3.14+; with --subprocesses, each process's)\n"
+	      "  -n, --native        also each blocked thread's native (C) frames above its\n"
+	      "                      Python ones, from the registers the kernel gives for a\n"
+	      "                      system call, unwound by the libraries' CFI (libdw);\n"
+	      "                      the thread is not stopped\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
@@ -80,13 +85,27 @@ struct kernel_view {
 	struct kwait_reader *reader;
 	struct schedclock *clock;
 	struct owners *owners;
+	bool want_native;
+	struct native_unwinder *native;   /* --native: the process's unwinder, or NULL */
+	char native_error[400];           /* why there is none */
 };
 
-static struct kernel_view
-kernel_view_open(pid_t pid, struct remote *mem)
+/* What was asked of the dump. */
+struct dump_opts {
+	bool json, tasks, native;
+};
+
+static void
+kernel_view_open(struct kernel_view *kv, pid_t pid, struct remote *mem, bool native)
 {
-	struct owners *owners = owners_new();
-	return (struct kernel_view){kwait_reader_new(pid, mem, owners), schedclock_new(), owners};
+	memset(kv, 0, sizeof *kv);
+	kv->owners = owners_new();
+	kv->reader = kwait_reader_new(pid, mem, kv->owners);
+	kv->clock = schedclock_new();
+	kv->want_native = native;
+	struct tt_error err = {0};
+	if (native && native_open(&kv->native, pid, &err) != TT_OK)
+		snprintf(kv->native_error, sizeof kv->native_error, "%s", err.msg);
 }
 
 static void
@@ -95,6 +114,36 @@ kernel_view_close(struct kernel_view *kv)
 	kwait_reader_free(kv->reader);
 	schedclock_free(kv->clock);
 	owners_free(kv->owners);
+	native_close(kv->native);
+}
+
+/* --native: the thread's native frames, innermost first, and why they end. */
+static size_t
+thread_native(const struct kernel_view *kv, const struct tt_thread *th, struct native_frame *out,
+	      char *why, size_t wlen)
+{
+	if (!kv->native) {
+		snprintf(why, wlen, "%s", kv->native_error);
+		return 0;
+	}
+	if (th->tid_unknown) {
+		snprintf(why, wlen, "the thread's kernel id is not known");
+		return 0;
+	}
+	return native_thread_frames(kv->native, (pid_t)th->native_tid, out, NATIVE_MAX_FRAMES, why,
+				    wlen);
+}
+
+/* "symbol+0xOFF (library)", "0xADDR (library)" without a symbol. */
+static void
+format_native(const struct native_frame *f, char *buf, size_t len)
+{
+	char sym[sizeof f->symbol + 24];
+	if (f->symbol[0])
+		snprintf(sym, sizeof sym, "%s+0x%llx", f->symbol, (unsigned long long)f->offset);
+	else
+		snprintf(sym, sizeof sym, "0x%llx", (unsigned long long)f->pc);
+	snprintf(buf, len, "%s (%s)", sym, f->library[0] ? f->library : "?");
 }
 
 /* What thread tid waits for in the kernel, seen once: how long is "since
@@ -203,6 +252,20 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 			sep = ", ";
 		}
 		printf("%s\n", *sep == ',' ? ")" : "");
+		if (kv->want_native) {
+			struct native_frame nf[NATIVE_MAX_FRAMES];
+			char why[512], line[600];
+			size_t n = thread_native(kv, th, nf, why, sizeof why);
+			for (size_t k = 0; k < n; k++) {
+				format_native(&nf[k], line, sizeof line);
+				sanitize_for_terminal(line, safe, sizeof safe);
+				printf("    %s\n", safe);
+			}
+			if (why[0]) {
+				sanitize_for_terminal(why, safe, sizeof safe);
+				printf("    (native frames %s: %s)\n", n ? "end" : "none", safe);
+			}
+		}
 		if (th->nframes == 0)
 			printf("    (no Python frames)\n");
 		for (uint32_t f = 0; f < th->nframes; f++) {
@@ -284,6 +347,33 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		} else {
 			printf("null,\n");
 		}
+		if (kv->want_native) {
+			struct native_frame nf[NATIVE_MAX_FRAMES];
+			char why[512];
+			size_t n = thread_native(kv, th, nf, why, sizeof why);
+			printf("   \"native\": [");
+			for (size_t k = 0; k < n; k++) {
+				printf("%s\n    {\"pc\": \"0x%llx\", \"symbol\": ", k ? "," : "",
+				       (unsigned long long)nf[k].pc);
+				if (nf[k].symbol[0])
+					json_put_string(stdout, nf[k].symbol);
+				else
+					printf("null");
+				printf(", \"offset\": %llu, \"library\": ",
+				       (unsigned long long)nf[k].offset);
+				if (nf[k].library[0])
+					json_put_string(stdout, nf[k].library);
+				else
+					printf("null");
+				printf("}");
+			}
+			printf("], \"native_end\": ");
+			if (why[0])
+				json_put_string(stdout, why);
+			else
+				printf("null");
+			printf(",\n");
+		}
 		printf("   \"frames\": [");
 		for (uint32_t f = 0; f < th->nframes; f++) {
 			const struct tt_frame *fr = &s->frames[th->first_frame + f];
@@ -313,9 +403,10 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
  * printed before) it is printed with a note saying why, and the JSON goes
  * into the tree's {"processes": [...]}. */
 static tt_status
-dump_process(struct target *t, pid_t ppid, bool json, bool want_tasks, bool *printed,
+dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *printed,
 	     struct tt_error *err)
 {
+	bool json = o->json, want_tasks = o->tasks;
 	struct unwinder u;
 	tt_status st = unwinder_init(&u, t, UNWIND_CPU_STATE, err);
 	if (st != TT_OK)
@@ -338,7 +429,8 @@ dump_process(struct target *t, pid_t ppid, bool json, bool want_tasks, bool *pri
 	if (st == TT_OK) {
 		/* Right after the stacks: the kernel's view of the same moment
 		 * (NULL without memory: it is then left out, not an error). */
-		struct kernel_view kv = kernel_view_open(t->pid, &t->mem);
+		struct kernel_view kv;
+		kernel_view_open(&kv, t->pid, &t->mem, o->native);
 		if (printed)
 			printf("%s", !*printed ? (json ? "{\"processes\": [\n" : "")
 					       : (json ? ",\n" : "\n"));
@@ -368,13 +460,13 @@ dump_process(struct target *t, pid_t ppid, bool json, bool want_tasks, bool *pri
 /* One process of a tree: attached, sampled and printed, or a reason it
  * was not. */
 static tt_status
-dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struct tt_error *err)
+dump_one(pid_t pid, pid_t ppid, const struct dump_opts *o, bool *printed, struct tt_error *err)
 {
 	struct target t;
 	tt_status st = target_attach(&t, pid, err);
 	if (st != TT_OK)
 		return st;
-	return dump_process(&t, ppid, json, want_tasks, printed, err);
+	return dump_process(&t, ppid, o, printed, err);
 }
 
 /* The process and its descendants, parents before children. The root's
@@ -382,8 +474,9 @@ dump_one(pid_t pid, pid_t ppid, bool json, bool want_tasks, bool *printed, struc
  * be Python, whose descendants are what is asked); a descendant that is
  * not Python is skipped, one that cannot be read or ends meanwhile is noted on stderr. */
 static int
-dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
+dump_tree(pid_t root, const struct dump_opts *o, bool other_root)
 {
+	bool json = o->json;
 	pid_t *todo = NULL, *parent = NULL;
 	uint32_t n = 0, cap = 0, pcap = 0;
 	pid_t *kids = NULL;
@@ -402,7 +495,7 @@ dump_tree(pid_t root, bool json, bool want_tasks, bool other_root)
 	bool printed = false;
 	for (uint32_t i = 0; i < n; i++) {
 		struct tt_error err = {0};
-		tt_status st = dump_one(todo[i], parent[i], json, want_tasks, &printed, &err);
+		tt_status st = dump_one(todo[i], parent[i], o, &printed, &err);
 		if (st != TT_OK && i == 0 && !(other_root && st == TT_ENOTPY)) {
 			rc = cli_report(&err);
 			break;
@@ -443,25 +536,30 @@ dump_main(int argc, char **argv)
 		{"tasks", no_argument, NULL, 't'},
 		{"subprocesses", no_argument, NULL, 's'},
 		{"no-subprocesses", no_argument, NULL, 'N'},
+		{"native", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	pid_t pid = 0;
-	bool json = false, want_tasks = false, tree = false, one = false;
+	struct dump_opts o = {0};
+	bool tree = false, one = false;
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:jtsh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jtnsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
 				return cli_usage_error("dump ", "invalid pid '%s'", optarg);
 			break;
 		case 'j':
-			json = true;
+			o.json = true;
 			break;
 		case 't':
-			want_tasks = true;
+			o.tasks = true;
+			break;
+		case 'n':
+			o.native = true;
 			break;
 		case 's':
 			tree = true;
@@ -484,7 +582,7 @@ dump_main(int argc, char **argv)
 		return cli_usage_error("dump ", "missing -p PID");
 
 	if (tree)
-		return dump_tree(pid, json, want_tasks, false);
+		return dump_tree(pid, &o, false);
 	struct tt_error err = {0};
 	struct target t;
 	bool other = false;
@@ -493,10 +591,10 @@ dump_main(int argc, char **argv)
 	if (other) {
 		/* A root that is not Python (a shell, tini, a wrapper): what is
 		 * asked is its Python descendants, as with --subprocesses. */
-		return dump_tree(pid, json, want_tasks, true);
+		return dump_tree(pid, &o, true);
 	}
 	if (st == TT_OK)
-		st = dump_process(&t, -1, json, want_tasks, NULL, &err);
+		st = dump_process(&t, -1, &o, NULL, &err);
 	fflush(stdout);
 	return st == TT_OK ? 0 : cli_report(&err);
 }

@@ -1,0 +1,49 @@
+/* Native (C) frames of a target's thread, read without stopping it.
+ *
+ * A thread blocked in a system call: the kernel gives its stack pointer and
+ * program counter (/proc/PID/task/TID/syscall); the stack is read with
+ * process_vm_readv and unwound by the call frame information (.eh_frame,
+ * .debug_frame) of the executable and libraries, with elfutils' libdwfl.
+ * Nothing is attached to, stopped or written. With only those two
+ * registers, the walk ends at the first frame whose rule needs another
+ * one (code built with frame pointers finds its frame by %rbp): the frames
+ * above it are the C code the thread is in, innermost first.
+ *
+ * Files are opened through the target's own root (/proc/PID/root), so a
+ * target in a container or a chroot is unwound with its own libraries.
+ * Symbol names come from those files (.symtab, else .dynsym): callers
+ * sanitize them before they reach a terminal or a document. */
+#ifndef TT_NATIVE_H
+#define TT_NATIVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+
+#define NATIVE_MAX_FRAMES 64
+
+struct native_frame {
+	uint64_t pc;
+	char symbol[160];     /* "" when no symbol covers pc */
+	uint64_t offset;      /* pc - the symbol's start */
+	char library[96];     /* the file's base name, "" when pc is in no file */
+};
+
+struct native_unwinder;
+
+/* The target's modules, reported from /proc/PID/maps; TT_EIO when libdwfl
+ * cannot report them. */
+tt_status native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err);
+void native_close(struct native_unwinder *n);
+
+/* Thread tid's native frames, innermost first, up to max: the count (0
+ * when there are none to give). *why says why the walk ended, or why
+ * there is none ("running on a CPU: ...", "not in a system call"); "" when
+ * it reached the thread's first frame. */
+size_t native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out,
+			    size_t max, char *why, size_t wlen);
+
+#endif
