@@ -42,6 +42,8 @@ struct kwatch {
 	bool stop;
 	_Atomic(struct kwatch_snapshot *) latest;
 	struct kwatch_snapshot *prev; /* watcher thread only */
+	struct kwatch_entry *found;   /* this look's blocked threads, before the snapshot */
+	uint32_t nfound, found_cap;
 	struct schedclock *clock;   /* watcher thread only; NULL: no durations but ours */
 	struct owners *owners;      /* watcher thread only: who holds the other ends */
 };
@@ -148,9 +150,9 @@ mark_tree(struct kwatch *kw)
 	kw->nprocs = keep;
 }
 
-/* Append the blocked threads of one process to *s; false when memory is short. */
+/* Add the blocked threads of one process to kw->found; false when memory is short. */
 static bool
-look_process(struct kwatched *w, struct kwatch_snapshot **s, uint32_t *cap)
+look_process(struct kwatch *kw, struct kwatched *w)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)w->pid);
@@ -165,21 +167,17 @@ look_process(struct kwatched *w, struct kwatch_snapshot **s, uint32_t *cap)
 		long tid = strtol(de->d_name, &end, 10);
 		if (*end || tid <= 0)
 			continue;
-		if ((*s)->n == *cap) {
-			struct kwatch_snapshot *bigger = realloc(*s, sizeof **s + 2 * *cap * sizeof (*s)->e[0]);
-			if (!bigger) {
-				ok = false;
-				break;
-			}
-			*s = bigger;
-			*cap *= 2;
+		if (!grow_array((void **)&kw->found, &kw->found_cap, kw->nfound + 1,
+				sizeof *kw->found)) {
+			ok = false;
+			break;
 		}
-		struct kwatch_entry *e = &(*s)->e[(*s)->n];
+		struct kwatch_entry *e = &kw->found[kw->nfound];
 		if (!kwait_read_thread(w->reader, tid, &e->info))
 			continue;
 		e->tid = (uint64_t)tid;
 		e->pid = w->pid;
-		(*s)->n++;
+		kw->nfound++;
 	}
 	closedir(d);
 	return ok;
@@ -189,16 +187,19 @@ look_process(struct kwatched *w, struct kwatch_snapshot **s, uint32_t *cap)
 static struct kwatch_snapshot *
 look(struct kwatch *kw)
 {
-	uint32_t cap = 16;
-	struct kwatch_snapshot *s = malloc(sizeof *s + cap * sizeof s->e[0]);
-	if (!s)
-		return NULL;
-	s->n = 0;
+	kw->nfound = 0;
 	mark_tree(kw);
 	for (size_t i = 0; i < kw->nprocs; i++)
-		if (!look_process(kw->procs[i], &s, &cap))
+		if (!look_process(kw, kw->procs[i]))
 			break;
-	uint32_t n = s->n;
+	/* the snapshot in one block, at its size: it is published whole */
+	uint32_t n = kw->nfound;
+	struct kwatch_snapshot *s = malloc(sizeof *s + n * sizeof s->e[0]);
+	if (!s)
+		return NULL;
+	s->n = n;
+	if (n)
+		memcpy(s->e, kw->found, n * sizeof s->e[0]);
 	s->taken_ns = clock_now_ns();
 	qsort(s->e, n, sizeof s->e[0], cmp_tid);
 	/* Since when: the same call on the same fd as last time goes on;
@@ -326,6 +327,7 @@ kwatch_free(struct kwatch *kw)
 	pthread_mutex_destroy(&kw->lock);
 	free(atomic_exchange(&kw->latest, NULL));
 	free(kw->prev);
+	free(kw->found);
 	schedclock_free(kw->clock);
 	for (size_t i = 0; i < kw->nprocs; i++) {
 		kwait_reader_free(kw->procs[i]->reader);
