@@ -234,11 +234,18 @@ diff_key(const struct procset *ps, const struct ct_node *n, uint64_t parent)
 /* ---------------------------------------------------------------------- */
 /* Layout and output */
 
+/* Drawn children by their node index, in the order they are drawn. */
+struct child_order {
+	const struct procset *ps;
+	const struct ct_node *nodes;
+};
+
 static int
 cmp_children(const void *a, const void *b, void *ctx)
 {
-	const struct procset *ps = ctx;
-	const struct ct_node *x = *(const struct ct_node *const *)a, *y = *(const struct ct_node *const *)b;
+	const struct child_order *o = ctx;
+	const struct procset *ps = o->ps;
+	const struct ct_node *x = &o->nodes[*(const uint32_t *)a], *y = &o->nodes[*(const uint32_t *)b];
 	bool tx = x->func & (THREAD_BIT | PROC_BIT), ty = y->func & (THREAD_BIT | PROC_BIT);
 	if (tx || ty || x->func == NO_FRAMES || y->func == NO_FRAMES)
 		return x->func < y->func ? -1 : x->func > y->func;
@@ -263,46 +270,32 @@ cmp_children(const void *a, const void *b, void *ctx)
 static bool
 link_children(struct tree *t, const struct procset *ps, uint64_t min)
 {
-	t->first_child = calloc(t->ct.n, sizeof *t->first_child);
-	t->next_sibling = calloc(t->ct.n, sizeof *t->next_sibling);
-	if (!t->first_child || !t->next_sibling)
-		return false;
-	uint32_t *nchild = calloc(t->ct.n, sizeof *nchild);
-	uint32_t *start = malloc(((size_t)t->ct.n + 1) * sizeof *start);
-	struct ct_node **order = malloc((t->ct.n ? t->ct.n : 1) * sizeof *order);
-	if (!nchild || !start || !order) {
-		free(nchild);
-		free(start);
-		free(order);
+	const struct calltree *ct = &t->ct;
+	t->first_child = calloc(ct->n, sizeof *t->first_child);
+	t->next_sibling = calloc(ct->n, sizeof *t->next_sibling);
+	uint32_t *drawn = malloc((ct->n ? ct->n : 1) * sizeof *drawn);
+	if (!t->first_child || !t->next_sibling || !drawn) {
+		free(drawn);
 		return false;
 	}
-	for (uint32_t i = 1; i < t->ct.n; i++)
-		if (t->ct.nodes[i].total >= min)
-			nchild[t->ct.nodes[i].parent]++;
-	start[0] = 0;
-	for (uint32_t i = 0; i < t->ct.n; i++)
-		start[i + 1] = start[i] + nchild[i];
-	memset(nchild, 0, t->ct.n * sizeof *nchild);
-	for (uint32_t i = 1; i < t->ct.n; i++) {
-		if (t->ct.nodes[i].total < min)
-			continue;
-		uint32_t par = t->ct.nodes[i].parent;
-		order[start[par] + nchild[par]++] = &t->ct.nodes[i];
-	}
-	for (uint32_t i = 0; i < t->ct.n; i++) {
-		if (nchild[i] > 1)
-			qsort_r(order + start[i], nchild[i], sizeof *order, cmp_children, (void *)ps);
+	struct child_order order = {ps, ct->nodes};
+	for (uint32_t i = 0; i < ct->n; i++) {
+		/* calltree's children of i, in the order they were made */
+		const struct ct_node *p = &ct->nodes[i];
+		uint32_t n = 0;
+		for (uint32_t k = 0; k < p->nkids; k++)
+			if (ct->nodes[ct->kids[p->kids + k]].total >= min)
+				drawn[n++] = ct->kids[p->kids + k];
+		if (n > 1)
+			qsort_r(drawn, n, sizeof *drawn, cmp_children, &order);
 		uint32_t next = 0;
-		for (uint32_t k = nchild[i]; k-- > 0;) {
-			uint32_t c = (uint32_t)(order[start[i] + k] - t->ct.nodes);
-			t->next_sibling[c] = next;
-			next = c;
+		for (uint32_t k = n; k-- > 0;) {
+			t->next_sibling[drawn[k]] = next;
+			next = drawn[k];
 		}
 		t->first_child[i] = next;
 	}
-	free(nchild);
-	free(start);
-	free(order);
+	free(drawn);
 	return true;
 }
 
