@@ -300,18 +300,9 @@ flameview_status(struct ui *u, char *buf, size_t len)
 static enum view_key
 flameview_key(struct ui *u, const TermKeyKey *k)
 {
-	if (!u->tv)
-		return VIEW_KEY_UNUSED;
 	if (flame_key(u, k))
 		return VIEW_KEY_USED;
 	return treeviews_leave_key(u, k);
-}
-
-static void
-flameview_draw_body(struct ui *u, int y, int height)
-{
-	if (u->tv)
-		flameview_draw(u, y, height);
 }
 
 static const char *const flameview_help[][2] = {
@@ -321,7 +312,7 @@ static const char *const flameview_help[][2] = {
 const struct view_ops flameview_ops = {
 	.name = "flame graph",
 	.base = true,
-	.draw = flameview_draw_body,
+	.draw = flameview_draw,
 	.key = flameview_key,
 	.status = flameview_status,
 	.rebuild = treeviews_refresh,

@@ -22,12 +22,6 @@ struct proc_row {
 	uint64_t busiest_n;
 };
 
-static double
-share(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 /* Everything per process, from the per-thread counts (O(threads)). */
 static struct proc_row *
 gather(const struct ui *u, uint32_t nprocs)
@@ -140,8 +134,8 @@ procs_draw(struct ui *u, int y, int height)
 		char buf[256], cnt[32], cmd[256];
 		live_format_count((double)r->samples, cnt, sizeof cnt);
 		snprintf(buf, sizeof buf, "%c %-7d %-7d %-8s %3u %8s %6.1f %6.1f  ", sel ? '>' : ' ',
-			 (int)p->pid, (int)p->ppid, p->version, r->threads, cnt, share(r->gil, r->samples),
-			 share(r->on_cpu, r->samples));
+			 (int)p->pid, (int)p->ppid, p->version, r->threads, cnt, ui_pct(r->gil, r->samples),
+			 ui_pct(r->on_cpu, r->samples));
 		int x = draw_text(y, 0, COLS, buf, base);
 		x += draw_text(y, x, 8, procset_state_label(p), sel ? base
 				  : theme_attr(st == PROC_LIVE || st == PROC_OTHER ? ROLE_DEFAULT

@@ -62,16 +62,23 @@ tableview_unpin(struct ui *u)
 	u->table->selected_func = UINT32_MAX;
 }
 
-static uint64_t
-stat(_Atomic uint64_t *v)
+/* The selection to row `to` (clamped), its function remembered, in view. */
+static void
+move_selection(struct ui *u, int32_t to)
 {
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
-static double
-pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+	struct table_ui *t = u->table;
+	int32_t n = (int32_t)t->table.nrows;
+	to = list_row_in(to, t->table.nrows);
+	t->selected = to;
+	if (n) {
+		t->selected_func = t->table.rows[to].func;
+		t->selected_line = t->table.rows[to].line;
+	}
+	int h = views_table_height(u);
+	if (t->selected < t->top)
+		t->top = t->selected;
+	if (t->selected >= t->top + h)
+		t->top = t->selected - h + 1;
 }
 
 static void
@@ -94,21 +101,7 @@ table_rebuild(struct ui *u)
 			}
 		}
 	}
-	if (t->selected >= (int32_t)t->table.nrows)
-		t->selected = t->table.nrows ? (int32_t)t->table.nrows - 1 : 0;
-	if (t->selected < 0)
-		t->selected = 0;
-	if (t->table.nrows) {
-		t->selected_func = t->table.rows[t->selected].func;
-		t->selected_line = t->table.rows[t->selected].line;
-	}
-	int h = views_table_height(u);
-	if (t->selected < t->top)
-		t->top = t->selected;
-	if (t->selected >= t->top + h)
-		t->top = t->selected - h + 1;
-	if (t->top < 0)
-		t->top = 0;
+	move_selection(u, t->selected);
 }
 
 static void
@@ -146,8 +139,8 @@ seconds_per_sample(struct ui *u)
 			return (double)u->agg.window_ns / 1e9 / (double)rounds;
 	}
 	struct engine_stats *st = &u->s->sampler.stats;
-	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
-	uint64_t samples = stat(&st->samples);
+	double elapsed = (double)ui_stat(&st->elapsed_ns) / 1e9;
+	uint64_t samples = ui_stat(&st->samples);
 	/* A sample is one process's: its share of that process's life. */
 	if (procset_count(&u->s->sampler.procs) > 1)
 		elapsed = procset_lifetime_s(&u->s->sampler.procs, clock_now_ns());
@@ -253,7 +246,7 @@ draw_table(struct ui *u, int y, int height)
 		int base = sel ? theme_attr(ROLE_SELECTED) : theme_attr(ROLE_DEFAULT);
 		if (sel)
 			draw_bar(y, base);
-		double own = pct(r->own, den), total = pct(r->total, den);
+		double own = ui_pct(r->own, den), total = ui_pct(r->total, den);
 		char buf[96], t1[32], t2[32];
 		x = 0;
 		snprintf(buf, sizeof buf, "%6.1f ", own);
@@ -323,7 +316,7 @@ draw_detail(struct ui *u, int y, int height)
 	draw_text(y++, 0, COLS, buf, theme_attr(ROLE_TABLE_HEADER));
 	for (uint32_t i = 0; i < t->links.ncallers && i < (uint32_t)half; i++, y++) {
 		const struct agg_link *l = &t->links.callers[i];
-		double p = pct(l->weight, t->links.total);
+		double p = ui_pct(l->weight, t->links.total);
 		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
 		int x = draw_text(y, 2, COLS - 2, buf, draw_percent_attr(p)) + 2;
 		const char *name = l->func == UINT32_MAX ? "(thread entry)" : u->agg.funcs[l->func].qualname;
@@ -334,7 +327,7 @@ draw_detail(struct ui *u, int y, int height)
 	draw_text(y++, 0, COLS, " Callees", theme_attr(ROLE_TABLE_HEADER));
 	for (uint32_t i = 0; i < t->links.ncallees && y < end; i++, y++) {
 		const struct agg_link *l = &t->links.callees[i];
-		double p = pct(l->weight, t->links.total);
+		double p = ui_pct(l->weight, t->links.total);
 		snprintf(buf, sizeof buf, "%6.1f%%  ", p);
 		int x = draw_text(y, 2, COLS - 2, buf, draw_percent_attr(p)) + 2;
 		const char *name = l->func == UINT32_MAX ? "(own time: running here)"
@@ -353,23 +346,6 @@ table_status(struct ui *u, char *buf, size_t len)
 		 "[ ] process  Enter detail  v tree  f flame  e export  p pause");
 }
 
-static void
-move_selection(struct ui *u, int32_t to)
-{
-	struct table_ui *t = u->table;
-	int32_t n = (int32_t)t->table.nrows;
-	to = list_row_in(to, t->table.nrows);
-	t->selected = to;
-	if (n) {
-		t->selected_func = t->table.rows[to].func;
-		t->selected_line = t->table.rows[to].line;
-	}
-	int h = views_table_height(u);
-	if (t->selected < t->top)
-		t->top = t->selected;
-	if (t->selected >= t->top + h)
-		t->top = t->selected - h + 1;
-}
 
 /* Moving in the table, and Enter for the detail of the selected row. */
 static enum view_key

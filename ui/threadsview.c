@@ -25,12 +25,6 @@ enum thread_now { THREAD_BLOCKED, THREAD_GIL, THREAD_ON_CPU, THREAD_GIL_WAIT, TH
 static const char *const now_names[THREAD_NOW_COUNT] = {"blocked", "GIL", "on CPU",
 							 "waiting for GIL", "idle", "exited"};
 
-static double
-pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static uint64_t
 view_now(const struct ui *u)
 {
@@ -197,8 +191,8 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	x = px + 29;
 	snprintf(buf, sizeof buf, "%8s ", cnt);
 	x += draw_text(y, x, COLS - x, buf, base);
-	double g = pct(t->gil[sc], n), w = pct(t->gil_wait[sc], n), c = pct(t->on_cpu[sc], n),
-	       idle = pct(t->idle[sc], n);
+	double g = ui_pct(t->gil[sc], n), w = ui_pct(t->gil_wait[sc], n), c = ui_pct(t->on_cpu[sc], n),
+	       idle = ui_pct(t->idle[sc], n);
 	snprintf(buf, sizeof buf, "%6.1f ", g);
 	x += draw_text(y, x, COLS - x, buf, cursor ? base : theme_attr(ROLE_GIL));
 	if (u->s->target.layout.has_tstate_gil)
@@ -535,8 +529,8 @@ build_rows(struct ui *u)
 			kw = thread_kwait(u, i);
 			s->primary = kw ? kwatch_seconds(kw, now) : -1;
 			break;
-		case BY_GIL: s->primary = pct(a->gil[sc], a->samples[sc]); break;
-		case BY_CPU: s->primary = pct(a->on_cpu[sc], a->samples[sc]); break;
+		case BY_GIL: s->primary = ui_pct(a->gil[sc], a->samples[sc]); break;
+		case BY_CPU: s->primary = ui_pct(a->on_cpu[sc], a->samples[sc]); break;
 		default: break;
 		}
 	}
@@ -695,16 +689,9 @@ threadsview_key(struct ui *u, const TermKeyKey *k)
 	}
 }
 
-static void
-threadsview_draw_body(struct ui *u, int y, int height)
-{
-	if (u->threads)
-		threadsview_draw(u, y, height);
-}
-
 const struct view_ops threadsview_ops = {
 	.name = "threads",
-	.draw = threadsview_draw_body,
+	.draw = threadsview_draw,
 	.key = threadsview_key,
 	.status = threadsview_status,
 };

@@ -330,12 +330,6 @@ treeviews_free(struct ui *u)
  * Drawing
  * ------------------------------------------------------------------- */
 
-static double
-pct_of(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
 static void
 draw_title(struct ui *u, int y, const char *what)
 {
@@ -414,7 +408,7 @@ draw_tree(struct ui *u, int y, int height)
 		int x = 0;
 		uint64_t total = row->kind == TV_NODE ? t->nodes[row->node].total : row->samples;
 		uint64_t own = row->kind == TV_NODE ? t->nodes[row->node].own : 0;
-		double tp = pct_of(total, den), op = pct_of(own, den);
+		double tp = ui_pct(total, den), op = ui_pct(own, den);
 		snprintf(buf, sizeof buf, "%6.1f ", tp);
 		x += draw_text(y, x, COLS - x, buf, sel ? base : draw_percent_attr(tp));
 		if (row->kind == TV_NODE)
@@ -639,18 +633,9 @@ treeviews_leave_key(struct ui *u, const TermKeyKey *k)
 static enum view_key
 tree_view_key(struct ui *u, const TermKeyKey *k)
 {
-	if (!u->tv)
-		return VIEW_KEY_UNUSED;
 	if (tree_key(u, k))
 		return VIEW_KEY_USED;
 	return treeviews_leave_key(u, k);
-}
-
-static void
-tree_view_draw(struct ui *u, int y, int height)
-{
-	if (u->tv)
-		draw_tree(u, y, height);
 }
 
 static const char *const treeview_help[][2] = {
@@ -660,7 +645,7 @@ static const char *const treeview_help[][2] = {
 const struct view_ops treeview_ops = {
 	.name = "call tree",
 	.base = true,
-	.draw = tree_view_draw,
+	.draw = draw_tree,
 	.key = tree_view_key,
 	.status = tree_status,
 	.rebuild = treeviews_refresh,

@@ -4,6 +4,7 @@
 #define TT_UI_H
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -75,6 +76,20 @@ struct ui {
 	bool dirty;                   /* redraw needed */
 	int rows, cols;
 };
+
+/* part as a percentage of whole (0 when whole is 0). */
+static inline double
+ui_pct(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* An engine counter, read while the sampler adds to it. */
+static inline uint64_t
+ui_stat(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
 
 /* views.c */
 void views_draw(struct ui *u);

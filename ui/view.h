@@ -64,7 +64,9 @@ enum view_id view_base(const struct ui *u);
 bool view_stacked(const struct ui *u, enum view_id id);
 /* The top view that draws a body: the top, or what an overlay covers. */
 enum view_id view_body(const struct ui *u);
-/* Open a view over the others (a base view replaces the whole stack). */
+/* Open a view over the others (a base view replaces the whole stack).
+ * A view is opened only once its state exists (its open function, or
+ * treeviews_enter, makes it first): its operations need not check. */
 void view_push(struct ui *u, enum view_id id);
 /* Close the top view (never the base). */
 void view_pop(struct ui *u);

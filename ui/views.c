@@ -22,18 +22,6 @@
 #include "ui.h"
 #include "unwinder.h"
 
-static double
-pct(uint64_t part, uint64_t whole)
-{
-	return whole ? 100.0 * (double)part / (double)whole : 0.0;
-}
-
-static uint64_t
-stat(_Atomic uint64_t *v)
-{
-	return atomic_load_explicit(v, memory_order_relaxed);
-}
-
 /* ---------------------------------------------------------------------
  * Header and statistics
  * ------------------------------------------------------------------- */
@@ -78,10 +66,10 @@ draw_rate_line(struct ui *u, int y)
 	struct session *s = u->s;
 	struct engine_stats *st = &s->sampler.stats;
 	char buf[256], rate_s[32], req_s[32], cnt[32];
-	double elapsed = (double)stat(&st->elapsed_ns) / 1e9;
+	double elapsed = (double)ui_stat(&st->elapsed_ns) / 1e9;
 	struct session_rate sr;
 	session_rate_now(s, clock_now_ns(), &sr);
-	double cpu = elapsed > 0 ? 100.0 * (double)stat(&st->busy_ns) / (double)stat(&st->elapsed_ns) : 0;
+	double cpu = elapsed > 0 ? 100.0 * (double)ui_stat(&st->busy_ns) / (double)ui_stat(&st->elapsed_ns) : 0;
 	live_format_count(sr.per_s, rate_s, sizeof rate_s);
 	if (s->rate_hz > 0)
 		live_format_count(s->rate_hz, req_s, sizeof req_s);
@@ -89,7 +77,7 @@ draw_rate_line(struct ui *u, int y)
 		snprintf(req_s, sizeof req_s, "max");
 	if (s->sampler.cfg.follow)
 		strcat(req_s, "/proc");
-	live_format_count((double)stat(&st->samples), cnt, sizeof cnt);
+	live_format_count((double)ui_stat(&st->samples), cnt, sizeof cnt);
 	move(y, 0);
 	clrtoeol();
 	snprintf(buf, sizeof buf, "%s/s of %s", rate_s, req_s);
@@ -168,15 +156,15 @@ draw_showing_line(struct ui *u, int y, const char *up)
 	snprintf(buf, sizeof buf, "%s mode, %s, %s, by %s%s", agg_mode_name(u->mode), scope, whom,
 		 u->by_line ? "line" : "function", s->sampler.cfg.async_aware ? ", async" : "");
 	int x = draw_pair(y, 0, " Showing ", buf, theme_attr(ROLE_HEADER_VALUE));
-	snprintf(buf, sizeof buf, "%.0f%%", pct(gil, all));
+	snprintf(buf, sizeof buf, "%.0f%%", ui_pct(gil, all));
 	x = draw_pair(y, x, "   GIL ", buf, theme_attr(ROLE_GIL));
 	if (s->target.layout.has_tstate_gil) {
-		snprintf(buf, sizeof buf, "%.0f%%", pct(wait, all));
+		snprintf(buf, sizeof buf, "%.0f%%", ui_pct(wait, all));
 		x = draw_pair(y, x, " wait ", buf, theme_attr(ROLE_GIL_WAIT));
 	}
-	snprintf(buf, sizeof buf, "%.0f%%", pct(oncpu, all));
+	snprintf(buf, sizeof buf, "%.0f%%", ui_pct(oncpu, all));
 	x = draw_pair(y, x, " on CPU ", buf, theme_attr(ROLE_ON_CPU));
-	snprintf(buf, sizeof buf, "%.1f%%", pct(gc, all));
+	snprintf(buf, sizeof buf, "%.1f%%", ui_pct(gc, all));
 	draw_pair(y, x, " GC ", buf, theme_attr(ROLE_HEADER_VALUE));
 }
 
@@ -196,10 +184,10 @@ static int
 draw_stats(struct ui *u, int y)
 {
 	struct engine_stats *st = &u->s->sampler.stats;
-	uint64_t samples = stat(&st->samples);
-	uint64_t fh = stat(&st->full_hits), ph = stat(&st->partial_hits), fm = stat(&st->misses);
-	uint64_t ch = stat(&st->code_hits), cm = stat(&st->code_misses);
-	uint64_t ba = stat(&st->batch_attempts), bs = stat(&st->batch_successes);
+	uint64_t samples = ui_stat(&st->samples);
+	uint64_t fh = ui_stat(&st->full_hits), ph = ui_stat(&st->partial_hits), fm = ui_stat(&st->misses);
+	uint64_t ch = ui_stat(&st->code_hits), cm = ui_stat(&st->code_misses);
+	uint64_t ba = ui_stat(&st->batch_attempts), bs = ui_stat(&st->batch_successes);
 	char line[512], bytes[32], stacks[32];
 	draw_bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, " Engine ", theme_attr(ROLE_BORDER));
@@ -207,27 +195,27 @@ draw_stats(struct ui *u, int y)
 	move(y, 0);
 	clrtoeol();
 	char code[48];
-	if (ch == 0 && cm <= stat(&st->codes)) /* only first sightings: nothing to hit */
+	if (ch == 0 && cm <= ui_stat(&st->codes)) /* only first sightings: nothing to hit */
 		snprintf(code, sizeof code, "no lookups");
 	else
-		snprintf(code, sizeof code, "%.2f%% hits", pct(ch, ch + cm));
+		snprintf(code, sizeof code, "%.2f%% hits", ui_pct(ch, ch + cm));
 	snprintf(line, sizeof line,
 		 " frame cache %.1f%% full, %.1f%% partial, %.1f%% miss   code cache %s   "
 		 "batched reads %.1f%% complete",
-		 pct(fh, fh + ph + fm), pct(ph, fh + ph + fm), pct(fm, fh + ph + fm), code,
-		 pct(bs, ba));
+		 ui_pct(fh, fh + ph + fm), ui_pct(ph, fh + ph + fm), ui_pct(fm, fh + ph + fm), code,
+		 ui_pct(bs, ba));
 	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	move(y, 0);
 	clrtoeol();
-	live_format_count(samples ? (double)stat(&st->remote_bytes) / (double)samples : 0, bytes,
+	live_format_count(samples ? (double)ui_stat(&st->remote_bytes) / (double)samples : 0, bytes,
 			  sizeof bytes);
-	live_format_count((double)stat(&st->stacks), stacks, sizeof stacks);
+	live_format_count((double)ui_stat(&st->stacks), stacks, sizeof stacks);
 	struct ring *r = &u->s->sampler.ring;
 	snprintf(line, sizeof line,
 		 " reads/sample %.3f   bytes/sample %s   /proc reads/sample %.3f   ring %u/%u (high %u), "
 		 "%llu drops   stacks %s",
-		 samples ? (double)stat(&st->remote_reads) / (double)samples : 0, bytes,
-		 samples ? (double)stat(&st->proc_reads) / (double)samples : 0, ring_fill(r),
+		 samples ? (double)ui_stat(&st->remote_reads) / (double)samples : 0, bytes,
+		 samples ? (double)ui_stat(&st->proc_reads) / (double)samples : 0, ring_fill(r),
 		 ring_capacity(r), atomic_load(&r->high_water), (unsigned long long)ring_dropped(r),
 		 stacks);
 	draw_text(y++, 0, COLS, line,
@@ -237,15 +225,15 @@ draw_stats(struct ui *u, int y)
 	move(y, 0);
 	clrtoeol();
 	char seen[32], gone[32], folded[32];
-	live_format_count((double)stat(&st->threads), seen, sizeof seen);
-	live_format_count((double)stat(&st->threads_gone), gone, sizeof gone);
+	live_format_count((double)ui_stat(&st->threads), seen, sizeof seen);
+	live_format_count((double)ui_stat(&st->threads_gone), gone, sizeof gone);
 	live_format_count((double)u->agg.exited_threads, folded, sizeof folded);
 	snprintf(line, sizeof line,
 		 " threads seen %s, exited %s   exited threads bucket %s threads, %.1f%% of session "
 		 "samples   thread slots %llu",
 		 seen, gone, folded,
-		 pct(u->agg.exited.samples[AGG_SESSION], u->agg.samples[AGG_SESSION]),
-		 (unsigned long long)stat(&st->thread_slots));
+		 ui_pct(u->agg.exited.samples[AGG_SESSION], u->agg.samples[AGG_SESSION]),
+		 (unsigned long long)ui_stat(&st->thread_slots));
 	draw_text(y++, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	return y;
 }
