@@ -10,18 +10,18 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "kwait.h"
-#include "native.h"
-#include "readfile.h"
-
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "kwait.h"
+#include "native.h"
+#include "procmaps.h"
+#include "readfile.h"
+
 struct native_unwinder {
 	pid_t pid;
 	Dwfl *dwfl;
-	bool attached;
 	/* the thread being unwound and the registers the kernel gave */
 	pid_t tid;
 	uint64_t sp, pc;
@@ -156,7 +156,8 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 	dwfl_report_end(n->dwfl, NULL, NULL);
 	if (rc != 0) {
 		native_close(n);
-		return tt_fail(err, TT_EIO, rc > 0 ? rc : 0, "cannot list process %d's modules for native frames: %s", (int)pid,
+		return tt_fail(err, TT_EIO, rc > 0 ? rc : 0,
+			       "cannot list process %d's modules for native frames: %s", (int)pid,
 			       rc > 0 ? strerror(rc) : dwfl_errmsg(-1));
 	}
 	/* No ptrace: the registers and memory are ours to give. */
@@ -166,7 +167,6 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 		native_close(n);
 		return err->status;
 	}
-	n->attached = true;
 	*out = n;
 	return TT_OK;
 }
@@ -188,13 +188,6 @@ struct walk {
 	bool last_in_entry;   /* the last frame is in its file's entry point (_start) */
 };
 
-static void
-base_name(const char *path, char *out, size_t len)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-	snprintf(out, len, "%s", slash ? slash + 1 : path ? path : "");
-}
-
 static int
 take_frame(Dwfl_Frame *state, void *arg)
 {
@@ -214,7 +207,7 @@ take_frame(Dwfl_Frame *state, void *arg)
 	if (!mod)
 		return DWARF_CB_OK;
 	const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
-	base_name(modname, f->library, sizeof f->library);
+	snprintf(f->library, sizeof f->library, "%s", modname ? procmaps_basename(modname) : "");
 	/* The main thread's first frame is the executable's _start: its entry
 	 * point, a few instructions long. */
 	Dwarf_Addr bias;
