@@ -223,8 +223,8 @@ reset_shape(struct calltree *t, const struct agg_query *q, uint32_t depth_cap)
 
 /* After the counts: totals bottom-up (a child is always created after its
  * parent) and the children grouped by parent when nodes were added. */
-static bool
-finish(struct calltree *t)
+bool
+calltree_finish(struct calltree *t)
 {
 	for (uint32_t i = 0; i < t->n; i++)
 		t->nodes[i].total = t->nodes[i].own + t->nodes[i].cut;
@@ -306,7 +306,7 @@ calltree_build(struct aggregate *a, const struct agg_query *q, uint32_t depth_ca
 			t->nodes[node].own += w;
 		}
 	}
-	return finish(t);
+	return calltree_finish(t);
 }
 
 bool
@@ -335,12 +335,6 @@ calltree_add_path(struct calltree *t, const uint32_t *ids, uint32_t n, uint64_t 
 	if (n > t->deepest)
 		t->deepest = n;
 	return node;
-}
-
-bool
-calltree_finish(struct calltree *t)
-{
-	return finish(t);
 }
 
 const uint32_t *
