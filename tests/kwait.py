@@ -919,6 +919,12 @@ def test_native(ctx):
                      and f["symbol"] and NATIVE_CALLS[name] in f["symbol"]]
             expect(named, "thread %s: no libc function named for %s among %s"
                    % (name, NATIVE_CALLS[name], show(frames)))
+    # time.sleep's C function is static: named from .symtab, or from the
+    # interpreter's separate debug file, found by build-id under the
+    # target's own root (python3.X-dbg's /usr/lib/debug/.build-id)
+    sleep = [f["symbol"] for f in threads[r["sleep"]]["native"]]
+    expect(any((s or "").startswith(("time_sleep", "pysleep")) for s in sleep),
+           "thread sleep: time.sleep's C function not named among %s" % show(sleep))
     lines = text.out.decode("utf-8", "replace")
     expect(re.search(r"^    \S+\+0x[0-9a-f]+ \(libc\.so\.6\)$", lines, re.M),
            "the text dump has no 'symbol+0xOFF (libc.so.6)' line", *text.details())

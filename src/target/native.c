@@ -22,6 +22,8 @@
 struct native_unwinder {
 	pid_t pid;
 	Dwfl *dwfl;
+	Dwfl_Callbacks callbacks;
+	char debug_dirs[96], *debug_path;   /* the callbacks' debuginfo_path */
 	/* the thread being unwound and the registers the kernel gave */
 	pid_t tid;
 	uint64_t sp, pc;
@@ -79,13 +81,23 @@ find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base
 	return fd;
 }
 
-/* Separate debug files (libc6-dbg, dbgsym packages: names for .symtab-less
- * libraries) are found by build-id, so the host's never stand in for a
- * container's. */
-static const Dwfl_Callbacks proc_callbacks = {
-	.find_elf = find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-};
+/* Separate debug files (libc6-dbg, dbgsym packages, python3.X-dbg: names
+ * for .symtab-less files) are looked for by build-id, first under the
+ * target's own root, where a container's or a chroot's packages put them,
+ * then the host's: a build-id names one build, so either is the file's.
+ * By name (.gnu_debuglink), only with a matching checksum. */
+static void
+set_callbacks(struct native_unwinder *n)
+{
+	snprintf(n->debug_dirs, sizeof n->debug_dirs, "+/proc/%d/root/usr/lib/debug:/usr/lib/debug",
+		 (int)n->pid);
+	n->debug_path = n->debug_dirs;
+	n->callbacks = (Dwfl_Callbacks){
+		.find_elf = find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &n->debug_path,
+	};
+}
 
 /* Thread callbacks: one thread at a time, the one asked for. */
 static pid_t
@@ -146,7 +158,8 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
 	n->pid = pid;
 	finding_for = pid;
-	n->dwfl = dwfl_begin(&proc_callbacks);
+	set_callbacks(n);
+	n->dwfl = dwfl_begin(&n->callbacks);
 	if (!n->dwfl) {
 		free(n);
 		return tt_fail(err, TT_EIO, 0, "libdwfl: %s", dwfl_errmsg(-1));
