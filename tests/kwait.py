@@ -868,6 +868,7 @@ def gdb_pcs(pid):
     stops the target while it reads), with the target's own libraries."""
     argv = ["gdb", "-q", "-nx", "-batch", "-ex", "set sysroot /proc/%d/root" % pid,
             "-ex", "set debuginfod enabled off", "-ex", "set auto-load no",
+            "-ex", "set backtrace past-main on",
             "-p", str(pid), "-ex", "thread apply all frame apply all -q p/x $pc"]
     out = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                          timeout=120).stdout
@@ -914,6 +915,13 @@ def test_native(ctx):
         expect(frames and all(f["library"] for f in frames[:1]),
                "thread %s (%d): no native frames (%s)" % (name, r[name], show(t["native_end"])))
         ours[name] = [int(f["pc"], 16) for f in frames]
+        # to the thread's first frame, through the evaluator: with only
+        # %rsp and %rip from the kernel, code built with frame pointers
+        # (sid's 3.13+) needs its %rbp found on the stack
+        expect(t["native_end"] is None and any("_PyEval_EvalFrame" in (f["symbol"] or "")
+                                               for f in frames),
+               "thread %s (%d): the walk ends early (%s): %s"
+               % (name, r[name], show(t["native_end"]), show(frames)))
         if name in NATIVE_CALLS:
             named = [f["symbol"] for f in frames if f["library"].startswith("libc.so")
                      and f["symbol"] and NATIVE_CALLS[name] in f["symbol"]]

@@ -27,6 +27,7 @@ struct native_unwinder {
 	/* the thread being unwound and the registers the kernel gave */
 	pid_t tid;
 	uint64_t sp, pc;
+	uint64_t rbp;    /* a frame pointer found on the stack, 0 when none */
 };
 
 /* libdwfl's find_elf has no argument of ours: the process whose files are
@@ -134,9 +135,10 @@ static bool
 set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	struct native_unwinder *n = thread_arg;
-	/* x86-64 DWARF register 7 is %rsp; the pc goes apart */
-	Dwarf_Word sp = n->sp;
-	if (!dwfl_thread_state_registers(thread, 7, 1, &sp))
+	/* x86-64 DWARF registers 6 and 7 are %rbp and %rsp; the pc goes apart */
+	Dwarf_Word regs[2] = {n->rbp, n->sp};
+	if (n->rbp ? !dwfl_thread_state_registers(thread, 6, 2, regs)
+		   : !dwfl_thread_state_registers(thread, 7, 1, &regs[1]))
 		return false;
 	dwfl_thread_state_register_pc(thread, n->pc);
 	return true;
@@ -199,6 +201,8 @@ struct walk {
 	struct native_frame *out;
 	size_t count, max;
 	bool last_in_entry;   /* the last frame is in its file's entry point (_start) */
+	uint64_t last_sp;     /* the last frame's stack pointer, 0 when unknown */
+	bool last_has_rbp;    /* and whether its %rbp is known */
 };
 
 static int
@@ -211,15 +215,21 @@ take_frame(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (w->count == w->max)
 		return DWARF_CB_ABORT;
+	w->last_in_entry = false;
 	struct native_frame *f = &w->out[w->count++];
 	memset(f, 0, sizeof *f);
 	f->pc = pc;
+	Dwarf_Word reg;
+	w->last_sp = dwfl_frame_reg(state, 7, &reg) == 0 ? reg : 0;
+	w->last_has_rbp = dwfl_frame_reg(state, 6, &reg) == 0;
 	/* A return address points after the call: look up the call itself. */
 	Dwarf_Addr at = activation ? pc : pc - 1;
 	Dwfl_Module *mod = dwfl_addrmodule(w->n->dwfl, at);
-	if (!mod)
+	Dwarf_Addr start = 0, end = 0;
+	const char *modname = mod ? dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL)
+				  : NULL;
+	if (!mod || at < start || at >= end)   /* libdwfl may answer for an address past a file */
 		return DWARF_CB_OK;
-	const char *modname = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	snprintf(f->library, sizeof f->library, "%s", modname ? procmaps_basename(modname) : "");
 	/* The main thread's first frame is the executable's _start: its entry
 	 * point, a few instructions long. */
@@ -254,6 +264,117 @@ at_thread_start(const struct walk *w)
 	return in_libc(&w->out[w->count - 1]) || w->last_in_entry;
 }
 
+static size_t
+read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len};
+	struct iovec remote = {(void *)(uintptr_t)addr, len};
+	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	return got > 0 ? (size_t)got : 0;
+}
+
+/* Does an x86-64 call instruction end just before ra? A direct call
+ * (e8 rel32) or an indirect one (ff /2: register, memory, rip-relative,
+ * with an optional REX prefix), its length worked out from its ModRM. */
+static bool
+call_ends_at(pid_t pid, uint64_t ra)
+{
+	uint8_t code[8];
+	if (ra < sizeof code || read_target(pid, ra - sizeof code, code, sizeof code) != sizeof code)
+		return false;
+	const uint8_t *end = code + sizeof code;
+	if (end[-5] == 0xe8)
+		return true;
+	for (int len = 2; len <= 7; len++) {
+		const uint8_t *op = end - len;
+		if (op[0] != 0xff || ((op[1] >> 3) & 7) != 2)
+			continue;
+		unsigned mod = op[1] >> 6, rm = op[1] & 7;
+		int want = 2 + (mod == 1 ? 1 : mod == 2 || (mod == 0 && rm == 5) ? 4 : 0);
+		if (mod != 3 && rm == 4)   /* a SIB byte, with a disp32 when its base is 5 */
+			want += 1 + (mod == 0 && op + 2 < end && (op[2] & 7) == 5 ? 4 : 0);
+		if (want == len || (want + 1 == len + 1 && len < 7 && (op[-1] & 0xf0) == 0x40))
+			return true;
+	}
+	return false;
+}
+
+/* Where the frame whose stack pointer is sp may keep its frame pointer:
+ * each stack word above sp that is followed by a return address (a word
+ * just after a call instruction). Code built with frame pointers pushes
+ * its caller's %rbp beside the return address and points %rbp there. */
+static size_t
+frame_pointer_candidates(pid_t pid, uint64_t sp, uint64_t *out, size_t max)
+{
+	uint64_t words[1024];   /* 8 KiB of stack above sp */
+	size_t got = read_target(pid, sp, words, sizeof words) / sizeof words[0];
+	size_t k = 0;
+	/* A caller built the same way saved its own frame pointer, higher on
+	 * the stack: those first, then the rest (a caller without one). */
+	for (int chained = 1; chained >= 0; chained--)
+		for (size_t i = 0; i + 1 < got && k < max; i++) {
+			uint64_t at = sp + i * sizeof words[0], saved = words[i];
+			if ((saved > at && saved - at < (1u << 20)) == (bool)chained &&
+			    call_ends_at(pid, words[i + 1]))
+				out[k++] = at;
+		}
+	return k;
+}
+
+static int
+walk_thread(struct native_unwinder *n, struct walk *w)
+{
+	w->count = 0;
+	w->last_in_entry = false;
+	w->last_sp = 0;
+	w->last_has_rbp = false;
+	finding_for = n->pid;
+	return dwfl_getthread_frames(n->dwfl, n->tid, take_frame, w);
+}
+
+/* The kernel gives a blocked thread's %rsp and %rip, not its %rbp: the
+ * walk stops at the first frame built with frame pointers (python3.13+
+ * on Debian sid), whose caller is found by %rbp. No frame between it and
+ * the system call saved %rbp (the walk would have read it back), so the
+ * thread's %rbp is still that frame's: try the stack words that look like
+ * one, and keep the first walk that then reaches the thread's start with
+ * the same frames as far as the first went. Never a guess left standing:
+ * a walk that does not get to the start is not taken. */
+static bool
+recover_frame_pointer(struct native_unwinder *n, struct walk *w, int *rc)
+{
+	if (w->count == 0 || w->count == w->max || w->last_has_rbp || !w->last_sp ||
+	    at_thread_start(w))
+		return false;
+	uint64_t cand[8];
+	size_t ncand = frame_pointer_candidates(n->pid, w->last_sp, cand, 8);
+	struct native_frame *first = malloc(w->count * sizeof *first);
+	if (!first)
+		return false;
+	memcpy(first, w->out, w->count * sizeof *first);
+	size_t nfirst = w->count;
+	for (size_t i = 0; i < ncand; i++) {
+		n->rbp = cand[i];
+		*rc = walk_thread(n, w);
+		bool same = w->count > nfirst;
+		for (size_t k = 0; same && k < nfirst; k++)
+			same = w->out[k].pc == first[k].pc;
+		/* stale words in a frame's locals lead to addresses in no file,
+		 * or to words that follow no call */
+		for (size_t k = nfirst; same && k < w->count; k++)
+			same = w->out[k].library[0] != '\0' && call_ends_at(n->pid, w->out[k].pc);
+		if (same && (w->count == w->max || (*rc == 0 && at_thread_start(w)))) {
+			n->rbp = 0;
+			free(first);
+			return true;
+		}
+	}
+	n->rbp = 0;
+	*rc = walk_thread(n, w);
+	free(first);
+	return false;
+}
+
 size_t
 native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
 		     char *why, size_t wlen)
@@ -278,9 +399,10 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 	n->tid = tid;
 	n->sp = call.sp;
 	n->pc = call.pc;
-	finding_for = n->pid;
+	n->rbp = 0;
 	struct walk w = {.n = n, .out = out, .max = max};
-	int rc = dwfl_getthread_frames(n->dwfl, tid, take_frame, &w);
+	int rc = walk_thread(n, &w);
+	recover_frame_pointer(n, &w, &rc);
 	if (w.count == max)
 		snprintf(why, wlen, "more than %zu frames: the rest left out", max);
 	else if (rc == 0 && w.count && !at_thread_start(&w))

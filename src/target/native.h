@@ -4,10 +4,11 @@
  * program counter (/proc/PID/task/TID/syscall); the stack is read with
  * process_vm_readv and unwound by the call frame information (.eh_frame,
  * .debug_frame) of the executable and libraries, with elfutils' libdwfl.
- * Nothing is attached to, stopped or written. With only those two
- * registers, the walk ends at the first frame whose rule needs another
- * one (code built with frame pointers finds its frame by %rbp): the frames
- * above it are the C code the thread is in, innermost first.
+ * Nothing is attached to, stopped or written. The kernel does not give
+ * %rbp, which code built with frame pointers needs to find its caller:
+ * it is looked for on the stack, and a walk with it is kept only when it
+ * then reaches the thread's first frame through real return addresses;
+ * else the walk ends at that frame and says so.
  *
  * Files are opened through the target's own root (/proc/PID/root), so a
  * target in a container or a chroot is unwound with its own libraries.
