@@ -959,6 +959,60 @@ def test_native(ctx):
         "%s %d" % (n, len(p)) for n, p in sorted(ours.items())))
 
 
+# native.py's roles: the Python frame that must sit above C code, a word of
+# that C code's frames (symbol or library), and the Python caller below it
+CALLBACKS = {"sortkey": ("slow_key", "sort", "sortkey_worker"),
+             "callback": ("slow_compare", "libffi", "callback_worker"),
+             "init": ("Slow.__init__", None, "init_worker")}
+
+
+def test_native_merge(ctx):
+    """Each evaluator call on the native stack is replaced by the Python
+    frames it runs: a Python callback sits above the C code that called it,
+    above its Python caller."""
+    with rig.Target(ctx.suite, ctx.interp, "native.py", park=rig.PARK_ALL) as target:
+        doc = rig.tachyon("dump", "--native", "--json", "-p", target.pid).json(target.pid)
+        text = rig.tachyon("dump", "--native", "-p", target.pid)
+        text.expect_success()
+        threads = rig.threads_by_tid(doc)
+        r = dict(target.info["roles"], main=target.info["main_tid"])
+        for name, tid in sorted(r.items()):
+            t = threads[tid]
+            stack, native, frames = t["stack"], t["native"], t["frames"]
+            where = "thread %s (%d): %s" % (name, tid, show(stack))
+            expect(t["merged"] is True and t["native_end"] is None, "not merged: " + where)
+            # every frame once, in its own order; only the evaluator's left out
+            py = [f for f in stack if f["kind"] == "python"]
+            nat = [f for f in stack if f["kind"] == "native"]
+            expect([(f["func"], f["line"]) for f in py] == [(f["func"], f["line"]) for f in frames],
+                   "the Python frames are not the thread's own, in order: " + where)
+            expect([f["pc"] for f in nat] == [f["pc"] for f in native
+                                               if not (f["symbol"] or "").startswith(
+                                                   "_PyEval_EvalFrameDefault")],
+                   "the native frames are not the walk's less the evaluator's: " + where)
+            expect(stack[0]["kind"] == "native" and stack[-1]["kind"] == "native",
+                   "the stack does not start in C (the system call) and end in C "
+                   "(the thread's start): " + where)
+            if name not in CALLBACKS:
+                continue
+            inner, c_word, outer = CALLBACKS[name]
+            names = [f.get("func") or "%s %s" % (f["symbol"] or "", f["library"] or "")
+                     for f in stack]
+            at = {n: i for i, n in reversed(list(enumerate(names)))}
+            expect(inner in at and outer in at and at[inner] < at[outer],
+                   "%s is not above %s: %s" % (inner, outer, where))
+            if c_word:
+                between = names[at[inner] + 1:at[outer]]
+                expect(any(f.get("kind") == "native" and c_word in n
+                           for f, n in zip(stack[at[inner] + 1:at[outer]], between)),
+                       "no %s frame between %s and %s: %s" % (c_word, inner, outer, between))
+        lines = text.out.decode("utf-8", "replace").splitlines()
+        mark = [i for i, l in enumerate(lines) if l.strip().startswith("slow_key (")]
+        expect(mark and any("sort" in l and "(python" in l or "sort" in l and "libpython" in l
+                            for l in lines[mark[0] + 1:mark[0] + 8]),
+               "the text dump has no list.sort C frame under slow_key", *lines[-60:])
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -978,6 +1032,9 @@ SHARED = [
      test_native),
 ]
 OWN = [
+    ("dump --native: Python called back from C (sorted's key, a ctypes qsort comparison, "
+     "__init__) sits above the C code, above its caller; every frame once, in order",
+     test_native_merge),
     ("unshare -n: sockets of a target in a private network namespace still resolve",
      test_netns),
     ("threads blocked on one CPU, read from another: durations within 0.1 s of their own",

@@ -251,6 +251,8 @@ finish_layout(struct py_layout *l, uint64_t is_size, struct tt_error *err)
 
 	l->fr_read_size = max_u64(max_u64(l->fr_previous, l->fr_executable) + 8,
 				  max_u64(l->fr_instr_ptr + 8, l->fr_owner + 1));
+	if (l->has_is_entry)
+		l->fr_read_size = max_u64(l->fr_read_size, l->fr_is_entry + 1);
 	l->co_read_size = max_u64(max_u64(l->co_filename, l->co_qualname),
 				  max_u64(l->co_linetable, l->co_name)) + 8;
 	l->co_read_size = max_u64(l->co_read_size, l->co_firstlineno + 4);
@@ -562,6 +564,7 @@ struct compiled_layout {
 	uint64_t str_state, str_length, str_ascii_size, str_compact_size;
 	uint64_t bytes_size, bytes_sval;
 	int owner_cstack;
+	uint64_t fr_is_entry;   /* 0: none (3.12 has shim frames instead) */
 };
 
 static const struct compiled_layout compiled[] = {
@@ -579,6 +582,7 @@ static const struct compiled_layout compiled[] = {
 		/* f_func, f_globals, f_builtins, f_locals, f_code, frame_obj,
 		 * previous, prev_instr, stacktop, is_entry, owner */
 		.fr_previous = 48, .fr_code = 32, .fr_prev_instr = 56, .fr_owner = 69,
+		.fr_is_entry = 68,
 		.co_filename = 112, .co_name = 120, .co_qualname = 128, .co_linetable = 136,
 		.co_firstlineno = 72, .co_code_adaptive = 184,
 		.ob_type = 8, .tp_name = 24,
@@ -676,6 +680,8 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->fr_instr_ptr = c->fr_prev_instr;
 	l->instr_is_prev = true;
 	l->fr_owner = c->fr_owner;
+	l->has_is_entry = c->fr_is_entry != 0;
+	l->fr_is_entry = c->fr_is_entry;
 	l->co_filename = c->co_filename;
 	l->co_name = c->co_name;
 	l->co_qualname = c->co_qualname;

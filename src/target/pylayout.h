@@ -102,6 +102,10 @@ struct py_layout {
 
 	/* _PyInterpreterFrame */
 	uint64_t fr_previous, fr_executable, fr_instr_ptr, fr_owner;
+	/* 3.11 marks the outermost frame of each evaluator call is_entry; 3.12+
+	 * put a shim frame below it instead (owner_cstack/owner_interpreter) */
+	bool has_is_entry;
+	uint64_t fr_is_entry;
 	/* 3.11/3.12 keep prev_instr (the code unit before the next instruction)
 	 * where 3.13+ keep instr_ptr; CPython computes a frame's line from
 	 * either the same way (pointer - co_code_adaptive in code units), so we

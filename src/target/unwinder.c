@@ -150,8 +150,12 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 			return st;
 		int owner = (int8_t)buf[l->fr_owner];
 		uint64_t previous = load_u64(buf, l->fr_previous);
+		/* the frame the evaluator call below this shim started with */
+		bool entry_here = false;
 		switch (pylayout_frame_kind(l, owner)) {
 		case PY_FRAME_SHIM:
+			if (th->nframes)
+				s->frames[s->nframes - 1].entry = true;
 			break;
 		case PY_FRAME_INVALID:
 			return tt_fail(err, TT_EBADMEM, 0, "frame at 0x%llx has invalid owner %d",
@@ -168,14 +172,20 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 			if (st != TT_OK)
 				return st;
 			uint64_t instr_ptr = load_u64(buf, l->fr_instr_ptr);
+			entry_here = l->has_is_entry && buf[l->fr_is_entry];
 			/* Not yet at its first RESUME (the __init__ shim): CPython's
-			 * f_back leaves it out, and so do we. */
+			 * f_back leaves it out, and so do we (its evaluator call's
+			 * end goes to the frame inside it). */
 			if (owner != l->owner_generator &&
-			    codecache_frame_incomplete(&u->codes, id, instr_ptr))
+			    codecache_frame_incomplete(&u->codes, id, instr_ptr)) {
+				if (entry_here && th->nframes)
+					s->frames[s->nframes - 1].entry = true;
 				break;
+			}
 			struct tt_frame f = {
 				.code_id = id,
 				.line = codecache_line(&u->codes, id, instr_ptr),
+				.entry = entry_here,
 			};
 			if ((st = push_frame(s, f, err)) != TT_OK)
 				return st;

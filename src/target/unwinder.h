@@ -36,6 +36,9 @@ enum {
 struct tt_frame {
 	uint32_t code_id;       /* index into the unwinder's code cache */
 	int32_t line;           /* -1 when unknown */
+	bool entry;             /* the outermost frame one C call of the evaluator
+				   (_PyEval_EvalFrameDefault) runs: the native stack
+				   goes on below it */
 };
 
 struct tt_thread {

@@ -15,6 +15,7 @@
 #include "dumptasks.h"
 #include "grow.h"
 #include "kwait.h"
+#include "mixedstack.h"
 #include "native.h"
 #include "owners.h"
 #include "sanitize.h"
@@ -37,10 +38,11 @@ print_usage(FILE *f)
 	      "  -j, --json          print one JSON object instead of text\n"
 	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
 	      "                      (Python 3.14+; with --subprocesses, each process's)\n"
-	      "  -n, --native        also each blocked thread's native (C) frames above its\n"
-	      "                      Python ones, from the registers the kernel gives for a\n"
-	      "                      system call, unwound by the libraries' CFI (libdw);\n"
-	      "                      the thread is not stopped\n"
+	      "  -n, --native        also each blocked thread's native (C) frames, in order\n"
+	      "                      with its Python ones (C calling back into Python too),\n"
+	      "                      from the registers the kernel gives for a system call,\n"
+	      "                      unwound by the libraries' CFI (libdw); the thread is\n"
+	      "                      not stopped\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
@@ -134,6 +136,26 @@ thread_native(const struct kernel_view *kv, const struct tt_thread *th, struct n
 				    wlen);
 }
 
+/* --native: a thread's native frames and their order with its Python ones. */
+struct thread_stacks {
+	struct native_frame nf[NATIVE_MAX_FRAMES];
+	size_t n;
+	char why[512];                /* why the native frames end; "" at the thread's start */
+	struct mixed_stack ms;
+	struct mixed_frame *order;    /* ms.count entries; NULL when out of memory */
+};
+
+static void
+thread_stacks_read(struct thread_stacks *ts, const struct kernel_view *kv,
+		   const struct tt_sample *s, const struct tt_thread *th)
+{
+	ts->n = thread_native(kv, th, ts->nf, ts->why, sizeof ts->why);
+	ts->order = malloc((ts->n + th->nframes + 1) * sizeof *ts->order);
+	if (ts->order)
+		mixed_stack_build(ts->nf, ts->n, ts->why[0] == '\0', &s->frames[th->first_frame],
+				  th->nframes, ts->order, &ts->ms);
+}
+
 /* "symbol+0xOFF (library)", "0xADDR (library)" without a symbol. */
 static void
 format_native(const struct native_frame *f, char *buf, size_t len)
@@ -193,11 +215,64 @@ print_peer_json(const struct kwait_peer *p)
 
 /* ppid >= 0: one process of a tree (say its parent). */
 static void
+print_python_text(const struct unwinder *u, const struct tt_frame *fr)
+{
+	char safe[4096], safe2[4096];
+	const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
+	sanitize_for_terminal(c->qualname, safe, sizeof safe);
+	sanitize_for_terminal(c->filename, safe2, sizeof safe2);
+	printf("    %s (%s:%d)\n", safe, safe2, fr->line);
+}
+
+/* Innermost first: native frames, each evaluator call replaced by the
+ * Python frames it runs; where the native walk ended, why. */
+static void
+print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
+		 const struct kernel_view *kv, const struct tt_thread *th)
+{
+	struct thread_stacks *ts = malloc(sizeof *ts);
+	if (ts)
+		thread_stacks_read(ts, kv, s, th);
+	if (!ts || !ts->order) {
+		printf("    (native frames none: out of memory)\n");
+		for (uint32_t f = 0; f < th->nframes; f++)
+			print_python_text(u, &s->frames[th->first_frame + f]);
+		if (ts)
+			free(ts);
+		return;
+	}
+	char line[600], safe[1200];
+	for (size_t k = 0; k <= ts->ms.count; k++) {
+		if (k == ts->ms.after_native) {
+			if (ts->why[0]) {
+				sanitize_for_terminal(ts->why, safe, sizeof safe);
+				printf("    (native frames %s: %s)\n", ts->n ? "end" : "none", safe);
+			}
+			if (ts->n && !ts->ms.merged && ts->ms.evaluators)
+				printf("    (native and Python frames not merged: %zu evaluator calls, "
+				       "%zu runs of Python frames)\n", ts->ms.evaluators, ts->ms.runs);
+		}
+		if (k == ts->ms.count)
+			break;
+		const struct mixed_frame *m = &ts->order[k];
+		if (m->python) {
+			print_python_text(u, &s->frames[th->first_frame + m->index]);
+			continue;
+		}
+		format_native(&ts->nf[m->index], line, sizeof line);
+		sanitize_for_terminal(line, safe, sizeof safe);
+		printf("    %s\n", safe);
+	}
+	free(ts->order);
+	free(ts);
+}
+
+static void
 print_text(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid)
 {
 	const struct target *t = u->target;
-	char cmd[1024], safe[4096], safe2[4096];
+	char cmd[1024], safe[4096];
 	taskinfo_cmdline(t->pid, cmd, sizeof cmd);
 	sanitize_for_terminal(cmd, safe, sizeof safe);
 	/* In a container, its pid there too: what its own logs say. */
@@ -252,33 +327,86 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 			sep = ", ";
 		}
 		printf("%s\n", *sep == ',' ? ")" : "");
-		if (kv->want_native) {
-			struct native_frame nf[NATIVE_MAX_FRAMES];
-			char why[512], line[600];
-			size_t n = thread_native(kv, th, nf, why, sizeof why);
-			for (size_t k = 0; k < n; k++) {
-				format_native(&nf[k], line, sizeof line);
-				sanitize_for_terminal(line, safe, sizeof safe);
-				printf("    %s\n", safe);
-			}
-			if (why[0]) {
-				sanitize_for_terminal(why, safe, sizeof safe);
-				printf("    (native frames %s: %s)\n", n ? "end" : "none", safe);
-			}
-		}
+		if (kv->want_native)
+			print_mixed_text(u, s, kv, th);
+		else
+			for (uint32_t f = 0; f < th->nframes; f++)
+				print_python_text(u, &s->frames[th->first_frame + f]);
 		if (th->nframes == 0)
 			printf("    (no Python frames)\n");
-		for (uint32_t f = 0; f < th->nframes; f++) {
-			const struct tt_frame *fr = &s->frames[th->first_frame + f];
-			const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
-			sanitize_for_terminal(c->qualname, safe, sizeof safe);
-			sanitize_for_terminal(c->filename, safe2, sizeof safe2);
-			printf("    %s (%s:%d)\n", safe, safe2, fr->line);
-		}
 		if (th->status & TT_THREAD_TRUNCATED)
 			printf("    ... (stack deeper than %d frames, outer frames omitted)\n",
 			       UNWIND_MAX_FRAMES);
 	}
+}
+
+static void
+print_python_json(const struct unwinder *u, const struct tt_frame *fr, bool kind)
+{
+	const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
+	printf("{%s\"func\": ", kind ? "\"kind\": \"python\", " : "");
+	json_put_string(stdout, c->qualname);
+	printf(", \"file\": ");
+	json_put_string(stdout, c->filename);
+	printf(", \"line\": %d}", fr->line);
+}
+
+static void
+print_native_json(const struct native_frame *f, bool kind)
+{
+	printf("{%s\"pc\": \"0x%llx\", \"symbol\": ", kind ? "\"kind\": \"native\", " : "",
+	       (unsigned long long)f->pc);
+	if (f->symbol[0])
+		json_put_string(stdout, f->symbol);
+	else
+		printf("null");
+	printf(", \"offset\": %llu, \"library\": ", (unsigned long long)f->offset);
+	if (f->library[0])
+		json_put_string(stdout, f->library);
+	else
+		printf("null");
+	printf("}");
+}
+
+/* "native": its native frames, "native_end": why they end (null at the
+ * thread's start), "stack": native and Python frames in one order, each
+ * with its "kind", "merged": whether that order is the true one (false:
+ * the native frames, then the Python ones). */
+static void
+print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
+		 const struct kernel_view *kv, const struct tt_thread *th)
+{
+	struct thread_stacks *ts = malloc(sizeof *ts);
+	if (ts)
+		thread_stacks_read(ts, kv, s, th);
+	if (!ts || !ts->order) {
+		printf("   \"native\": [], \"native_end\": \"out of memory\", \"merged\": false,"
+		       " \"stack\": [],\n");
+		free(ts);
+		return;
+	}
+	printf("   \"native\": [");
+	for (size_t k = 0; k < ts->n; k++) {
+		printf("%s\n    ", k ? "," : "");
+		print_native_json(&ts->nf[k], false);
+	}
+	printf("], \"native_end\": ");
+	if (ts->why[0])
+		json_put_string(stdout, ts->why);
+	else
+		printf("null");
+	printf(", \"merged\": %s,\n   \"stack\": [", ts->ms.merged ? "true" : "false");
+	for (size_t k = 0; k < ts->ms.count; k++) {
+		const struct mixed_frame *m = &ts->order[k];
+		printf("%s\n    ", k ? "," : "");
+		if (m->python)
+			print_python_json(u, &s->frames[th->first_frame + m->index], true);
+		else
+			print_native_json(&ts->nf[m->index], true);
+	}
+	printf("],\n");
+	free(ts->order);
+	free(ts);
 }
 
 /* ppid >= 0: one process of a tree, with its parent and command line.
@@ -347,42 +475,12 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		} else {
 			printf("null,\n");
 		}
-		if (kv->want_native) {
-			struct native_frame nf[NATIVE_MAX_FRAMES];
-			char why[512];
-			size_t n = thread_native(kv, th, nf, why, sizeof why);
-			printf("   \"native\": [");
-			for (size_t k = 0; k < n; k++) {
-				printf("%s\n    {\"pc\": \"0x%llx\", \"symbol\": ", k ? "," : "",
-				       (unsigned long long)nf[k].pc);
-				if (nf[k].symbol[0])
-					json_put_string(stdout, nf[k].symbol);
-				else
-					printf("null");
-				printf(", \"offset\": %llu, \"library\": ",
-				       (unsigned long long)nf[k].offset);
-				if (nf[k].library[0])
-					json_put_string(stdout, nf[k].library);
-				else
-					printf("null");
-				printf("}");
-			}
-			printf("], \"native_end\": ");
-			if (why[0])
-				json_put_string(stdout, why);
-			else
-				printf("null");
-			printf(",\n");
-		}
+		if (kv->want_native)
+			print_mixed_json(u, s, kv, th);
 		printf("   \"frames\": [");
 		for (uint32_t f = 0; f < th->nframes; f++) {
-			const struct tt_frame *fr = &s->frames[th->first_frame + f];
-			const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
-			printf("%s\n    {\"func\": ", f ? "," : "");
-			json_put_string(stdout, c->qualname);
-			printf(", \"file\": ");
-			json_put_string(stdout, c->filename);
-			printf(", \"line\": %d}", fr->line);
+			printf("%s\n    ", f ? "," : "");
+			print_python_json(u, &s->frames[th->first_frame + f], false);
 		}
 		printf("]}");
 	}
