@@ -16,6 +16,7 @@
 
 #include "kwait.h"
 #include "native.h"
+#include "perfsample.h"
 #include "procmaps.h"
 #include "readfile.h"
 
@@ -28,6 +29,8 @@ struct native_unwinder {
 	pid_t tid;
 	uint64_t sp, pc;
 	uint64_t rbp;    /* a frame pointer found on the stack, 0 when none */
+	const struct user_sample *sample;   /* a running thread's: every register and
+					       its stack top, else NULL */
 };
 
 /* libdwfl's find_elf has no argument of ours: the process whose files are
@@ -126,6 +129,13 @@ memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
 	(void)dwfl;
 	struct native_unwinder *n = arg;
+	const struct user_sample *us = n->sample;
+	/* the stack top as the kernel copied it at the sample's instant */
+	if (us && addr >= us->stack_at && us->stack_len >= sizeof *result &&
+	    addr - us->stack_at <= us->stack_len - sizeof *result) {
+		memcpy(result, us->stack + (addr - us->stack_at), sizeof *result);
+		return true;
+	}
 	struct iovec local = {result, sizeof *result};
 	struct iovec remote = {(void *)(uintptr_t)addr, sizeof *result};
 	return process_vm_readv(n->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof *result;
@@ -135,6 +145,15 @@ static bool
 set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	struct native_unwinder *n = thread_arg;
+	if (n->sample) {
+		Dwarf_Word regs[16];
+		for (size_t i = 0; i < 16; i++)
+			regs[i] = n->sample->regs[i];
+		if (!dwfl_thread_state_registers(thread, 0, 16, regs))
+			return false;
+		dwfl_thread_state_register_pc(thread, n->sample->pc);
+		return true;
+	}
 	/* x86-64 DWARF registers 6 and 7 are %rbp and %rsp; the pc goes apart */
 	Dwarf_Word regs[2] = {n->rbp, n->sp};
 	if (n->rbp ? !dwfl_thread_state_registers(thread, 6, 2, regs)
@@ -343,7 +362,7 @@ walk_thread(struct native_unwinder *n, struct walk *w)
 static bool
 recover_frame_pointer(struct native_unwinder *n, struct walk *w, int *rc)
 {
-	if (w->count == 0 || w->count == w->max || w->last_has_rbp || !w->last_sp ||
+	if (n->sample || w->count == 0 || w->count == w->max || w->last_has_rbp || !w->last_sp ||
 	    at_thread_start(w))
 		return false;
 	uint64_t cand[8];
@@ -375,6 +394,53 @@ recover_frame_pointer(struct native_unwinder *n, struct walk *w, int *rc)
 	return false;
 }
 
+/* Why a walk of count frames ended where it did; "" at the thread's start. */
+static void
+end_reason(const struct native_unwinder *n, const struct walk *w, int rc, char *why, size_t wlen)
+{
+	if (w->count == w->max)
+		snprintf(why, wlen, "more than %zu frames: the rest left out", w->max);
+	else if (rc == 0 && w->count && !at_thread_start(w) && !n->sample)
+		snprintf(why, wlen, "the walk ends in %s: its caller is found by a register "
+				    "(%%rbp: code built with frame pointers) that the kernel gives "
+				    "only for a stopped thread", w->out[w->count - 1].library);
+	else if (rc == 0 && w->count && !at_thread_start(w))
+		snprintf(why, wlen, "the walk ends in %s: no call frame information leads on",
+			 w->out[w->count - 1].library[0] ? w->out[w->count - 1].library
+							 : "an address in no file");
+	else if (rc != 0 && w->count && !n->sample)
+		snprintf(why, wlen, "the stack's next frame needs a register the kernel does not "
+				    "give without stopping the thread (%s)", dwfl_errmsg(-1));
+	else if (rc != 0 && w->count)
+		snprintf(why, wlen, "the sampled stack leads no further (%s)", dwfl_errmsg(-1));
+	else if (rc != 0)
+		snprintf(why, wlen, "not unwound: %s", dwfl_errmsg(-1));
+}
+
+/* A running thread: the kernel samples its registers and stack top. */
+static size_t
+running_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
+		      char *why, size_t wlen)
+{
+	struct user_sample *us = malloc(sizeof *us);
+	if (!us) {
+		snprintf(why, wlen, "running on a CPU; out of memory for its sample");
+		return 0;
+	}
+	if (!perfsample_thread(tid, 250, us, why, wlen)) {
+		free(us);
+		return 0;
+	}
+	n->tid = tid;
+	n->sample = us;
+	struct walk w = {.n = n, .out = out, .max = max};
+	int rc = walk_thread(n, &w);
+	end_reason(n, &w, rc, why, wlen);
+	n->sample = NULL;
+	free(us);
+	return w.count;
+}
+
 size_t
 native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
 		     char *why, size_t wlen)
@@ -388,9 +454,13 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 		return 0;
 	}
 	if (call.state == KWAIT_RUNNING) {
-		snprintf(why, wlen, "running on a CPU: the kernel gives no registers of a running "
-				    "thread without stopping it");
-		return 0;
+		size_t got = running_thread_frames(n, tid, out, max, why, wlen);
+		/* No sample: it stopped running (a GIL handoff, a lock) and is
+		 * blocked now, which gives its registers another way. */
+		if (got || read_small_file(path, text, sizeof text) <= 0 ||
+		    !kwait_parse_syscall(text, &call) || call.state == KWAIT_RUNNING)
+			return got;
+		why[0] = '\0';
 	}
 	if (!call.sp || !call.pc) {
 		snprintf(why, wlen, "no registers from the kernel");
@@ -403,16 +473,6 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 	struct walk w = {.n = n, .out = out, .max = max};
 	int rc = walk_thread(n, &w);
 	recover_frame_pointer(n, &w, &rc);
-	if (w.count == max)
-		snprintf(why, wlen, "more than %zu frames: the rest left out", max);
-	else if (rc == 0 && w.count && !at_thread_start(&w))
-		snprintf(why, wlen, "the walk ends in %s: its caller is found by a register "
-				    "(%%rbp: code built with frame pointers) that the kernel gives "
-				    "only for a stopped thread", out[w.count - 1].library);
-	else if (rc != 0 && w.count)
-		snprintf(why, wlen, "the stack's next frame needs a register the kernel does not "
-				    "give without stopping the thread (%s)", dwfl_errmsg(-1));
-	else if (rc != 0)
-		snprintf(why, wlen, "not unwound: %s", dwfl_errmsg(-1));
+	end_reason(n, &w, rc, why, wlen);
 	return w.count;
 }

@@ -8,7 +8,9 @@
  * %rbp, which code built with frame pointers needs to find its caller:
  * it is looked for on the stack, and a walk with it is kept only when it
  * then reaches the thread's first frame through real return addresses;
- * else the walk ends at that frame and says so.
+ * else the walk ends at that frame and says so. A thread running on a
+ * CPU: the kernel samples all its registers and copies its stack top
+ * (perfsample.h), and the walk starts from those.
  *
  * Files are opened through the target's own root (/proc/PID/root), so a
  * target in a container or a chroot is unwound with its own libraries.
@@ -42,8 +44,8 @@ void native_close(struct native_unwinder *n);
 
 /* Thread tid's native frames, innermost first, up to max: the count (0
  * when there are none to give). *why says why the walk ended, or why
- * there is none ("running on a CPU: ...", "not in a system call"); "" when
- * it reached the thread's first frame. */
+ * there is none (perf_event_open refused, no sample in time, the thread
+ * ended); "" when it reached the thread's first frame. */
 size_t native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out,
 			    size_t max, char *why, size_t wlen);
 

@@ -1,0 +1,173 @@
+/* A running thread's registers and stack top from a perf sample (perfsample.h). */
+#include "config.h"
+
+#include <asm/perf_regs.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "perfsample.h"
+#include "readfile.h"
+
+/* The sampled registers, in perf's numbering, in the order of the DWARF
+ * numbers they fill (user_sample.regs), then the pc. */
+static const int dwarf_to_perf[16] = {
+	PERF_REG_X86_AX, PERF_REG_X86_DX, PERF_REG_X86_CX, PERF_REG_X86_BX,
+	PERF_REG_X86_SI, PERF_REG_X86_DI, PERF_REG_X86_BP, PERF_REG_X86_SP,
+	PERF_REG_X86_R8, PERF_REG_X86_R9, PERF_REG_X86_R10, PERF_REG_X86_R11,
+	PERF_REG_X86_R12, PERF_REG_X86_R13, PERF_REG_X86_R14, PERF_REG_X86_R15,
+};
+
+static uint64_t
+regs_mask(void)
+{
+	uint64_t mask = 1ull << PERF_REG_X86_IP;
+	for (size_t i = 0; i < 16; i++)
+		mask |= 1ull << dwarf_to_perf[i];
+	return mask;
+}
+
+#define DATA_PAGES 16   /* a power of two; holds one sample with its stack copy */
+
+static void
+refused(int e, char *why, size_t wlen)
+{
+	char text[32];
+	long paranoid = read_small_file("/proc/sys/kernel/perf_event_paranoid", text,
+					sizeof text) > 0 ? strtol(text, NULL, 10) : -9;
+	if (paranoid != -9)
+		snprintf(why, wlen, "running on a CPU, and perf_event_open, which would sample "
+				    "its registers, is refused: %s (perf_event_paranoid %ld)",
+			 strerror(e), paranoid);
+	else
+		snprintf(why, wlen, "running on a CPU, and perf_event_open, which would sample "
+				    "its registers, is refused: %s", strerror(e));
+}
+
+/* Copy len bytes at offset off of the ring's data area (it wraps). */
+static void
+ring_copy(const uint8_t *data, size_t size, uint64_t off, void *dst, size_t len)
+{
+	size_t at = (size_t)(off & (size - 1)), first = size - at < len ? size - at : len;
+	memcpy(dst, data + at, first);
+	memcpy((uint8_t *)dst + first, data, len - first);
+}
+
+/* A PERF_RECORD_SAMPLE of h.size bytes at off: pid/tid, time, the
+ * registers' ABI and values, the stack copy's size, bytes and the part of
+ * it that is filled (dyn_size). */
+static bool
+parse_sample(const uint8_t *data, size_t size, uint64_t off, uint32_t rec_size,
+	     struct user_sample *out)
+{
+	uint64_t pos = sizeof(struct perf_event_header) + 8 + 8, end = rec_size;
+	uint64_t abi, regs[PERF_REG_X86_64_MAX] = {0}, stack_size, dyn = 0;
+	uint64_t mask = regs_mask();
+	if (pos + 8 > end)
+		return false;
+	ring_copy(data, size, off + pos, &abi, 8);
+	pos += 8;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return false;   /* taken where the thread had no user registers */
+	for (int r = 0; r < PERF_REG_X86_64_MAX; r++) {
+		if (!(mask & (1ull << r)))
+			continue;
+		if (pos + 8 > end)
+			return false;
+		ring_copy(data, size, off + pos, &regs[r], 8);
+		pos += 8;
+	}
+	if (pos + 8 > end)
+		return false;
+	ring_copy(data, size, off + pos, &stack_size, 8);
+	pos += 8;
+	if (stack_size > end - pos || stack_size > sizeof out->stack)
+		return false;
+	if (stack_size && pos + stack_size + 8 <= end)
+		ring_copy(data, size, off + pos + stack_size, &dyn, 8);
+	out->stack_len = (size_t)(dyn < stack_size ? dyn : stack_size);
+	ring_copy(data, size, off + pos, out->stack, out->stack_len);
+	for (size_t i = 0; i < 16; i++)
+		out->regs[i] = regs[dwarf_to_perf[i]];
+	out->pc = regs[PERF_REG_X86_IP];
+	out->stack_at = regs[PERF_REG_X86_SP];
+	return true;
+}
+
+/* The first sample in the ring with user registers. */
+static bool
+take_sample(struct perf_event_mmap_page *meta, size_t page, struct user_sample *out)
+{
+	const uint8_t *data = (const uint8_t *)meta + page;
+	size_t size = (size_t)DATA_PAGES * page;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		ring_copy(data, size, tail, &h, sizeof h);
+		if (h.size < sizeof h || tail + h.size > head)
+			break;
+		if (h.type == PERF_RECORD_SAMPLE && parse_sample(data, size, tail, h.size, out))
+			return true;
+		tail += h.size;
+	}
+	return false;
+}
+
+bool
+perfsample_thread(pid_t tid, int timeout_ms, struct user_sample *out, char *why, size_t wlen)
+{
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;   /* advances only while the thread runs */
+	attr.sample_period = 200000;              /* 0.2 ms of its CPU time */
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+			   PERF_SAMPLE_STACK_USER;
+	attr.sample_regs_user = regs_mask();
+	attr.sample_stack_user = PERFSAMPLE_STACK_BYTES;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.wakeup_events = 1;
+	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		refused(errno, why, wlen);
+		return false;
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (1 + DATA_PAGES) * page;
+	void *ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		snprintf(why, wlen, "running on a CPU; the perf ring for its sample cannot be "
+				    "mapped: %s", strerror(errno));
+		close(fd);
+		return false;
+	}
+	bool got = false;
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		if ((got = take_sample(ring, page, out)))
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
+		if (spent >= timeout_ms)
+			break;
+		struct pollfd pfd = {.fd = fd, .events = POLLIN};
+		poll(&pfd, 1, (int)(timeout_ms - spent));
+	}
+	munmap(ring, len);
+	close(fd);
+	if (!got)
+		snprintf(why, wlen, "running on a CPU, but no sample of it came within %d ms "
+				    "(it did not run for 0.2 ms of CPU time)", timeout_ms);
+	return got;
+}
