@@ -31,6 +31,8 @@ struct native_unwinder {
 	uint64_t rbp;    /* a frame pointer found on the stack, 0 when none */
 	const struct user_sample *sample;   /* a running thread's: every register and
 					       its stack top, else NULL */
+	struct perf_threads *perf;          /* running threads' samples; NULL until one */
+	char perf_refused[256];             /* why perf_event_open was refused, once */
 };
 
 /* libdwfl's find_elf has no argument of ours: the process whose files are
@@ -212,6 +214,7 @@ native_close(struct native_unwinder *n)
 		return;
 	if (n->dwfl)
 		dwfl_end(n->dwfl);
+	perf_threads_free(n->perf);
 	free(n);
 }
 
@@ -417,17 +420,70 @@ end_reason(const struct native_unwinder *n, const struct walk *w, int rc, char *
 		snprintf(why, wlen, "not unwound: %s", dwfl_errmsg(-1));
 }
 
-/* A running thread: the kernel samples its registers and stack top. */
+/* Is thread tid in a system call now? *call gets its registers. */
+static bool
+read_call(pid_t pid, pid_t tid, struct kwait_call *call)
+{
+	char path[64], text[512];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	return read_small_file(path, text, sizeof text) > 0 && kwait_parse_syscall(text, call);
+}
+
+/* Sample thread tid while it runs (every 0.2 ms of its CPU time); false
+ * with why when the kernel refuses, said the same for every thread. */
+static bool
+follow_running(struct native_unwinder *n, pid_t tid, char *why, size_t wlen)
+{
+	if (n->perf_refused[0]) {
+		snprintf(why, wlen, "%s", n->perf_refused);
+		return false;
+	}
+	if (!n->perf && !(n->perf = perf_threads_new(200000, PERFSAMPLE_STACK_MAX))) {
+		snprintf(why, wlen, "running on a CPU; out of memory for its perf sample");
+		return false;
+	}
+	if (perf_threads_follow(n->perf, tid, why, wlen))
+		return true;
+	snprintf(n->perf_refused, sizeof n->perf_refused, "%s", why);
+	return false;
+}
+
+void
+native_prepare(struct native_unwinder *n, const pid_t *tids, size_t count)
+{
+	pid_t *running = malloc((count ? count : 1) * sizeof *running);
+	if (!running)
+		return;
+	size_t k = 0;
+	char why[256];
+	for (size_t i = 0; i < count; i++) {
+		struct kwait_call call;
+		if (read_call(n->pid, tids[i], &call) && call.state == KWAIT_RUNNING &&
+		    follow_running(n, tids[i], why, sizeof why))
+			running[k++] = tids[i];
+	}
+	if (k)
+		perf_threads_wait(n->perf, running, k, 250);
+	free(running);
+}
+
+/* A running thread: the kernel's newest sample of its registers and stack
+ * top (waiting up to 250 ms for one when none was asked for before). */
 static size_t
 running_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
 		      char *why, size_t wlen)
 {
+	if (!follow_running(n, tid, why, wlen))
+		return 0;
 	struct user_sample *us = malloc(sizeof *us);
 	if (!us) {
 		snprintf(why, wlen, "running on a CPU; out of memory for its sample");
 		return 0;
 	}
-	if (!perfsample_thread(tid, 250, us, why, wlen)) {
+	perf_threads_wait(n->perf, &tid, 1, 250);
+	if (!perf_threads_newest(n->perf, tid, us)) {
+		snprintf(why, wlen, "running on a CPU, but no sample of it came within 250 ms "
+				    "(it did not run for 0.2 ms of CPU time)");
 		free(us);
 		return 0;
 	}
@@ -446,10 +502,8 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 		     char *why, size_t wlen)
 {
 	why[0] = '\0';
-	char path[64], text[512];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)n->pid, (int)tid);
 	struct kwait_call call;
-	if (read_small_file(path, text, sizeof text) <= 0 || !kwait_parse_syscall(text, &call)) {
+	if (!read_call(n->pid, tid, &call)) {
 		snprintf(why, wlen, "its registers are not readable (the thread ended?)");
 		return 0;
 	}
@@ -457,8 +511,7 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 		size_t got = running_thread_frames(n, tid, out, max, why, wlen);
 		/* No sample: it stopped running (a GIL handoff, a lock) and is
 		 * blocked now, which gives its registers another way. */
-		if (got || read_small_file(path, text, sizeof text) <= 0 ||
-		    !kwait_parse_syscall(text, &call) || call.state == KWAIT_RUNNING)
+		if (got || !read_call(n->pid, tid, &call) || call.state == KWAIT_RUNNING)
 			return got;
 		why[0] = '\0';
 	}

@@ -42,6 +42,10 @@ struct native_unwinder;
 tt_status native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err);
 void native_close(struct native_unwinder *n);
 
+/* Before asking for the frames of several threads: sample those running
+ * on a CPU all at once (waiting up to 250 ms for them together). */
+void native_prepare(struct native_unwinder *n, const pid_t *tids, size_t count);
+
 /* Thread tid's native frames, innermost first, up to max: the count (0
  * when there are none to give). *why says why the walk ended, or why
  * there is none (perf_event_open refused, no sample in time, the thread

@@ -1,4 +1,4 @@
-/* A running thread's registers and stack top from a perf sample (perfsample.h). */
+/* Running threads' registers and stack tops from perf samples (perfsample.h). */
 #include "config.h"
 
 #include <asm/perf_regs.h>
@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "grow.h"
+#include "keytab.h"
 #include "perfsample.h"
 #include "readfile.h"
 
@@ -34,7 +36,7 @@ regs_mask(void)
 	return mask;
 }
 
-#define DATA_PAGES 16   /* a power of two; holds one sample with its stack copy */
+#define DATA_PAGES 16   /* a power of two: 64 KiB, a few samples with their stack copies */
 
 static void
 refused(int e, char *why, size_t wlen)
@@ -67,7 +69,11 @@ static bool
 parse_sample(const uint8_t *data, size_t size, uint64_t off, uint32_t rec_size,
 	     struct user_sample *out)
 {
-	uint64_t pos = sizeof(struct perf_event_header) + 8 + 8, end = rec_size;
+	uint64_t pos = sizeof(struct perf_event_header) + 8, end = rec_size;
+	if (pos + 8 > end)
+		return false;
+	ring_copy(data, size, off + pos, &out->time_ns, 8);   /* perf's clock: CLOCK_MONOTONIC */
+	pos += 8;
 	uint64_t abi, regs[PERF_REG_X86_64_MAX] = {0}, stack_size, dyn = 0;
 	uint64_t mask = regs_mask();
 	if (pos + 8 > end)
@@ -101,39 +107,109 @@ parse_sample(const uint8_t *data, size_t size, uint64_t off, uint32_t rec_size,
 	return true;
 }
 
-/* The first sample in the ring with user registers. */
+/* The newest sample in the ring with user registers; every record read
+ * is consumed. */
 static bool
-take_sample(struct perf_event_mmap_page *meta, size_t page, struct user_sample *out)
+take_newest(struct perf_event_mmap_page *meta, size_t page, struct user_sample *out)
 {
 	const uint8_t *data = (const uint8_t *)meta + page;
 	size_t size = (size_t)DATA_PAGES * page;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
+	bool got = false;
 	while (tail + sizeof(struct perf_event_header) <= head) {
 		struct perf_event_header h;
 		ring_copy(data, size, tail, &h, sizeof h);
 		if (h.size < sizeof h || tail + h.size > head)
 			break;
 		if (h.type == PERF_RECORD_SAMPLE && parse_sample(data, size, tail, h.size, out))
-			return true;
+			got = true;
 		tail += h.size;
 	}
-	return false;
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	return got;
+}
+
+static bool
+has_record(const struct perf_event_mmap_page *meta)
+{
+	return __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE) != meta->data_tail;
+}
+
+struct followed {
+	uint64_t tid;                       /* keytab's key */
+	int fd;                             /* -1: not followed now */
+	struct perf_event_mmap_page *ring;
+};
+
+struct perf_threads {
+	uint64_t period_ns;
+	size_t stack_bytes, page, ring_len;
+	struct keytab threads;              /* struct followed by tid */
+};
+
+struct perf_threads *
+perf_threads_new(uint64_t period_ns, size_t stack_bytes)
+{
+	struct perf_threads *pt = calloc(1, sizeof *pt);
+	if (!pt)
+		return NULL;
+	pt->period_ns = period_ns ? period_ns : 1;
+	pt->stack_bytes = stack_bytes > PERFSAMPLE_STACK_MAX ? PERFSAMPLE_STACK_MAX
+							     : stack_bytes & ~(size_t)7;
+	pt->page = (size_t)sysconf(_SC_PAGESIZE);
+	pt->ring_len = (1 + DATA_PAGES) * pt->page;
+	keytab_init(&pt->threads, sizeof(struct followed));
+	return pt;
+}
+
+static void
+close_followed(struct perf_threads *pt, struct followed *f)
+{
+	if (f->fd < 0)
+		return;
+	munmap(f->ring, pt->ring_len);
+	close(f->fd);
+	f->fd = -1;
+	f->ring = NULL;
+}
+
+void
+perf_threads_free(struct perf_threads *pt)
+{
+	if (!pt)
+		return;
+	for (uint32_t i = 0; i < pt->threads.count; i++)
+		close_followed(pt, keytab_at(&pt->threads, i));
+	keytab_free(&pt->threads);
+	free(pt);
 }
 
 bool
-perfsample_thread(pid_t tid, int timeout_ms, struct user_sample *out, char *why, size_t wlen)
+perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen)
 {
+	bool added;
+	struct followed *f = keytab_put(&pt->threads, (uint64_t)tid, &added);
+	if (!f) {
+		snprintf(why, wlen, "out of memory for the thread's perf event");
+		return false;
+	}
+	if (added)
+		f->fd = -1;
+	if (f->fd >= 0)
+		return true;
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
 	attr.size = sizeof attr;
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;   /* advances only while the thread runs */
-	attr.sample_period = 200000;              /* 0.2 ms of its CPU time */
+	attr.sample_period = pt->period_ns;
 	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
 			   PERF_SAMPLE_STACK_USER;
 	attr.sample_regs_user = regs_mask();
-	attr.sample_stack_user = PERFSAMPLE_STACK_BYTES;
+	attr.sample_stack_user = (uint32_t)pt->stack_bytes;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	attr.wakeup_events = 1;
@@ -142,32 +218,48 @@ perfsample_thread(pid_t tid, int timeout_ms, struct user_sample *out, char *why,
 		refused(errno, why, wlen);
 		return false;
 	}
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = (1 + DATA_PAGES) * page;
-	void *ring = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	void *ring = mmap(NULL, pt->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
-		snprintf(why, wlen, "running on a CPU; the perf ring for its sample cannot be "
+		snprintf(why, wlen, "running on a CPU; the perf ring for its samples cannot be "
 				    "mapped: %s", strerror(errno));
 		close(fd);
 		return false;
 	}
-	bool got = false;
+	f->fd = fd;
+	f->ring = ring;
+	return true;
+}
+
+void
+perf_threads_forget(struct perf_threads *pt, pid_t tid)
+{
+	struct followed *f = keytab_find(&pt->threads, (uint64_t)tid);
+	if (f)
+		close_followed(pt, f);
+}
+
+void
+perf_threads_wait(struct perf_threads *pt, const pid_t *tids, size_t n, int timeout_ms)
+{
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	for (;;) {
-		if ((got = take_sample(ring, page, out)))
-			break;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		long spent = (now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000;
-		if (spent >= timeout_ms)
-			break;
-		struct pollfd pfd = {.fd = fd, .events = POLLIN};
-		poll(&pfd, 1, (int)(timeout_ms - spent));
+	for (size_t i = 0; i < n; i++) {
+		struct followed *f = keytab_find(&pt->threads, (uint64_t)tids[i]);
+		while (f && f->fd >= 0 && !has_record(f->ring)) {
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long spent = (now.tv_sec - start.tv_sec) * 1000 +
+				     (now.tv_nsec - start.tv_nsec) / 1000000;
+			if (spent >= timeout_ms)
+				return;
+			struct pollfd pfd = {.fd = f->fd, .events = POLLIN};
+			poll(&pfd, 1, (int)(timeout_ms - spent));
+		}
 	}
-	munmap(ring, len);
-	close(fd);
-	if (!got)
-		snprintf(why, wlen, "running on a CPU, but no sample of it came within %d ms "
-				    "(it did not run for 0.2 ms of CPU time)", timeout_ms);
-	return got;
+}
+
+bool
+perf_threads_newest(struct perf_threads *pt, pid_t tid, struct user_sample *out)
+{
+	struct followed *f = keytab_find(&pt->threads, (uint64_t)tid);
+	return f && f->fd >= 0 && take_newest(f->ring, pt->page, out);
 }

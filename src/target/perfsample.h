@@ -1,8 +1,8 @@
-/* One sample of a running thread's user registers and stack top, taken by
- * the kernel (perf_event_open: a software clock event on that thread,
- * PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER). The kernel copies them
- * at the sample instant from its timer interrupt: the thread is not
- * stopped, signalled or written to. */
+/* Samples of running threads' user registers and stack tops, taken by the
+ * kernel: a software task-clock event on each followed thread
+ * (perf_event_open, PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER). The
+ * kernel copies them at a timer tick while the thread runs: it is not
+ * stopped, signalled or written to, and pays for the copy itself. */
 #ifndef TT_PERFSAMPLE_H
 #define TT_PERFSAMPLE_H
 
@@ -11,22 +11,37 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define PERFSAMPLE_STACK_BYTES 16384
+#define PERFSAMPLE_STACK_MAX 16384
 
 struct user_sample {
 	/* x86-64 DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 */
 	uint64_t regs[16];
 	uint64_t pc;
+	uint64_t time_ns;       /* CLOCK_MONOTONIC, when the kernel took it */
 	uint64_t stack_at;      /* the address of stack[0]: the sampled %rsp */
 	size_t stack_len;       /* bytes the kernel copied (up to the stack's end) */
-	uint8_t stack[PERFSAMPLE_STACK_BYTES];
+	uint8_t stack[PERFSAMPLE_STACK_MAX];
 };
 
-/* Wait up to timeout_ms for one sample of thread tid while it runs in user
- * space or the kernel on its behalf. false with *why: perf_event_open
- * refused ("... (perf_event_paranoid 2)"), or no sample in time (the
- * thread did not run). */
-bool perfsample_thread(pid_t tid, int timeout_ms, struct user_sample *out, char *why,
-		       size_t wlen);
+struct perf_threads;
+
+/* A sample every period_ns of each followed thread's CPU time, with
+ * stack_bytes (8-aligned, at most PERFSAMPLE_STACK_MAX) of its stack. NULL
+ * when out of memory. */
+struct perf_threads *perf_threads_new(uint64_t period_ns, size_t stack_bytes);
+void perf_threads_free(struct perf_threads *pt);
+
+/* Start sampling thread tid (again). false with *why when the kernel
+ * refuses ("... (perf_event_paranoid 2)"). */
+bool perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen);
+/* Stop sampling it (it ended). */
+void perf_threads_forget(struct perf_threads *pt, pid_t tid);
+
+/* Wait until each of the n threads has a sample waiting, or timeout_ms. */
+void perf_threads_wait(struct perf_threads *pt, const pid_t *tids, size_t n, int timeout_ms);
+
+/* The newest sample of tid since the last call, older ones dropped: false
+ * when none came (it did not run, or is not followed). */
+bool perf_threads_newest(struct perf_threads *pt, pid_t tid, struct user_sample *out);
 
 #endif

@@ -156,6 +156,21 @@ thread_stacks_read(struct thread_stacks *ts, const struct kernel_view *kv,
 				  th->nframes, ts->order, &ts->ms);
 }
 
+/* --native: the threads on a CPU sampled together, not one after another. */
+static void
+sample_running(const struct kernel_view *kv, const struct tt_sample *s)
+{
+	pid_t *tids = malloc((s->nthreads ? s->nthreads : 1) * sizeof *tids);
+	if (!tids)
+		return;
+	size_t n = 0;
+	for (uint32_t i = 0; i < s->nthreads; i++)
+		if (!s->threads[i].tid_unknown)
+			tids[n++] = (pid_t)s->threads[i].native_tid;
+	native_prepare(kv->native, tids, n);
+	free(tids);
+}
+
 /* "symbol+0xOFF (library)", "0xADDR (library)" without a symbol. */
 static void
 format_native(const struct native_frame *f, char *buf, size_t len)
@@ -529,6 +544,8 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 		 * (NULL without memory: it is then left out, not an error). */
 		struct kernel_view kv;
 		kernel_view_open(&kv, t->pid, &t->mem, o->native);
+		if (kv.native)
+			sample_running(&kv, &s);
 		if (printed)
 			printf("%s", !*printed ? (json ? "{\"processes\": [\n" : "")
 					       : (json ? ",\n" : "\n"));
