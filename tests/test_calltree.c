@@ -51,7 +51,7 @@ one_process(void)
 static uint32_t
 code(const char *name, const char *file, int line)
 {
-	return intern_func(&PS.in, name, file, line, false);
+	return intern_func(&PS.in, name, file, line, FUNC_PYTHON);
 }
 
 /* A stack from its outermost frame in, each frame a function (line = 10 *

@@ -18,11 +18,15 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "clock.h"
 #include "diffbase.h"
 #include "export.h"
+#include "collapsed.h"
 #include "flamegraph.h"
+#include "pprof.h"
+#include "speedscope.h"
 #include "procset.h"
 #include "stackwalk.h"
 #include "tap.h"
@@ -46,7 +50,7 @@ rnd(uint32_t n)
 static uint32_t
 add_code(struct stackwalk *w, const char *qualname, const char *filename, int first)
 {
-	return intern_func(stackwalk_intern_rw(w), qualname, filename, first, false);
+	return intern_func(stackwalk_intern_rw(w), qualname, filename, first, FUNC_PYTHON);
 }
 
 static void
@@ -282,6 +286,104 @@ test_diffbase(void)
 	       strstr(err.msg, "cannot read the baseline"), "a missing baseline: %s", err.msg);
 }
 
+static char *
+write_to_memory(int (*write)(const struct profile *, const struct procset *, FILE *, void *),
+		const struct profile *p, const struct procset *ps, void *arg, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	int rc = write(p, ps, f, arg);
+	fclose(f);
+	if (rc != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int
+collapsed_to(const struct profile *p, const struct procset *ps, FILE *f, void *arg)
+{
+	(void)arg;
+	return profile_write_collapsed(p, ps, f, false, false);
+}
+
+static int
+speedscope_to(const struct profile *p, const struct procset *ps, FILE *f, void *arg)
+{
+	(void)arg;
+	return profile_write_speedscope(p, ps, f, "t", 0.001, false);
+}
+
+static int
+svg_to(const struct profile *p, const struct procset *ps, FILE *f, void *arg)
+{
+	return flamegraph_write(p, ps, arg, f);
+}
+
+static int
+pprof_to(const struct profile *p, const struct procset *ps, FILE *f, void *arg)
+{
+	return pprof_write(p, ps, arg, f);
+}
+
+/* Native (C) frames: "symbol (library)" without a line in every format;
+ * pprof gives the library a mapping of its own; the SVG colours them green. */
+static void
+test_native_frames(void)
+{
+	struct procset ps;
+	struct stackwalk *w = one_process(&ps);
+	if (!w) {
+		tap_ok(0, "walker for native frames");
+		return;
+	}
+	struct intern *in = (struct intern *)stackwalk_intern(w);
+	uint32_t py = add_code(w, "hash_it", "/srv/app.py", 3);
+	uint32_t c = intern_func(in, "PKCS5_PBKDF2_HMAC", "libcrypto.so.3", 0, FUNC_NATIVE);
+	add_thread(w, 7, "main");
+	uint32_t s = intern_stack(in, 0, intern_frame(in, py, 5));
+	s = intern_stack(in, s, intern_frame(in, c, 0));
+	struct profile p;
+	profile_init(&p);
+	profile_add_weight(&p, 0, s, 10);
+	struct export_meta m = meta_for_tests();
+	size_t len;
+	char *text = write_to_memory(collapsed_to, &p, &ps, NULL, &len);
+	tap_ok(text && strstr(text, "hash_it (/srv/app.py:5);PKCS5_PBKDF2_HMAC (libcrypto.so.3) 10\n"),
+	       "collapsed: the native frame reads 'symbol (library)' (%s)", text ? text : "none");
+	free(text);
+	text = write_to_memory(speedscope_to, &p, &ps, NULL, &len);
+	tap_ok(text && strstr(text, "{\"name\": \"PKCS5_PBKDF2_HMAC (libcrypto.so.3)\", "
+				    "\"file\": \"libcrypto.so.3\"}"),
+	       "speedscope: the native frame is named with its library, no line");
+	free(text);
+	text = write_to_memory(svg_to, &p, &ps, &m, &len);
+	const char *at = text ? strstr(text, "PKCS5_PBKDF2_HMAC (libcrypto.so.3)") : NULL;
+	tap_ok(at != NULL, "SVG: the native frame's title says 'symbol (library)'");
+	/* its rectangle's fill: the first fill after the title's start of the group */
+	const char *fill = at ? strstr(at, "fill=\"#") : NULL;
+	unsigned r = 255, g = 0;
+	if (fill)
+		sscanf(fill, "fill=\"#%2x%2x", &r, &g);
+	tap_ok(fill && g > r, "SVG: native frames are green (fill %.14s)", fill ? fill : "none");
+	free(text);
+	text = write_to_memory(pprof_to, &p, &ps, &m, &len);
+	/* gunzip it: the string table holds the library's name (its mapping's
+	 * file name) and the symbol */
+	char out[1 << 16];
+	z_stream z = {.next_in = (Bytef *)text, .avail_in = (uInt)(text ? len : 0),
+		      .next_out = (Bytef *)out, .avail_out = sizeof out - 1};
+	bool ok = text && inflateInit2(&z, 31) == Z_OK && inflate(&z, Z_FINISH) == Z_STREAM_END;
+	inflateEnd(&z);
+	size_t n = ok ? sizeof out - 1 - z.avail_out : 0;
+	tap_ok(ok && memmem(out, n, "libcrypto.so.3", 14) && memmem(out, n, "PKCS5_PBKDF2_HMAC", 17),
+	       "pprof: the library and the symbol are in the profile");
+	free(text);
+	profile_free(&p);
+	procset_free(&ps);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -301,6 +403,7 @@ main(int argc, char **argv)
 	if (!keep) {
 		test_hostile();
 		test_diffbase();
+		test_native_frames();
 	}
 	return tap_done();
 }

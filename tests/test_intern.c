@@ -64,9 +64,9 @@ main(void)
 		tap_ok(false, "intern_init");
 		return tap_done();
 	}
-	uint32_t f1 = intern_func(&in, "handler", "/srv/app.py", 10, false);
-	uint32_t f2 = intern_func(&in, "handler", "/srv/app.py", 12, false);
-	uint32_t f3 = intern_func(&in, "handler", "/srv/app.py", 10, false);
+	uint32_t f1 = intern_func(&in, "handler", "/srv/app.py", 10, FUNC_PYTHON);
+	uint32_t f2 = intern_func(&in, "handler", "/srv/app.py", 12, FUNC_PYTHON);
+	uint32_t f3 = intern_func(&in, "handler", "/srv/app.py", 10, FUNC_PYTHON);
 	tap_ok(f1 && f2 && f1 != f2 && f3 == f1,
 	       "a function is its name, file and first line (%u %u %u)", f1, f2, f3);
 
@@ -77,7 +77,7 @@ main(void)
 	for (uint32_t i = 0; i < STACKS; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "f%u", i % 100);
-		uint32_t fn = intern_func(&in, name, "/srv/app.py", 1, false);
+		uint32_t fn = intern_func(&in, name, "/srv/app.py", 1, FUNC_PYTHON);
 		uint32_t fr = intern_frame(&in, fn, (int32_t)(i % 1000));
 		ids[i] = parent = intern_stack(&in, parent, fr);
 		distinct &= parent == i + 1;
@@ -88,7 +88,7 @@ main(void)
 	for (uint32_t i = 0; i < STACKS; i++) {
 		char name[32];
 		snprintf(name, sizeof name, "f%u", i % 100);
-		uint32_t fn = intern_func(&in, name, "/srv/app.py", 1, false);
+		uint32_t fn = intern_func(&in, name, "/srv/app.py", 1, FUNC_PYTHON);
 		parent = intern_stack(&in, parent, intern_frame(&in, fn, (int32_t)(i % 1000)));
 		same += parent == ids[i];
 	}

@@ -97,7 +97,7 @@ thread_churn_profile(void)
 		return;
 	struct profile prof;
 	profile_init(&prof);
-	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "job", "pool.py", 1, false), 7);
+	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "job", "pool.py", 1, FUNC_PYTHON), 7);
 	uint32_t stack = intern_stack(&ps.in, 0, frame);
 	bool ok = true;
 	uint32_t prev = UINT32_MAX, most = 0, most_slots = 0;
@@ -169,7 +169,7 @@ aggregate_table_follows_count(void)
 	uint32_t index;
 	if (!one_process(&ps, &index))
 		return;
-	uint32_t func = intern_func(&ps.in, "handle", "app.py", 1, false);
+	uint32_t func = intern_func(&ps.in, "handle", "app.py", 1, FUNC_PYTHON);
 	struct aggregate agg;
 	agg_init(&agg, &ps, START_NS);
 	struct profile prof;
@@ -227,7 +227,7 @@ aggregate_reset_drops_older(void)
 	struct aggregate agg;
 	agg_init(&agg, &ps, START_NS);
 	uint32_t stack = intern_stack(&ps.in, 0, intern_frame(&ps.in, intern_func(&ps.in, "f",
-				      "a.py", 1, false), 2));
+				      "a.py", 1, FUNC_PYTHON), 2));
 	struct sample_record r = {.time_ns = 1000, .stack_id = stack, .weight = 1};
 	bool ok = agg_add(&agg, &r);
 	agg_reset(&agg, START_NS + 5000);
@@ -259,7 +259,7 @@ main(void)
 	agg_init(&agg, &ps, START_NS);
 	struct profile prof;
 	profile_init(&prof);
-	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "work", "app.py", 1, false), 3);
+	uint32_t frame = intern_frame(&ps.in, intern_func(&ps.in, "work", "app.py", 1, FUNC_PYTHON), 3);
 	uint32_t stack = intern_stack(&ps.in, 0, frame);
 
 	struct stackwalk_options o;

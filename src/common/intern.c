@@ -90,12 +90,12 @@ room_for_one(const struct intern *in, struct idindex *ix, uint32_t count, idinde
 
 uint32_t
 intern_func(struct intern *in, const char *qualname, const char *filename, int firstlineno,
-	    bool made_up)
+	    enum func_kind kind)
 {
 	qualname = qualname ? qualname : "";
 	filename = filename ? filename : "";
 	uint64_t key = hash_fnv(hash_fnv(HASH_FNV_SEED, qualname), filename) ^
-		       ((uint64_t)(uint32_t)firstlineno << 1) ^ made_up;
+		       ((uint64_t)(uint32_t)firstlineno << 2) ^ (uint64_t)kind;
 	uint32_t count = appendlog_count(in->funcs);
 	if (!room_for_one(in, &in->func_index, count, func_hash))
 		return 0;
@@ -103,7 +103,7 @@ intern_func(struct intern *in, const char *qualname, const char *filename, int f
 	uint32_t h = idindex_start(t, hash_mix64(key));
 	for (; t->slots[h]; h = idindex_next(t, h)) {
 		const struct interned_func *f = intern_func_at(in, t->slots[h]);
-		if (f->hash == key && f->firstlineno == firstlineno && f->made_up == made_up &&
+		if (f->hash == key && f->firstlineno == firstlineno && f->kind == (uint8_t)kind &&
 		    strcmp(f->qualname, qualname) == 0 && strcmp(f->filename, filename) == 0)
 			return t->slots[h];
 	}
@@ -117,7 +117,7 @@ intern_func(struct intern *in, const char *qualname, const char *filename, int f
 	f->qualname = q;
 	f->filename = fn;
 	f->firstlineno = firstlineno;
-	f->made_up = made_up;
+	f->kind = (uint8_t)kind;
 	f->hash = key;
 	uint32_t id = appendlog_publish(in->funcs);
 	t->slots[h] = id;

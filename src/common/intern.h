@@ -15,11 +15,20 @@
 #include "appendlog.h"
 #include "idindex.h"
 
+/* What a function is: a code object's, a marker made up by tachyon-top (an
+ * asyncio task's), or native code (qualname the symbol or "0xADDR",
+ * filename the library's base name, lines 0). Recordings keep the value. */
+enum func_kind {
+	FUNC_PYTHON = 0,
+	FUNC_MADE_UP = 1,
+	FUNC_NATIVE = 2,
+};
+
 struct interned_func {
 	char *qualname;          /* UTF-8 as in the target; sanitize before display */
 	char *filename;
 	int firstlineno;
-	bool made_up;            /* not a code object: an asyncio task's marker */
+	uint8_t kind;            /* enum func_kind */
 	uint64_t hash;           /* of the above */
 };
 
@@ -55,7 +64,7 @@ void intern_free(struct intern *in);
  * (a function's strings are copied); 0 when a limit is hit or memory is
  * short. */
 uint32_t intern_func(struct intern *in, const char *qualname, const char *filename,
-		     int firstlineno, bool made_up);
+		     int firstlineno, enum func_kind kind);
 uint32_t intern_frame(struct intern *in, uint32_t func_id, int32_t line);
 uint32_t intern_stack(struct intern *in, uint32_t parent, uint32_t frame);
 

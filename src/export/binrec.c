@@ -185,7 +185,7 @@ binrec_put(void *ctx, const struct samplelog_event *ev)
 		put_str(w, ev->func.qualname);
 		put_str(w, ev->func.filename);
 		put_svar(w, ev->func.firstlineno);
-		put_byte(w, ev->func.made_up);
+		put_byte(w, ev->func.kind);
 		break;
 	case SAMPLELOG_FRAME:
 		put_var(w, ev->frame.func);
@@ -597,7 +597,12 @@ read_event(struct reader *r, unsigned kind, struct samplelog_event *ev, uint64_t
 		if (!get_str(r, 0, &ev->func.qualname, bad) || !get_str(r, 1, &ev->func.filename, bad) ||
 		    !get_s32(r, &ev->func.firstlineno, bad) || !get_byte(r, &b))
 			return false;
-		ev->func.made_up = b != 0;
+		/* 0 and 1 are what recordings before native frames wrote */
+		if (b > FUNC_NATIVE) {   /* damage, or a newer writer */
+			*bad = true;
+			return false;
+		}
+		ev->func.kind = (uint8_t)b;
 		return true;
 	case SAMPLELOG_FRAME:
 		return get_u32(r, &ev->frame.func, bad) && get_s32(r, &ev->frame.line, bad);

@@ -134,8 +134,10 @@ node_label(const struct procset *ps, const struct ct_node *n, char *buf, size_t 
 		const struct interned_func *c = frame_func(ps, frame, &line);
 		sanitize_for_terminal(c->qualname, a, sizeof a);
 		sanitize_for_terminal(c->filename, b, sizeof b);
-		if (c->made_up)
+		if (c->kind == FUNC_MADE_UP)
 			snprintf(buf, len, "%s", a); /* an asyncio task's marker */
+		else if (c->kind == FUNC_NATIVE)
+			snprintf(buf, len, "%s (%s)", a, b);   /* C code: symbol (library) */
 		else
 			snprintf(buf, len, "%s (%s:%d)", a, b, line);
 	}
@@ -160,7 +162,8 @@ utf8_chars(const char *s)
 /* ---------------------------------------------------------------------- */
 /* Colours: a stable hash of the function picks a warm colour (yellow to
  * orange); time spent in the frame itself pushes it to deep red, so the hot
- * end stands out. Threads are blue-grey, "all" and missing frames grey. */
+ * end stands out. Native (C) code takes greens instead, its own time
+ * darkening them. Threads are blue-grey, "all" and missing frames grey. */
 
 static void
 node_colour(const struct procset *ps, const struct ct_node *n, uint64_t grand, char *buf,
@@ -182,6 +185,13 @@ node_colour(const struct procset *ps, const struct ct_node *n, uint64_t grand, c
 	double heat = grand ? (double)n->own / (double)grand * 4.0 : 0;
 	if (heat > 1)
 		heat = 1;
+	if (c->kind == FUNC_NATIVE) {
+		int r = (int)((60 + 60 * v1) * (1 - heat));
+		int g = (int)((170 + 60 * v3) * (1 - heat) + 90 * heat);
+		int b = (int)((70 + 50 * v2) * (1 - heat) + 30 * heat);
+		snprintf(buf, len, "#%02x%02x%02x", r, g, b);
+		return;
+	}
 	int r = 215 + (int)(40 * v3);
 	int g = (int)((110 + 120 * v1) * (1 - heat) + 30 * heat);
 	int b = (int)(60 * v2 * (1 - heat));

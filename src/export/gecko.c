@@ -196,13 +196,21 @@ put_thread_tables(FILE *f, struct gecko_build *b)
 	if (pseudo)
 		fputs(nfn ? ",0" : "0", f);
 	fputs("],", f);
-	put_repeat(f, "isJS", "true", nfuncs);
+	/* Python code is the profiler's "JS"; native (C) code is not */
+	fputs("\"isJS\":[", f);
+	for (uint32_t i = 0; i < nfn; i++) {
+		const struct interned_func *fn = intern_func_at(b->in, b->func_of.v[i]);
+		fprintf(f, "%s%s", i ? "," : "", fn->kind == FUNC_NATIVE ? "false" : "true");
+	}
+	if (pseudo)
+		fputs(nfn ? ",true" : "true", f);
+	fputs("],", f);
 	put_repeat(f, "relevantForJS", "false", nfuncs);
 	put_repeat(f, "resource", "-1", nfuncs);
 	fputs("\"fileName\":[", f);
 	for (uint32_t i = 0; i < nfn; i++) {
 		const struct interned_func *fn = intern_func_at(b->in, b->func_of.v[i]);
-		if (fn->made_up)
+		if (fn->kind == FUNC_MADE_UP)
 			fputs(i ? ",null" : "null", f);
 		else
 			fprintf(f, i ? ",%u" : "%u", b->file_str[b->func_of.v[i]] - 1);
@@ -212,7 +220,10 @@ put_thread_tables(FILE *f, struct gecko_build *b)
 	fputs("],\"lineNumber\":[", f);
 	for (uint32_t i = 0; i < nfn; i++) {
 		const struct interned_func *fn = intern_func_at(b->in, b->func_of.v[i]);
-		fprintf(f, i ? ",%d" : "%d", fn->firstlineno);
+		if (fn->kind == FUNC_NATIVE)
+			fputs(i ? ",null" : "null", f);
+		else
+			fprintf(f, i ? ",%d" : "%d", fn->firstlineno);
 	}
 	if (pseudo)
 		fputs(nfn ? ",null" : "null", f);

@@ -84,7 +84,7 @@ count_lines(struct heat *h, const struct profile *p, const struct procset *ps)
 		for (uint32_t s = e->stack_id; s; s = intern_stack_at(in, s)->parent) {
 			const struct interned_frame *fr = intern_frame_at(in, intern_stack_at(in, s)->frame);
 			const struct interned_func *fn = intern_func_at(in, fr->func_id);
-			if (fn->made_up || !fn->filename)
+			if (fn->kind != FUNC_PYTHON || !fn->filename)
 				continue;
 			struct hfile *f = file_for(h, fn->filename);
 			if (!f)

@@ -31,12 +31,17 @@ profile_frame_label(const struct intern *in, uint32_t frame_id, char *buf, size_
 	const struct interned_func *c = intern_func_at(in, fr->func_id);
 	char q[1024], f[1024];
 	folded_escape(c->qualname, q, sizeof q);
-	if (c->made_up) {
+	if (c->kind == FUNC_MADE_UP) {
 		/* a made-up frame (an asyncio task's): its name says it all */
 		snprintf(buf, len, "%s", q);
 		return;
 	}
 	folded_escape(c->filename, f, sizeof f);
+	if (c->kind == FUNC_NATIVE) {
+		/* C code: its symbol and library, no line */
+		snprintf(buf, len, "%s (%s)", q, f);
+		return;
+	}
 	snprintf(buf, len, "%s (%s:%d)", q, f, fr->line);
 }
 

@@ -28,7 +28,7 @@ enum {
 	VALUETYPE_TYPE = 1, VALUETYPE_UNIT = 2,
 	SAMPLE_LOCATION_ID = 1, SAMPLE_VALUE = 2, SAMPLE_LABEL = 3,
 	LABEL_KEY = 1, LABEL_STR = 2, LABEL_NUM = 3, LABEL_NUM_UNIT = 4,
-	MAPPING_ID = 1, MAPPING_HAS_FUNCTIONS = 7,
+	MAPPING_ID = 1, MAPPING_FILENAME = 5, MAPPING_HAS_FUNCTIONS = 7,
 	MAPPING_HAS_FILENAMES = 8, MAPPING_HAS_LINE_NUMBERS = 9,
 	LOCATION_ID = 1, LOCATION_MAPPING_ID = 2, LOCATION_LINE = 4,
 	LINE_FUNCTION_ID = 1, LINE_LINE = 2,
@@ -227,6 +227,8 @@ struct pprof_build {
 	uint32_t nlocs;
 	uint32_t *locs, locs_cap;     /* one sample's stack */
 	uint32_t no_frames_loc;       /* "<no Python frames>", made when needed */
+	uint32_t *mapping_of;         /* a native library's string index -> its Mapping */
+	uint32_t mapping_cap, nmappings;
 	int64_t s_tid, s_tname, s_pid;
 };
 
@@ -245,9 +247,40 @@ put_function(struct pprof_build *b, uint32_t id, int64_t name, int64_t file, int
 	pb_bytes(&b->out, PROFILE_FUNCTION, b->tmp.buf, b->tmp.len);
 }
 
-/* A new Location: one line of one function (or the function alone). */
+/* A Mapping saying its functions are known, so pprof looks for no symbols:
+ * mapping 1 for Python code, one per library (its file name) for native. */
 static uint32_t
-put_location(struct pprof_build *b, uint32_t func, int32_t line, bool has_line)
+put_mapping(struct pprof_build *b, int64_t filename)
+{
+	uint32_t id = ++b->nmappings;
+	pb_reset(&b->tmp);
+	pb_uint(&b->tmp, MAPPING_ID, id);
+	if (filename)
+		pb_uint(&b->tmp, MAPPING_FILENAME, (uint64_t)filename);
+	pb_uint(&b->tmp, MAPPING_HAS_FUNCTIONS, 1);
+	pb_uint(&b->tmp, MAPPING_HAS_FILENAMES, 1);
+	pb_uint(&b->tmp, MAPPING_HAS_LINE_NUMBERS, filename ? 0 : 1);
+	pb_bytes(&b->out, PROFILE_MAPPING, b->tmp.buf, b->tmp.len);
+	return id;
+}
+
+/* The Mapping of native code in library (a string index); 0 when memory
+ * is short. */
+static uint32_t
+library_mapping(struct pprof_build *b, int64_t library)
+{
+	if (library <= 0 || !grow_array((void **)&b->mapping_of, &b->mapping_cap,
+					 (uint32_t)library + 1, sizeof *b->mapping_of))
+		return 0;
+	if (!b->mapping_of[library])
+		b->mapping_of[library] = put_mapping(b, library);
+	return b->mapping_of[library];
+}
+
+/* A new Location: one line of one function (or the function alone), in
+ * mapping 1 (Python) or a library's. */
+static uint32_t
+put_location(struct pprof_build *b, uint32_t func, int32_t line, bool has_line, uint32_t mapping)
 {
 	uint32_t id = ++b->nlocs;
 	pb_reset(&b->sub);
@@ -256,7 +289,7 @@ put_location(struct pprof_build *b, uint32_t func, int32_t line, bool has_line)
 		pb_uint(&b->sub, LINE_LINE, (uint64_t)(int64_t)line);
 	pb_reset(&b->tmp);
 	pb_uint(&b->tmp, LOCATION_ID, id);
-	pb_uint(&b->tmp, LOCATION_MAPPING_ID, 1);
+	pb_uint(&b->tmp, LOCATION_MAPPING_ID, mapping);
 	pb_bytes(&b->tmp, LOCATION_LINE, b->sub.buf, b->sub.len);
 	pb_bytes(&b->out, PROFILE_LOCATION, b->tmp.buf, b->tmp.len);
 	return id;
@@ -270,10 +303,11 @@ location_of(struct pprof_build *b, const struct intern *in, uint32_t fid)
 	if (b->loc_of[fid])
 		return b->loc_of[fid];
 	const struct interned_frame *fr = intern_frame_at(in, fid);
+	const struct interned_func *c = intern_func_at(in, fr->func_id);
+	bool native = c->kind == FUNC_NATIVE;
+	int64_t file = strtab_add_target(&b->st, c->filename);
 	if (!b->func_of[fr->func_id]) {
-		const struct interned_func *c = intern_func_at(in, fr->func_id);
 		int64_t name = strtab_add_target(&b->st, c->qualname);
-		int64_t file = strtab_add_target(&b->st, c->filename);
 		bool created;
 		uint32_t id = functab_get(&b->ft, name, file, c->firstlineno, &created);
 		if (!id)
@@ -282,7 +316,11 @@ location_of(struct pprof_build *b, const struct intern *in, uint32_t fid)
 			put_function(b, id, name, file, c->firstlineno, true);
 		b->func_of[fr->func_id] = id;
 	}
-	return b->loc_of[fid] = put_location(b, b->func_of[fr->func_id], fr->line, true);
+	/* native code: its library's mapping, no line */
+	uint32_t mapping = native ? library_mapping(b, file) : 1;
+	if (!mapping)
+		return 0;
+	return b->loc_of[fid] = put_location(b, b->func_of[fr->func_id], fr->line, !native, mapping);
 }
 
 /* The one Location of samples without Python frames. */
@@ -297,7 +335,7 @@ no_frames_location(struct pprof_build *b)
 			return 0;
 		if (created)
 			put_function(b, id, name, 0, 0, false);
-		b->no_frames_loc = put_location(b, id, 0, false);
+		b->no_frames_loc = put_location(b, id, 0, false, 1);
 	}
 	return b->no_frames_loc;
 }
@@ -375,14 +413,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 	value_type(&b.out, &b.tmp, PROFILE_SAMPLE_TYPE, s_samples, s_count);
 	value_type(&b.out, &b.tmp, PROFILE_SAMPLE_TYPE, s_time, s_ns);
 
-	/* A mapping that says the functions are known, so pprof does not look
-	 * for native symbols. */
-	pb_reset(&b.tmp);
-	pb_uint(&b.tmp, MAPPING_ID, 1);
-	pb_uint(&b.tmp, MAPPING_HAS_FUNCTIONS, 1);
-	pb_uint(&b.tmp, MAPPING_HAS_FILENAMES, 1);
-	pb_uint(&b.tmp, MAPPING_HAS_LINE_NUMBERS, 1);
-	pb_bytes(&b.out, PROFILE_MAPPING, b.tmp.buf, b.tmp.len);
+	put_mapping(&b, 0);   /* 1: Python code */
 
 	for (uint32_t i = 0; i < p->count; i++) {
 		const struct profile_entry *e = &p->entries[i];
@@ -417,6 +448,7 @@ pprof_write(const struct profile *p, const struct procset *ps,
 done:
 	free(b.loc_of);
 	free(b.func_of);
+	free(b.mapping_of);
 	free(b.locs);
 	free(b.ft.funcs);
 	idindex_free(&b.ft.index);

@@ -41,6 +41,16 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		const struct interned_frame *fr = intern_frame_at(in, id);
 		const struct interned_func *c = intern_func_at(in, fr->func_id);
 		fprintf(f, "%s\n  {\"name\": ", id > 1 ? "," : "");
+		if (c->kind == FUNC_NATIVE) {
+			/* C code: "symbol (library)", the library as its file */
+			char label[1200];
+			snprintf(label, sizeof label, "%s (%s)", c->qualname, c->filename);
+			json_put_string(f, label);
+			fputs(", \"file\": ", f);
+			json_put_string(f, c->filename);
+			fputs("}", f);
+			continue;
+		}
 		json_put_string(f, c->qualname);
 		fputs(", \"file\": ", f);
 		json_put_string(f, c->filename);

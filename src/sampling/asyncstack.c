@@ -208,7 +208,7 @@ walker_func(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_func)
 	if (a->funcs[watcher_func] == 0) {
 		const struct interned_func *f = intern_func_at(a->snap->funcs, watcher_func);
 		uint32_t id = intern_func(stackwalk_intern_rw(w), f->qualname, f->filename,
-					  f->firstlineno, false);
+					  f->firstlineno, FUNC_PYTHON);
 		if (!id)
 			return NONE;
 		a->funcs[watcher_func] = id + 1;
@@ -221,7 +221,7 @@ made_up_frame(struct stackwalk *w, const char *label)
 {
 	char qualname[TASKS_NAME_MAX * 4 + 16];
 	snprintf(qualname, sizeof qualname, "task %s", label);
-	uint32_t func = intern_func(stackwalk_intern_rw(w), qualname, ASYNCSTACK_FILE, 0, true);
+	uint32_t func = intern_func(stackwalk_intern_rw(w), qualname, ASYNCSTACK_FILE, 0, FUNC_MADE_UP);
 	return func ? intern_frame(stackwalk_intern_rw(w), func, 0) : 0;
 }
 

@@ -74,7 +74,7 @@ samplelog_apply(struct samplelog *l, const struct samplelog_event *ev, uint32_t 
 	switch (ev->kind) {
 	case SAMPLELOG_FUNC:
 		made = intern_func(in, ev->func.qualname, ev->func.filename, ev->func.firstlineno,
-				   ev->func.made_up);
+				   (enum func_kind)ev->func.kind);
 		break;
 	case SAMPLELOG_FRAME:
 		if (ev->frame.func >= appendlog_count(in->funcs))
@@ -216,7 +216,7 @@ define_func(struct samplelog *l, const struct intern *in, uint32_t f, uint32_t *
 	const struct interned_func *fn = intern_func_at(in, f);
 	struct samplelog_event ev = {.kind = SAMPLELOG_FUNC, .func = {
 		.qualname = fn->qualname, .filename = fn->filename,
-		.firstlineno = fn->firstlineno, .made_up = fn->made_up,
+		.firstlineno = fn->firstlineno, .kind = fn->kind,
 	}};
 	tt_status st = samplelog_apply(l, &ev, &l->func_of[f], err);
 	*out = l->func_of[f];

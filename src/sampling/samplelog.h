@@ -40,7 +40,7 @@ struct samplelog_event {
 		struct {
 			const char *qualname, *filename;
 			int32_t firstlineno;
-			bool made_up;
+			uint8_t kind;    /* enum func_kind */
 		} func;
 		struct {
 			uint32_t func;

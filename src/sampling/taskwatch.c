@@ -129,7 +129,7 @@ func_of_code(struct taskwatch *w, struct watched *wd, uint32_t code)
 		return w->unknown_func;
 	if (!wd->code_func[code]) {
 		const struct code_entry *e = codecache_get(&wd->codes, code);
-		uint32_t id = intern_func(&w->funcs, e->qualname, e->filename, e->firstlineno, false);
+		uint32_t id = intern_func(&w->funcs, e->qualname, e->filename, e->firstlineno, FUNC_PYTHON);
 		if (!id)
 			return w->unknown_func;
 		wd->code_func[code] = id;
@@ -550,7 +550,7 @@ init_common(struct taskwatch *w, uint64_t interval_ns, struct tt_error *err)
 	w->interval_ns = interval_ns;
 	if (intern_init(&w->funcs) != 0)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task functions");
-	w->unknown_func = intern_func(&w->funcs, "?", "?", 0, true);
+	w->unknown_func = intern_func(&w->funcs, "?", "?", 0, FUNC_MADE_UP);
 	if (!w->unknown_func) {
 		intern_free(&w->funcs);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task functions");

@@ -274,7 +274,7 @@ stackwalk_func_of(struct stackwalk *w, uint32_t code_id)
 	/* The entry's own field, written by this thread alone. */
 	struct code_entry *e = appendlog_at(w->codes.entries, code_id);
 	if (!e->func_id)
-		e->func_id = intern_func(w->in, e->qualname, e->filename, e->firstlineno, false);
+		e->func_id = intern_func(w->in, e->qualname, e->filename, e->firstlineno, FUNC_PYTHON);
 	return e->func_id;
 }
 
