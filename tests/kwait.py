@@ -1058,6 +1058,56 @@ def test_native_running(ctx):
                     for t in dumps if not shows(t))))
 
 
+def thread_cpu(pid, tid):
+    """utime + stime of a thread, in clock ticks."""
+    with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
+
+
+def test_record_native(ctx):
+    """record --native -m cpu: each library's share of the samples is the
+    share of CPU time its thread had (from the kernel, over the same
+    seconds), within 5 points; --batch --native names the library."""
+    with rig.Target(ctx.suite, ctx.interp, "native_split.py") as target:
+        r = target.info["roles"]
+        out = os.path.join(rig.in_root(target.dir), "native.txt")
+        before = {n: thread_cpu(target.pid, t) for n, t in r.items()}
+        with StopWatch(target.pid) as watch:
+            run = rig.tachyon("record", "--native", "-m", "cpu", "-r", "200", "-d", "4",
+                              "-f", "collapsed", "-o", out, "-p", target.pid)
+        after = {n: thread_cpu(target.pid, t) for n, t in r.items()}
+        run.expect_success()
+        expect(not watch.stops, "the target stopped while recorded: %s" % watch.stops[:5])
+        cpu = {n: after[n] - before[n] for n in r}
+        counts = {"pbkdf2": 0, "zlib": 0}
+        total = 0
+        with open(out) as f:
+            for line in f:
+                stack, n = line.rsplit(" ", 1)
+                frames = stack.split(";")
+                total += int(n)
+                for name, lib in (("pbkdf2", "(libcrypto"), ("zlib", "(libz")):
+                    if any(lib in fr for fr in frames):
+                        counts[name] += int(n)
+        expect(sum(counts.values()) > 0.5 * total,
+               "most samples do not name libcrypto or libz: %s of %d" % (counts, total),
+               *run.details())
+        want = 100.0 * cpu["pbkdf2"] / max(1, cpu["pbkdf2"] + cpu["zlib"])
+        got = 100.0 * counts["pbkdf2"] / max(1, counts["pbkdf2"] + counts["zlib"])
+        rig.Tap.emit("# libcrypto %.1f%% of the library samples, its thread %.1f%% of the CPU "
+                     "(%s ticks); %s" % (got, want, cpu, run.err.decode("utf-8", "replace")
+                                         .strip().splitlines()[-1]))
+        expect(abs(got - want) <= 5, "libcrypto's share %.1f%%, its thread's CPU share %.1f%%"
+               % (got, want), *run.details())
+        batch = rig.tachyon("--batch", "--native", "-n", "1", "-d", "1", "--limit", "40",
+                            "-p", target.pid)
+        batch.expect_success()
+        text = batch.out.decode("utf-8", "replace")
+        expect(re.search(r"^ .* libcrypto\.so\S*$", text, re.M),
+               "--batch --native has no row in libcrypto", *batch.details())
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -1077,6 +1127,9 @@ SHARED = [
      test_native),
 ]
 OWN = [
+    ("record --native -m cpu: libcrypto's and libz's shares of the samples are their threads' "
+     "shares of the CPU within 5 points; --batch --native names libcrypto",
+     test_record_native),
     ("dump --native: threads on a CPU in pbkdf2, zlib and sqlite show libcrypto's, libz's "
      "and libsqlite3's frames above their Python caller; the target never stopped",
      test_native_running),

@@ -12,6 +12,7 @@
 
 struct live_options {
 	struct session_options session;
+	bool rate_given;       /* -r: not the default rate */
 	enum agg_mode mode;
 	enum agg_sort sort;
 	bool by_line;

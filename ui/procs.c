@@ -168,7 +168,7 @@ procs_draw(struct ui *u, int y, int height)
 			int32_t line = -1;
 			uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
 			if (f != UINT32_MAX) {
-				snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
+				agg_func_at_line(&u->agg.funcs[f], line, buf, sizeof buf);
 				draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_FUNCTION));
 			} else {
 				draw_text(y, x, COLS - x, "(no Python frames)", sel ? base : theme_attr(ROLE_DIM));

@@ -276,7 +276,7 @@ draw_table(struct ui *u, int y, int height)
 		x += 1;
 		draw_text(y, x, fname_w, f->qualname, sel ? base : theme_attr(ROLE_FUNCTION));
 		char file[1100];
-		snprintf(file, sizeof file, "%s:%d", f->filename, r->line >= 0 ? r->line : f->firstlineno);
+		agg_func_where(f, r->line, file, sizeof file);
 		/* Long paths: keep the end, which names the module. */
 		const char *shown = file;
 		size_t flen = strlen(file);

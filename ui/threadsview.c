@@ -214,7 +214,7 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	int32_t line = -1;
 	uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
 	if (f != UINT32_MAX)
-		snprintf(buf, sizeof buf, "%s:%d", u->agg.funcs[f].qualname, line);
+		agg_func_at_line(&u->agg.funcs[f], line, buf, sizeof buf);
 	else
 		snprintf(buf, sizeof buf, "(no Python frames)");
 	/* Blocked: the Python line takes at most half, the call the rest. */

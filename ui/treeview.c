@@ -104,11 +104,7 @@ tv_node_label(const struct ui *u, const struct ct_node *n, char *buf, size_t len
 		snprintf(buf, len, "(all samples)");
 		return;
 	}
-	const struct agg_func *f = &u->agg.funcs[n->func];
-	if (n->line >= 0)
-		snprintf(buf, len, "%s:%d", f->qualname, n->line);
-	else
-		snprintf(buf, len, "%s", f->qualname);
+	agg_func_at_line(&u->agg.funcs[n->func], n->line, buf, len);
 }
 
 void
@@ -118,8 +114,7 @@ tv_node_where(const struct ui *u, const struct ct_node *n, char *buf, size_t len
 		buf[0] = '\0';
 		return;
 	}
-	const struct agg_func *f = &u->agg.funcs[n->func];
-	snprintf(buf, len, "%s:%d", f->filename, n->line >= 0 ? n->line : f->firstlineno);
+	agg_func_where(&u->agg.funcs[n->func], n->line, buf, len);
 }
 
 double

@@ -536,7 +536,7 @@ func_of_interned(struct aggregate *a, uint32_t func_id)
 	if (!grow_array((void **)&a->funcs, &a->funcs_cap, a->nfuncs + 1, sizeof *a->funcs))
 		return UINT32_MAX;
 	a->funcs[a->nfuncs] = (struct agg_func){.qualname = c->qualname, .filename = c->filename,
-						.firstlineno = c->firstlineno};
+						.firstlineno = c->firstlineno, .kind = c->kind};
 	ix->slots[h] = ++a->nfuncs;
 	cm->of_interned[func_id] = a->nfuncs;
 	return a->nfuncs - 1;
@@ -633,6 +633,24 @@ agg_entry_weight(const struct aggregate *a, const struct agg_query *q,
 		 const struct agg_entry *e, uint64_t *w)
 {
 	return entry_counts(a, q, e, w);
+}
+
+void
+agg_func_where(const struct agg_func *f, int32_t line, char *buf, size_t len)
+{
+	if (f->kind == FUNC_NATIVE)
+		snprintf(buf, len, "%s", f->filename);
+	else
+		snprintf(buf, len, "%s:%d", f->filename, line >= 0 ? line : f->firstlineno);
+}
+
+void
+agg_func_at_line(const struct agg_func *f, int32_t line, char *buf, size_t len)
+{
+	if (f->kind == FUNC_NATIVE || line < 0)
+		snprintf(buf, len, "%s", f->qualname);
+	else
+		snprintf(buf, len, "%s:%d", f->qualname, line);
 }
 
 bool

@@ -81,6 +81,7 @@ struct agg_func {
 	const char *qualname;    /* owned by the process set's intern */
 	const char *filename;
 	int firstlineno;
+	uint8_t kind;            /* enum func_kind */
 };
 
 struct agg_row {
@@ -201,6 +202,13 @@ bool agg_entry_weight(const struct aggregate *a, const struct agg_query *q,
 /* Does function `func` match a filter (case-insensitive substring of its
  * name or file; NULL or "" matches everything)? */
 bool agg_func_matches(const struct aggregate *a, uint32_t func, const char *filter);
+
+/* Where a function is, for a table: "file:line" (line, else its first
+ * line when < 0); native code's library alone. Raw target text: sanitize
+ * before display. */
+void agg_func_where(const struct agg_func *f, int32_t line, char *buf, size_t len);
+/* A function at a line: "qualname:line"; native code's name alone. */
+void agg_func_at_line(const struct agg_func *f, int32_t line, char *buf, size_t len);
 
 /* The function of a stack's innermost frame, or UINT32_MAX for none. */
 uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);

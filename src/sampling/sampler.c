@@ -16,6 +16,7 @@
 #include "follow.h"
 #include "grow.h"
 #include "readfile.h"
+#include "nativestack.h"
 #include "sampler.h"
 #include "unwinder.h"
 
@@ -42,6 +43,7 @@ struct proc_run {
 	uint32_t bad;               /* consecutive failed passes */
 	uint64_t bad_since;
 	struct asyncstack *async;   /* --async, once the process could have tasks */
+	struct nativestack *native; /* --native */
 };
 
 /* A root that is not Python is not sampled: how often to look whether it
@@ -394,7 +396,29 @@ adopt(struct sampler *s, uint64_t now)
 		if (s->cfg.async_aware &&
 		    asyncstack_new(p->target, ASYNC_TASK_INTERVAL_NS, &r->async, &err) != TT_OK)
 			r->async = NULL;
+		/* Without native frames (its modules unlisted) it is sampled as
+		 * it is, its Python frames alone. */
+		if (s->cfg.native &&
+		    nativestack_new(p->pid, s->cfg.interval_ns, &r->native, &err) != TT_OK)
+			r->native = NULL;
 	}
+}
+
+/* The native frames of this pass's threads (nativestack.h), their counts
+ * into the engine's statistics. */
+static const struct walk_thread *
+native_pass(struct sampler *s, struct proc_run *r, struct proc_info *p,
+	    const struct walk_thread *threads, uint32_t n)
+{
+	struct native_counts before = *nativestack_counts(r->native);
+	threads = nativestack_apply(r->native, p->walk, threads, n);
+	const struct native_counts *c = nativestack_counts(r->native);
+	stat_add(&s->stats.native_threads, c->threads - before.threads);
+	stat_add(&s->stats.native_given, c->native - before.native);
+	stat_add(&s->stats.native_merged, c->merged - before.merged);
+	stat_add(&s->stats.native_walks, c->walks - before.walks);
+	stat_add(&s->stats.native_walk_ns, c->walk_ns - before.walk_ns);
+	return threads;
 }
 
 /* Stop sampling a process: it ended or cannot be read. */
@@ -406,6 +430,7 @@ drop(struct sampler *s, uint32_t at, enum proc_state how, const char *note, uint
 	add_totals(&s->retired, p);
 	stackwalk_retire(p->walk, now);
 	asyncstack_free(s->run[at].async);
+	nativestack_free(s->run[at].native);
 	s->run[at] = s->run[--s->nrun];
 }
 
@@ -505,7 +530,10 @@ sampler_main(void *arg)
 	 * target thread preempting it mid-pass only stretches the pass (bench
 	 * on a churning pool of 500: half the rate; under ASan, 40% torn). */
 	struct gentle_counts gc = {wait, 0, 0};
-	gentle_start(&s->gentle, s->cfg.interval_ns != 0, clock_now_ns(), &gc);
+	/* A pass with native walks takes milliseconds (its first ones read
+	 * the libraries' symbols): under SCHED_IDLE on a busy machine it would
+	 * wait seconds for a CPU, so --native keeps the normal policy. */
+	gentle_start(&s->gentle, s->cfg.interval_ns != 0 && !s->cfg.native, clock_now_ns(), &gc);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		uint64_t t0 = clock_now_ns();
 		if (s->cfg.duration_ns && t0 - s->start_ns >= s->cfg.duration_ns) {
@@ -564,6 +592,8 @@ sampler_main(void *arg)
 				verify_sample(s, &ref, &rs, threads, n);
 			if (r->async)
 				threads = asyncstack_apply(r->async, p->walk, threads, n, t0);
+			if (r->native)
+				threads = native_pass(s, r, p, threads, n);
 			for (uint32_t i = 0; i < n; i++)
 				fold(s, &threads[i], t0);
 			stat_add(&s->stats.thread_samples, n);
@@ -590,6 +620,8 @@ sampler_main(void *arg)
 	for (uint32_t i = 0; i < s->nrun; i++) {
 		asyncstack_free(s->run[i].async);
 		s->run[i].async = NULL;
+		nativestack_free(s->run[i].native);
+		s->run[i].native = NULL;
 	}
 	finish(s, how);
 	return NULL;

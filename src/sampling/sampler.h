@@ -50,6 +50,10 @@ struct engine_stats {
 	_Atomic uint64_t threads_revived;                  /* dropped by a torn list read, back */
 	/* --verify: each cached sample checked against an independent walk */
 	_Atomic uint64_t verified, mismatched;
+	/* --native: thread samples asked about, given native frames, of which
+	 * in their true order with the Python ones; native walks and their time */
+	_Atomic uint64_t native_threads, native_given, native_merged;
+	_Atomic uint64_t native_walks, native_walk_ns;
 };
 
 struct sampler_config {
@@ -59,6 +63,7 @@ struct sampler_config {
 	bool verify;                  /* compare each sample with the plain unwinder (first Python process only) */
 	bool follow;                  /* follow the root's descendants (see follow.h) */
 	bool async_aware;             /* re-root task stacks on their await chains (asyncstack.h) */
+	bool native;                  /* native frames with the Python ones (nativestack.h) */
 	/* The process the user named when it is not Python itself (a shell,
 	 * tini): shown as the root (PROC_OTHER), never sampled; the target
 	 * is then its first Python descendant, and the session ends when

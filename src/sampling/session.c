@@ -229,6 +229,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	cfg.ring_capacity = 1u << 18;
 	cfg.follow = !o->no_subprocesses;
 	cfg.async_aware = o->async_aware;
+	cfg.native = o->native;
 	cfg.other_root = s->other_root;
 	if ((st = sampler_start(&s->sampler, &s->target, &cfg, err)) != TT_OK) {
 		session_end(s);

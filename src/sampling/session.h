@@ -22,6 +22,7 @@ struct session_options {
 	double duration_s;         /* 0: until stopped */
 	bool no_subprocesses;      /* sample the process alone, not its descendants */
 	bool async_aware;          /* --async: task stacks on their await chains */
+	bool native;               /* --native: native frames with the Python ones */
 	bool kernel_waits;         /* watch what threads wait for in the kernel (kwatch) */
 	uint64_t tasks_every_ns;   /* read the asyncio tasks of every followed process this
 				      often from the start, on a thread of their own (0: not) */

@@ -489,6 +489,7 @@ sw_walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_erro
 		cf->executable = load_u64(fb, l->fr_executable);
 		cf->instr_ptr = load_u64(fb, l->fr_instr_ptr);
 		cf->owner = (int8_t)fb[l->fr_owner];
+		cf->entry = l->has_is_entry && fb[l->fr_is_entry];
 		enum py_frame_kind kind = pylayout_frame_kind(l, cf->owner);
 		if (kind == PY_FRAME_INVALID)
 			return tt_fail(err, TT_EBADMEM, 0, "frame with invalid owner %d", cf->owner);
@@ -514,7 +515,8 @@ sw_walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_erro
 			if (align >= 0) {
 				const struct cframe *old = &tc->frames[align];
 				match = old->previous == cf->previous && old->executable == cf->executable &&
-					old->instr_ptr == cf->instr_ptr && old->owner == cf->owner;
+					old->instr_ptr == cf->instr_ptr && old->owner == cf->owner &&
+					old->entry == cf->entry;
 			}
 		}
 		run = match ? run + 1 : 0;

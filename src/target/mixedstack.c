@@ -16,32 +16,31 @@ mixed_is_evaluator(const struct native_frame *f)
 /* Runs of Python frames: each ends at an entry frame, the last at the
  * outermost frame. */
 static size_t
-count_runs(const struct tt_frame *py, size_t np)
+count_runs(const bool *entry, size_t np)
 {
 	size_t runs = 0;
 	for (size_t i = 0; i < np; i++)
-		if (py[i].entry || i + 1 == np)
+		if (entry[i] || i + 1 == np)
 			runs++;
 	return runs;
 }
 
 void
-mixed_stack_build(const struct native_frame *nf, size_t nn, bool complete,
-		  const struct tt_frame *py, size_t np, struct mixed_frame *out,
-		  struct mixed_stack *ms)
+mixed_stack_build(const bool *evaluator, size_t nn, bool complete, const bool *entry,
+		  size_t np, struct mixed_frame *out, struct mixed_stack *ms)
 {
 	memset(ms, 0, sizeof *ms);
 	for (size_t i = 0; i < nn; i++)
-		ms->evaluators += mixed_is_evaluator(&nf[i]);
-	ms->runs = count_runs(py, np);
+		ms->evaluators += evaluator[i];
+	ms->runs = count_runs(entry, np);
 	ms->merged = ms->evaluators > 0 &&
 		     (complete ? ms->evaluators == ms->runs : ms->evaluators <= ms->runs);
 	size_t k = 0, p = 0;
 	for (size_t i = 0; i < nn; i++) {
-		if (ms->merged && mixed_is_evaluator(&nf[i])) {
+		if (ms->merged && evaluator[i]) {
 			/* this call's run: up to its entry frame (or the last) */
 			while (p < np) {
-				bool last = py[p].entry || p + 1 == np;
+				bool last = entry[p] || p + 1 == np;
 				out[k++] = (struct mixed_frame){.python = true, .index = (uint32_t)p++};
 				if (last)
 					break;

@@ -15,7 +15,6 @@
 #include <stdint.h>
 
 #include "native.h"
-#include "unwinder.h"
 
 struct mixed_frame {
 	bool python;      /* a Python frame, else a native one */
@@ -33,12 +32,13 @@ struct mixed_stack {
 /* Is f a frame of the evaluator? (its hot and .cold parts alike) */
 bool mixed_is_evaluator(const struct native_frame *f);
 
-/* Order nn native frames (innermost first; complete when the walk reached
- * the thread's first frame) and np Python frames into out, which has room
- * for nn + np entries. A walk that ended early merges the calls it has
- * with the innermost runs; the rest of the Python frames follow. */
-void mixed_stack_build(const struct native_frame *nf, size_t nn, bool complete,
-		       const struct tt_frame *py, size_t np, struct mixed_frame *out,
-		       struct mixed_stack *ms);
+/* Order nn native frames (innermost first, evaluator[k] when frame k is an
+ * evaluator call; complete when the walk reached the thread's first frame)
+ * and np Python frames (entry[k] when frame k is the first its evaluator
+ * call runs) into out, which has room for nn + np entries. A walk that
+ * ended early merges the calls it has with the innermost runs; the rest of
+ * the Python frames follow. */
+void mixed_stack_build(const bool *evaluator, size_t nn, bool complete, const bool *entry,
+		       size_t np, struct mixed_frame *out, struct mixed_stack *ms);
 
 #endif

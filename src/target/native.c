@@ -14,6 +14,8 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "grow.h"
+#include "keytab.h"
 #include "kwait.h"
 #include "native.h"
 #include "perfsample.h"
@@ -33,7 +35,40 @@ struct native_unwinder {
 					       its stack top, else NULL */
 	struct perf_threads *perf;          /* running threads' samples; NULL until one */
 	char perf_refused[256];             /* why perf_event_open was refused, once */
+	struct keytab syms;                 /* struct sym_entry by address */
+	char *names;                        /* their names and libraries, "" first */
+	uint32_t names_len, names_cap;
+	/* a sampler's: every thread followed at its rate, no waiting */
+	bool continuous;
+	uint64_t period_ns;
+	size_t stack_bytes;
 };
+
+/* What an address is, looked up once: libdwfl's symbol search goes
+ * through a file's whole symbol table each time. */
+struct sym_entry {
+	uint64_t at;          /* keytab's key: the address looked up */
+	uint64_t start;       /* its symbol's start */
+	uint32_t name, lib;   /* offsets in the names; name 0: no symbol */
+	bool mapped;          /* in a file */
+	bool entry;           /* in the file's entry point (_start) */
+};
+
+/* Most addresses remembered: past it the cache starts over. */
+#define SYM_CACHE_MAX 65536
+
+static uint32_t
+add_name(struct native_unwinder *n, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	if (n->names_len + len > UINT32_MAX ||
+	    !grow_array((void **)&n->names, &n->names_cap, (uint32_t)(n->names_len + len), 1))
+		return UINT32_MAX;
+	memcpy(n->names + n->names_len, s, len);
+	uint32_t at = n->names_len;
+	n->names_len += (uint32_t)len;
+	return at;
+}
 
 /* libdwfl's find_elf has no argument of ours: the process whose files are
  * looked for is the one this thread is unwinding. */
@@ -181,6 +216,11 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
 	n->pid = pid;
 	finding_for = pid;
+	keytab_init(&n->syms, sizeof(struct sym_entry));
+	if (add_name(n, "") != 0) {
+		free(n);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
+	}
 	set_callbacks(n);
 	n->dwfl = dwfl_begin(&n->callbacks);
 	if (!n->dwfl) {
@@ -215,6 +255,8 @@ native_close(struct native_unwinder *n)
 	if (n->dwfl)
 		dwfl_end(n->dwfl);
 	perf_threads_free(n->perf);
+	keytab_free(&n->syms);
+	free(n->names);
 	free(n);
 }
 
@@ -226,6 +268,54 @@ struct walk {
 	uint64_t last_sp;     /* the last frame's stack pointer, 0 when unknown */
 	bool last_has_rbp;    /* and whether its %rbp is known */
 };
+
+static void
+describe(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(n->dwfl, at);
+	Dwarf_Addr start = 0, end = 0;
+	const char *modname = mod ? dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL)
+				  : NULL;
+	if (!mod || at < start || at >= end)   /* libdwfl may answer for an address past a file */
+		return;
+	uint32_t lib = add_name(n, modname ? procmaps_basename(modname) : "");
+	if (lib == UINT32_MAX)
+		return;
+	e->mapped = true;
+	e->lib = lib;
+	/* The main thread's first frame is the executable's _start: its entry
+	 * point, a few instructions long. */
+	Dwarf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	GElf_Ehdr eh;
+	e->entry = elf && gelf_getehdr(elf, &eh) && eh.e_entry && at >= eh.e_entry + bias &&
+		   at < eh.e_entry + bias + 64;
+	GElf_Off off = 0;
+	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
+	uint32_t at_name = name && name[0] ? add_name(n, name) : UINT32_MAX;
+	if (at_name != UINT32_MAX) {
+		e->name = at_name;
+		e->start = at - off;
+	}
+}
+
+static const struct sym_entry *
+lookup(struct native_unwinder *n, Dwarf_Addr at)
+{
+	struct sym_entry *e = keytab_find(&n->syms, at);
+	if (e)
+		return e;
+	if (n->syms.count >= SYM_CACHE_MAX) {
+		keytab_clear(&n->syms);
+		n->names_len = 1;   /* offset 0 stays "" */
+	}
+	bool added;
+	if (!(e = keytab_put(&n->syms, at, &added)))
+		return NULL;
+	describe(n, at, e);
+	return e;
+}
 
 static int
 take_frame(Dwfl_Frame *state, void *arg)
@@ -246,26 +336,14 @@ take_frame(Dwfl_Frame *state, void *arg)
 	w->last_has_rbp = dwfl_frame_reg(state, 6, &reg) == 0;
 	/* A return address points after the call: look up the call itself. */
 	Dwarf_Addr at = activation ? pc : pc - 1;
-	Dwfl_Module *mod = dwfl_addrmodule(w->n->dwfl, at);
-	Dwarf_Addr start = 0, end = 0;
-	const char *modname = mod ? dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL)
-				  : NULL;
-	if (!mod || at < start || at >= end)   /* libdwfl may answer for an address past a file */
+	const struct sym_entry *e = lookup(w->n, at);
+	if (!e || !e->mapped)
 		return DWARF_CB_OK;
-	snprintf(f->library, sizeof f->library, "%s", modname ? procmaps_basename(modname) : "");
-	/* The main thread's first frame is the executable's _start: its entry
-	 * point, a few instructions long. */
-	Dwarf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	GElf_Ehdr eh;
-	w->last_in_entry = elf && gelf_getehdr(elf, &eh) && eh.e_entry &&
-			   at >= eh.e_entry + bias && at < eh.e_entry + bias + 64;
-	GElf_Off off = 0;
-	GElf_Sym sym;
-	const char *name = dwfl_module_addrinfo(mod, at, &off, &sym, NULL, NULL, NULL);
-	if (name) {
-		snprintf(f->symbol, sizeof f->symbol, "%s", name);
-		f->offset = pc - (at - off);
+	snprintf(f->library, sizeof f->library, "%s", w->n->names + e->lib);
+	w->last_in_entry = e->entry;
+	if (e->name) {
+		snprintf(f->symbol, sizeof f->symbol, "%s", w->n->names + e->name);
+		f->offset = pc - e->start;
 	}
 	return DWARF_CB_OK;
 }
@@ -438,7 +516,8 @@ follow_running(struct native_unwinder *n, pid_t tid, char *why, size_t wlen)
 		snprintf(why, wlen, "%s", n->perf_refused);
 		return false;
 	}
-	if (!n->perf && !(n->perf = perf_threads_new(200000, PERFSAMPLE_STACK_MAX))) {
+	if (!n->perf && !(n->perf = n->continuous ? perf_threads_new(n->period_ns, n->stack_bytes)
+						  : perf_threads_new(200000, PERFSAMPLE_STACK_MAX))) {
 		snprintf(why, wlen, "running on a CPU; out of memory for its perf sample");
 		return false;
 	}
@@ -480,10 +559,14 @@ running_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame 
 		snprintf(why, wlen, "running on a CPU; out of memory for its sample");
 		return 0;
 	}
-	perf_threads_wait(n->perf, &tid, 1, 250);
+	if (!n->continuous)
+		perf_threads_wait(n->perf, &tid, 1, 250);
 	if (!perf_threads_newest(n->perf, tid, us)) {
-		snprintf(why, wlen, "running on a CPU, but no sample of it came within 250 ms "
-				    "(it did not run for 0.2 ms of CPU time)");
+		if (n->continuous)
+			snprintf(why, wlen, "running on a CPU, no sample of it since the last");
+		else
+			snprintf(why, wlen, "running on a CPU, but no sample of it came within 250 ms "
+					    "(it did not run for 0.2 ms of CPU time)");
 		free(us);
 		return 0;
 	}
@@ -503,6 +586,11 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 {
 	why[0] = '\0';
 	struct kwait_call call;
+	/* a sampler's threads are followed from the first sight, blocked or
+	 * not: samples come as soon as they run */
+	char refused[256];
+	if (n->continuous)
+		follow_running(n, tid, refused, sizeof refused);
 	if (!read_call(n->pid, tid, &call)) {
 		snprintf(why, wlen, "its registers are not readable (the thread ended?)");
 		return 0;
@@ -511,7 +599,8 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 		size_t got = running_thread_frames(n, tid, out, max, why, wlen);
 		/* No sample: it stopped running (a GIL handoff, a lock) and is
 		 * blocked now, which gives its registers another way. */
-		if (got || !read_call(n->pid, tid, &call) || call.state == KWAIT_RUNNING)
+		if (got || n->continuous || !read_call(n->pid, tid, &call) ||
+		    call.state == KWAIT_RUNNING)
 			return got;
 		why[0] = '\0';
 	}
@@ -528,4 +617,30 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 	recover_frame_pointer(n, &w, &rc);
 	end_reason(n, &w, rc, why, wlen);
 	return w.count;
+}
+
+void
+native_continuous(struct native_unwinder *n, uint64_t period_ns, size_t stack_bytes)
+{
+	n->continuous = true;
+	n->period_ns = period_ns;
+	n->stack_bytes = stack_bytes;
+}
+
+void
+native_forget(struct native_unwinder *n, pid_t tid)
+{
+	if (n->perf)
+		perf_threads_forget(n->perf, tid);
+}
+
+bool
+native_blocked_at(struct native_unwinder *n, pid_t tid, uint64_t *sp, uint64_t *pc)
+{
+	struct kwait_call call;
+	if (!read_call(n->pid, tid, &call) || call.state == KWAIT_RUNNING || !call.sp || !call.pc)
+		return false;
+	*sp = call.sp;
+	*pc = call.pc;
+	return true;
 }

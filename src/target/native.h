@@ -42,6 +42,17 @@ struct native_unwinder;
 tt_status native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err);
 void native_close(struct native_unwinder *n);
 
+/* For a sampler: follow each thread asked about with a perf event from the
+ * first ask (a sample every period_ns of its CPU time, stack_bytes of its
+ * stack), and never wait for a running thread's sample: the newest since
+ * the last ask, or none. */
+void native_continuous(struct native_unwinder *n, uint64_t period_ns, size_t stack_bytes);
+/* Thread tid ended: stop sampling it. */
+void native_forget(struct native_unwinder *n, pid_t tid);
+/* Is thread tid in a system call? Its stack and instruction pointers, which
+ * stay the same while it waits there (a caller may keep its frames). */
+bool native_blocked_at(struct native_unwinder *n, pid_t tid, uint64_t *sp, uint64_t *pc);
+
 /* Before asking for the frames of several threads: sample those running
  * on a CPU all at once (waiting up to 250 ms for them together). */
 void native_prepare(struct native_unwinder *n, const pid_t *tids, size_t count);

@@ -36,7 +36,6 @@ regs_mask(void)
 	return mask;
 }
 
-#define DATA_PAGES 16   /* a power of two: 64 KiB, a few samples with their stack copies */
 
 static void
 refused(int e, char *why, size_t wlen)
@@ -110,10 +109,11 @@ parse_sample(const uint8_t *data, size_t size, uint64_t off, uint32_t rec_size,
 /* The newest sample in the ring with user registers; every record read
  * is consumed. */
 static bool
-take_newest(struct perf_event_mmap_page *meta, size_t page, struct user_sample *out)
+take_newest(struct perf_event_mmap_page *meta, size_t page, size_t data_pages,
+	    struct user_sample *out)
 {
 	const uint8_t *data = (const uint8_t *)meta + page;
-	size_t size = (size_t)DATA_PAGES * page;
+	size_t size = data_pages * page;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
 	bool got = false;
@@ -144,7 +144,7 @@ struct followed {
 
 struct perf_threads {
 	uint64_t period_ns;
-	size_t stack_bytes, page, ring_len;
+	size_t stack_bytes, page, data_pages, ring_len;
 	struct keytab threads;              /* struct followed by tid */
 };
 
@@ -158,7 +158,11 @@ perf_threads_new(uint64_t period_ns, size_t stack_bytes)
 	pt->stack_bytes = stack_bytes > PERFSAMPLE_STACK_MAX ? PERFSAMPLE_STACK_MAX
 							     : stack_bytes & ~(size_t)7;
 	pt->page = (size_t)sysconf(_SC_PAGESIZE);
-	pt->ring_len = (1 + DATA_PAGES) * pt->page;
+	/* room for two samples with their stack copies, a power of two pages */
+	pt->data_pages = 1;
+	while (pt->data_pages * pt->page < 2 * pt->stack_bytes + 2048)
+		pt->data_pages *= 2;
+	pt->ring_len = (1 + pt->data_pages) * pt->page;
 	keytab_init(&pt->threads, sizeof(struct followed));
 	return pt;
 }
@@ -261,5 +265,5 @@ bool
 perf_threads_newest(struct perf_threads *pt, pid_t tid, struct user_sample *out)
 {
 	struct followed *f = keytab_find(&pt->threads, (uint64_t)tid);
-	return f && f->fd >= 0 && take_newest(f->ring, pt->page, out);
+	return f && f->fd >= 0 && take_newest(f->ring, pt->page, pt->data_pages, out);
 }

@@ -269,6 +269,29 @@ stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
 }
 
 uint32_t
+stackwalk_thread_frames(struct stackwalk *w, uint32_t i, uint32_t *frame_ids, bool *entry,
+			uint32_t max)
+{
+	if (i >= w->nout)
+		return 0;
+	const struct tcache *tc = w->out_tc[i];
+	uint32_t n = 0;
+	for (uint32_t k = 0; k < tc->nframes; k++) {
+		if (tc->frames[k].frame_id == 0) {
+			/* a shim: below the first frame of an evaluator call */
+			if (n)
+				entry[n - 1] = true;
+			continue;
+		}
+		if (n == max)
+			break;
+		frame_ids[n] = tc->frames[k].frame_id;
+		entry[n++] = tc->frames[k].entry;
+	}
+	return n;
+}
+
+uint32_t
 stackwalk_func_of(struct stackwalk *w, uint32_t code_id)
 {
 	/* The entry's own field, written by this thread alone. */

@@ -103,6 +103,11 @@ bool stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset);
  * coroutine (the outermost frame a generator owns) and put on `base`
  * instead of the event loop's frames; 0 when it has no such frame. */
 uint32_t stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base);
+/* The Python frames of this sample's threads[i], innermost first, at most
+ * max: their interned frame IDs, and entry[k] when frame k is the first an
+ * evaluator call runs (mixedstack.h); the count. */
+uint32_t stackwalk_thread_frames(struct stackwalk *w, uint32_t i, uint32_t *frame_ids, bool *entry,
+				 uint32_t max);
 /* The walker's interning and code cache, to add stacks and (made-up) code
  * entries its consumers can resolve, and read task objects with the same
  * code IDs. */

@@ -66,6 +66,7 @@
 struct cframe {
 	uint64_t addr, previous, executable, instr_ptr;
 	int owner;
+	bool entry;          /* 3.11: is_entry, the first frame of its evaluator call */
 	uint32_t code_id;
 	int32_t line;
 	uint32_t frame_id;   /* 0 for a shim frame */

@@ -161,13 +161,14 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	for (uint32_t i = 0; i < n; i++) {
 		const struct agg_row *r = &t->rows[i];
 		const struct agg_func *f = &agg->funcs[r->func];
-		char name[512], file[1024];
+		char name[512], where[1100], file[1200];
 		sanitize_for_terminal(f->qualname, name, sizeof name);
-		sanitize_for_terminal(f->filename, file, sizeof file);
+		agg_func_where(f, r->line, where, sizeof where);
+		sanitize_for_terminal(where, file, sizeof file);
 		double d = t->denominator ? (double)t->denominator : 1;
-		printf("%7.2f %7.2f %9.3f %9.3f  %-40s %s:%d\n", 100.0 * (double)r->own / d,
+		printf("%7.2f %7.2f %9.3f %9.3f  %-40s %s\n", 100.0 * (double)r->own / d,
 		       100.0 * (double)r->total / d, (double)r->own * per_sample,
-		       (double)r->total * per_sample, name, file, r->line >= 0 ? r->line : f->firstlineno);
+		       (double)r->total * per_sample, name, file);
 	}
 	if (t->nrows == 0)
 		printf("(no samples%s)\n", o->mode != AGG_WALL ? " in this mode" : "");

@@ -17,15 +17,15 @@ print_node(struct aggregate *agg, uint32_t node, uint32_t depth, uint64_t min, F
 	double den = tree.nodes[0].total ? (double)tree.nodes[0].total : 1;
 	if (node != 0) {
 		const struct agg_func *f = &agg->funcs[n->func];
-		char name[512], file[1024];
-		sanitize_for_terminal(f->qualname, name, sizeof name);
-		sanitize_for_terminal(f->filename, file, sizeof file);
+		char at[600], name[1200], where[1100], file[1200];
+		agg_func_at_line(f, n->line, at, sizeof at);
+		sanitize_for_terminal(at, name, sizeof name);
+		agg_func_where(f, n->line, where, sizeof where);
+		sanitize_for_terminal(where, file, sizeof file);
 		fprintf(out, "%7.2f %7.2f %9llu  %*s%s", 100.0 * (double)n->total / den,
 			100.0 * (double)n->own / den, (unsigned long long)n->total, (int)depth * 2, "",
 			name);
-		if (n->line >= 0)
-			fprintf(out, ":%d", n->line);
-		fprintf(out, "  (%s:%d)\n", file, n->line >= 0 ? n->line : f->firstlineno);
+		fprintf(out, "  (%s)\n", file);
 		depth++;
 	}
 	uint32_t nfold = 0;

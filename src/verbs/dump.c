@@ -151,9 +151,20 @@ thread_stacks_read(struct thread_stacks *ts, const struct kernel_view *kv,
 {
 	ts->n = thread_native(kv, th, ts->nf, ts->why, sizeof ts->why);
 	ts->order = malloc((ts->n + th->nframes + 1) * sizeof *ts->order);
-	if (ts->order)
-		mixed_stack_build(ts->nf, ts->n, ts->why[0] == '\0', &s->frames[th->first_frame],
-				  th->nframes, ts->order, &ts->ms);
+	bool *entry = malloc((th->nframes + 1) * sizeof *entry);
+	if (ts->order && entry) {
+		bool evaluator[NATIVE_MAX_FRAMES];
+		for (size_t k = 0; k < ts->n; k++)
+			evaluator[k] = mixed_is_evaluator(&ts->nf[k]);
+		for (uint32_t k = 0; k < th->nframes; k++)
+			entry[k] = s->frames[th->first_frame + k].entry;
+		mixed_stack_build(evaluator, ts->n, ts->why[0] == '\0', entry, th->nframes,
+				  ts->order, &ts->ms);
+	} else {
+		free(ts->order);
+		ts->order = NULL;
+	}
+	free(entry);
 }
 
 /* --native: the threads on a CPU sampled together, not one after another. */

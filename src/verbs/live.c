@@ -22,7 +22,7 @@ live_print_help(void)
 	       "Live view options:\n"
 	       "  -p, --pid PID            attach to process PID\n"
 	       "  -r, --rate RATE          samples per second and process: 1000, 10k, max\n"
-	       "                           (default 10k)\n"
+	       "                           (default 10k; 100 with --native)\n"
 	       "  -m, --mode MODE          wall, cpu, gil or exception (default wall)\n"
 	       "  -s, --sort COLUMN        own, total, name or file (default own)\n"
 	       "  -l, --lines              aggregate by line instead of by function\n"
@@ -37,6 +37,9 @@ live_print_help(void)
 	       "      --async              asyncio: a task's samples go under its await chain\n"
 	       "                           (the tasks awaiting it, as `task NAME` frames), not\n"
 	       "                           under the event loop (Python 3.14 or newer)\n"
+	       "      --native             also each thread's native (C) frames, in order with\n"
+	       "                           its Python ones (a running thread's from the\n"
+	       "                           kernel's perf sample, which the target pays for)\n"
 	       "      --export-dir DIR     where the e key writes profiles (default: current directory)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
@@ -60,7 +63,7 @@ live_print_help(void)
 }
 
 enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
-       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC };
+       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC, OPT_NATIVE };
 static const struct option live_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"rate", required_argument, NULL, 'r'},
@@ -78,6 +81,7 @@ static const struct option live_opts[] = {
 	{"limit", required_argument, NULL, OPT_LIMIT},
 	{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
 	{"async", no_argument, NULL, OPT_ASYNC},
+	{"native", no_argument, NULL, OPT_NATIVE},
 	{"tree", no_argument, NULL, OPT_TREE},
 	{"threshold", required_argument, NULL, OPT_THRESHOLD},
 	{"help", no_argument, NULL, 'h'},
@@ -99,6 +103,7 @@ live_option(int c, const char *text, struct live_options *o)
 	case 'r':
 		if (!sampler_parse_rate(optarg, &o->session.rate_hz))
 			return cli_usage_error(NULL, "invalid rate '%s'", optarg);
+		o->rate_given = true;
 		return 0;
 	case 'm':
 		if (!agg_mode_parse(optarg, &o->mode))
@@ -124,6 +129,7 @@ live_option(int c, const char *text, struct live_options *o)
 	case OPT_OUTPUT: o->session.child_output = optarg; return 0;
 	case OPT_NOSUB: o->session.no_subprocesses = true; return 0;
 	case OPT_ASYNC: o->session.async_aware = true; return 0;
+	case OPT_NATIVE: o->session.native = true; return 0;
 	case OPT_EXPORT_DIR: {
 		struct stat st;
 		if (stat(optarg, &st) != 0 || !S_ISDIR(st.st_mode))
@@ -190,5 +196,10 @@ live_parse(int argc, char **argv, struct live_options *o)
 		return bad;
 	if (o->tree && !o->batch)
 		return cli_usage_error(NULL, "--tree is for --batch (the live screen's call tree is the v key)");
+	if (o->session.native && o->session.async_aware)
+		return cli_usage_error(NULL, "--native and --async cannot be combined yet");
+	/* each native sample's stack copy is paid by the target */
+	if (o->session.native && !o->rate_given)
+		o->session.rate_hz = 100;
 	return 0;
 }

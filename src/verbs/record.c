@@ -61,7 +61,8 @@ print_usage(FILE *f)
 	      "\n"
 	      "  -p, --pid PID          process to sample (read-only; it is never stopped)\n"
 	      "%s"
-	      "  -r, --rate RATE        samples per second: 1000, 10k, max (default 1000)\n"
+	      "  -r, --rate RATE        samples per second: 1000, 10k, max (default 1000;\n"
+	      "                         100 with --native)\n"
 	      "  -d, --duration SECS    stop after SECS seconds (default: until Ctrl-C or exit)\n"
 	      "  -m, --mode MODE        wall (every sample, default), cpu (threads on CPU only),\n"
 	      "                         gil (threads holding the GIL only)\n"
@@ -77,6 +78,10 @@ print_usage(FILE *f)
 	      "      --async            asyncio (Python 3.14+): a task's samples go under its\n"
 	      "                         await chain, the tasks awaiting it shown as\n"
 	      "                         \"task NAME\" frames, instead of under the event loop\n"
+	      "      --native           also each thread's native (C) frames, in order with its\n"
+	      "                         Python ones: a blocked thread's from its system call,\n"
+	      "                         a running one's from the kernel's perf sample of it\n"
+	      "                         (the target pays for that copy: mind the rate)\n"
 	      "      --diff-base OLD    flame graph: colour each frame by how its share of the\n"
 	      "                         samples changed against OLD, an earlier profile in\n"
 	      "                         collapsed form: red grew, blue shrank\n"
@@ -121,12 +126,32 @@ struct record_args {
 	char **command;
 	struct outputs outs;
 	double hz, seconds;
-	bool per_thread, subprocesses, async_aware;
+	bool per_thread, subprocesses, async_aware, native, rate_given;
 	enum profile_filter filter;
 	const char *diff_base_path;   /* --diff-base: the flame graphs compare with it */
 	struct diff_base diff_base;
 	bool have_diff_base;
 };
+
+/* --native: how many thread samples got native frames, how many of those
+ * in their true order, and what a native walk cost. */
+static void
+native_note(const struct sampler *s)
+{
+	uint64_t asked = atomic_load(&s->stats.native_threads);
+	uint64_t given = atomic_load(&s->stats.native_given);
+	uint64_t merged = atomic_load(&s->stats.native_merged);
+	uint64_t walks = atomic_load(&s->stats.native_walks);
+	uint64_t walk_ns = atomic_load(&s->stats.native_walk_ns);
+	if (!asked)
+		return;
+	fprintf(stderr, "tachyon-top: native frames in %.1f%% of thread samples (the rest: no perf "
+			"sample of a running thread since the last pass, or none to read); native "
+			"unmerged %.1f%%; %llu native walks, %.0f us each\n",
+		100.0 * (double)given / (double)asked,
+		given ? 100.0 * (double)(given - merged) / (double)given : 0.0,
+		(unsigned long long)walks, walks ? (double)walk_ns / (double)walks / 1e3 : 0.0);
+}
 
 /* Fill *a from the command line: -1, or the exit status to return. */
 static int
@@ -143,6 +168,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 		{"subprocesses", no_argument, NULL, 'S'},
 		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"async", no_argument, NULL, 'A'},
+		{"native", no_argument, NULL, 'n'},
 		{"diff-base", required_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -173,6 +199,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 		case 'r':
 			if (!sampler_parse_rate(optarg, &a->hz))
 				return cli_usage_error("record ", "invalid rate '%s'", optarg);
+			a->rate_given = true;
 			break;
 		case 'd':
 			if (!cli_parse_seconds(optarg, 7 * 86400.0, &a->seconds))
@@ -186,6 +213,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 		case 'S': a->subprocesses = true; break;
 		case 'N': a->subprocesses = false; break;
 		case 'A': a->async_aware = true; break;
+		case 'n': a->native = true; break;
 		case 'B': a->diff_base_path = optarg; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
@@ -199,6 +227,11 @@ parse_args(int argc, char **argv, struct record_args *a)
 		return bad;
 	if ((bad = outputs_check(&a->outs, "record ")) >= 0)
 		return bad;
+	if (a->native && a->async_aware)
+		return cli_usage_error("record ", "--native and --async cannot be combined yet");
+	/* each native sample's stack copy is paid by the target */
+	if (a->native && !a->rate_given)
+		a->hz = 100;
 	if (a->diff_base_path) {
 		if (!outputs_have(&a->outs, EXPORT_FLAMEGRAPH))
 			return cli_usage_error("record ", "--diff-base colours a flame graph: give "
@@ -264,7 +297,7 @@ record_start(struct record_args *a, struct record_run *r, struct tt_error *err)
 	struct session_options so = {
 		.pid = a->pid, .command = a->command, .child_keeps_output = true, .rate_hz = a->hz,
 		.duration_s = a->seconds, .no_subprocesses = !a->subprocesses,
-		.async_aware = a->async_aware, .config = &cfg,
+		.async_aware = a->async_aware, .native = a->native, .config = &cfg,
 	};
 	/* Ctrl-C, SIGTERM, a dropped ssh session (SIGHUP): write the profile. */
 	if (session_catch_stop_signals(err) != TT_OK)
@@ -359,6 +392,8 @@ record_finish(struct record_args *a, struct record_run *r)
 		how == SAMPLER_TARGET_EXITED ? ", target exited" : interrupted ? ", interrupted" : "",
 		written[0] ? "; wrote " : "", written);
 	outputs_timeline_note(r->log.timeline);
+	if (a->native)
+		native_note(s);
 	if (write_failed)
 		rc = cli_report(&werr);
 	if (r->sink.failed)

@@ -1,0 +1,174 @@
+/* Native frames in the sampler's stacks (nativestack.h). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clock.h"
+#include "grow.h"
+#include "mixedstack.h"
+#include "native.h"
+#include "nativestack.h"
+#include "perfsample.h"
+
+/* Python frames taken into a mixed stack: deeper ones keep their own. */
+#define PY_MAX 1024
+
+/* A thread's last native frames, by its slot. */
+struct thread_native {
+	uint64_t tid;                       /* the slot's occupant they are of; 0: none */
+	uint64_t sp, pc;                    /* where it was blocked; 0: it was running */
+	uint32_t ids[NATIVE_MAX_FRAMES];    /* interned frames, innermost first */
+	bool evaluator[NATIVE_MAX_FRAMES];
+	uint32_t count;
+	bool complete;                      /* the walk reached the thread's start */
+};
+
+struct nativestack {
+	struct native_unwinder *u;
+	struct thread_native *threads;      /* by slot */
+	uint32_t cap;
+	struct walk_thread *out;
+	uint32_t out_cap;
+	struct native_frame nf[NATIVE_MAX_FRAMES];
+	uint32_t py_ids[PY_MAX];
+	bool py_entry[PY_MAX];
+	struct mixed_frame order[NATIVE_MAX_FRAMES + PY_MAX];
+	struct native_counts counts;
+};
+
+tt_status
+nativestack_new(pid_t pid, uint64_t period_ns, struct nativestack **out, struct tt_error *err)
+{
+	*out = NULL;
+	struct nativestack *ns = calloc(1, sizeof *ns);
+	if (!ns)
+		return tt_fail(err, TT_ENOMEM, 0, "out of memory for native frames");
+	tt_status st = native_open(&ns->u, pid, err);
+	if (st != TT_OK) {
+		free(ns);
+		return st;
+	}
+	/* 8 KiB of stack a sample: the kernel copies it at each one, paid by
+	 * the target; frames above it are read live */
+	/* twice a pass: a thread that ran through a pass has a sample of it
+	 * however the kernel's ticks and the passes fall */
+	native_continuous(ns->u, period_ns ? period_ns / 2 : 500000, 8192);
+	*out = ns;
+	return TT_OK;
+}
+
+void
+nativestack_free(struct nativestack *ns)
+{
+	if (!ns)
+		return;
+	native_close(ns->u);
+	free(ns->threads);
+	free(ns->out);
+	free(ns);
+}
+
+const struct native_counts *
+nativestack_counts(const struct nativestack *ns)
+{
+	return &ns->counts;
+}
+
+/* A native frame's interned ID: function "symbol" (or "0xADDR") in its
+ * library, line 0. */
+static uint32_t
+intern_native(struct intern *in, const struct native_frame *f)
+{
+	char addr[24];
+	const char *name = f->symbol;
+	if (!name[0]) {
+		snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)f->pc);
+		name = addr;
+	}
+	uint32_t func = intern_func(in, name, f->library[0] ? f->library : "?", 0, FUNC_NATIVE);
+	return func ? intern_frame(in, func, 0) : 0;
+}
+
+/* Thread tid's native frames into t: reused while it stays blocked where it
+ * was, else walked again. */
+static void
+read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thread_native *t)
+{
+	uint64_t sp = 0, pc = 0;
+	bool blocked = native_blocked_at(ns->u, (pid_t)tid, &sp, &pc);
+	if (t->tid == tid && blocked && t->sp == sp && t->pc == pc)
+		return;
+	if (t->tid && t->tid != tid)
+		native_forget(ns->u, (pid_t)t->tid);   /* its slot's thread ended */
+	uint64_t t0 = clock_now_ns();
+	char why[512];
+	size_t n = native_thread_frames(ns->u, (pid_t)tid, ns->nf, NATIVE_MAX_FRAMES, why, sizeof why);
+	ns->counts.walks++;
+	ns->counts.walk_ns += clock_now_ns() - t0;
+	t->tid = tid;
+	t->sp = blocked ? sp : 0;
+	t->pc = blocked ? pc : 0;
+	t->complete = why[0] == '\0';
+	t->count = 0;
+	for (size_t k = 0; k < n; k++) {
+		uint32_t id = intern_native(in, &ns->nf[k]);
+		if (!id)
+			break;
+		t->evaluator[t->count] = mixed_is_evaluator(&ns->nf[k]);
+		t->ids[t->count++] = id;
+	}
+	if (t->count < n)
+		t->complete = false;
+}
+
+/* The stack of native frames t and the sample's Python frames i, in one
+ * order; 0 when nothing is to change. */
+static uint32_t
+mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, uint32_t i,
+	       const struct thread_native *t)
+{
+	uint32_t np = stackwalk_thread_frames(w, i, ns->py_ids, ns->py_entry, PY_MAX);
+	struct mixed_stack ms;
+	mixed_stack_build(t->evaluator, t->count, t->complete, ns->py_entry, np, ns->order, &ms);
+	if (ms.merged)
+		ns->counts.merged++;
+	uint32_t id = 0;
+	for (size_t k = ms.count; k-- > 0;) {
+		const struct mixed_frame *m = &ns->order[k];
+		id = intern_stack(in, id, m->python ? ns->py_ids[m->index] : t->ids[m->index]);
+		if (!id)
+			return 0;
+	}
+	return id;
+}
+
+const struct walk_thread *
+nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk_thread *threads,
+		  uint32_t n)
+{
+	if (!grow_array((void **)&ns->out, &ns->out_cap, n, sizeof *ns->out))
+		return threads;
+	struct intern *in = stackwalk_intern_rw(w);
+	const struct appendlog *slots = stackwalk_slots(w);
+	for (uint32_t i = 0; i < n; i++) {
+		ns->out[i] = threads[i];
+		const struct thread_slot *slot = appendlog_at(slots, threads[i].slot);
+		ns->counts.threads++;
+		if (atomic_load_explicit(&((struct thread_slot *)slot)->tid_unknown, memory_order_acquire) ||
+		    !grow_array((void **)&ns->threads, &ns->cap, threads[i].slot + 1,
+				sizeof *ns->threads))
+			continue;
+		struct thread_native *t = &ns->threads[threads[i].slot];
+		read_native(ns, in, slot->native_tid, t);
+		if (!t->count)
+			continue;
+		uint32_t id = mixed_stack_id(ns, w, in, i, t);
+		if (id) {
+			ns->out[i].stack_id = id;
+			ns->counts.native++;
+		}
+	}
+	return ns->out;
+}

@@ -1,0 +1,41 @@
+/* --native in the sampler: each thread's sampled stack extended with its
+ * native (C) frames, in one order with its Python frames (mixedstack.h).
+ *
+ * Per process: a native unwinder (native.h) following every thread with a
+ * perf event at the sampling rate. A blocked thread's native frames come
+ * from its system call's registers and are kept while it stays at the same
+ * stack and instruction pointers; a running thread's from the newest perf
+ * sample since the last pass. Native functions are interned as
+ * FUNC_NATIVE ("symbol" in "library"). Sampler thread only. */
+#ifndef TT_NATIVESTACK_H
+#define TT_NATIVESTACK_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "error.h"
+#include "stackwalk.h"
+
+struct nativestack;
+
+struct native_counts {
+	uint64_t threads;     /* thread samples asked about */
+	uint64_t native;      /* ... given native frames */
+	uint64_t merged;      /* ... of which in their true order with the Python ones */
+	uint64_t walks;       /* native walks made (the rest reused a blocked thread's) */
+	uint64_t walk_ns;     /* time spent in them */
+};
+
+/* period_ns: the sampler's interval (a running thread's perf sample every
+ * period_ns of its CPU time). TT_EIO when its modules cannot be listed. */
+tt_status nativestack_new(pid_t pid, uint64_t period_ns, struct nativestack **out,
+			  struct tt_error *err);
+void nativestack_free(struct nativestack *ns);
+
+/* Threads with their stacks replaced: valid until the next call. */
+const struct walk_thread *nativestack_apply(struct nativestack *ns, struct stackwalk *w,
+					    const struct walk_thread *threads, uint32_t n);
+
+const struct native_counts *nativestack_counts(const struct nativestack *ns);
+
+#endif
