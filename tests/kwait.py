@@ -965,7 +965,8 @@ def test_native(ctx):
 # that C code's frames (symbol or library), and the Python caller below it
 CALLBACKS = {"sortkey": ("slow_key", "sort", "sortkey_worker"),
              "callback": ("slow_compare", "libffi", "callback_worker"),
-             "init": ("Slow.__init__", None, "init_worker")}
+             "init": ("Slow.__init__", None, "init_worker"),
+             "deleted": ("slow_input", "inflateBack", "deleted_worker")}
 
 
 def test_native_merge(ctx):
@@ -1008,6 +1009,12 @@ def test_native_merge(ctx):
                 expect(any(f.get("kind") == "native" and c_word in n
                            for f, n in zip(stack[at[inner] + 1:at[outer]], between)),
                        "no %s frame between %s and %s: %s" % (c_word, inner, outer, between))
+        # a library without .symtab, deleted from disk once mapped: named
+        # from .dynsym, unwound from the file the process maps
+        gone = [f for f in threads[r["deleted"]]["native"]
+                if (f["symbol"] or "") == "inflateBack"]
+        expect(gone and "(deleted)" in (gone[0]["library"] or ""),
+               "the deleted libz copy's inflateBack: %s" % show(threads[r["deleted"]]["native"]))
         lines = text.out.decode("utf-8", "replace").splitlines()
         mark = [i for i, l in enumerate(lines) if l.strip().startswith("slow_key (")]
         expect(mark and any("sort" in l and "(python" in l or "sort" in l and "libpython" in l
@@ -1134,7 +1141,8 @@ OWN = [
      "and libsqlite3's frames above their Python caller; the target never stopped",
      test_native_running),
     ("dump --native: Python called back from C (sorted's key, a ctypes qsort comparison, "
-     "__init__) sits above the C code, above its caller; every frame once, in order",
+     "__init__, inflateBack of a deleted libz copy named from .dynsym) sits above the C "
+     "code, above its caller; every frame once, in order",
      test_native_merge),
     ("unshare -n: sockets of a target in a private network namespace still resolve",
      test_netns),
