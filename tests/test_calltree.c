@@ -344,6 +344,36 @@ bench(bool quiet)
 		tap_ok(n1 > 50000 && n2 > 50000, "50,000-stack trees built (%u and %u nodes)", n1, n2);
 }
 
+/* Native frames: in the tree as frames of their own; where a thread is
+ * (the threads and processes panels) is its innermost Python function. */
+static void
+test_native(void)
+{
+	uint32_t m = code("serve", "srv.py", 1), h = code("hash_it", "srv.py", 7);
+	uint32_t pb = intern_func(&PS.in, "PKCS5_PBKDF2_HMAC", "libcrypto.so.3", 0, FUNC_NATIVE);
+	uint32_t sha = intern_func(&PS.in, "SHA256_Final", "libcrypto.so.3", 0, FUNC_NATIVE);
+	struct aggregate agg;
+	agg_init(&agg, &PS, 0);
+	uint32_t path[] = {m, h, pb, sha};
+	uint32_t s = stack_of(path, 4);
+	add(&agg, s, 0, TT_THREAD_ON_CPU, 3);
+	int32_t line = -1;
+	uint32_t f = agg_innermost_func(&agg, s, &line);
+	tap_ok(f != UINT32_MAX && strcmp(agg.funcs[f].qualname, "SHA256_Final") == 0 &&
+	       agg.funcs[f].kind == FUNC_NATIVE, "the innermost frame is the native one");
+	f = agg_innermost_python_func(&agg, s, &line);
+	tap_ok(f != UINT32_MAX && strcmp(agg.funcs[f].qualname, "hash_it") == 0,
+	       "where the thread is: its innermost Python function, native frames passed over");
+	char where[64], at[64];
+	agg_func_where(&agg.funcs[agg_innermost_func(&agg, s, &line)], 10, where, sizeof where);
+	agg_func_at_line(&agg.funcs[agg_innermost_func(&agg, s, &line)], 10, at, sizeof at);
+	tap_ok(strcmp(where, "libcrypto.so.3") == 0 && strcmp(at, "SHA256_Final") == 0,
+	       "a native function's place is its library, no line (%s, %s)", where, at);
+	agg_func_where(&agg.funcs[agg_innermost_python_func(&agg, s, &line)], 7, where, sizeof where);
+	tap_ok(strcmp(where, "srv.py:7") == 0, "a Python function's is file:line (%s)", where);
+	agg_free(&agg);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -356,6 +386,7 @@ main(int argc, char **argv)
 		return 0;
 	}
 	test_structure();
+	test_native();
 	bench(false);
 	return tap_done();
 }

@@ -166,7 +166,7 @@ procs_draw(struct ui *u, int y, int height)
 		} else if (r->busiest >= 0) {
 			const struct agg_thread *t = &u->agg.threads[r->busiest];
 			int32_t line = -1;
-			uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+			uint32_t f = agg_innermost_python_func(&u->agg, t->last_stack, &line);
 			if (f != UINT32_MAX) {
 				agg_func_at_line(&u->agg.funcs[f], line, buf, sizeof buf);
 				draw_text(y, x, COLS - x, buf, sel ? base : theme_attr(ROLE_FUNCTION));

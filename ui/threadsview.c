@@ -212,7 +212,7 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	if (kw)
 		kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
 	int32_t line = -1;
-	uint32_t f = agg_innermost_func(&u->agg, t->last_stack, &line);
+	uint32_t f = agg_innermost_python_func(&u->agg, t->last_stack, &line);
 	if (f != UINT32_MAX)
 		agg_func_at_line(&u->agg.funcs[f], line, buf, sizeof buf);
 	else

@@ -566,6 +566,18 @@ agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
 	return frame_func(a, in, intern_stack_at(in, stack_id)->frame, line);
 }
 
+uint32_t
+agg_innermost_python_func(struct aggregate *a, uint32_t stack_id, int32_t *line)
+{
+	const struct intern *in = agg_intern(a);
+	for (; stack_id != 0; stack_id = intern_stack_at(in, stack_id)->parent) {
+		uint32_t f = frame_func(a, in, intern_stack_at(in, stack_id)->frame, line);
+		if (f == UINT32_MAX || a->funcs[f].kind != FUNC_NATIVE)
+			return f;
+	}
+	return UINT32_MAX;
+}
+
 /* ---------------------------------------------------------------------
  * Tables
  * ------------------------------------------------------------------- */

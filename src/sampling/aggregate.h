@@ -212,6 +212,9 @@ void agg_func_at_line(const struct agg_func *f, int32_t line, char *buf, size_t 
 
 /* The function of a stack's innermost frame, or UINT32_MAX for none. */
 uint32_t agg_innermost_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
+/* The innermost Python function (native frames above it passed over): where
+ * a thread is in its program. */
+uint32_t agg_innermost_python_func(struct aggregate *a, uint32_t stack_id, int32_t *line);
 /* Where every process's stack, frame and function IDs resolve. */
 const struct intern *agg_intern(const struct aggregate *a);
 /* Process proc's share of the exited bucket (NULL if none of its threads was folded). */
