@@ -21,7 +21,7 @@ static void
 print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
-	      "                         [--floor] [--tasks] [--no-subprocesses]\n"
+	      "                         [--floor] [--tasks] [--native] [--no-subprocesses]\n"
 	      "       tachyon-top bench [options] -- COMMAND [ARGS...]\n"
 	      "Sample process PID (or run COMMAND and sample it) as fast as possible (or at RATE)\n"
 	      "and report the engine's figures. --floor and --tasks need -p PID.\n"
@@ -39,6 +39,9 @@ print_usage(FILE *f)
 	      "                       and in total\n"
 	      "      --no-subprocesses  sample the one process alone\n"
 	      "      --tasks          measure reading every asyncio task instead (Python 3.14+)\n"
+	      "      --native         sample native frames too (default rate 100): what a native\n"
+	      "                       walk costs here; what the target pays for the kernel's\n"
+	      "                       stack copies is tests/bench/target_cost.py's figure\n"
 	      "  -h, --help           show this help\n", f);
 }
 
@@ -174,6 +177,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 		{"subprocesses", no_argument, NULL, 'S'},
 		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"tasks", no_argument, NULL, 'T'},
+		{"native", no_argument, NULL, 'n'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -182,6 +186,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 	sampler_default_config(&a->cfg);
 	a->cfg.follow = true; /* process trees, as everywhere */
 	int c;
+	bool rate_given = false;
 	optind = 1;
 	opterr = 0;
 	/* "+": options end at the command. */
@@ -198,6 +203,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 		case 'r':
 			if (!sampler_parse_rate(optarg, &a->hz))
 				return cli_usage_error("bench ", "invalid rate '%s'", optarg);
+			rate_given = true;
 			break;
 		case 'j': a->json = true; break;
 		case 'C': a->cfg.walk.cache = false; break;
@@ -206,6 +212,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 		case 'S': a->cfg.follow = true; break;
 		case 'N': a->cfg.follow = false; break;
 		case 'T': a->want_tasks = true; break;
+		case 'n': a->cfg.native = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
@@ -219,6 +226,9 @@ parse_args(int argc, char **argv, struct bench_args *a)
 	if (a->command && (a->want_tasks || a->want_floor))
 		return cli_usage_error("bench ", "%s needs -p PID (a running process)",
 				       a->want_tasks ? "--tasks" : "--floor");
+	/* as everywhere: each native sample's stack copy is the target's to pay */
+	if (a->cfg.native && !rate_given)
+		a->hz = 100;
 	return -1;
 }
 
@@ -278,6 +288,14 @@ print_json(const struct bench_args *a, struct session *session, const struct ben
 		       r->floor.syscall_us, r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us);
 	if (a->cfg.follow)
 		print_processes_json(s, f->secs, &r->disc);
+	if (a->cfg.native)
+		printf(" \"native\": {\"thread_samples\": %llu, \"with_native\": %llu, "
+		       "\"merged\": %llu, \"walks\": %llu, \"us_per_walk\": %.1f},\n",
+		       (unsigned long long)get(&st->native_threads),
+		       (unsigned long long)get(&st->native_given),
+		       (unsigned long long)get(&st->native_merged),
+		       (unsigned long long)get(&st->native_walks),
+		       ratio(get(&st->native_walk_ns), get(&st->native_walks)) / 1e3);
 	printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
 	       "\"interrupted\": %s}\n",
 	       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
@@ -349,6 +367,15 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 				       (unsigned long long)get(&st->errors_by_status[k]));
 		printf("; first: %s\n", s->error_example);
 	}
+	if (a->cfg.native) {
+		uint64_t asked = get(&st->native_threads), given = get(&st->native_given);
+		uint64_t walks = get(&st->native_walks);
+		printf("native        frames in %.1f%% of thread samples, unmerged %.1f%% of those; "
+		       "%llu walks (%.0f/s), %.0f us each; the rest reused a blocked thread's\n",
+		       100 * ratio(given, asked), 100 * ratio(given - get(&st->native_merged), given),
+		       (unsigned long long)walks, f->secs > 0 ? (double)walks / f->secs : 0.0,
+		       ratio(get(&st->native_walk_ns), walks) / 1e3);
+	}
 	if (a->cfg.verify)
 		printf("verify        %llu thread samples checked, %llu differ%s%s\n",
 		       (unsigned long long)get(&st->verified),
@@ -383,7 +410,8 @@ bench_main(int argc, char **argv)
 	}
 	struct session_options so = {
 		.pid = a.pid, .command = a.command, .child_keeps_output = true, .rate_hz = a.hz,
-		.duration_s = a.seconds, .no_subprocesses = !a.cfg.follow, .config = &a.cfg,
+		.duration_s = a.seconds, .no_subprocesses = !a.cfg.follow, .native = a.cfg.native,
+		.config = &a.cfg,
 	};
 	/* Ctrl-C ends the run early: what was measured is still printed. */
 	struct session session;
