@@ -305,14 +305,15 @@ def test_batch(ctx):
 
 
 @contextlib.contextmanager
-def live_view(name, interp, pid):
-    """The live view on *pid* in a 160x48 tmux pane, at 2000 Hz with a 0.5 s
-    refresh; once the block is done, q must end it with status 0."""
+def live_view(name, interp, pid, extra=("-r", "2000")):
+    """The live view on *pid* in a 160x48 tmux pane, at 2000 Hz (or with
+    *extra*) with a 0.5 s refresh; once the block is done, q must end it
+    with status 0."""
     workdir = tempfile.mkdtemp(prefix="tt-%s-" % name)
     try:
         with tui.Tmux("%s-%s" % (name, interp)) as tmux:
-            pane = tui.Pane(tmux, name, ["--delay", "0.5", "-r", "2000", "-p", pid], workdir,
-                            size=(160, 48))
+            pane = tui.Pane(tmux, name, ["--delay", "0.5"] + list(extra) + ["-p", pid],
+                            workdir, size=(160, 48))
             yield pane
             status, _, screen = pane.quit()
             expect(status == 0, "tachyon-top exited %s" % status, *pane.details(screen))
@@ -1028,9 +1029,20 @@ RUNNING = {"pbkdf2": ("libcrypto", "pbkdf2_worker"), "zlib": ("libz", "zlib_work
            "sqlite": ("libsqlite3", "sqlite_worker")}
 
 
+# Sampling native frames depends on the Python version (its entry frames),
+# not on how the interpreter was built: these run once per minor version.
+ONE_PER_MINOR = ("python3.13", "python3.14", "python3.15", "host-python3.11", "pyenv-3.12")
+
+
+def once_per_minor(ctx):
+    if ctx.interp not in ONE_PER_MINOR:
+        raise rig.Skip("runs once per Python version: %s" % ", ".join(ONE_PER_MINOR))
+
+
 def test_native_running(ctx):
     """A thread on a CPU: the kernel samples its registers and stack top
     (perf_event_open); its C library's frames sit above the Python caller."""
+    once_per_minor(ctx)
     with rig.Target(ctx.suite, ctx.interp, "native_busy.py") as target:
         r = target.info["roles"]
         seen = {name: [] for name in r}
@@ -1076,6 +1088,7 @@ def test_record_native(ctx):
     """record --native -m cpu: each library's share of the samples is the
     share of CPU time its thread had (from the kernel, over the same
     seconds), within 5 points; --batch --native names the library."""
+    once_per_minor(ctx)
     with rig.Target(ctx.suite, ctx.interp, "native_split.py") as target:
         r = target.info["roles"]
         out = os.path.join(rig.in_root(target.dir), "native.txt")
@@ -1113,6 +1126,16 @@ def test_record_native(ctx):
         text = batch.out.decode("utf-8", "replace")
         expect(re.search(r"^ .* libcrypto\.so\S*$", text, re.M),
                "--batch --native has no row in libcrypto", *batch.details())
+        # the live view: native rows, the share of samples with native
+        # frames in its header, and where each thread is: its Python line
+        with live_view("native", ctx.interp, target.pid, extra=("--native",)) as pane:
+            def native_screen(screen):
+                return (re.search(r"native \d+% \(unmerged [\d.]+%\)", screen.text) and
+                        re.search(r"libcrypto\.so", screen.text) and
+                        re.search(r"^[ >] +%d +\S+ .*pbkdf2_worker:\d+" % r["pbkdf2"],
+                                  screen.text, re.M))
+            pane.wait(native_screen, "--native: 'native N% (unmerged M%)', a libcrypto row, "
+                      "the pbkdf2 thread at pbkdf2_worker:LINE", timeout=tui.SCREEN_TIMEOUT)
 
 
 class Ctx:
@@ -1135,7 +1158,8 @@ SHARED = [
 ]
 OWN = [
     ("record --native -m cpu: libcrypto's and libz's shares of the samples are their threads' "
-     "shares of the CPU within 5 points; --batch --native names libcrypto",
+     "shares of the CPU within 5 points; --batch --native names libcrypto; the live view "
+     "--native: its header's native share, a libcrypto row, the thread at its Python line",
      test_record_native),
     ("dump --native: threads on a CPU in pbkdf2, zlib and sqlite show libcrypto's, libz's "
      "and libsqlite3's frames above their Python caller; the target never stopped",

@@ -102,7 +102,18 @@ draw_rate_line(struct ui *u, int y)
 		      theme_attr(sr.errors_pct >= 1 ? ROLE_WARNING : ROLE_HEADER_VALUE));
 	x = draw_pair(y, x, "  samples ", cnt, theme_attr(ROLE_HEADER_VALUE));
 	snprintf(buf, sizeof buf, "%.0f%%", cpu);
-	draw_pair(y, x, "  sampler CPU ", buf, theme_attr(ROLE_HEADER_VALUE));
+	x = draw_pair(y, x, "  sampler CPU ", buf, theme_attr(ROLE_HEADER_VALUE));
+	if (s->sampler.cfg.native) {
+		/* --native: thread samples with native frames, and of those the
+		 * ones whose native and Python frames did not pair up */
+		uint64_t asked = ui_stat(&st->native_threads), given = ui_stat(&st->native_given);
+		double unmerged = given ? 100.0 * (double)(given - ui_stat(&st->native_merged)) /
+						  (double)given : 0;
+		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%)",
+			 asked ? 100.0 * (double)given / (double)asked : 0.0, unmerged);
+		draw_pair(y, x, "  native ", buf,
+			  theme_attr(unmerged >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+	}
 }
 
 /* What the table is about: "process P", "all threads" or one thread. */
