@@ -146,6 +146,7 @@ struct perf_threads {
 	uint64_t period_ns;
 	size_t stack_bytes, page, data_pages, ring_len;
 	struct keytab threads;              /* struct followed by tid */
+	uint32_t live;                      /* of which followed now (fd >= 0) */
 };
 
 struct perf_threads *
@@ -176,6 +177,45 @@ close_followed(struct perf_threads *pt, struct followed *f)
 	close(f->fd);
 	f->fd = -1;
 	f->ring = NULL;
+	pt->live--;
+}
+
+/* Threads come and go by the thousand in a day: once the ended ones
+ * outnumber the followed, keep only the followed. */
+static void
+compact(struct perf_threads *pt)
+{
+	uint32_t dead = pt->threads.count - pt->live;
+	if (dead <= pt->live + 64)
+		return;
+	struct followed *keep = malloc((pt->live ? pt->live : 1) * sizeof *keep);
+	if (!keep)
+		return;
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < pt->threads.count; i++) {
+		const struct followed *f = keytab_at(&pt->threads, i);
+		if (f->fd >= 0)
+			keep[n++] = *f;
+	}
+	keytab_clear(&pt->threads);
+	for (uint32_t i = 0; i < n; i++) {
+		bool added;
+		struct followed *f = keytab_put(&pt->threads, keep[i].tid, &added);
+		if (f) {
+			*f = keep[i];
+		} else {   /* no memory to keep it: stop following it */
+			munmap(keep[i].ring, pt->ring_len);
+			close(keep[i].fd);
+			pt->live--;
+		}
+	}
+	free(keep);
+}
+
+size_t
+perf_threads_kept(const struct perf_threads *pt)
+{
+	return pt->threads.count;
 }
 
 void
@@ -231,6 +271,7 @@ perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen)
 	}
 	f->fd = fd;
 	f->ring = ring;
+	pt->live++;
 	return true;
 }
 
@@ -238,8 +279,10 @@ void
 perf_threads_forget(struct perf_threads *pt, pid_t tid)
 {
 	struct followed *f = keytab_find(&pt->threads, (uint64_t)tid);
-	if (f)
+	if (f) {
 		close_followed(pt, f);
+		compact(pt);
+	}
 }
 
 void

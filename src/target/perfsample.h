@@ -34,8 +34,10 @@ void perf_threads_free(struct perf_threads *pt);
 /* Start sampling thread tid (again). false with *why when the kernel
  * refuses ("... (perf_event_paranoid 2)"). */
 bool perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen);
-/* Stop sampling it (it ended). */
+/* Stop sampling it (it ended). Ended threads are not kept for long. */
 void perf_threads_forget(struct perf_threads *pt, pid_t tid);
+/* Threads on record, followed or ended (for tests and statistics). */
+size_t perf_threads_kept(const struct perf_threads *pt);
 
 /* Wait until each of the n threads has a sample waiting, or timeout_ms. */
 void perf_threads_wait(struct perf_threads *pt, const pid_t *tids, size_t n, int timeout_ms);
