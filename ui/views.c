@@ -109,10 +109,12 @@ draw_rate_line(struct ui *u, int y)
 		uint64_t asked = ui_stat(&st->native_threads), given = ui_stat(&st->native_given);
 		double unmerged = given ? 100.0 * (double)(given - ui_stat(&st->native_merged)) /
 						  (double)given : 0;
-		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%)",
-			 asked ? 100.0 * (double)given / (double)asked : 0.0, unmerged);
+		bool refused = atomic_load_explicit(&s->sampler.native_refused, memory_order_acquire);
+		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%)%s",
+			 asked ? 100.0 * (double)given / (double)asked : 0.0, unmerged,
+			 refused ? ", none of threads on a CPU: perf_event_open refused" : "");
 		draw_pair(y, x, "  native ", buf,
-			  theme_attr(unmerged >= 10 ? ROLE_WARNING : ROLE_HEADER_VALUE));
+			  theme_attr(unmerged >= 10 || refused ? ROLE_WARNING : ROLE_HEADER_VALUE));
 	}
 }
 

@@ -36,6 +36,7 @@ struct nativestack {
 	bool py_entry[PY_MAX];
 	struct mixed_frame order[NATIVE_MAX_FRAMES + PY_MAX];
 	struct native_counts counts;
+	char refusal[512];                  /* the first perf_event_open refusal, or "" */
 };
 
 tt_status
@@ -76,15 +77,24 @@ nativestack_counts(const struct nativestack *ns)
 	return &ns->counts;
 }
 
-/* A native frame's interned ID: function "symbol" (or "0xADDR") in its
- * library, line 0. */
+const char *
+nativestack_refusal(const struct nativestack *ns)
+{
+	return ns->refusal[0] ? ns->refusal : NULL;
+}
+
+/* A native frame's interned ID: function "symbol" in its library, line 0.
+ * Without a symbol, "0xOFFSET" where its FDE starts in the library (one
+ * function however many addresses are sampled in it, in every process of
+ * a tree), else its address. */
 static uint32_t
 intern_native(struct intern *in, const struct native_frame *f)
 {
 	char addr[24];
 	const char *name = f->symbol;
 	if (!name[0]) {
-		snprintf(addr, sizeof addr, "0x%llx", (unsigned long long)f->pc);
+		snprintf(addr, sizeof addr, "0x%llx",
+			 (unsigned long long)(f->fde_known ? f->fde_offset : f->pc));
 		name = addr;
 	}
 	uint32_t func = intern_func(in, name, f->library[0] ? f->library : "?", 0, FUNC_NATIVE);
@@ -107,6 +117,8 @@ read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thre
 	size_t n = native_thread_frames(ns->u, (pid_t)tid, ns->nf, NATIVE_MAX_FRAMES, why, sizeof why);
 	ns->counts.walks++;
 	ns->counts.walk_ns += clock_now_ns() - t0;
+	if (n == 0 && !ns->refusal[0] && strstr(why, "perf_event_open") && strstr(why, "refused"))
+		snprintf(ns->refusal, sizeof ns->refusal, "%s", why);
 	t->tid = tid;
 	t->sp = blocked ? sp : 0;
 	t->pc = blocked ? pc : 0;

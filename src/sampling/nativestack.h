@@ -38,4 +38,8 @@ const struct walk_thread *nativestack_apply(struct nativestack *ns, struct stack
 
 const struct native_counts *nativestack_counts(const struct nativestack *ns);
 
+/* Why a running thread had no native frames when the kernel refused to
+ * sample it (perf_event_open), or NULL: said once, not per sample. */
+const char *nativestack_refusal(const struct nativestack *ns);
+
 #endif

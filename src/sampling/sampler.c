@@ -418,6 +418,11 @@ native_pass(struct sampler *s, struct proc_run *r, struct proc_info *p,
 	stat_add(&s->stats.native_merged, c->merged - before.merged);
 	stat_add(&s->stats.native_walks, c->walks - before.walks);
 	stat_add(&s->stats.native_walk_ns, c->walk_ns - before.walk_ns);
+	const char *refusal = nativestack_refusal(r->native);
+	if (refusal && !atomic_load_explicit(&s->native_refused, memory_order_relaxed)) {
+		snprintf(s->native_refusal, sizeof s->native_refusal, "%s", refusal);
+		atomic_store_explicit(&s->native_refused, true, memory_order_release);
+	}
 	return threads;
 }
 

@@ -120,6 +120,10 @@ struct sampler {
 	struct gentle gentle;         /* the sampler thread's scheduling policy */
 	char mismatch_example[512];
 	char error_example[384];      /* first sample error's message */
+	/* --native: why running threads have no native frames (perf_event_open
+	 * refused), written once before native_refused is set */
+	char native_refusal[512];
+	_Atomic bool native_refused;
 };
 
 void sampler_default_config(struct sampler_config *cfg);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -50,6 +51,8 @@ struct sym_entry {
 	uint64_t at;          /* keytab's key: the address looked up */
 	uint64_t start;       /* its symbol's start */
 	uint32_t name, lib;   /* offsets in the names; name 0: no symbol */
+	uint64_t fde_offset;  /* no symbol: its FDE's start from the module's start */
+	bool fde_known;
 	bool mapped;          /* in a file */
 	bool entry;           /* in the file's entry point (_start) */
 };
@@ -297,6 +300,23 @@ describe(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
 	if (at_name != UINT32_MAX) {
 		e->name = at_name;
 		e->start = at - off;
+		return;
+	}
+	/* No symbol (a static function of a stripped library): the FDE that
+	 * covers it says where its function starts. */
+	Dwarf_Addr cfi_bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(mod, &cfi_bias);
+	if (!cfi)
+		cfi = dwfl_module_dwarf_cfi(mod, &cfi_bias);
+	Dwarf_Frame *frame;
+	if (cfi && dwarf_cfi_addrframe(cfi, at - cfi_bias, &frame) == 0) {
+		Dwarf_Addr fde_start, fde_end;
+		if (dwarf_frame_info(frame, &fde_start, &fde_end, NULL) >= 0 &&
+		    fde_start + cfi_bias >= start) {
+			e->fde_known = true;
+			e->fde_offset = fde_start + cfi_bias - start;
+		}
+		free(frame);
 	}
 }
 
@@ -345,6 +365,8 @@ take_frame(Dwfl_Frame *state, void *arg)
 		snprintf(f->symbol, sizeof f->symbol, "%s", w->n->names + e->name);
 		f->offset = pc - e->start;
 	}
+	f->fde_known = e->fde_known;
+	f->fde_offset = e->fde_offset;
 	return DWARF_CB_OK;
 }
 

@@ -33,6 +33,11 @@ struct native_frame {
 	char symbol[160];     /* "" when no symbol covers pc */
 	uint64_t offset;      /* pc - the symbol's start */
 	char library[96];     /* the file's base name, "" when pc is in no file */
+	/* Without a symbol: where the function's call frame information (its
+	 * FDE) starts, from the start of the file's mapping, so that samples of
+	 * one nameless function, in any process, are one function. */
+	bool fde_known;
+	uint64_t fde_offset;
 };
 
 struct native_unwinder;

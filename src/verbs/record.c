@@ -151,6 +151,9 @@ native_note(const struct sampler *s)
 		100.0 * (double)given / (double)asked,
 		given ? 100.0 * (double)(given - merged) / (double)given : 0.0,
 		(unsigned long long)walks, walks ? (double)walk_ns / (double)walks / 1e3 : 0.0);
+	if (atomic_load_explicit(&s->native_refused, memory_order_acquire))
+		fprintf(stderr, "tachyon-top: threads on a CPU have their Python frames only: %s\n",
+			s->native_refusal);
 }
 
 /* Fill *a from the command line: -1, or the exit status to return. */
