@@ -1108,6 +1108,14 @@ def test_native_running(ctx):
         expect(run.returncode == 0 and len(said) == 1 and "refused" in said[0] and
                "Operation not permitted" in said[0],
                "record --native without perf_event_open: exit %d, %s" % (run.returncode, err))
+        batch = subprocess.run([sys.executable, "-c", NO_PERF, rig.BIN, "--batch", "--native",
+                                "-n", "1", "-d", "1", "-p", str(target.pid)],
+                               capture_output=True, timeout=60)
+        out = batch.stdout.decode("utf-8", "replace")
+        expect(batch.returncode == 0 and re.search(
+            r"^native frames in [\d.]+% of thread samples, unmerged [\d.]+% of those; threads on "
+            r"a CPU have their Python frames only: .*refused", out, re.M),
+            "--batch --native without perf_event_open: exit %d, %s" % (batch.returncode, out[:1500]))
         with open(os.path.join(rig.in_root(target.dir), "noperf.txt")) as f:
             text = f.read()
         expect("pbkdf2_worker" in text and re.search(r"clock_nanosleep\S* \(libc", text),
