@@ -3,7 +3,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "clock.h"
 #include "grow.h"
@@ -36,7 +35,6 @@ struct nativestack {
 	bool py_entry[PY_MAX];
 	struct mixed_frame order[NATIVE_MAX_FRAMES + PY_MAX];
 	struct native_counts counts;
-	char refusal[512];                  /* the first perf_event_open refusal, or "" */
 };
 
 tt_status
@@ -80,7 +78,7 @@ nativestack_counts(const struct nativestack *ns)
 const char *
 nativestack_refusal(const struct nativestack *ns)
 {
-	return ns->refusal[0] ? ns->refusal : NULL;
+	return native_perf_refusal(ns->u);
 }
 
 /* A native frame's interned ID: function "symbol" in its library, line 0.
@@ -117,8 +115,6 @@ read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thre
 	size_t n = native_thread_frames(ns->u, (pid_t)tid, ns->nf, NATIVE_MAX_FRAMES, why, sizeof why);
 	ns->counts.walks++;
 	ns->counts.walk_ns += clock_now_ns() - t0;
-	if (n == 0 && !ns->refusal[0] && strstr(why, "perf_event_open") && strstr(why, "refused"))
-		snprintf(ns->refusal, sizeof ns->refusal, "%s", why);
 	t->tid = tid;
 	t->sp = blocked ? sp : 0;
 	t->pc = blocked ? pc : 0;
@@ -144,8 +140,6 @@ mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, u
 	uint32_t np = stackwalk_thread_frames(w, i, ns->py_ids, ns->py_entry, PY_MAX);
 	struct mixed_stack ms;
 	mixed_stack_build(t->evaluator, t->count, t->complete, ns->py_entry, np, ns->order, &ms);
-	if (ms.merged)
-		ns->counts.merged++;
 	uint32_t id = 0;
 	for (size_t k = ms.count; k-- > 0;) {
 		const struct mixed_frame *m = &ns->order[k];
@@ -153,6 +147,8 @@ mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, u
 		if (!id)
 			return 0;
 	}
+	/* counted with the stack it gave: merged never outnumbers native */
+	ns->counts.merged += ms.merged;
 	return id;
 }
 

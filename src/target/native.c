@@ -164,6 +164,15 @@ get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
 	return tid == n->tid;
 }
 
+static size_t
+read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {buf, len};
+	struct iovec remote = {(void *)(uintptr_t)addr, len};
+	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	return got > 0 ? (size_t)got : 0;
+}
+
 static bool
 memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 {
@@ -176,9 +185,7 @@ memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 		memcpy(result, us->stack + (addr - us->stack_at), sizeof *result);
 		return true;
 	}
-	struct iovec local = {result, sizeof *result};
-	struct iovec remote = {(void *)(uintptr_t)addr, sizeof *result};
-	return process_vm_readv(n->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof *result;
+	return read_target(n->pid, addr, result, sizeof *result) == sizeof *result;
 }
 
 static bool
@@ -386,15 +393,6 @@ at_thread_start(const struct walk *w)
 	return in_libc(&w->out[w->count - 1]) || w->last_in_entry;
 }
 
-static size_t
-read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {buf, len};
-	struct iovec remote = {(void *)(uintptr_t)addr, len};
-	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	return got > 0 ? (size_t)got : 0;
-}
-
 /* Does an x86-64 call instruction end just before ra? A direct call
  * (e8 rel32) or an indirect one (ff /2: register, memory, rip-relative,
  * with an optional REX prefix), its length worked out from its ModRM. */
@@ -415,7 +413,7 @@ call_ends_at(pid_t pid, uint64_t ra)
 		int want = 2 + (mod == 1 ? 1 : mod == 2 || (mod == 0 && rm == 5) ? 4 : 0);
 		if (mod != 3 && rm == 4)   /* a SIB byte, with a disp32 when its base is 5 */
 			want += 1 + (mod == 0 && op + 2 < end && (op[2] & 7) == 5 ? 4 : 0);
-		if (want == len || (want + 1 == len + 1 && len < 7 && (op[-1] & 0xf0) == 0x40))
+		if (want == len)   /* a REX prefix before it changes nothing here */
 			return true;
 	}
 	return false;
@@ -647,6 +645,12 @@ native_continuous(struct native_unwinder *n, uint64_t period_ns, size_t stack_by
 	n->continuous = true;
 	n->period_ns = period_ns;
 	n->stack_bytes = stack_bytes;
+}
+
+const char *
+native_perf_refusal(const struct native_unwinder *n)
+{
+	return n->perf_refused[0] ? n->perf_refused : NULL;
 }
 
 void

@@ -52,6 +52,9 @@ void native_close(struct native_unwinder *n);
  * stack), and never wait for a running thread's sample: the newest since
  * the last ask, or none. */
 void native_continuous(struct native_unwinder *n, uint64_t period_ns, size_t stack_bytes);
+/* Why the kernel refused to sample running threads (perf_event_open), or
+ * NULL: once refused, it is not asked again. */
+const char *native_perf_refusal(const struct native_unwinder *n);
 /* Thread tid ended: stop sampling it. */
 void native_forget(struct native_unwinder *n, pid_t tid);
 /* Is thread tid in a system call? Its stack and instruction pointers, which

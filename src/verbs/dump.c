@@ -146,13 +146,24 @@ struct thread_stacks {
 };
 
 static void
-thread_stacks_read(struct thread_stacks *ts, const struct kernel_view *kv,
-		   const struct tt_sample *s, const struct tt_thread *th)
+thread_stacks_free(struct thread_stacks *ts)
 {
-	ts->n = thread_native(kv, th, ts->nf, ts->why, sizeof ts->why);
-	ts->order = malloc((ts->n + th->nframes + 1) * sizeof *ts->order);
+	if (ts)
+		free(ts->order);
+	free(ts);
+}
+
+/* The thread's native frames read and put in order with its Python ones;
+ * NULL when out of memory. */
+static struct thread_stacks *
+thread_stacks_read(const struct kernel_view *kv, const struct tt_sample *s,
+		   const struct tt_thread *th)
+{
+	struct thread_stacks *ts = calloc(1, sizeof *ts);
 	bool *entry = malloc((th->nframes + 1) * sizeof *entry);
-	if (ts->order && entry) {
+	if (ts)
+		ts->n = thread_native(kv, th, ts->nf, ts->why, sizeof ts->why);
+	if (ts && entry && (ts->order = malloc((ts->n + th->nframes + 1) * sizeof *ts->order))) {
 		bool evaluator[NATIVE_MAX_FRAMES];
 		for (size_t k = 0; k < ts->n; k++)
 			evaluator[k] = mixed_is_evaluator(&ts->nf[k]);
@@ -161,10 +172,11 @@ thread_stacks_read(struct thread_stacks *ts, const struct kernel_view *kv,
 		mixed_stack_build(evaluator, ts->n, ts->why[0] == '\0', entry, th->nframes,
 				  ts->order, &ts->ms);
 	} else {
-		free(ts->order);
-		ts->order = NULL;
+		thread_stacks_free(ts);
+		ts = NULL;
 	}
 	free(entry);
+	return ts;
 }
 
 /* --native: the threads on a CPU sampled together, not one after another. */
@@ -239,7 +251,6 @@ print_peer_json(const struct kwait_peer *p)
 	}
 }
 
-/* ppid >= 0: one process of a tree (say its parent). */
 static void
 print_python_text(const struct unwinder *u, const struct tt_frame *fr)
 {
@@ -256,15 +267,11 @@ static void
 print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
 		 const struct kernel_view *kv, const struct tt_thread *th)
 {
-	struct thread_stacks *ts = malloc(sizeof *ts);
-	if (ts)
-		thread_stacks_read(ts, kv, s, th);
-	if (!ts || !ts->order) {
+	struct thread_stacks *ts = thread_stacks_read(kv, s, th);
+	if (!ts) {
 		printf("    (native frames none: out of memory)\n");
 		for (uint32_t f = 0; f < th->nframes; f++)
 			print_python_text(u, &s->frames[th->first_frame + f]);
-		if (ts)
-			free(ts);
 		return;
 	}
 	char line[600], safe[1200];
@@ -289,10 +296,10 @@ print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
 		sanitize_for_terminal(line, safe, sizeof safe);
 		printf("    %s\n", safe);
 	}
-	free(ts->order);
-	free(ts);
+	thread_stacks_free(ts);
 }
 
+/* ppid >= 0: one process of a tree (say its parent). */
 static void
 print_text(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid)
@@ -402,13 +409,10 @@ static void
 print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
 		 const struct kernel_view *kv, const struct tt_thread *th)
 {
-	struct thread_stacks *ts = malloc(sizeof *ts);
-	if (ts)
-		thread_stacks_read(ts, kv, s, th);
-	if (!ts || !ts->order) {
+	struct thread_stacks *ts = thread_stacks_read(kv, s, th);
+	if (!ts) {
 		printf("   \"native\": [], \"native_end\": \"out of memory\", \"merged\": false,"
 		       " \"stack\": [],\n");
-		free(ts);
 		return;
 	}
 	printf("   \"native\": [");
@@ -431,8 +435,7 @@ print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
 			print_native_json(&ts->nf[m->index], true);
 	}
 	printf("],\n");
-	free(ts->order);
-	free(ts);
+	thread_stacks_free(ts);
 }
 
 /* ppid >= 0: one process of a tree, with its parent and command line.
