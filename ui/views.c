@@ -106,15 +106,13 @@ draw_rate_line(struct ui *u, int y)
 	if (s->sampler.cfg.native) {
 		/* --native: thread samples with native frames, and of those the
 		 * ones whose native and Python frames did not pair up */
-		uint64_t asked = ui_stat(&st->native_threads), given = ui_stat(&st->native_given);
-		double unmerged = given ? 100.0 * (double)(given - ui_stat(&st->native_merged)) /
-						  (double)given : 0;
-		bool refused = atomic_load_explicit(&s->sampler.native_refused, memory_order_acquire);
-		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%)%s",
-			 asked ? 100.0 * (double)given / (double)asked : 0.0, unmerged,
-			 refused ? ", none of threads on a CPU: perf_event_open refused" : "");
+		struct native_shares ns;
+		sampler_native_shares(&s->sampler, &ns);
+		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%)%s", ns.native_pct, ns.unmerged_pct,
+			 ns.refusal ? ", none of threads on a CPU: perf_event_open refused" : "");
 		draw_pair(y, x, "  native ", buf,
-			  theme_attr(unmerged >= 10 || refused ? ROLE_WARNING : ROLE_HEADER_VALUE));
+			  theme_attr(ns.unmerged_pct >= 10 || ns.refusal ? ROLE_WARNING
+								  : ROLE_HEADER_VALUE));
 	}
 }
 

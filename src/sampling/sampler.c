@@ -204,6 +204,19 @@ read_schedstat(struct sampler *s, uint64_t now)
 }
 
 void
+sampler_native_shares(const struct sampler *s, struct native_shares *out)
+{
+	const struct engine_stats *st = &s->stats;
+	uint64_t asked = atomic_load_explicit(&st->native_threads, memory_order_relaxed);
+	uint64_t given = atomic_load_explicit(&st->native_given, memory_order_relaxed);
+	uint64_t merged = atomic_load_explicit(&st->native_merged, memory_order_relaxed);
+	out->native_pct = asked ? 100.0 * (double)given / (double)asked : 0.0;
+	out->unmerged_pct = given > merged ? 100.0 * (double)(given - merged) / (double)given : 0.0;
+	out->refusal = atomic_load_explicit(&s->native_refused, memory_order_acquire)
+			       ? s->native_refusal : NULL;
+}
+
+void
 sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, char *buf,
 		      size_t len)
 {

@@ -158,6 +158,20 @@ void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
  * were): the sampler waited for a CPU (the machine is busy), or a pass
  * takes longer than the rate leaves it (rate_hz per process, `procs`
  * processes sampled). From the session's figures so far. */
+/* --native's rate when none is given: each native sample's stack copy is
+ * the target's to pay (the README's cost table: none measurable at 100/s,
+ * 2.9% at 1 kHz). */
+#define SAMPLER_NATIVE_RATE_HZ 100
+
+/* --native, so far: the share of thread samples given native frames, of
+ * those the share whose native and Python frames did not pair up, and why
+ * running threads have none (perf_event_open refused) or NULL. */
+struct native_shares {
+	double native_pct, unmerged_pct;
+	const char *refusal;
+};
+void sampler_native_shares(const struct sampler *s, struct native_shares *out);
+
 void sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, char *buf,
 			   size_t len);
 

@@ -129,14 +129,12 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	       agg_mode_name(o->mode), o->by_line ? "line" : "function",
 	       s->sampler.cfg.async_aware ? "; tasks on their await chains (--async)" : "");
 	if (s->sampler.cfg.native) {
-		uint64_t asked = atomic_load(&st->native_threads), given = atomic_load(&st->native_given);
-		uint64_t merged = atomic_load(&st->native_merged);
-		bool refused = atomic_load_explicit(&s->sampler.native_refused, memory_order_acquire);
+		struct native_shares ns;
+		sampler_native_shares(&s->sampler, &ns);
 		printf("native frames in %.1f%% of thread samples, unmerged %.1f%% of those%s%s\n",
-		       asked ? 100.0 * (double)given / (double)asked : 0.0,
-		       given ? 100.0 * (double)(given - merged) / (double)given : 0.0,
-		       refused ? "; threads on a CPU have their Python frames only: " : "",
-		       refused ? s->sampler.native_refusal : "");
+		       ns.native_pct, ns.unmerged_pct,
+		       ns.refusal ? "; threads on a CPU have their Python frames only: " : "",
+		       ns.refusal ? ns.refusal : "");
 	}
 	if (s->sampler.cfg.follow)
 		print_processes(o, s, agg, scope);

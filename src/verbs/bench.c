@@ -228,7 +228,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 				       a->want_tasks ? "--tasks" : "--floor");
 	/* as everywhere: each native sample's stack copy is the target's to pay */
 	if (a->cfg.native && !rate_given)
-		a->hz = 100;
+		a->hz = SAMPLER_NATIVE_RATE_HZ;
 	return -1;
 }
 
@@ -368,11 +368,12 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		printf("; first: %s\n", s->error_example);
 	}
 	if (a->cfg.native) {
-		uint64_t asked = get(&st->native_threads), given = get(&st->native_given);
+		struct native_shares ns;
+		sampler_native_shares(s, &ns);
 		uint64_t walks = get(&st->native_walks);
 		printf("native        frames in %.1f%% of thread samples, unmerged %.1f%% of those; "
 		       "%llu walks (%.0f/s), %.0f us each; the rest reused a blocked thread's\n",
-		       100 * ratio(given, asked), 100 * ratio(given - get(&st->native_merged), given),
+		       ns.native_pct, ns.unmerged_pct,
 		       (unsigned long long)walks, f->secs > 0 ? (double)walks / f->secs : 0.0,
 		       ratio(get(&st->native_walk_ns), walks) / 1e3);
 	}

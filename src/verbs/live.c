@@ -200,6 +200,6 @@ live_parse(int argc, char **argv, struct live_options *o)
 		return cli_usage_error(NULL, "--native and --async cannot be combined yet");
 	/* each native sample's stack copy is paid by the target */
 	if (o->session.native && !o->rate_given)
-		o->session.rate_hz = 100;
+		o->session.rate_hz = SAMPLER_NATIVE_RATE_HZ;
 	return 0;
 }

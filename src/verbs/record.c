@@ -138,22 +138,20 @@ struct record_args {
 static void
 native_note(const struct sampler *s)
 {
-	uint64_t asked = atomic_load(&s->stats.native_threads);
-	uint64_t given = atomic_load(&s->stats.native_given);
-	uint64_t merged = atomic_load(&s->stats.native_merged);
 	uint64_t walks = atomic_load(&s->stats.native_walks);
 	uint64_t walk_ns = atomic_load(&s->stats.native_walk_ns);
-	if (!asked)
+	if (!atomic_load(&s->stats.native_threads))
 		return;
+	struct native_shares ns;
+	sampler_native_shares(s, &ns);
 	fprintf(stderr, "tachyon-top: native frames in %.1f%% of thread samples (the rest: no perf "
 			"sample of a running thread since the last pass, or none to read); native "
 			"unmerged %.1f%%; %llu native walks, %.0f us each\n",
-		100.0 * (double)given / (double)asked,
-		given ? 100.0 * (double)(given - merged) / (double)given : 0.0,
+		ns.native_pct, ns.unmerged_pct,
 		(unsigned long long)walks, walks ? (double)walk_ns / (double)walks / 1e3 : 0.0);
-	if (atomic_load_explicit(&s->native_refused, memory_order_acquire))
+	if (ns.refusal)
 		fprintf(stderr, "tachyon-top: threads on a CPU have their Python frames only: %s\n",
-			s->native_refusal);
+			ns.refusal);
 }
 
 /* Fill *a from the command line: -1, or the exit status to return. */
@@ -234,7 +232,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 		return cli_usage_error("record ", "--native and --async cannot be combined yet");
 	/* each native sample's stack copy is paid by the target */
 	if (a->native && !a->rate_given)
-		a->hz = 100;
+		a->hz = SAMPLER_NATIVE_RATE_HZ;
 	if (a->diff_base_path) {
 		if (!outputs_have(&a->outs, EXPORT_FLAMEGRAPH))
 			return cli_usage_error("record ", "--diff-base colours a flame graph: give "
