@@ -299,15 +299,17 @@ class Run:
         return doc
 
 
-def tachyon(*args):
-    """Run tachyon-top; a crash or a hang is an immediate failure."""
+def tachyon(*args, timeout=None):
+    """Run tachyon-top; a crash or a hang (no exit within timeout s,
+    DUMP_TIMEOUT by default) is an immediate failure."""
     argv = [BIN] + [str(a) for a in args]
+    timeout = timeout or DUMP_TIMEOUT
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=DUMP_TIMEOUT)
+                              timeout=timeout)
     except subprocess.TimeoutExpired as hung:
         raise Fail("tachyon-top %s hung (no exit within %d s)"
-                   % (" ".join(argv[1:]), DUMP_TIMEOUT),
+                   % (" ".join(argv[1:]), timeout),
                    "stderr so far: " + show(hung.stderr or b"", 1000))
     run = Run(argv, proc.returncode, proc.stdout, proc.stderr)
     crash = run.crash()

@@ -1190,6 +1190,43 @@ def test_record_native(ctx):
                       "the pbkdf2 thread at pbkdf2_worker:LINE", timeout=tui.SCREEN_TIMEOUT)
 
 
+def test_bench_cost(ctx):
+    """bench --cost -- PYTHON: the target's throughput alone and sampled,
+    per setting; paused windows cost the target nothing (no pass, no perf
+    sample: the kernel stopped); --native at 10k/s costs more than at
+    100/s; an interpreter that counts nothing is one line and exit 1."""
+    if ctx.interp != "python3.15":
+        raise rig.Skip("runs under python3.15: it measures the kernel's cost, not a layout")
+    run = rig.tachyon("bench", "--cost", "-d", "3", "--json", "--",
+                      *rig.command(ctx.suite, ctx.interp, ["-E", "-s"]), timeout=120)
+    run.expect_success()
+    doc = json.loads(run.out)
+    rows = {r["setting"]: r for r in doc["settings"]}
+    expect(set(rows) == {"python 10k/s", "native 100/s", "native 1k/s", "native 10k/s"}
+           and not doc["interrupted"], "settings %s" % sorted(rows), *run.details())
+    for name, r in rows.items():
+        rig.Tap.emit("# %-13s alone %.0f/s sampled %.0f/s loss %+.1f%% (%+.1f..%+.1f) "
+                     "sampler %.1f%% %.0f passes/s, native walk %.0f us in %.0f%%"
+                     % (name, r["alone_per_s"], r["sampled_per_s"], r["loss_pct"], r["loss_q1"],
+                        r["loss_q3"], 100 * r["sampler_cpu"], r["samples_per_s"],
+                        r["us_per_native_walk"], r["native_pct"]))
+        expect(r["pairs"] == 4 and r["alone_per_s"] > 0 and r["sampled_per_s"] > 0
+               and r["samples_per_s"] > 0, "%s: %s" % (name, r))
+        expect(r["paused_passes"] == 0 and r["paused_perf_samples"] == 0,
+               "%s: the target was read or perf-sampled while paused: %s" % (name, r))
+        if r["native"]:
+            expect(r["native_pct"] > 50 and r["us_per_native_walk"] > 0,
+                   "%s: native frames in %.0f%% of thread samples" % (name, r["native_pct"]))
+    expect(rows["native 10k/s"]["loss_pct"] > rows["native 100/s"]["loss_pct"],
+           "the kernel's stack copies at 10k/s cost the target no more than at 100/s: "
+           "%.1f%% vs %.1f%%" % (rows["native 10k/s"]["loss_pct"],
+                                 rows["native 100/s"]["loss_pct"]))
+    bad = rig.tachyon("bench", "--cost", "-d", "1", "--", "/bin/false", timeout=30)
+    lines = bad.err.decode("utf-8", "replace").strip().splitlines()
+    expect(bad.rc == 1 and len(lines) == 1 and "printed no count" in lines[0],
+           "bench --cost -- /bin/false: exit %d, %s" % (bad.rc, lines), *bad.details())
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -1213,6 +1250,9 @@ OWN = [
      "shares of the CPU within 5 points; --batch --native names libcrypto; the live view "
      "--native: its header's native share, a libcrypto row, the thread at its Python line",
      test_record_native),
+    ("bench --cost: the target's throughput alone and sampled per setting; nothing read or "
+     "perf-sampled while paused; --native 10k/s costs more than 100/s; no count: one line",
+     test_bench_cost),
     ("dump --native: threads on a CPU in pbkdf2, zlib and sqlite show libcrypto's, libz's "
      "and libsqlite3's frames above their Python caller; the target never stopped",
      test_native_running),

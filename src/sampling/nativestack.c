@@ -75,6 +75,12 @@ nativestack_counts(const struct nativestack *ns)
 	return &ns->counts;
 }
 
+void
+nativestack_pause(struct nativestack *ns, bool paused)
+{
+	ns->counts.paused_samples += native_sampling(ns->u, !paused);
+}
+
 const char *
 nativestack_refusal(const struct nativestack *ns)
 {

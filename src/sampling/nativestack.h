@@ -10,6 +10,7 @@
 #ifndef TT_NATIVESTACK_H
 #define TT_NATIVESTACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -24,6 +25,7 @@ struct native_counts {
 	uint64_t merged;      /* ... of which in their true order with the Python ones */
 	uint64_t walks;       /* native walks made (the rest reused a blocked thread's) */
 	uint64_t walk_ns;     /* time spent in them */
+	uint64_t paused_samples; /* perf samples taken while paused (the kernel did not stop) */
 };
 
 /* period_ns: the sampler's interval (a running thread's perf sample every
@@ -35,6 +37,11 @@ void nativestack_free(struct nativestack *ns);
 /* Threads with their stacks replaced: valid until the next call. */
 const struct walk_thread *nativestack_apply(struct nativestack *ns, struct stackwalk *w,
 					    const struct walk_thread *threads, uint32_t n);
+
+/* Pause or resume the kernel's samples of running threads (while the
+ * sampler is paused: the target pays nothing). Resuming counts those
+ * found taken while paused into counts.paused_samples. */
+void nativestack_pause(struct nativestack *ns, bool paused);
 
 const struct native_counts *nativestack_counts(const struct nativestack *ns);
 

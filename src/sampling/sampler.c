@@ -532,6 +532,30 @@ next_deadline(struct sampler *s, struct proc_run *r, uint64_t t1)
 	}
 }
 
+/* Apply a pause or a resumption asked for (sampler_pause): the kernel's
+ * perf samples stop with the passes; on resuming every process's schedule
+ * starts afresh (the pause is not missed samples). */
+static void
+apply_pause(struct sampler *s, bool pause, uint64_t now)
+{
+	s->paused = pause;
+	for (uint32_t i = 0; i < s->nrun; i++) {
+		if (s->run[i].native) {
+			uint64_t before = nativestack_counts(s->run[i].native)->paused_samples;
+			nativestack_pause(s->run[i].native, pause);
+			stat_add(&s->stats.native_paused_samples,
+				 nativestack_counts(s->run[i].native)->paused_samples - before);
+		}
+		s->run[i].next = now;
+	}
+}
+
+void
+sampler_pause(struct sampler *s, bool paused)
+{
+	atomic_store_explicit(&s->pause, paused, memory_order_relaxed);
+}
+
 static void *
 sampler_main(void *arg)
 {
@@ -559,6 +583,14 @@ sampler_main(void *arg)
 			break;
 		}
 		adopt(s, t0);
+		bool pause = atomic_load_explicit(&s->pause, memory_order_relaxed);
+		if (pause != s->paused)
+			apply_pause(s, pause, t0);
+		if (pause) {
+			struct timespec ts = {0, 1000000L};
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		if (s->cfg.other_root && t0 >= s->next_root_check) {
 			s->next_root_check = t0 + OTHER_ROOT_CHECK_NS;
 			if (!discover_running(s->cfg.other_root)) {

@@ -54,6 +54,9 @@ struct engine_stats {
 	 * in their true order with the Python ones; native walks and their time */
 	_Atomic uint64_t native_threads, native_given, native_merged;
 	_Atomic uint64_t native_walks, native_walk_ns;
+	/* sampler_pause: perf samples the kernel took while paused (none when
+	 * it stopped as asked) */
+	_Atomic uint64_t native_paused_samples;
 };
 
 struct sampler_config {
@@ -102,6 +105,8 @@ struct sampler {
 	pthread_t thread;
 	bool started;
 	_Atomic bool stop;
+	_Atomic bool pause;           /* sampler_pause */
+	bool paused;                  /* as the sampler thread last applied it */
 	_Atomic int end;              /* enum sampler_end once the thread is done */
 	struct tt_error error;        /* valid when end == SAMPLER_FAILED */
 	int wake_fd;                  /* readable when the sampler ends (for poll) */
@@ -134,6 +139,11 @@ void sampler_default_config(struct sampler_config *cfg);
  * its own schedule; at max rate the processes take turns. */
 tt_status sampler_start(struct sampler *s, struct target *t, const struct sampler_config *cfg,
 			struct tt_error *err);
+
+/* Pause or resume sampling, within a pass: while paused nothing of the
+ * target is read and --native's perf events are disabled, so the target
+ * pays nothing (bench measures what it pays by pausing). */
+void sampler_pause(struct sampler *s, bool paused);
 
 /* Ask the thread to stop and wait for it; safe to call more than once. */
 void sampler_stop(struct sampler *s);

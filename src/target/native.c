@@ -653,6 +653,12 @@ native_perf_refusal(const struct native_unwinder *n)
 	return n->perf_refused[0] ? n->perf_refused : NULL;
 }
 
+uint64_t
+native_sampling(struct native_unwinder *n, bool on)
+{
+	return n->perf ? perf_threads_enable(n->perf, on) : 0;
+}
+
 void
 native_forget(struct native_unwinder *n, pid_t tid)
 {

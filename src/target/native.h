@@ -55,6 +55,9 @@ void native_continuous(struct native_unwinder *n, uint64_t period_ns, size_t sta
 /* Why the kernel refused to sample running threads (perf_event_open), or
  * NULL: once refused, it is not asked again. */
 const char *native_perf_refusal(const struct native_unwinder *n);
+/* Stop or resume the kernel's samples of running threads (perf_threads_enable):
+ * the count of samples found taken while stopped, on resuming. */
+uint64_t native_sampling(struct native_unwinder *n, bool on);
 /* Thread tid ended: stop sampling it. */
 void native_forget(struct native_unwinder *n, pid_t tid);
 /* Is thread tid in a system call? Its stack and instruction pointers, which

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -144,6 +145,7 @@ struct followed {
 
 struct perf_threads {
 	uint64_t period_ns;
+	bool disabled;                      /* perf_threads_enable(false) */
 	size_t stack_bytes, page, data_pages, ring_len;
 	struct keytab threads;              /* struct followed by tid */
 	uint32_t live;                      /* of which followed now (fd >= 0) */
@@ -212,6 +214,46 @@ compact(struct perf_threads *pt)
 	free(keep);
 }
 
+/* Drop every record in the ring: the count of samples among them. */
+static uint64_t
+drop_records(struct perf_event_mmap_page *meta, size_t page, size_t data_pages)
+{
+	const uint8_t *data = (const uint8_t *)meta + page;
+	size_t size = data_pages * page;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail, samples = 0;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		ring_copy(data, size, tail, &h, sizeof h);
+		if (h.size < sizeof h || tail + h.size > head)
+			break;
+		samples += h.type == PERF_RECORD_SAMPLE;
+		tail += h.size;
+	}
+	__atomic_store_n(&meta->data_tail, head, __ATOMIC_RELEASE);
+	return samples;
+}
+
+uint64_t
+perf_threads_enable(struct perf_threads *pt, bool on)
+{
+	uint64_t stale = 0;
+	for (uint32_t i = 0; i < pt->threads.count; i++) {
+		struct followed *f = keytab_at(&pt->threads, i);
+		if (f->fd < 0)
+			continue;
+		if (on) {
+			stale += drop_records(f->ring, pt->page, pt->data_pages);
+			ioctl(f->fd, PERF_EVENT_IOC_ENABLE, 0);
+		} else {
+			ioctl(f->fd, PERF_EVENT_IOC_DISABLE, 0);
+			drop_records(f->ring, pt->page, pt->data_pages);   /* from before */
+		}
+	}
+	pt->disabled = !on;
+	return stale;
+}
+
 size_t
 perf_threads_kept(const struct perf_threads *pt)
 {
@@ -257,6 +299,7 @@ perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen)
 	attr.exclude_kernel = 1;
 	attr.exclude_hv = 1;
 	attr.wakeup_events = 1;
+	attr.disabled = pt->disabled;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		refused(errno, why, wlen);

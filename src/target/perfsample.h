@@ -36,6 +36,12 @@ void perf_threads_free(struct perf_threads *pt);
 bool perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen);
 /* Stop sampling it (it ended). Ended threads are not kept for long. */
 void perf_threads_forget(struct perf_threads *pt, pid_t tid);
+/* Stop or resume every followed thread's sampling (PERF_EVENT_IOC_DISABLE
+ * / ENABLE): while stopped the kernel neither interrupts nor copies, and
+ * the target pays nothing. Stopping drops what the rings hold; resuming
+ * drops what came since and returns how many samples that was (none, if
+ * the kernel did stop). Threads followed while stopped start stopped. */
+uint64_t perf_threads_enable(struct perf_threads *pt, bool on);
 /* Threads on record, followed or ended (for tests and statistics). */
 size_t perf_threads_kept(const struct perf_threads *pt);
 

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include "bench.h"
+#include "benchcost.h"
 #include "benchtasks.h"
 #include "cli.h"
 #include "clock.h"
@@ -23,6 +24,7 @@ print_usage(FILE *f)
 	fputs("Usage: tachyon-top bench -p PID [-d SECONDS] [-r RATE] [--json] [--no-cache] [--verify]\n"
 	      "                         [--floor] [--tasks] [--native] [--no-subprocesses]\n"
 	      "       tachyon-top bench [options] -- COMMAND [ARGS...]\n"
+	      "       tachyon-top bench --cost [-d SECONDS] [--json] -- PYTHON [ARGS...]\n"
 	      "Sample process PID (or run COMMAND and sample it) as fast as possible (or at RATE)\n"
 	      "and report the engine's figures. --floor and --tasks need -p PID.\n"
 	      "\n"
@@ -40,8 +42,12 @@ print_usage(FILE *f)
 	      "      --no-subprocesses  sample the one process alone\n"
 	      "      --tasks          measure reading every asyncio task instead (Python 3.14+)\n"
 	      "      --native         sample native frames too (default rate 100): what a native\n"
-	      "                       walk costs here; what the target pays for the kernel's\n"
-	      "                       stack copies is tests/bench/target_cost.py's figure\n"
+	      "                       walk costs here (what the target pays: --cost)\n"
+	      "      --cost           what a target pays for being sampled: runs PYTHON -c\n"
+	      "                       PROGRAM, a loop counting its work, and measures its\n"
+	      "                       throughput alone and sampled (Python frames at 10k/s,\n"
+	      "                       --native at 100/s, 1k/s and 10k/s), about SECONDS\n"
+	      "                       (default 10) per setting\n"
 	      "  -h, --help           show this help\n", f);
 }
 
@@ -138,7 +144,7 @@ count_weight(void *consumed, const struct sample_record *r, size_t n)
 struct bench_args {
 	pid_t pid;
 	double seconds, hz;
-	bool json, want_floor, want_tasks;
+	bool json, want_floor, want_tasks, want_cost, seconds_given;
 	struct sampler_config cfg;
 	char **command;
 };
@@ -178,6 +184,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"tasks", no_argument, NULL, 'T'},
 		{"native", no_argument, NULL, 'n'},
+		{"cost", no_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -199,6 +206,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 		case 'd':
 			if (!cli_parse_seconds(optarg, 86400, &a->seconds))
 				return cli_usage_error("bench ", "invalid duration '%s'", optarg);
+			a->seconds_given = true;
 			break;
 		case 'r':
 			if (!sampler_parse_rate(optarg, &a->hz))
@@ -213,6 +221,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 		case 'N': a->cfg.follow = false; break;
 		case 'T': a->want_tasks = true; break;
 		case 'n': a->cfg.native = true; break;
+		case 'K': a->want_cost = true; break;
 		case 'h': print_usage(stdout); return 0;
 		default:
 			return cli_usage_error("bench ", "unknown or incomplete option '%s'",
@@ -223,6 +232,14 @@ parse_args(int argc, char **argv, struct bench_args *a)
 				     &a->command);
 	if (bad)
 		return bad;
+	if (a->want_cost && !a->command)
+		return cli_usage_error("bench ", "--cost needs -- PYTHON (an interpreter to run "
+						 "the counting loop), not -p PID");
+	if (a->want_cost && (a->want_tasks || a->want_floor || rate_given))
+		return cli_usage_error("bench ", "--cost measures its own settings: not with %s",
+				       a->want_tasks ? "--tasks" : a->want_floor ? "--floor" : "-r");
+	if (a->want_cost && !a->seconds_given)
+		a->seconds = 10;
 	if (a->command && (a->want_tasks || a->want_floor))
 		return cli_usage_error("bench ", "%s needs -p PID (a running process)",
 				       a->want_tasks ? "--tasks" : "--floor");
@@ -399,6 +416,8 @@ bench_main(int argc, char **argv)
 		return rc;
 	if (a.want_tasks)
 		return benchtasks_run(a.pid, a.seconds, a.json);
+	if (a.want_cost)
+		return benchcost_run(a.command, a.seconds, a.json);
 
 	struct tt_error err = {0};
 	struct bench_run r = {0};

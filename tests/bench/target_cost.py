@@ -22,10 +22,9 @@ the same run: a before/after table that the machine's drift cannot fake.
 usage: tests/bench/target_cost.py [--tt ./tachyon-top[,./other]]
            [--python python3.15] [--workloads one,pool,twenty,tree,async]
            [--rates 1k,10k,max] [--pairs 30] [--window 0.4]
-A rate written nRATE (n100, n1k, n10k) samples with --native: native
-frames too, a running thread's from a perf copy of its stack top, which
-the target pays for (--workloads one --rates 10k,n100,n1k,n10k: the cost
-table of the README's native section).
+--native is measured by `tachyon-top bench --cost` instead: pausing
+tachyon-top with SIGSTOP does not stop the kernel's perf samples of the
+target, so paused windows here would not be free of them.
 Workloads: one busy thread; a pool of twenty threads working in turns;
 twenty threads contending for the GIL; a tree of four processes
 (followed by default); an event loop of fifty tasks (with --async).
@@ -103,11 +102,8 @@ def window(path, sid, seconds):
 
 def measure_rate(args, tt_bin, pid, path, rate, extra, rng):
     """Pairs of (paused, sampling) windows: lists of (wall, cpu) each."""
-    # "n1k": --native at 1 kHz (each sample a perf copy of the stack top,
-    # paid by the target)
-    native = rate.startswith("n")
-    argv = [tt_bin, "-p", str(pid), "--batch", "-r", rate[1:] if native else rate, "-d", "3600",
-            "--delay", "1000"] + extra + (["--native"] if native else [])
+    argv = [tt_bin, "-p", str(pid), "--batch", "-r", rate, "-d", "3600",
+            "--delay", "1000"] + extra
     tt = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE)
     paused, sampling = [], []

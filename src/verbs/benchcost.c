@@ -1,0 +1,505 @@
+/* bench --cost (benchcost.h).
+ *
+ * A virtual machine's speed drifts by 10-30% over seconds, so separate runs
+ * cannot show a loss of 1%: each setting is measured in pairs of short
+ * windows on one target, sampled and paused (sampler_pause: nothing read,
+ * perf events disabled) in random order, and the loss is the median over
+ * the pairs of each pair's own ratio. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchcost.h"
+#include "cli.h"
+#include "clock.h"
+#include "readfile.h"
+#include "sanitize.h"
+#include "session.h"
+
+/* The target: one thread doing units of work (about 50 us at a stack 8
+ * frames deep) and counting them; the main thread prints "UNITS
+ * MONOTONIC_SECONDS" every 50 ms, and ends when the pipe is closed. */
+static const char COUNTER_PROGRAM[] =
+	"import sys, threading, time\n"
+	"n = 0\n"
+	"def unit():\n"
+	"    x = 0\n"
+	"    for i in range(400):\n"
+	"        x += i * i\n"
+	"    return x\n"
+	"def nested(d):\n"
+	"    return unit() if d == 0 else nested(d - 1)\n"
+	"def work():\n"
+	"    global n\n"
+	"    while True:\n"
+	"        nested(6)\n"
+	"        n += 1\n"
+	"threading.Thread(target=work, daemon=True).start()\n"
+	"while True:\n"
+	"    time.sleep(0.05)\n"
+	"    sys.stdout.write('%d %.6f\\n' % (n, time.monotonic()))\n"
+	"    sys.stdout.flush()\n";
+
+#define WINDOW_S 0.4    /* each window of a pair */
+#define SETTLE_S 0.1    /* after pausing or resuming, before a window opens */
+#define WARMUP_S 1.0    /* after attaching (a native walk's first passes read symbols) */
+#define COUNT_WAIT_S 3.0
+
+static const struct cost_setting {
+	const char *name;
+	double hz;
+	bool native;
+} SETTINGS[] = {
+	{"python 10k/s", 10000, false},
+	{"native 100/s", 100, true},
+	{"native 1k/s", 1000, true},
+	{"native 10k/s", 10000, true},
+};
+#define NSETTINGS (sizeof SETTINGS / sizeof SETTINGS[0])
+
+/* The target's count, read from its pipe. */
+struct counter {
+	pid_t pid;
+	int fd;
+	char buf[4096];
+	size_t len;
+	uint64_t units;
+	double at;          /* CLOCK_MONOTONIC seconds the count was taken; 0: none yet */
+};
+
+static double
+now_s(void)
+{
+	return (double)clock_now_ns() / 1e9;
+}
+
+static void
+sleep_s(double s)
+{
+	struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !session_stop_signal())
+		;
+}
+
+/* Read what the pipe holds; keep the newest complete line. false when the
+ * target closed it (it ended). */
+static bool
+counter_read(struct counter *c)
+{
+	for (;;) {
+		ssize_t got = read(c->fd, c->buf + c->len, sizeof c->buf - 1 - c->len);
+		if (got == 0)
+			return false;
+		if (got < 0)
+			return errno == EAGAIN || errno == EINTR;
+		c->len += (size_t)got;
+		c->buf[c->len] = '\0';
+		char *line = c->buf, *nl;
+		while ((nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			unsigned long long u;
+			double at;
+			if (sscanf(line, "%llu %lf", &u, &at) == 2) {
+				c->units = u;
+				c->at = at;
+			}
+			line = nl + 1;
+		}
+		c->len = strlen(line);
+		memmove(c->buf, line, c->len);
+		if (c->len == sizeof c->buf - 1)
+			c->len = 0;   /* not a count: drop it */
+	}
+}
+
+/* The first count taken after `after`: false when none came in time. */
+static bool
+counter_after(struct counter *c, double after)
+{
+	double give_up = now_s() + COUNT_WAIT_S;
+	while (c->at <= after) {
+		if (!counter_read(c) || now_s() > give_up || session_stop_signal())
+			return false;
+		if (c->at > after)
+			break;
+		struct pollfd pfd = {.fd = c->fd, .events = POLLIN};
+		poll(&pfd, 1, 20);
+	}
+	return true;
+}
+
+/* CPU time of every thread of pid (schedstat), in ns. */
+static uint64_t
+cpu_ns(pid_t pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return 0;
+	uint64_t total = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		char file[320], text[128];
+		snprintf(file, sizeof file, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
+		if (read_small_file(file, text, sizeof text) > 0)
+			total += strtoull(text, NULL, 10);
+	}
+	closedir(d);
+	return total;
+}
+
+/* Units per second of wall time and per CPU-second of the target, over a
+ * window between two counts. */
+struct window {
+	double wall, cpu;
+};
+
+static bool
+measure_window(struct counter *c, struct window *w)
+{
+	if (!counter_after(c, now_s()))
+		return false;
+	uint64_t u0 = c->units, c0 = cpu_ns(c->pid);
+	double t0 = c->at;
+	sleep_s(WINDOW_S);
+	if (!counter_after(c, t0 + WINDOW_S))
+		return false;
+	uint64_t c1 = cpu_ns(c->pid);
+	double units = (double)(c->units - u0);
+	w->wall = c->at > t0 ? units / (c->at - t0) : 0;
+	w->cpu = c1 > c0 ? units / ((double)(c1 - c0) / 1e9) : 0;
+	return true;
+}
+
+static int
+cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* The p-quantile of n sorted values (linear between neighbours). */
+static double
+quantile(const double *v, size_t n, double p)
+{
+	if (n == 0)
+		return NAN;
+	double at = p * (double)(n - 1);
+	size_t i = (size_t)at;
+	return i + 1 < n ? v[i] + (at - (double)i) * (v[i + 1] - v[i]) : v[n - 1];
+}
+
+static double
+median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_double);
+	return quantile(v, n, 0.5);
+}
+
+/* One setting's figures. */
+struct cost_row {
+	bool done;
+	double alone, sampled;          /* units/s, medians */
+	double loss, q1, q3;            /* % of the pair's alone figure */
+	double cpu_loss;                /* the same per CPU-second of the target */
+	double sampler_cpu;             /* share of a CPU while sampling */
+	double samples_per_s;           /* passes per second while sampling */
+	double us_per_walk;             /* --native: per native walk */
+	double native_pct;              /* --native: thread samples with native frames */
+	uint64_t paused_passes;         /* passes during paused windows: none */
+	uint64_t paused_perf;           /* perf samples the kernel took while paused: none */
+	size_t pairs;
+};
+
+static uint64_t
+get(_Atomic uint64_t *v)
+{
+	return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+/* A small generator for the order within each pair: the same each run. */
+static uint32_t
+next_random(uint32_t *state)
+{
+	uint32_t x = *state;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return *state = x;
+}
+
+static tt_status
+measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
+		uint32_t *rng, struct cost_row *row, struct tt_error *err)
+{
+	struct session_options so = {
+		.pid = c->pid, .rate_hz = set->hz, .no_subprocesses = true, .native = set->native,
+	};
+	struct session session;
+	tt_status st = session_start(&session, &so, err);
+	if (st != TT_OK)
+		return st;
+	struct sampler *s = &session.sampler;
+	struct engine_stats *es = &s->stats;
+	sleep_s(WARMUP_S);
+	double *alone = calloc(pairs, sizeof *alone), *sampled = calloc(pairs, sizeof *sampled);
+	double *loss = calloc(pairs, sizeof *loss), *cpu_loss = calloc(pairs, sizeof *cpu_loss);
+	if (!alone || !sampled || !loss || !cpu_loss) {
+		st = tt_fail(err, TT_ENOMEM, 0, "out of memory for the windows");
+		goto out;
+	}
+	uint64_t busy = 0, passes = 0;
+	double on_s = 0;
+	size_t k = 0;
+	for (; k < pairs && !session_stop_signal(); k++) {
+		struct window w[2];   /* [0] paused, [1] sampling */
+		bool first_on = next_random(rng) & 1;
+		for (int j = 0; j < 2; j++) {
+			bool on = (j == 0) == first_on;
+			sampler_pause(s, !on);
+			sleep_s(SETTLE_S);
+			uint64_t n0 = get(&es->samples), b0 = get(&es->busy_ns);
+			double t0 = now_s();
+			if (sampler_end_state(s) != SAMPLER_RUNNING) {
+				st = tt_fail(err, TT_EIO, 0, "the sampler stopped: %s",
+					     sampler_end_state(s) == SAMPLER_FAILED ? s->error.msg
+										  : "the target ended");
+				goto out;
+			}
+			if (!measure_window(c, &w[on])) {
+				st = tt_fail(err, TT_EIO, 0, "the target (pid %d) stopped counting its "
+							     "work", (int)c->pid);
+				goto out;
+			}
+			if (on) {
+				busy += get(&es->busy_ns) - b0;
+				passes += get(&es->samples) - n0;
+				on_s += now_s() - t0;
+			} else {
+				row->paused_passes += get(&es->samples) - n0;
+			}
+		}
+		alone[k] = w[0].wall;
+		sampled[k] = w[1].wall;
+		loss[k] = w[0].wall > 0 ? 100.0 * (w[0].wall - w[1].wall) / w[0].wall : NAN;
+		cpu_loss[k] = w[0].cpu > 0 ? 100.0 * (w[0].cpu - w[1].cpu) / w[0].cpu : NAN;
+	}
+	sampler_pause(s, false);
+	sleep_s(0.02);   /* the resumption applied: the perf samples of the last pause counted */
+	row->pairs = k;
+	row->alone = median_of(alone, k);
+	row->sampled = median_of(sampled, k);
+	row->cpu_loss = median_of(cpu_loss, k);
+	row->loss = median_of(loss, k);   /* sorts: the quartiles next */
+	row->q1 = quantile(loss, k, 0.25);
+	row->q3 = quantile(loss, k, 0.75);
+	row->sampler_cpu = on_s > 0 ? (double)busy / 1e9 / on_s : 0;
+	row->samples_per_s = on_s > 0 ? (double)passes / on_s : 0;
+	row->paused_perf = get(&es->native_paused_samples);
+	if (set->native) {
+		uint64_t walks = get(&es->native_walks);
+		row->us_per_walk = walks ? (double)get(&es->native_walk_ns) / (double)walks / 1e3 : 0;
+		struct native_shares ns;
+		sampler_native_shares(s, &ns);
+		row->native_pct = ns.native_pct;
+	}
+	row->done = k == pairs;
+out:
+	free(alone);
+	free(sampled);
+	free(loss);
+	free(cpu_loss);
+	session_end(&session);
+	return st;
+}
+
+/* Start the counting target with its stdout on a pipe. */
+static tt_status
+start_counter(char **python, struct counter *c, struct tt_error *err)
+{
+	size_t n = 0;
+	while (python[n])
+		n++;
+	char **argv = calloc(n + 3, sizeof *argv);
+	int p[2];
+	if (!argv)
+		return tt_fail(err, TT_ENOMEM, 0, "out of memory");
+	memcpy(argv, python, n * sizeof *argv);
+	argv[n] = "-c";
+	argv[n + 1] = (char *)COUNTER_PROGRAM;
+	int failed[2];   /* the child's errno when exec fails; closed by a good exec */
+	if (pipe2(p, O_CLOEXEC) != 0) {
+		free(argv);
+		return tt_fail(err, TT_EIO, errno, "pipe");
+	}
+	if (pipe2(failed, O_CLOEXEC) != 0) {
+		free(argv);
+		close(p[0]);
+		close(p[1]);
+		return tt_fail(err, TT_EIO, errno, "pipe");
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		int e = errno;
+		free(argv);
+		close(p[0]);
+		close(p[1]);
+		close(failed[0]);
+		close(failed[1]);
+		return tt_fail(err, TT_EIO, e, "fork");
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		dup2(p[1], 1);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execvp(argv[0], argv);
+		int e = errno;
+		if (write(failed[1], &e, sizeof e) < 0)
+			_exit(126);
+		_exit(127);
+	}
+	free(argv);
+	close(p[1]);
+	close(failed[1]);
+	int e = 0;
+	ssize_t got = read(failed[0], &e, sizeof e);
+	close(failed[0]);
+	if (got == (ssize_t)sizeof e) {
+		*c = (struct counter){.pid = pid, .fd = p[0]};
+		return tt_fail(err, TT_EUSAGE, e, "cannot run %s: %s", python[0], strerror(e));
+	}
+	fcntl(p[0], F_SETFL, fcntl(p[0], F_GETFL) | O_NONBLOCK);
+	*c = (struct counter){.pid = pid, .fd = p[0]};
+	/* Counting: the interpreter is up and its work under way. */
+	if (!counter_after(c, 0) || !counter_after(c, c->at + 0.5))
+		return tt_fail(err, TT_EIO, 0, "%s -c PROGRAM printed no count within %.0f s "
+					       "(is it a Python interpreter?)", python[0], COUNT_WAIT_S);
+	return TT_OK;
+}
+
+static void
+stop_counter(struct counter *c)
+{
+	if (c->pid <= 0)
+		return;
+	close(c->fd);
+	kill(-c->pid, SIGKILL);
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, NULL, 0);
+	c->pid = 0;
+}
+
+static void
+print_row_text(const struct cost_setting *set, const struct cost_row *r)
+{
+	printf("%-14s %9.0f %9.0f %+7.1f%% %+6.1f..%+5.1f %+7.1f%%   %5.1f%% %8.0f",
+	       set->name, r->alone, r->sampled, r->loss, r->q1, r->q3, r->cpu_loss,
+	       100 * r->sampler_cpu, r->samples_per_s);
+	if (set->native)
+		printf("   %6.0f us, native in %.0f%%", r->us_per_walk, r->native_pct);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void
+print_json(pid_t pid, const char *python, size_t pairs, const struct cost_row *rows, bool interrupted)
+{
+	printf("{\"pid\": %d, \"python\": ", (int)pid);
+	json_put_string(stdout, python);
+	printf(", \"pairs\": %zu, \"window_s\": %.2f, \"settings\": [", pairs, WINDOW_S);
+	bool first = true;
+	for (size_t i = 0; i < NSETTINGS; i++) {
+		const struct cost_row *r = &rows[i];
+		if (!r->pairs)
+			continue;
+		printf("%s\n  {\"setting\": \"%s\", \"rate\": %.0f, \"native\": %s, \"pairs\": %zu, "
+		       "\"alone_per_s\": %.1f, \"sampled_per_s\": %.1f, \"loss_pct\": %.2f, "
+		       "\"loss_q1\": %.2f, \"loss_q3\": %.2f, \"cpu_loss_pct\": %.2f, "
+		       "\"sampler_cpu\": %.4f, \"samples_per_s\": %.1f, \"us_per_native_walk\": %.1f, "
+		       "\"native_pct\": %.1f, \"paused_passes\": %llu, \"paused_perf_samples\": %llu}",
+		       first ? "" : ",", SETTINGS[i].name, SETTINGS[i].hz,
+		       SETTINGS[i].native ? "true" : "false", r->pairs, r->alone, r->sampled, r->loss,
+		       r->q1, r->q3, r->cpu_loss, r->sampler_cpu, r->samples_per_s, r->us_per_walk,
+		       r->native_pct, (unsigned long long)r->paused_passes,
+		       (unsigned long long)r->paused_perf);
+		first = false;
+	}
+	printf("],\n \"interrupted\": %s}\n", interrupted ? "true" : "false");
+}
+
+int
+benchcost_run(char **python, double seconds, bool json)
+{
+	struct tt_error err = {0};
+	if (session_catch_stop_signals(&err) != TT_OK)
+		return cli_report(&err);
+	size_t pairs = (size_t)lround(seconds / (2 * WINDOW_S));
+	if (pairs < 4)
+		pairs = 4;   /* a median and quartiles need a few */
+	struct counter c = {0};
+	if (start_counter(python, &c, &err) != TT_OK) {
+		stop_counter(&c);
+		return cli_report(&err);
+	}
+	struct cost_row rows[NSETTINGS];
+	memset(rows, 0, sizeof rows);
+	char label[256];
+	if (!json) {
+		printf("target        ");
+		for (size_t i = 0; python[i]; i++) {
+			sanitize_for_terminal(python[i], label, sizeof label);
+			printf("%s ", label);
+		}
+		printf("-c PROGRAM (pid %d): one thread counting units of its work; per setting "
+		       "%zu pairs of %.1f s windows, sampled and alone (the sampler paused, perf "
+		       "events off) in random order; loss: the median over the pairs and its "
+		       "interquartile range\n", (int)c.pid, pairs, WINDOW_S);
+		printf("%-14s %9s %9s %8s %13s %8s   %6s %8s   %s\n", "setting", "alone/s",
+		       "sampled/s", "loss", "IQR", "loss/CPU", "sampler", "passes/s",
+		       "per native walk");
+	}
+	uint32_t rng = 2463534242u;
+	int rc = 0;
+	uint64_t paused_passes = 0, paused_perf = 0;
+	for (size_t i = 0; i < NSETTINGS && !session_stop_signal(); i++) {
+		if (measure_setting(&c, &SETTINGS[i], pairs, &rng, &rows[i], &err) != TT_OK) {
+			rc = cli_report(&err);
+			break;
+		}
+		paused_passes += rows[i].paused_passes;
+		paused_perf += rows[i].paused_perf;
+		if (!json && rows[i].pairs)
+			print_row_text(&SETTINGS[i], &rows[i]);
+	}
+	bool interrupted = session_stop_signal() != 0;
+	if (json) {
+		print_json(c.pid, python[0], pairs, rows, interrupted);
+	} else if (!rc) {
+		printf("alone         the sampler read nothing in the paused windows (%llu passes) "
+		       "and the kernel took %llu perf samples then\n",
+		       (unsigned long long)paused_passes, (unsigned long long)paused_perf);
+		if (interrupted)
+			printf("interrupted\n");
+	}
+	stop_counter(&c);
+	return rc;
+}
