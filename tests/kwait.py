@@ -25,6 +25,7 @@ CI).  Needs root, chroot(8), unshare(1), ip(8) and tmux(1).
 
 import contextlib
 import json
+import lzma
 import os
 import re
 import shutil
@@ -1227,6 +1228,87 @@ def test_bench_cost(ctx):
            "bench --cost -- /bin/false: exit %d, %s" % (bad.rc, lines), *bad.details())
 
 
+# A static function (no .dynsym entry) that waits: its name is what only a
+# MiniDebugInfo section can give once the library is stripped.
+MINIDEBUG_C = r"""
+#include <unistd.h>
+volatile int tt_keep;
+__attribute__((noinline)) static int tt_static_wait(int n)
+{
+	while (tt_keep >= 0) {
+		pause();
+		tt_keep += n;
+	}
+	return tt_keep;
+}
+int tt_enter(int n) { return tt_static_wait(n) + 1; }
+"""
+
+
+def build_minidebug(libdir):
+    """libdir/mini.so: stripped, with a .gnu_debugdata section (an
+    xz-compressed ELF holding the symbols .dynsym lacks, as Fedora builds
+    its libraries); libdir/bare.so: the same stripped without it."""
+    def run(*argv):
+        return subprocess.run(argv, check=True, capture_output=True, text=True,
+                              cwd=libdir).stdout
+    with open(os.path.join(libdir, "m.c"), "w") as f:
+        f.write(MINIDEBUG_C)
+    run("gcc", "-O2", "-g", "-shared", "-fPIC", "-o", "full.so", "m.c")
+    dynamic = {line.split()[0] for line in
+               run("nm", "-D", "--format=posix", "--defined-only", "full.so").splitlines()}
+    funcs = {line.split()[0] for line in
+             run("nm", "--format=posix", "--defined-only", "full.so").splitlines()
+             if line.split()[1] in "Tt"}
+    expect("tt_static_wait" in funcs - dynamic, "the built library's static functions: %s"
+           % sorted(funcs - dynamic))
+    with open(os.path.join(libdir, "keep"), "w") as f:
+        f.write("\n".join(sorted(funcs - dynamic)) + "\n")
+    run("objcopy", "--only-keep-debug", "full.so", "debug")
+    run("objcopy", "-S", "--remove-section", ".gdb_index", "--remove-section", ".comment",
+        "--keep-symbols=keep", "debug", "mini")
+    with open(os.path.join(libdir, "mini"), "rb") as f, \
+            open(os.path.join(libdir, "mini.xz"), "wb") as out:
+        out.write(lzma.compress(f.read(), format=lzma.FORMAT_XZ))
+    run("strip", "--strip-all", "-R", ".comment", "-o", "bare.so", "full.so")
+    run("objcopy", "--add-section", ".gnu_debugdata=mini.xz", "bare.so", "mini.so")
+
+
+def test_native_minidebuginfo(ctx):
+    """A stripped library's static function is named from its MiniDebugInfo
+    (.gnu_debugdata); the same library without it gives the address."""
+    if ctx.interp != "python3.15":
+        raise rig.Skip("runs under python3.15: it reads a library's sections, not a layout")
+    libdir = ctx.suite.new_dir("minidebug-libs")
+    os.makedirs(rig.in_root(libdir), exist_ok=True)
+    build_minidebug(rig.in_root(libdir))
+    with rig.Target(ctx.suite, ctx.interp, "minidebug.py", args=(libdir,)) as target:
+        # both in pause() (system call 34) before the dump
+        deadline = time.monotonic() + 10
+        for tid in target.info["roles"].values():
+            while True:
+                with open("/proc/%d/task/%d/syscall" % (target.pid, tid)) as f:
+                    if f.read().split()[0] == "34":
+                        break
+                expect(time.monotonic() < deadline, "thread %d never waited in pause()" % tid)
+                time.sleep(0.01)
+        doc = rig.tachyon("dump", "--native", "--json", "-p", target.pid).json(target.pid)
+        threads = rig.threads_by_tid(doc)
+        r = target.info["roles"]
+        for name in ("mini", "bare"):
+            native = threads[r[name]]["native"]
+            ours = [f for f in native if (f["library"] or "").startswith(name + ".so")]
+            expect(len(ours) >= 2 and (ours[-1]["symbol"] or "") == "tt_enter",
+                   "%s: no tt_enter frame from %s.so: %s" % (name, name, show(native)))
+            inner = ours[0]["symbol"]
+            if name == "mini":
+                expect(inner == "tt_static_wait", "the static function in mini.so is "
+                       "not named from its .gnu_debugdata: %s" % show(ours))
+            else:
+                expect(not inner, "bare.so has no name for its static function, yet: %s"
+                       % show(ours))
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -1253,6 +1335,8 @@ OWN = [
     ("bench --cost: the target's throughput alone and sampled per setting; nothing read or "
      "perf-sampled while paused; --native 10k/s costs more than 100/s; no count: one line",
      test_bench_cost),
+    ("dump --native: a stripped library's static function named from its MiniDebugInfo "
+     "(.gnu_debugdata); without it, its address", test_native_minidebuginfo),
     ("dump --native: threads on a CPU in pbkdf2, zlib and sqlite show libcrypto's, libz's "
      "and libsqlite3's frames above their Python caller; the target never stopped",
      test_native_running),
