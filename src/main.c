@@ -15,6 +15,7 @@
 #include "bench.h"
 #include "cli.h"
 #include "dump.h"
+#include "fdlimit.h"
 #include "info.h"
 #include "live.h"
 #include "record.h"
@@ -127,6 +128,11 @@ main(int argc, char **argv)
 	 * of them: a fixed threshold maps each and gives it back when freed. */
 	mallopt(M_MMAP_THRESHOLD, 1024 * 1024);
 #endif
+	/* A process tree with thousands of threads, watched with --native,
+	 * takes a descriptor per thread on a CPU (a perf event) beside the
+	 * /proc files and libraries: the soft limit (often 1,024) is raised to
+	 * the hard one, for this process (its commands get it as it was). */
+	fdlimit_raise();
 	checked_stdout();
 	return close_stdout(run(argc, argv));
 }

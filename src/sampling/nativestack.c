@@ -10,9 +10,18 @@
 #include "native.h"
 #include "nativestack.h"
 #include "perfsample.h"
+#include "unwinder.h"
 
 /* Python frames taken into a mixed stack: deeper ones keep their own. */
 #define PY_MAX 1024
+
+/* A thread whose Python stack and state are as at its last native walk,
+ * not on a CPU nor holding the GIL, is looked at again (a /proc read, a
+ * walk when it moved) in turns: at most this many of them a pass. A pool
+ * of thousands of waiting threads would otherwise take 10-20 ms of /proc
+ * reads a pass; one that woke in C code without the GIL is seen within
+ * threads / CHECKS_PER_PASS passes. */
+#define CHECKS_PER_PASS 64
 
 /* A thread's last native frames, by its slot. */
 struct thread_native {
@@ -22,6 +31,7 @@ struct thread_native {
 	bool evaluator[NATIVE_MAX_FRAMES];
 	uint32_t count;
 	bool complete;                      /* the walk reached the thread's start */
+	uint32_t py_stack, py_state;        /* its Python sample when last looked at */
 };
 
 struct nativestack {
@@ -35,6 +45,7 @@ struct nativestack {
 	bool py_entry[PY_MAX];
 	struct mixed_frame order[NATIVE_MAX_FRAMES + PY_MAX];
 	struct native_counts counts;
+	uint64_t passes;
 };
 
 tt_status
@@ -166,6 +177,8 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 		return threads;
 	struct intern *in = stackwalk_intern_rw(w);
 	const struct appendlog *slots = stackwalk_slots(w);
+	/* unchanged threads whose slot's turn it is are looked at */
+	uint64_t turns = (n + CHECKS_PER_PASS - 1) / CHECKS_PER_PASS, turn = ns->passes++ % turns;
 	for (uint32_t i = 0; i < n; i++) {
 		ns->out[i] = threads[i];
 		const struct thread_slot *slot = appendlog_at(slots, threads[i].slot);
@@ -175,7 +188,14 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 				sizeof *ns->threads))
 			continue;
 		struct thread_native *t = &ns->threads[threads[i].slot];
-		read_native(ns, in, slot->native_tid, t);
+		bool same = t->tid == slot->native_tid && t->sp &&
+			    t->py_stack == threads[i].stack_id && t->py_state == threads[i].state &&
+			    !(threads[i].state & (TT_THREAD_ON_CPU | TT_THREAD_GIL));
+		if (!same || threads[i].slot % turns == turn) {
+			read_native(ns, in, slot->native_tid, t);
+			t->py_stack = threads[i].stack_id;
+			t->py_state = threads[i].state;
+		}
 		if (!t->count)
 			continue;
 		uint32_t id = mixed_stack_id(ns, w, in, i, t);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "fdlimit.h"
 #include "grow.h"
 #include "session.h"
 #include "taskinfo.h"
@@ -124,6 +125,7 @@ launch(struct session *s, const struct session_options *o, struct tt_error *err)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		fdlimit_restore();
 		execvp(o->command[0], o->command);
 		int e = errno;
 		if (write(report[1], &e, sizeof e) < 0) {

@@ -23,6 +23,10 @@
 #include "procmaps.h"
 #include "readfile.h"
 
+/* Threads sampled with perf at once, per process: those that ran most
+ * recently (perfsample.h). */
+#define NATIVE_PERF_THREADS_MAX 256
+
 struct native_unwinder {
 	pid_t pid;
 	Dwfl *dwfl;
@@ -35,6 +39,10 @@ struct native_unwinder {
 	const struct user_sample *sample;   /* a running thread's: every register and
 					       its stack top, else NULL */
 	struct perf_threads *perf;          /* running threads' samples; NULL until one */
+	/* the registers native_blocked_at read, for the walk that follows it
+	 * (a /proc read per thread per pass, not two: pools of thousands) */
+	pid_t call_tid;                     /* 0: none kept */
+	struct kwait_call call;
 	char perf_refused[256];             /* why perf_event_open was refused, once */
 	struct keytab syms;                 /* struct sym_entry by address */
 	char *names;                        /* their names and libraries, "" first */
@@ -528,7 +536,8 @@ read_call(pid_t pid, pid_t tid, struct kwait_call *call)
 }
 
 /* Sample thread tid while it runs (every 0.2 ms of its CPU time); false
- * with why when the kernel refuses, said the same for every thread. */
+ * with why when the kernel refuses (said the same for every thread from
+ * then on) or has no room for it now. */
 static bool
 follow_running(struct native_unwinder *n, pid_t tid, char *why, size_t wlen)
 {
@@ -536,14 +545,22 @@ follow_running(struct native_unwinder *n, pid_t tid, char *why, size_t wlen)
 		snprintf(why, wlen, "%s", n->perf_refused);
 		return false;
 	}
-	if (!n->perf && !(n->perf = n->continuous ? perf_threads_new(n->period_ns, n->stack_bytes)
-						  : perf_threads_new(200000, PERFSAMPLE_STACK_MAX))) {
+	if (!n->perf && !(n->perf = n->continuous ? perf_threads_new(n->period_ns, n->stack_bytes,
+								     NATIVE_PERF_THREADS_MAX)
+						  : perf_threads_new(200000, PERFSAMPLE_STACK_MAX,
+								     NATIVE_PERF_THREADS_MAX))) {
 		snprintf(why, wlen, "running on a CPU; out of memory for its perf sample");
 		return false;
 	}
-	if (perf_threads_follow(n->perf, tid, why, wlen))
+	switch (perf_threads_follow(n->perf, tid, why, wlen)) {
+	case PERF_FOLLOWED:
 		return true;
-	snprintf(n->perf_refused, sizeof n->perf_refused, "%s", why);
+	case PERF_REFUSED:
+		snprintf(n->perf_refused, sizeof n->perf_refused, "%s", why);
+		return false;
+	case PERF_NO_ROOM:
+		break;
+	}
 	return false;
 }
 
@@ -606,12 +623,15 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 {
 	why[0] = '\0';
 	struct kwait_call call;
-	/* a sampler's threads are followed from the first sight, blocked or
-	 * not: samples come as soon as they run */
-	char refused[256];
-	if (n->continuous)
-		follow_running(n, tid, refused, sizeof refused);
-	if (!read_call(n->pid, tid, &call)) {
+	/* A sampler follows a thread from the first time it is seen running
+	 * (its samples come from the next pass on), not every thread it sees:
+	 * a pool of thousands mostly waits, and each followed thread costs a
+	 * file descriptor and a locked ring. */
+	bool kept = n->call_tid == tid;
+	n->call_tid = 0;
+	if (kept) {
+		call = n->call;
+	} else if (!read_call(n->pid, tid, &call)) {
 		snprintf(why, wlen, "its registers are not readable (the thread ended?)");
 		return 0;
 	}
@@ -670,7 +690,12 @@ bool
 native_blocked_at(struct native_unwinder *n, pid_t tid, uint64_t *sp, uint64_t *pc)
 {
 	struct kwait_call call;
-	if (!read_call(n->pid, tid, &call) || call.state == KWAIT_RUNNING || !call.sp || !call.pc)
+	n->call_tid = 0;
+	if (!read_call(n->pid, tid, &call))
+		return false;
+	n->call_tid = tid;
+	n->call = call;
+	if (call.state == KWAIT_RUNNING || !call.sp || !call.pc)
 		return false;
 	*sp = call.sp;
 	*pc = call.pc;

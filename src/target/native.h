@@ -61,7 +61,8 @@ uint64_t native_sampling(struct native_unwinder *n, bool on);
 /* Thread tid ended: stop sampling it. */
 void native_forget(struct native_unwinder *n, pid_t tid);
 /* Is thread tid in a system call? Its stack and instruction pointers, which
- * stay the same while it waits there (a caller may keep its frames). */
+ * stay the same while it waits there (a caller may keep its frames). What
+ * it read serves the next native_thread_frames of the same thread. */
 bool native_blocked_at(struct native_unwinder *n, pid_t tid, uint64_t *sp, uint64_t *pc);
 
 /* Before asking for the frames of several threads: sample those running

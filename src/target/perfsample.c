@@ -141,6 +141,7 @@ struct followed {
 	uint64_t tid;                       /* keytab's key */
 	int fd;                             /* -1: not followed now */
 	struct perf_event_mmap_page *ring;
+	uint64_t active;                    /* pt->clock when followed or last sampled */
 };
 
 struct perf_threads {
@@ -149,14 +150,17 @@ struct perf_threads {
 	size_t stack_bytes, page, data_pages, ring_len;
 	struct keytab threads;              /* struct followed by tid */
 	uint32_t live;                      /* of which followed now (fd >= 0) */
+	uint32_t max_live;
+	uint64_t clock;                     /* counts follows and samples taken */
 };
 
 struct perf_threads *
-perf_threads_new(uint64_t period_ns, size_t stack_bytes)
+perf_threads_new(uint64_t period_ns, size_t stack_bytes, uint32_t max_live)
 {
 	struct perf_threads *pt = calloc(1, sizeof *pt);
 	if (!pt)
 		return NULL;
+	pt->max_live = max_live ? max_live : 1;
 	pt->period_ns = period_ns ? period_ns : 1;
 	pt->stack_bytes = stack_bytes > PERFSAMPLE_STACK_MAX ? PERFSAMPLE_STACK_MAX
 							     : stack_bytes & ~(size_t)7;
@@ -254,6 +258,12 @@ perf_threads_enable(struct perf_threads *pt, bool on)
 	return stale;
 }
 
+uint32_t
+perf_threads_live(const struct perf_threads *pt)
+{
+	return pt->live;
+}
+
 size_t
 perf_threads_kept(const struct perf_threads *pt)
 {
@@ -271,19 +281,44 @@ perf_threads_free(struct perf_threads *pt)
 	free(pt);
 }
 
-bool
+/* Let go of the followed thread that was active longest ago. */
+static void
+let_go_oldest(struct perf_threads *pt, const struct followed *keep)
+{
+	struct followed *oldest = NULL;
+	for (uint32_t i = 0; i < pt->threads.count; i++) {
+		struct followed *f = keytab_at(&pt->threads, i);
+		if (f->fd >= 0 && f != keep && (!oldest || f->active < oldest->active))
+			oldest = f;
+	}
+	if (oldest)
+		close_followed(pt, oldest);
+}
+
+/* Errors that say nothing about the permission to sample this process:
+ * a lack of descriptors or memory, now. */
+static bool
+out_of_room(int e)
+{
+	return e == EMFILE || e == ENFILE || e == ENOMEM || e == EBUSY || e == EAGAIN;
+}
+
+enum perf_follow
 perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen)
 {
 	bool added;
 	struct followed *f = keytab_put(&pt->threads, (uint64_t)tid, &added);
 	if (!f) {
-		snprintf(why, wlen, "out of memory for the thread's perf event");
-		return false;
+		snprintf(why, wlen, "running on a CPU; out of memory for its perf event");
+		return PERF_NO_ROOM;
 	}
 	if (added)
 		f->fd = -1;
+	f->active = ++pt->clock;
 	if (f->fd >= 0)
-		return true;
+		return PERF_FOLLOWED;
+	if (pt->live >= pt->max_live)
+		let_go_oldest(pt, f);
 	struct perf_event_attr attr;
 	memset(&attr, 0, sizeof attr);
 	attr.size = sizeof attr;
@@ -302,20 +337,28 @@ perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen)
 	attr.disabled = pt->disabled;
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
-		refused(errno, why, wlen);
-		return false;
+		int e = errno;
+		if (out_of_room(e)) {
+			snprintf(why, wlen, "running on a CPU; no room for another perf event "
+					    "(%u followed): %s", pt->live, strerror(e));
+			return PERF_NO_ROOM;
+		}
+		refused(e, why, wlen);
+		return PERF_REFUSED;
 	}
 	void *ring = mmap(NULL, pt->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (ring == MAP_FAILED) {
-		snprintf(why, wlen, "running on a CPU; the perf ring for its samples cannot be "
-				    "mapped: %s", strerror(errno));
+		/* EPERM here is the locked-memory limit (perf_event_mlock_kb,
+		 * RLIMIT_MEMLOCK), reached by the rings already mapped */
+		snprintf(why, wlen, "running on a CPU; no room for another perf ring (%u "
+				    "followed, perf_event_mlock_kb): %s", pt->live, strerror(errno));
 		close(fd);
-		return false;
+		return PERF_NO_ROOM;
 	}
 	f->fd = fd;
 	f->ring = ring;
 	pt->live++;
-	return true;
+	return PERF_FOLLOWED;
 }
 
 void
@@ -351,5 +394,8 @@ bool
 perf_threads_newest(struct perf_threads *pt, pid_t tid, struct user_sample *out)
 {
 	struct followed *f = keytab_find(&pt->threads, (uint64_t)tid);
-	return f && f->fd >= 0 && take_newest(f->ring, pt->page, pt->data_pages, out);
+	if (!f || f->fd < 0 || !take_newest(f->ring, pt->page, pt->data_pages, out))
+		return false;
+	f->active = ++pt->clock;
+	return true;
 }

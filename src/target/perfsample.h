@@ -26,14 +26,22 @@ struct user_sample {
 struct perf_threads;
 
 /* A sample every period_ns of each followed thread's CPU time, with
- * stack_bytes (8-aligned, at most PERFSAMPLE_STACK_MAX) of its stack. NULL
- * when out of memory. */
-struct perf_threads *perf_threads_new(uint64_t period_ns, size_t stack_bytes);
+ * stack_bytes (8-aligned, at most PERFSAMPLE_STACK_MAX) of its stack, at
+ * most max_live threads followed at once (each costs a file descriptor and
+ * a locked ring). NULL when out of memory. */
+struct perf_threads *perf_threads_new(uint64_t period_ns, size_t stack_bytes, uint32_t max_live);
 void perf_threads_free(struct perf_threads *pt);
 
-/* Start sampling thread tid (again). false with *why when the kernel
- * refuses ("... (perf_event_paranoid 2)"). */
-bool perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen);
+enum perf_follow {
+	PERF_FOLLOWED,
+	PERF_REFUSED,     /* the kernel refuses this process's threads: say it once */
+	PERF_NO_ROOM,     /* out of file descriptors or locked memory: this thread, now */
+};
+
+/* Start sampling thread tid (again); with max_live followed already, the
+ * one that gave no sample for longest is let go first. *why says why not
+ * ("... (perf_event_paranoid 2)"). */
+enum perf_follow perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen);
 /* Stop sampling it (it ended). Ended threads are not kept for long. */
 void perf_threads_forget(struct perf_threads *pt, pid_t tid);
 /* Stop or resume every followed thread's sampling (PERF_EVENT_IOC_DISABLE
@@ -42,6 +50,8 @@ void perf_threads_forget(struct perf_threads *pt, pid_t tid);
  * drops what came since and returns how many samples that was (none, if
  * the kernel did stop). Threads followed while stopped start stopped. */
 uint64_t perf_threads_enable(struct perf_threads *pt, bool on);
+/* Threads followed now (for tests and statistics). */
+uint32_t perf_threads_live(const struct perf_threads *pt);
 /* Threads on record, followed or ended (for tests and statistics). */
 size_t perf_threads_kept(const struct perf_threads *pt);
 

@@ -2,6 +2,8 @@
  * threads to read, one batched read, each thread walked (stackwalk.h). */
 #include "config.h"
 
+#include <sys/resource.h>
+
 #include "walkstate.h"
 
 void
@@ -75,6 +77,10 @@ stackwalk_new_shared(struct target *t, const struct stackwalk_options *o,
 	if (w->o.check_depth == 0)
 		w->o.check_depth = 1;
 	w->first = true;
+	struct rlimit files;
+	w->max_open_fds = MAX_STAT_FDS;
+	if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur / STAT_FDS_SHARE < MAX_STAT_FDS)
+		w->max_open_fds = (int)(files.rlim_cur / STAT_FDS_SHARE);
 	w->arena_size = ARENA_SIZE;  /* mapped at the first sample (sampling_scratch) */
 	w->interps = calloc(MAX_INTERPS, sizeof *w->interps);
 	w->proc = proc;

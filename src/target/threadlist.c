@@ -58,7 +58,7 @@ sw_refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	w->c.proc_reads++;
 	char buf[1024];
 	ssize_t n = -1;
-	if (tc->stat_fd < 0 && w->open_fds < MAX_STAT_FDS) {
+	if (tc->stat_fd < 0 && w->open_fds < w->max_open_fds) {
 		char path[64];
 		snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", (int)w->t->pid,
 			 (unsigned long long)tc->native_tid);

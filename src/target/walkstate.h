@@ -39,8 +39,12 @@
 /* Thread states the arena is first grown for when they are read longer
  * (stackwalk_read_running_task); more grow it as any sample would. */
 #define ARENA_PLANNED_THREADS 8192u
-/* /proc stat files kept open; beyond that they are opened per read. */
+/* /proc stat files kept open per process, at most, and at most a
+ * sixteenth of the open-file limit (a tree of processes, the native
+ * unwinder's files and perf events need theirs); beyond that they are
+ * opened per read. */
 #define MAX_STAT_FDS 256
+#define STAT_FDS_SHARE 16
 /* How often to look for new or vanished interpreters. */
 #define INTERP_CHECK_NS 50000000ull
 /* A process with one thread cannot switch the GIL: its interpreter block
@@ -175,7 +179,7 @@ struct stackwalk {
 	/* thread state bytes read per thread: the layout's, or more to reach
 	 * the running asyncio task (ts_running_task, 0 when not read) */
 	uint64_t ts_len, ts_running_task;
-	int open_fds;
+	int open_fds, max_open_fds;   /* stat files kept open, and how many may be */
 	uint64_t epoch_ns;
 	double switch_rate;          /* how often the GIL changed hands recently */
 	unsigned cpu_reads_left;     /* on-CPU state refreshes this sample may still make */

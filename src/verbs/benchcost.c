@@ -25,6 +25,7 @@
 #include "clock.h"
 #include "readfile.h"
 #include "sanitize.h"
+#include "fdlimit.h"
 #include "session.h"
 
 /* The target: one thread doing units of work (about 50 us at a stack 8
@@ -371,6 +372,7 @@ start_counter(char **python, struct counter *c, struct tt_error *err)
 		sigset_t none;
 		sigemptyset(&none);
 		sigprocmask(SIG_SETMASK, &none, NULL);
+		fdlimit_restore();
 		execvp(argv[0], argv);
 		int e = errno;
 		if (write(failed[1], &e, sizeof e) < 0)
