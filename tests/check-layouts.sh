@@ -70,9 +70,8 @@ cat >"$work/offsets.c" <<'CEOF'
 #include <Python.h>
 #include <internal/pycore_interp.h>
 #include <internal/pycore_gil.h>
-#if PY_MINOR_VERSION >= 14
 #include <internal/pycore_frame.h>
-#endif
+#include <internal/pycore_dict.h>
 #include <stddef.h>
 #include <stdio.h>
 #define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
@@ -90,6 +89,41 @@ int main(void) {
 	P("stackchunk.size", offsetof(_PyStackChunk, size));
 	/* where a frame becomes complete (the __init__ shim is not) */
 	P("code.firsttraceable", offsetof(PyCodeObject, _co_firsttraceable));
+	/* locals and values (dump --locals) */
+	P("frame.localsplus", offsetof(_PyInterpreterFrame, localsplus));
+	P("code.flags", offsetof(PyCodeObject, co_flags));
+	P("code.argcount", offsetof(PyCodeObject, co_argcount));
+	P("code.kwonlyargcount", offsetof(PyCodeObject, co_kwonlyargcount));
+	P("code.localsplusnames", offsetof(PyCodeObject, co_localsplusnames));
+	P("code.localspluskinds", offsetof(PyCodeObject, co_localspluskinds));
+	P("type.tp_flags", offsetof(PyTypeObject, tp_flags));
+	P("tuple.ob_size", offsetof(PyTupleObject, ob_base.ob_size));
+	P("tuple.ob_item", offsetof(PyTupleObject, ob_item));
+	P("list.ob_size", offsetof(PyListObject, ob_base.ob_size));
+	P("list.ob_item", offsetof(PyListObject, ob_item));
+	P("float.ob_fval", offsetof(PyFloatObject, ob_fval));
+#if PY_MINOR_VERSION == 11
+	P("long.ob_size", offsetof(PyLongObject, ob_base.ob_size));
+	P("long.ob_digit", offsetof(PyLongObject, ob_digit));
+#else
+	P("long.lv_tag", offsetof(PyLongObject, long_value.lv_tag));
+	P("long.ob_digit", offsetof(PyLongObject, long_value.ob_digit));
+#endif
+	P("dict.ma_used", offsetof(PyDictObject, ma_used));
+	P("dict.ma_keys", offsetof(PyDictObject, ma_keys));
+	P("dict.ma_values", offsetof(PyDictObject, ma_values));
+	P("dictvalues.values", offsetof(PyDictValues, values));
+	P("dictkeys.log2_size", offsetof(PyDictKeysObject, dk_log2_size));
+	P("dictkeys.log2_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+	P("dictkeys.kind", offsetof(PyDictKeysObject, dk_kind));
+	P("dictkeys.nentries", offsetof(PyDictKeysObject, dk_nentries));
+	P("dictkeys.indices", offsetof(PyDictKeysObject, dk_indices));
+	P("set.used", offsetof(PySetObject, used));
+	P("set.mask", offsetof(PySetObject, mask));
+	P("set.table", offsetof(PySetObject, table));
+	P("bytearray.ob_size", offsetof(PyByteArrayObject, ob_base.ob_size));
+	P("bytearray.ob_start", offsetof(PyByteArrayObject, ob_start));
+	P("cell.ob_ref", offsetof(PyCellObject, ob_ref));
 #if PY_MINOR_VERSION >= 14
 	/* generator frame states, which asyncio task chains depend on */
 	printf("gen.state_suspended_yield_from=%d\n", (int)FRAME_SUSPENDED_YIELD_FROM);
@@ -104,7 +138,7 @@ CEOF
 for build in 3.13 3.13d 3.14 3.14d 3.15 3.15d; do
 	minor=${build%d}
 	n=$((n + 1))
-	desc="${build}: derived offsets (GIL switch counter, thread list, data stack, first traceable instruction) and generator states match the headers"
+	desc="${build}: derived offsets (GIL switch counter, thread list, data stack, first traceable instruction, locals and values) and generator states match the headers"
 	inc="$work/inc$build"
 	mkdir -p "$inc/x86_64-linux-gnu"
 	ln -s "$TT_ROOT/usr/include/x86_64-linux-gnu/python$build" "$inc/x86_64-linux-gnu/python$minor"
@@ -150,6 +184,7 @@ cat >"$work/compiled.c" <<'CEOF'
 #include <internal/pycore_interp.h>
 #include <internal/pycore_frame.h>
 #include <internal/pycore_gil.h>
+#include <internal/pycore_dict.h>
 #include <stddef.h>
 #include <stdio.h>
 #define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
@@ -197,6 +232,41 @@ int main(void) {
 	P("str.compact_size", sizeof(PyCompactUnicodeObject));
 	P("bytes.ob_size", offsetof(PyBytesObject, ob_base.ob_size));
 	P("bytes.ob_sval", offsetof(PyBytesObject, ob_sval));
+	/* locals and values (dump --locals) */
+	P("frame.localsplus", offsetof(_PyInterpreterFrame, localsplus));
+	P("code.flags", offsetof(PyCodeObject, co_flags));
+	P("code.argcount", offsetof(PyCodeObject, co_argcount));
+	P("code.kwonlyargcount", offsetof(PyCodeObject, co_kwonlyargcount));
+	P("code.localsplusnames", offsetof(PyCodeObject, co_localsplusnames));
+	P("code.localspluskinds", offsetof(PyCodeObject, co_localspluskinds));
+	P("type.tp_flags", offsetof(PyTypeObject, tp_flags));
+	P("tuple.ob_size", offsetof(PyTupleObject, ob_base.ob_size));
+	P("tuple.ob_item", offsetof(PyTupleObject, ob_item));
+	P("list.ob_size", offsetof(PyListObject, ob_base.ob_size));
+	P("list.ob_item", offsetof(PyListObject, ob_item));
+	P("float.ob_fval", offsetof(PyFloatObject, ob_fval));
+#if PY_MINOR_VERSION == 11
+	P("long.ob_size", offsetof(PyLongObject, ob_base.ob_size));
+	P("long.ob_digit", offsetof(PyLongObject, ob_digit));
+#else
+	P("long.lv_tag", offsetof(PyLongObject, long_value.lv_tag));
+	P("long.ob_digit", offsetof(PyLongObject, long_value.ob_digit));
+#endif
+	P("dict.ma_used", offsetof(PyDictObject, ma_used));
+	P("dict.ma_keys", offsetof(PyDictObject, ma_keys));
+	P("dict.ma_values", offsetof(PyDictObject, ma_values));
+	P("dictvalues.values", offsetof(PyDictValues, values));
+	P("dictkeys.log2_size", offsetof(PyDictKeysObject, dk_log2_size));
+	P("dictkeys.log2_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+	P("dictkeys.kind", offsetof(PyDictKeysObject, dk_kind));
+	P("dictkeys.nentries", offsetof(PyDictKeysObject, dk_nentries));
+	P("dictkeys.indices", offsetof(PyDictKeysObject, dk_indices));
+	P("set.used", offsetof(PySetObject, used));
+	P("set.mask", offsetof(PySetObject, mask));
+	P("set.table", offsetof(PySetObject, table));
+	P("bytearray.ob_size", offsetof(PyByteArrayObject, ob_base.ob_size));
+	P("bytearray.ob_start", offsetof(PyByteArrayObject, ob_start));
+	P("cell.ob_ref", offsetof(PyCellObject, ob_ref));
 	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
 	P("stackchunk.size", offsetof(_PyStackChunk, size));
 #ifdef Py_DEBUG

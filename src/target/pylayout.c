@@ -384,6 +384,43 @@ read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
 	l->bytes_size = table_get(t, "bytes_object.ob_size");
 	l->bytes_sval = table_get(t, "bytes_object.ob_sval");
 
+	/* locals and values */
+	l->fr_localsplus = table_get(t, "interpreter_frame.localsplus");
+	l->co_argcount = table_get(t, "code_object.argcount");
+	/* int co_flags, then co_argcount, co_posonlyargcount, co_kwonlyargcount */
+	l->co_flags = l->co_argcount - 4;
+	l->co_kwonlyargcount = l->co_argcount + 8;
+	l->co_localsplusnames = table_get(t, "code_object.localsplusnames");
+	l->co_localspluskinds = table_get(t, "code_object.localspluskinds");
+	l->type_flags = table_get(t, "type_object.tp_flags");
+	l->tuple_size = table_get(t, "tuple_object.ob_size");
+	l->tuple_item = table_get(t, "tuple_object.ob_item");
+	l->list_size = table_get(t, "list_object.ob_size");
+	l->list_item = table_get(t, "list_object.ob_item");
+	l->float_value = table_get(t, "float_object.ob_fval");
+	l->long_size = table_get(t, "long_object.lv_tag");
+	l->long_digits = table_get(t, "long_object.ob_digit");
+	l->dict_keys = table_get(t, "dict_object.ma_keys");
+	l->dict_values = table_get(t, "dict_object.ma_values");
+	/* derived: ma_used follows the object header; PyDictValues gained a
+	 * header of four bytes before its array (aligned to 8) in 3.13; a
+	 * bytearray is a var-object, then ob_alloc, ob_bytes, ob_start; a
+	 * cell's ob_ref follows the header */
+	l->dict_used = 16;
+	l->dict_values_array = 8;
+	l->bytearray_size = 16;
+	l->bytearray_start = 40;
+	l->cell_ref = 16;
+	if (table_has(t, "set_object.used")) {
+		l->set_used = table_get(t, "set_object.used");
+		l->set_table = table_get(t, "set_object.table");
+		l->set_mask = table_get(t, "set_object.mask");
+	} else {   /* 3.13: fill, used, mask, table after the header */
+		l->set_used = 24;
+		l->set_mask = 32;
+		l->set_table = 40;
+	}
+
 	l->has_async = table_has(t, "gen_object.gi_iframe") &&
 		       table_has(t, "interpreter_frame.stackpointer");
 	if (l->has_async) {
@@ -509,6 +546,23 @@ async_plausible(const struct py_layout *l, const struct table_sizes *z)
 		 !fits(l->tp_flags, 8, z->type) || l->long_lv_tag > 64 || l->long_digit > 64);
 }
 
+/* Where the values' fields are, by the struct sizes the table gives: a
+ * garbage table leaves locals unread, not the rest. */
+static bool
+values_plausible(const struct py_layout *l, const struct table_sizes *z)
+{
+	uint64_t small[] = {
+		l->co_flags, l->co_kwonlyargcount, l->tuple_size, l->tuple_item, l->list_size,
+		l->list_item, l->float_value, l->long_size, l->long_digits, l->dict_keys,
+		l->dict_values, l->set_used, l->set_mask, l->set_table,
+	};
+	for (size_t i = 0; i < COUNT(small); i++)
+		if (small[i] > 256)
+			return false;
+	return fits(l->fr_localsplus, 8, z->fr + 8) && fits(l->co_localsplusnames, 8, z->co) &&
+	       fits(l->co_localspluskinds, 8, z->co) && fits(l->type_flags, 8, z->type);
+}
+
 tt_status
 pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct tt_error *err)
 {
@@ -533,6 +587,7 @@ pylayout_from_table(const uint8_t *raw, size_t len, struct py_layout *l, struct 
 			       l->version_str, bad);
 	if (l->has_async && !async_plausible(l, &z))
 		l->has_async = false;
+	l->has_values = values_plausible(l, &z);
 
 	/* Derived offsets (see pylayout.h). */
 	l->is_threads_unique_id = l->is_threads_head - 8;
@@ -565,6 +620,11 @@ struct compiled_layout {
 	uint64_t bytes_size, bytes_sval;
 	int owner_cstack;
 	uint64_t fr_is_entry;   /* 0: none (3.12 has shim frames instead) */
+	/* locals and values */
+	uint64_t fr_localsplus, co_flags, co_argcount, co_kwonlyargcount;
+	uint64_t co_localsplusnames, co_localspluskinds, type_flags;
+	uint64_t long_size;     /* 3.11: ob_size, signed; 3.12: lv_tag */
+	uint64_t dict_keys, dict_values;
 };
 
 static const struct compiled_layout compiled[] = {
@@ -590,6 +650,9 @@ static const struct compiled_layout compiled[] = {
 		 * utf8 and wstr_length */
 		.str_state = 32, .str_length = 16, .str_ascii_size = 48, .str_compact_size = 72,
 		.bytes_size = 16, .bytes_sval = 32,
+		.fr_localsplus = 72, .co_flags = 48, .co_argcount = 56, .co_kwonlyargcount = 64,
+		.co_localsplusnames = 96, .co_localspluskinds = 104, .type_flags = 168,
+		.long_size = 16, .dict_keys = 32, .dict_values = 40,
 		/* 3.11 entry frames are ordinary Python frames marked is_entry:
 		 * reported like any other, no shim to skip */
 		.owner_cstack = -1,
@@ -613,6 +676,9 @@ static const struct compiled_layout compiled[] = {
 		.ob_type = 8, .tp_name = 24,
 		.str_state = 32, .str_length = 16, .str_ascii_size = 40, .str_compact_size = 56,
 		.bytes_size = 16, .bytes_sval = 32,
+		.fr_localsplus = 72, .co_flags = 48, .co_argcount = 52, .co_kwonlyargcount = 60,
+		.co_localsplusnames = 96, .co_localspluskinds = 104, .type_flags = 168,
+		.long_size = 16, .dict_keys = 32, .dict_values = 40,
 		/* FRAME_OWNED_BY_CSTACK: the entry shim _PyEval_EvalFrameDefault pushes */
 		.owner_cstack = 3,
 	},
@@ -696,6 +762,33 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->str_compact_size = c->str_compact_size;
 	l->bytes_size = c->bytes_size;
 	l->bytes_sval = c->bytes_sval;
+	l->fr_localsplus = c->fr_localsplus;
+	l->co_flags = c->co_flags;
+	l->co_argcount = c->co_argcount;
+	l->co_kwonlyargcount = c->co_kwonlyargcount;
+	l->co_localsplusnames = c->co_localsplusnames;
+	l->co_localspluskinds = c->co_localspluskinds;
+	l->type_flags = c->type_flags;
+	l->tp_flags = c->type_flags;
+	/* object layouts the same in both: var-objects' items after ob_size,
+	 * a list's behind a pointer; ob_digit after the size or tag */
+	l->tuple_size = l->list_size = 16;
+	l->tuple_item = l->list_item = 24;
+	l->float_value = 16;
+	l->long_signed_size = c->minor == 11;
+	l->long_size = c->long_size;
+	l->long_digits = 24;
+	l->dict_used = 16;
+	l->dict_keys = c->dict_keys;
+	l->dict_values = c->dict_values;
+	l->dict_values_array = 0;
+	l->set_used = 24;
+	l->set_mask = 32;
+	l->set_table = 40;
+	l->bytearray_size = 16;
+	l->bytearray_start = 40;
+	l->cell_ref = 16;
+	l->has_values = true;
 	l->tag_mask = 0; /* plain PyObject pointers */
 	l->owner_thread = 0;
 	l->owner_generator = 1;
@@ -777,6 +870,36 @@ pylayout_print(FILE *f, const struct py_layout *l)
 		{"str.compact_size", l->str_compact_size, true},
 		{"bytes.ob_size", l->bytes_size, true},
 		{"bytes.ob_sval", l->bytes_sval, true},
+		{"frame.localsplus", l->fr_localsplus, true},
+		{"code.flags", l->co_flags, true},
+		{"code.argcount", l->co_argcount, true},
+		{"code.kwonlyargcount", l->co_kwonlyargcount, true},
+		{"code.localsplusnames", l->co_localsplusnames, true},
+		{"code.localspluskinds", l->co_localspluskinds, true},
+		{"type.tp_flags", l->type_flags, true},
+		{"tuple.ob_size", l->tuple_size, true},
+		{"tuple.ob_item", l->tuple_item, true},
+		{"list.ob_size", l->list_size, true},
+		{"list.ob_item", l->list_item, true},
+		{"float.ob_fval", l->float_value, true},
+		{"long.ob_size", l->long_size, l->long_signed_size},
+		{"long.lv_tag", l->long_size, !l->long_signed_size},
+		{"long.ob_digit", l->long_digits, true},
+		{"dict.ma_used", l->dict_used, true},
+		{"dict.ma_keys", l->dict_keys, true},
+		{"dict.ma_values", l->dict_values, true},
+		{"dictvalues.values", l->dict_values_array, true},
+		{"dictkeys.log2_size", PY_DICTKEYS_LOG2_SIZE, true},
+		{"dictkeys.log2_index_bytes", PY_DICTKEYS_LOG2_INDEX_BYTES, true},
+		{"dictkeys.kind", PY_DICTKEYS_KIND, true},
+		{"dictkeys.nentries", PY_DICTKEYS_NENTRIES, true},
+		{"dictkeys.indices", PY_DICTKEYS_INDICES, true},
+		{"set.used", l->set_used, true},
+		{"set.mask", l->set_mask, true},
+		{"set.table", l->set_table, true},
+		{"bytearray.ob_size", l->bytearray_size, true},
+		{"bytearray.ob_start", l->bytearray_start, true},
+		{"cell.ob_ref", l->cell_ref, true},
 		{"stackchunk.previous", PY_STACKCHUNK_PREVIOUS, true},
 		{"stackchunk.size", PY_STACKCHUNK_SIZE, true},
 	};

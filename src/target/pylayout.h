@@ -24,6 +24,25 @@
 #define PY_STACKCHUNK_PREVIOUS 0
 #define PY_STACKCHUNK_SIZE 8
 
+/* PyDictKeysObject, the same from 3.11 to 3.15 in GIL builds: log2 of the
+ * table size, log2 of the index bytes, the kind (general: 24-byte entries
+ * with the hash; unicode or split: 16-byte key, value), the count of
+ * entries used, then the indices and after them the entries. */
+#define PY_DICTKEYS_LOG2_SIZE 8
+#define PY_DICTKEYS_LOG2_INDEX_BYTES 9
+#define PY_DICTKEYS_KIND 10
+#define PY_DICTKEYS_NENTRIES 24
+#define PY_DICTKEYS_INDICES 32
+/* Code flags and local kinds, the same from 3.11 to 3.15. */
+#define PY_CO_VARARGS 0x4
+#define PY_CO_VARKEYWORDS 0x8
+#define PY_CO_FAST_HIDDEN 0x10
+#define PY_CO_FAST_LOCAL 0x20
+#define PY_CO_FAST_CELL 0x40
+#define PY_CO_FAST_FREE 0x80
+/* A type allocated on the heap (a class statement), not a built-in one. */
+#define PY_TPFLAGS_HEAPTYPE (1ul << 9)
+
 /* The versions tachyon-top reads, for messages and --help. */
 #define PY_SUPPORTED_RANGE "3.11 to 3.15"
 #define PY_MIN_MINOR 11
@@ -130,6 +149,27 @@ struct py_layout {
 	uint64_t tp_name;               /* PyTypeObject.tp_name (const char *) */
 	uint64_t str_state, str_length, str_ascii_size, str_compact_size;
 	uint64_t bytes_size, bytes_sval;
+
+	/* Locals and values (dump --locals). A frame's fast locals follow it
+	 * (fr_localsplus: one pointer each, tagged on 3.14+), named by its
+	 * code's co_localsplusnames tuple, with a CO_FAST_* byte each in the
+	 * co_localspluskinds bytes; the first co_argcount +
+	 * co_kwonlyargcount (+1 for *args, +1 for **kwargs, by co_flags) are
+	 * the arguments. The rest say where the built-in types keep their
+	 * values. tests/check-layouts.sh checks each against the headers. */
+	bool has_values;                /* the fields below are plausible */
+	uint64_t fr_localsplus;
+	uint64_t co_argcount, co_kwonlyargcount, co_flags, co_localsplusnames, co_localspluskinds;
+	uint64_t type_flags;            /* PyTypeObject.tp_flags (unsigned long) */
+	uint64_t tuple_size, tuple_item, list_size, list_item;
+	uint64_t float_value;
+	bool long_signed_size;          /* 3.11: ob_size is the signed count of digits,
+					   not lv_tag (count << 3 | sign) */
+	uint64_t long_size, long_digits;
+	uint64_t dict_used, dict_keys, dict_values;
+	uint64_t dict_values_array;     /* PyDictValues.values: 0 before 3.13 */
+	uint64_t bytearray_size, bytearray_start;
+	uint64_t cell_ref;
 
 	/* Semantics not in the table */
 	uint64_t tag_mask;             /* bits to clear from tagged _PyStackRef pointers */

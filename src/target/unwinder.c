@@ -183,6 +183,7 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 				break;
 			}
 			struct tt_frame f = {
+				.addr = frame,
 				.code_id = id,
 				.line = codecache_line(&u->codes, id, instr_ptr),
 				.entry = entry_here,

@@ -34,6 +34,7 @@ enum {
 #define UNWIND_MAX_THREADS 65535
 
 struct tt_frame {
+	uint64_t addr;          /* the _PyInterpreterFrame: its locals follow it */
 	uint32_t code_id;       /* index into the unwinder's code cache */
 	int32_t line;           /* -1 when unknown */
 	bool entry;             /* the outermost frame one C call of the evaluator
