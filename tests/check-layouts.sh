@@ -124,6 +124,9 @@ int main(void) {
 	P("bytearray.ob_size", offsetof(PyByteArrayObject, ob_base.ob_size));
 	P("bytearray.ob_start", offsetof(PyByteArrayObject, ob_start));
 	P("cell.ob_ref", offsetof(PyCellObject, ob_ref));
+	P("type.tp_dict", offsetof(PyTypeObject, tp_dict));
+	P("heaptype.ht_qualname", offsetof(PyHeapTypeObject, ht_qualname));
+	P("function.func_qualname", offsetof(PyFunctionObject, func_qualname));
 #if PY_MINOR_VERSION >= 14
 	/* generator frame states, which asyncio task chains depend on */
 	printf("gen.state_suspended_yield_from=%d\n", (int)FRAME_SUSPENDED_YIELD_FROM);
@@ -267,6 +270,9 @@ int main(void) {
 	P("bytearray.ob_size", offsetof(PyByteArrayObject, ob_base.ob_size));
 	P("bytearray.ob_start", offsetof(PyByteArrayObject, ob_start));
 	P("cell.ob_ref", offsetof(PyCellObject, ob_ref));
+	P("type.tp_dict", offsetof(PyTypeObject, tp_dict));
+	P("heaptype.ht_qualname", offsetof(PyHeapTypeObject, ht_qualname));
+	P("function.func_qualname", offsetof(PyFunctionObject, func_qualname));
 	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
 	P("stackchunk.size", offsetof(_PyStackChunk, size));
 #ifdef Py_DEBUG

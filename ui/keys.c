@@ -7,6 +7,7 @@
 #include "baseline.h"
 #include "clock.h"
 #include "export.h"
+#include "frameview.h"
 #include "tasksview.h"
 #include "threadsview.h"
 #include "ui.h"
@@ -165,7 +166,7 @@ const char *const keys_help[][2] = {
 	{"w", "refresh / whole session"},
 	{"/", "filter"},
 	{"Esc", "clear filter, leave detail"},
-	{"t H", "threads panel; all threads"},
+	{"t H i", "threads; all; one's locals"},
 	{"c", "engine statistics"},
 	{"Tab ← →", "one thread / all threads"},
 	{"+ -", "refresh faster or slower"},
@@ -211,6 +212,13 @@ letter_key(struct ui *u, uint32_t cp)
 	case 't': u->show_threads = !u->show_threads; return true;
 	case 'T': tasksview_open(u); return false;
 	case 'H': threadsview_open(u); return false;
+	case 'i': case 'I':
+		if (u->slot >= 0)
+			frameview_open(u, (uint32_t)u->slot);
+		else
+			ui_message(u, false, "i inspects one thread: Tab to it first, or H and i "
+					     "on its row");
+		return false;
 	case 'v': return switch_base(u, VIEW_TREE);
 	case 'f': return switch_base(u, VIEW_FLAME);
 	case 'b': case 'B':

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "frameview.h"
 #include "grow.h"
 #include "kwatch.h"
 #include "theme.h"
@@ -601,7 +602,7 @@ threadsview_status(struct ui *u, char *buf, size_t len)
 		snprintf(buf, len, " thread name or id: %s_  (Enter: apply, Esc: cancel)", t->edit);
 	else
 		snprintf(buf, len, " ↑/↓ PgUp/PgDn Home/End: move  s/S: sort  /: filter  "
-			 "Enter: this thread's functions  Esc or H: back  q: quit");
+			 "Enter: this thread's functions  i: its locals  Esc or H: back  q: quit");
 }
 
 static void
@@ -641,6 +642,10 @@ threadsview_key(struct ui *u, const TermKeyKey *k)
 		case 'S':
 			t->sort = (enum thread_sort)((t->sort + THREAD_SORT_COUNT - 1) % THREAD_SORT_COUNT);
 			break;
+		case 'i':
+			if (t->nrows)
+				frameview_open(u, t->rows[t->selected]);
+			return VIEW_KEY_USED;
 		case '/':
 			t->editing = true;
 			memcpy(t->edit, t->filter, sizeof t->edit);

@@ -23,6 +23,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "theme.h"
+#include "frameview.h"
 #include "tui.h"
 #include "baseline.h"
 #include "tasksview.h"
@@ -354,6 +355,7 @@ ui_setup(struct ui *u, const struct live_options *o, struct session *s)
 	u->nstack = 1;
 	u->tasks = tasksview_new();
 	u->threads = threadsview_new();
+	u->frames = frameview_new();
 	agg_init(&u->agg, &s->sampler.procs, u->start_ns);
 }
 
@@ -458,6 +460,7 @@ ui_release(struct ui *u)
 	tasksview_free(u->tasks);
 	baseline_free(u->baseline);
 	threadsview_free(u->threads);
+	frameview_free(u->frames);
 }
 
 tt_status
@@ -477,6 +480,7 @@ tui_run(const struct live_options *o, struct tt_error *err)
 	/* The tasks view's reader, started by the session with the others. */
 	struct session_options so = o->session;
 	so.tasks_every_ns = TASKWATCH_INTERVAL_NS;
+	so.frame_inspector = true;
 	struct session s;
 	if (st == TT_OK)
 		st = session_start(&s, &so, err);

@@ -65,6 +65,7 @@ struct ui {
 	struct table_ui *table;       /* the function table and the detail (tableview.c) */
 	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */
 	struct threads_ui *threads;   /* the threads view (threadsview.c) */
+	struct frames_ui *frames;     /* the frame inspector (frameview.c) */
 	/* call tree and flame views (treeview.c, flameview.c) */
 	struct treeviews *tv;
 

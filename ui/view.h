@@ -25,6 +25,7 @@ enum view_id {
 	VIEW_FLAME,    /* the flame graph (flameview.c) */
 	VIEW_THREADS,  /* every thread (threadsview.c) */
 	VIEW_TASKS,    /* asyncio tasks (tasksview.c) */
+	VIEW_FRAMES,   /* one thread's frames and locals (frameview.c) */
 	VIEW_HELP,     /* the keys (helpview.c) */
 	VIEW_COUNT
 };
@@ -52,7 +53,7 @@ struct view_ops {
 };
 
 extern const struct view_ops tableview_ops, detailview_ops, treeview_ops, flameview_ops,
-	threadsview_ops, tasksview_ops, helpview_ops;
+	threadsview_ops, tasksview_ops, frameview_ops, helpview_ops;
 
 #define VIEW_STACK_MAX 8
 

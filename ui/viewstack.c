@@ -11,6 +11,7 @@ static const struct view_ops *const all_views[VIEW_COUNT] = {
 	[VIEW_FLAME] = &flameview_ops,
 	[VIEW_THREADS] = &threadsview_ops,
 	[VIEW_TASKS] = &tasksview_ops,
+	[VIEW_FRAMES] = &frameview_ops,
 	[VIEW_HELP] = &helpview_ops,
 };
 

@@ -252,6 +252,9 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 		if (!s->watching_tasks)
 			snprintf(s->tasks_error, sizeof s->tasks_error, "%s", terr.msg);
 	}
+	/* Without it the inspector says it cannot read (frames.started false). */
+	if (o->frame_inspector)
+		framewatch_start(&s->frames);
 	return TT_OK;
 }
 
@@ -299,6 +302,7 @@ session_end(struct session *s)
 {
 	kwatch_free(s->kwatch);
 	s->kwatch = NULL;
+	framewatch_stop(&s->frames);
 	if (s->watching_tasks) {
 		taskwatch_stop(&s->tasks);
 		s->watching_tasks = false;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include "error.h"
+#include "framewatch.h"
 #include "kwatch.h"
 #include "sampler.h"
 #include "target.h"
@@ -26,6 +27,8 @@ struct session_options {
 	bool kernel_waits;         /* watch what threads wait for in the kernel (kwatch) */
 	uint64_t tasks_every_ns;   /* read the asyncio tasks of every followed process this
 				      often from the start, on a thread of their own (0: not) */
+	bool frame_inspector;      /* a reader of one thread's frames and locals, idle
+				      until asked (framewatch.h) */
 	/* The engine's settings (NULL: sampler_default_config); the rate,
 	 * duration, following and --async above override theirs. */
 	const struct sampler_config *config;
@@ -46,6 +49,7 @@ struct session {
 	struct taskwatch tasks;      /* the followed processes' asyncio tasks, once watching_tasks */
 	bool watching_tasks;
 	char tasks_error[384];       /* why they are not read, when asked for ("" if they are) */
+	struct framewatch frames;    /* the frame inspector's reader (frames.started: there) */
 };
 
 tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);

@@ -411,6 +411,9 @@ read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
 	l->bytearray_size = 16;
 	l->bytearray_start = 40;
 	l->cell_ref = 16;
+	l->type_dict = 264;
+	l->heap_qualname = l->minor >= 15 ? 880 : 872;
+	l->func_qualname = 40;
 	if (table_has(t, "set_object.used")) {
 		l->set_used = table_get(t, "set_object.used");
 		l->set_table = table_get(t, "set_object.table");
@@ -788,6 +791,9 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->bytearray_size = 16;
 	l->bytearray_start = 40;
 	l->cell_ref = 16;
+	l->type_dict = 264;
+	l->heap_qualname = c->minor == 11 ? 864 : 872;
+	l->func_qualname = 40;
 	l->has_values = true;
 	l->tag_mask = 0; /* plain PyObject pointers */
 	l->owner_thread = 0;
@@ -900,6 +906,9 @@ pylayout_print(FILE *f, const struct py_layout *l)
 		{"bytearray.ob_size", l->bytearray_size, true},
 		{"bytearray.ob_start", l->bytearray_start, true},
 		{"cell.ob_ref", l->cell_ref, true},
+		{"type.tp_dict", l->type_dict, true},
+		{"heaptype.ht_qualname", l->heap_qualname, true},
+		{"function.func_qualname", l->func_qualname, true},
 		{"stackchunk.previous", PY_STACKCHUNK_PREVIOUS, true},
 		{"stackchunk.size", PY_STACKCHUNK_SIZE, true},
 	};

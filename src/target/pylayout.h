@@ -170,6 +170,10 @@ struct py_layout {
 	uint64_t dict_values_array;     /* PyDictValues.values: 0 before 3.13 */
 	uint64_t bytearray_size, bytearray_start;
 	uint64_t cell_ref;
+	/* what an object of another type is called: a class's __module__ in
+	 * its type's dict, its __qualname__ in the heap type; a function's
+	 * qualified name */
+	uint64_t type_dict, heap_qualname, func_qualname;
 
 	/* Semantics not in the table */
 	uint64_t tag_mask;             /* bits to clear from tagged _PyStackRef pointers */

@@ -14,6 +14,13 @@ tt_status
 pystr_parse_header(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
 		   struct pystr_shape *shape, struct tt_error *err)
 {
+	return pystr_parse_header_upto(l, hdr, hdrlen, PYSTR_SANE_CHARS, shape, err);
+}
+
+tt_status
+pystr_parse_header_upto(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
+			uint64_t max_length, struct pystr_shape *shape, struct tt_error *err)
+{
 	if (hdrlen < l->str_ascii_size || l->str_state + 4 > hdrlen || l->str_length + 8 > hdrlen)
 		return tt_fail(err, TT_EBADMEM, 0, "short str header");
 	uint32_t state;
@@ -32,7 +39,7 @@ pystr_parse_header(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
 		/* Legacy (non-compact) strings come only from deprecated C APIs
 		 * and never name code objects or files. */
 		return tt_fail(err, TT_EBADMEM, 0, "non-compact str object");
-	if (length < 0 || (uint64_t)length > PYSTR_SANE_CHARS)
+	if (length < 0 || (uint64_t)length > max_length)
 		return tt_fail(err, TT_EBADMEM, 0, "str object with implausible length %lld",
 			       (long long)length);
 	shape->kind = kind;

@@ -29,6 +29,11 @@ struct pystr_shape {
  * l->str_compact_size bytes or l->str_ascii_size for compact ASCII). */
 tt_status pystr_parse_header(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
 			     struct pystr_shape *shape, struct tt_error *err);
+/* The same for a value of any length up to max_length characters (a
+ * variable may hold a gigabyte; a name may not). */
+tt_status pystr_parse_header_upto(const struct py_layout *l, const uint8_t *hdr, size_t hdrlen,
+				  uint64_t max_length, struct pystr_shape *shape,
+				  struct tt_error *err);
 
 /* Transcode `length` characters of `kind` bytes each to NUL-terminated UTF-8.
  * out must hold length * 4 + 1 bytes. U+0000 is written as C0 80 so the

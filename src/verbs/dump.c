@@ -16,6 +16,7 @@
 #include "grow.h"
 #include "kwait.h"
 #include "mixedstack.h"
+#include "dumplocals.h"
 #include "native.h"
 #include "owners.h"
 #include "sanitize.h"
@@ -31,7 +32,8 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--subprocesses]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--locals]\n"
+	      "                        [--subprocesses]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
@@ -43,6 +45,9 @@ print_usage(FILE *f)
 	      "                      from the kernel (a blocked thread's system call, a\n"
 	      "                      running one's perf sample), unwound by the libraries'\n"
 	      "                      CFI (libdw); no thread is stopped\n"
+	      "  -l, --locals        also each Python frame's arguments and local variables,\n"
+	      "                      as repr() shows them (within limits); they may hold\n"
+	      "                      secrets: handle the output like a core file\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
@@ -88,19 +93,29 @@ struct kernel_view {
 	struct schedclock *clock;
 	struct owners *owners;
 	bool want_native;
+	bool want_locals;                 /* --locals */
+	struct pyvalue *values;           /* their reader, or NULL (out of memory) */
 	struct native_unwinder *native;   /* --native: the process's unwinder, or NULL */
 	char native_error[400];           /* why there is none */
 };
 
 /* What was asked of the dump. */
 struct dump_opts {
-	bool json, tasks, native;
+	bool json, tasks, native, locals;
 };
 
 static void
-kernel_view_open(struct kernel_view *kv, pid_t pid, struct remote *mem, bool native)
+kernel_view_open(struct kernel_view *kv, struct target *t, const struct dump_opts *o)
 {
+	pid_t pid = t->pid;
+	struct remote *mem = &t->mem;
+	bool native = o->native;
 	memset(kv, 0, sizeof *kv);
+	kv->want_locals = o->locals;
+	if (o->locals && (kv->values = malloc(sizeof *kv->values)) != NULL) {
+		struct pyvalue_limits lim = PYVALUE_LIMITS_DEFAULT;
+		pyvalue_init(kv->values, mem, &t->layout, &lim);
+	}
 	kv->owners = owners_new();
 	kv->reader = kwait_reader_new(pid, mem, kv->owners);
 	kv->clock = schedclock_new();
@@ -117,6 +132,9 @@ kernel_view_close(struct kernel_view *kv)
 	schedclock_free(kv->clock);
 	owners_free(kv->owners);
 	native_close(kv->native);
+	if (kv->values)
+		pyvalue_free(kv->values);
+	free(kv->values);
 }
 
 /* --native: the thread's native frames, innermost first, and why they end. */
@@ -252,13 +270,16 @@ print_peer_json(const struct kwait_peer *p)
 }
 
 static void
-print_python_text(const struct unwinder *u, const struct tt_frame *fr)
+print_python_text(const struct unwinder *u, const struct kernel_view *kv,
+		  const struct tt_frame *fr)
 {
 	char safe[4096], safe2[4096];
 	const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
 	sanitize_for_terminal(c->qualname, safe, sizeof safe);
 	sanitize_for_terminal(c->filename, safe2, sizeof safe2);
 	printf("    %s (%s:%d)\n", safe, safe2, fr->line);
+	if (kv->want_locals)
+		dumplocals_text(stdout, kv->values, u, fr);
 }
 
 /* Innermost first: native frames, each evaluator call replaced by the
@@ -271,7 +292,7 @@ print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
 	if (!ts) {
 		printf("    (native frames none: out of memory)\n");
 		for (uint32_t f = 0; f < th->nframes; f++)
-			print_python_text(u, &s->frames[th->first_frame + f]);
+			print_python_text(u, kv, &s->frames[th->first_frame + f]);
 		return;
 	}
 	char line[600], safe[1200];
@@ -289,7 +310,7 @@ print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
 			break;
 		const struct mixed_frame *m = &ts->order[k];
 		if (m->python) {
-			print_python_text(u, &s->frames[th->first_frame + m->index]);
+			print_python_text(u, kv, &s->frames[th->first_frame + m->index]);
 			continue;
 		}
 		format_native(&ts->nf[m->index], line, sizeof line);
@@ -364,7 +385,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 			print_mixed_text(u, s, kv, th);
 		else
 			for (uint32_t f = 0; f < th->nframes; f++)
-				print_python_text(u, &s->frames[th->first_frame + f]);
+				print_python_text(u, kv, &s->frames[th->first_frame + f]);
 		if (th->nframes == 0)
 			printf("    (no Python frames)\n");
 		if (th->status & TT_THREAD_TRUNCATED)
@@ -374,14 +395,18 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 }
 
 static void
-print_python_json(const struct unwinder *u, const struct tt_frame *fr, bool kind)
+print_python_json(const struct unwinder *u, const struct kernel_view *kv,
+		  const struct tt_frame *fr, bool kind)
 {
 	const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
 	printf("{%s\"func\": ", kind ? "\"kind\": \"python\", " : "");
 	json_put_string(stdout, c->qualname);
 	printf(", \"file\": ");
 	json_put_string(stdout, c->filename);
-	printf(", \"line\": %d}", fr->line);
+	printf(", \"line\": %d", fr->line);
+	if (kv->want_locals)
+		dumplocals_json(stdout, kv->values, u, fr);
+	printf("}");
 }
 
 static void
@@ -430,7 +455,7 @@ print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
 		const struct mixed_frame *m = &ts->order[k];
 		printf("%s\n    ", k ? "," : "");
 		if (m->python)
-			print_python_json(u, &s->frames[th->first_frame + m->index], true);
+			print_python_json(u, kv, &s->frames[th->first_frame + m->index], true);
 		else
 			print_native_json(&ts->nf[m->index], true);
 	}
@@ -509,7 +534,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		printf("   \"frames\": [");
 		for (uint32_t f = 0; f < th->nframes; f++) {
 			printf("%s\n    ", f ? "," : "");
-			print_python_json(u, &s->frames[th->first_frame + f], false);
+			print_python_json(u, kv, &s->frames[th->first_frame + f], false);
 		}
 		printf("]}");
 	}
@@ -557,7 +582,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 		/* Right after the stacks: the kernel's view of the same moment
 		 * (NULL without memory: it is then left out, not an error). */
 		struct kernel_view kv;
-		kernel_view_open(&kv, t->pid, &t->mem, o->native);
+		kernel_view_open(&kv, t, o);
 		if (kv.native)
 			sample_running(&kv, &s);
 		if (printed)
@@ -666,6 +691,7 @@ dump_main(int argc, char **argv)
 		{"subprocesses", no_argument, NULL, 's'},
 		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"native", no_argument, NULL, 'n'},
+		{"locals", no_argument, NULL, 'l'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -675,7 +701,7 @@ dump_main(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:jtnsh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:jtnlsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (!cli_parse_pid(optarg, &pid))
@@ -689,6 +715,9 @@ dump_main(int argc, char **argv)
 			break;
 		case 'n':
 			o.native = true;
+			break;
+		case 'l':
+			o.locals = true;
 			break;
 		case 's':
 			tree = true;

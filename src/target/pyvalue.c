@@ -1,0 +1,881 @@
+/* Values and locals read from a target (pyvalue.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pystr.h"
+#include "pyvalue.h"
+
+/* Python refuses to print an int of more than 4,300 decimal digits; 480
+ * digits of 30 bits are 4,335 of them. */
+#define INT_MAX_DIGITS 480
+/* An int of more digits than this would not fit in memory: garbage. */
+#define INT_SANE_DIGITS (1ull << 36)
+/* Characters of a str or bytes read at most, whatever the limit says. */
+#define TEXT_READ_MAX 4096
+#define TYPE_NAME_MAX 160
+/* Entries of a class's dict looked through for its __module__. */
+#define TYPE_DICT_ENTRIES 256
+#define TYPES_KEPT 4096
+
+enum kind {
+	K_OTHER, K_NONE, K_BOOL, K_INT, K_FLOAT, K_STR, K_BYTES, K_BYTEARRAY, K_TUPLE, K_LIST,
+	K_DICT, K_SET, K_FROZENSET, K_CELL, K_DUMMY, K_FUNCTION,
+};
+
+static const struct {
+	const char *name;
+	enum kind kind;
+} BUILTINS[] = {
+	{"NoneType", K_NONE}, {"bool", K_BOOL}, {"int", K_INT}, {"float", K_FLOAT},
+	{"str", K_STR}, {"bytes", K_BYTES}, {"bytearray", K_BYTEARRAY}, {"tuple", K_TUPLE},
+	{"list", K_LIST}, {"dict", K_DICT}, {"set", K_SET}, {"frozenset", K_FROZENSET},
+	{"cell", K_CELL}, {"<dummy key> type", K_DUMMY}, {"function", K_FUNCTION},
+};
+
+struct type_info {
+	uint64_t addr;              /* keytab's key */
+	enum kind kind;
+	char name[TYPE_NAME_MAX];
+};
+
+/* Text under construction, never past its end. */
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void
+put(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap)
+		n = t->cap > t->len + 1 ? t->cap - t->len - 1 : 0;
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = '\0';
+}
+
+static void
+puts_(struct text *t, const char *s)
+{
+	put(t, s, strlen(s));
+}
+
+static void
+putf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+putf(struct text *t, const char *fmt, ...)
+{
+	char buf[128];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(buf, sizeof buf, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		put(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+void
+pyvalue_init(struct pyvalue *v, struct remote *mem, const struct py_layout *l,
+	     const struct pyvalue_limits *lim)
+{
+	memset(v, 0, sizeof *v);
+	v->mem = mem;
+	v->l = l;
+	v->lim = *lim;
+	if (v->lim.chars + 64 > PYVALUE_TEXT_MAX)
+		v->lim.chars = PYVALUE_TEXT_MAX - 64;
+	keytab_init(&v->types, sizeof(struct type_info));
+}
+
+void
+pyvalue_free(struct pyvalue *v)
+{
+	keytab_free(&v->types);
+}
+
+/* Read from the target within the value's budget. */
+static bool
+rd(struct pyvalue *v, uint64_t addr, void *buf, size_t len)
+{
+	struct tt_error err;
+	if (len > v->budget || addr == 0)
+		return false;
+	v->budget -= len;
+	return remote_read(v->mem, addr, buf, len, &err) == TT_OK;
+}
+
+static bool
+rd_u64(struct pyvalue *v, uint64_t addr, uint64_t *out)
+{
+	return rd(v, addr, out, 8);
+}
+
+static const struct type_info *type_of(struct pyvalue *v, uint64_t type);
+
+/* The str object at addr (and nothing else) as UTF-8: NULL when it is not
+ * one or cannot be read. Free it. */
+static char *
+str_object(struct pyvalue *v, uint64_t addr)
+{
+	uint64_t type;
+	const struct type_info *ti;
+	struct tt_error err;
+	char *s = NULL;
+	if (addr == 0 || (addr & 7) || remote_read_u64(v->mem, addr + v->l->ob_type, &type, &err) ||
+	    !(ti = type_of(v, type)) || ti->kind != K_STR ||
+	    pystr_read(v->mem, v->l, addr, &s, &err) != TT_OK)
+		return NULL;
+	return s;
+}
+
+/* The value of key `name` (a str) in the dict at dict, or 0: a class's
+ * own dict, small, combined, str keys. */
+static uint64_t
+dict_get_str(struct pyvalue *v, uint64_t dict, const char *name)
+{
+	const struct py_layout *l = v->l;
+	uint64_t keys, values;
+	uint8_t hdr[PY_DICTKEYS_INDICES];
+	struct tt_error err;
+	if (remote_read_u64(v->mem, dict + l->dict_keys, &keys, &err) ||
+	    remote_read_u64(v->mem, dict + l->dict_values, &values, &err) || values ||
+	    remote_read(v->mem, keys, hdr, sizeof hdr, &err))
+		return 0;
+	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES], kind = hdr[PY_DICTKEYS_KIND];
+	int64_t n;
+	memcpy(&n, hdr + PY_DICTKEYS_NENTRIES, 8);
+	if (log2_index > 40 || kind > 1 || n < 0)
+		return 0;
+	if (n > TYPE_DICT_ENTRIES)
+		n = TYPE_DICT_ENTRIES;
+	uint64_t entries = keys + PY_DICTKEYS_INDICES + (1ull << log2_index);
+	size_t size = kind == 0 ? 24 : 16;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t e[3] = {0};
+		if (remote_read(v->mem, entries + (uint64_t)i * size, e, size, &err))
+			return 0;
+		uint64_t key = kind == 0 ? e[1] : e[0], value = kind == 0 ? e[2] : e[1];
+		char *k = key && value ? str_object(v, key) : NULL;
+		bool found = k && strcmp(k, name) == 0;
+		free(k);
+		if (found)
+			return value;
+	}
+	return 0;
+}
+
+/* A class's name as repr() writes it: its __module__ (unless builtins)
+ * and __qualname__; tp_name when they cannot be read. */
+static void
+class_name(struct pyvalue *v, uint64_t type, const char *tp_name, char *out, size_t len)
+{
+	uint64_t qual_ptr = 0, dict = 0;
+	struct tt_error err;
+	char *qual = NULL, *mod = NULL;
+	if (!remote_read_u64(v->mem, type + v->l->heap_qualname, &qual_ptr, &err))
+		qual = str_object(v, qual_ptr);
+	if (!remote_read_u64(v->mem, type + v->l->type_dict, &dict, &err) && dict)
+		mod = str_object(v, dict_get_str(v, dict, "__module__"));
+	bool with_module = mod && strcmp(mod, "builtins") != 0;
+	if (snprintf(out, len, "%s%s%s", with_module ? mod : "", with_module ? "." : "",
+		     qual ? qual : tp_name) >= (int)len)
+		memcpy(out + len - 4, "...", 4);   /* cut: say so */
+	free(qual);
+	free(mod);
+}
+
+/* What the type object at addr is: a built-in type is a static type (not
+ * a heap type, which a class statement makes) of one of their names. */
+static const struct type_info *
+type_of(struct pyvalue *v, uint64_t type)
+{
+	struct type_info *ti = keytab_find(&v->types, type);
+	if (ti)
+		return ti;
+	uint64_t name_ptr, flags;
+	char name[TYPE_NAME_MAX];
+	struct tt_error err;
+	if (type == 0 || (type & 7) || remote_read_u64(v->mem, type + v->l->tp_name, &name_ptr, &err) ||
+	    remote_read_u64(v->mem, type + v->l->type_flags, &flags, &err) || name_ptr == 0)
+		return NULL;
+	/* the name may end just before an unmapped page */
+	size_t got = 0;
+	for (size_t want = sizeof name; want >= 8 && !got; want /= 2)
+		if (remote_read(v->mem, name_ptr, name, want, &err) == TT_OK)
+			got = want;
+	if (!got)
+		return NULL;
+	size_t n = strnlen(name, got);
+	if (n == 0 || n == got)
+		return NULL;   /* no name, or none that ends: not a type */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f)
+			return NULL;
+	if (v->types.count >= TYPES_KEPT)
+		keytab_clear(&v->types);
+	bool added;
+	ti = keytab_put(&v->types, type, &added);
+	if (!ti)
+		return NULL;
+	ti->kind = K_OTHER;
+	memcpy(ti->name, name, n + 1);
+	if (!(flags & PY_TPFLAGS_HEAPTYPE)) {
+		for (size_t i = 0; i < sizeof BUILTINS / sizeof BUILTINS[0]; i++)
+			if (strcmp(name, BUILTINS[i].name) == 0)
+				ti->kind = BUILTINS[i].kind;
+		return ti;
+	}
+	/* named after the entry is in: a class whose __module__ is itself
+	 * an instance of it does not loop */
+	char full[TYPE_NAME_MAX];
+	class_name(v, type, name, full, sizeof full);
+	if ((ti = keytab_find(&v->types, type)) != NULL)
+		memcpy(ti->name, full, sizeof full);
+	return ti;
+}
+
+static void render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t);
+
+/* An int of n 30-bit digits (least significant first) in decimal. */
+static void
+put_int(struct text *t, uint32_t *d, size_t n, bool negative)
+{
+	/* base 10^9 chunks, least significant first */
+	uint32_t chunks[INT_MAX_DIGITS * 30 / 29 + 2];
+	size_t nc = 0;
+	while (n > 0 && d[n - 1] == 0)
+		n--;
+	while (n > 0) {
+		uint64_t rem = 0;
+		for (size_t i = n; i-- > 0;) {
+			uint64_t cur = (rem << 30) | d[i];
+			d[i] = (uint32_t)(cur / 1000000000u);
+			rem = cur % 1000000000u;
+		}
+		chunks[nc++] = (uint32_t)rem;
+		while (n > 0 && d[n - 1] == 0)
+			n--;
+	}
+	char buf[16];
+	size_t digits = nc ? (size_t)snprintf(buf, sizeof buf, "%u", chunks[nc - 1]) + 9 * (nc - 1)
+			   : 1;
+	if (negative)
+		puts_(t, "-");
+	if (nc == 0) {
+		puts_(t, "0");
+		return;
+	}
+	putf(t, "%u", chunks[nc - 1]);
+	for (size_t i = nc - 1; i-- > 0;) {
+		if (t->len + 40 >= t->cap) {
+			putf(t, "... (%zu digits)", digits);
+			return;
+		}
+		putf(t, "%09u", chunks[i]);
+	}
+}
+
+static void
+render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct text *t)
+{
+	const struct py_layout *l = v->l;
+	uint64_t size;
+	if (!rd_u64(v, addr + l->long_size, &size)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	bool negative;
+	uint64_t n;
+	if (l->long_signed_size) {
+		int64_t s = (int64_t)size;
+		negative = s < 0;
+		n = negative ? 0 - (uint64_t)s : (uint64_t)s;
+	} else {
+		/* lv_tag: digit count << 3 | sign (0 positive, 1 zero, 2
+		 * negative); zero has no digits, the others at least one */
+		unsigned sign = size & 3;
+		negative = sign == 2;
+		n = size >> 3;
+		if (sign == 3 || (sign == 1) != (n == 0)) {
+			puts_(t, "<changing>");   /* memory being freed or reused */
+			return;
+		}
+	}
+	if (n > INT_SANE_DIGITS) {
+		puts_(t, "<changing>");
+		return;
+	}
+	if (as_bool) {
+		puts_(t, n ? "True" : "False");
+		return;
+	}
+	if (n > INT_MAX_DIGITS) {
+		putf(t, "<int of %llu bits>", (unsigned long long)n * 30);
+		return;
+	}
+	uint32_t d[INT_MAX_DIGITS];
+	if (n && !rd(v, addr + l->long_digits, d, n * 4)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	/* 30-bit digits, the top one not 0 (ints are kept normalised) */
+	for (size_t i = 0; i < n; i++)
+		if (d[i] >> 30 || (i + 1 == n && d[i] == 0)) {
+			puts_(t, "<changing>");
+			return;
+		}
+	put_int(t, d, n, negative);
+}
+
+/* repr(float): the fewest significant digits that read back the same,
+ * fixed notation for decimal exponents -4 to 15, else d.ddde+XX. */
+static void
+put_float(struct text *t, double x)
+{
+	if (isnan(x)) {
+		puts_(t, "nan");
+		return;
+	}
+	if (isinf(x)) {
+		puts_(t, x < 0 ? "-inf" : "inf");
+		return;
+	}
+	char e[40];
+	for (int prec = 1; prec <= 17; prec++) {
+		snprintf(e, sizeof e, "%.*e", prec - 1, x);
+		if (strtod(e, NULL) == x)
+			break;
+	}
+	/* e: [-]d[.ddd]e[+-]XX */
+	char digits[24];
+	size_t nd = 0;
+	const char *p = e;
+	bool negative = *p == '-';
+	if (negative)
+		p++;
+	for (; *p && *p != 'e'; p++)
+		if (*p >= '0' && *p <= '9')
+			digits[nd++] = *p;
+	int exp = atoi(p + 1);
+	while (nd > 1 && digits[nd - 1] == '0')
+		nd--;
+	digits[nd] = '\0';
+	if (negative)
+		puts_(t, "-");
+	if (exp >= -4 && exp < 16) {
+		if (exp < 0) {
+			puts_(t, "0.");
+			for (int i = -1; i > exp; i--)
+				puts_(t, "0");
+			puts_(t, digits);
+		} else {
+			for (int i = 0; i <= exp; i++)
+				put(t, (size_t)i < nd ? &digits[i] : "0", 1);
+			puts_(t, ".");
+			puts_(t, (size_t)exp + 1 < nd ? digits + exp + 1 : "0");
+		}
+	} else {
+		put(t, digits, 1);
+		if (nd > 1) {
+			puts_(t, ".");
+			puts_(t, digits + 1);
+		}
+		putf(t, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+	}
+}
+
+/* Code points repr() escapes though they are not ASCII control characters:
+ * the Latin-1 controls and no-break space, and the common non-printable
+ * (format, separator, surrogate, private-use, noncharacter) ranges. */
+static bool
+unprintable(uint32_t c)
+{
+	return (c >= 0x7f && c <= 0xa0) || c == 0xad || (c >= 0x200b && c <= 0x200f) ||
+	       (c >= 0x2028 && c <= 0x202e) || (c >= 0x2060 && c <= 0x206f) || c == 0xfeff ||
+	       (c >= 0xd800 && c <= 0xf8ff) || (c >= 0xfff0 && c <= 0xfffb) ||
+	       (c & 0xfffe) == 0xfffe || c >= 0xe0000;
+}
+
+static void
+put_utf8(struct text *t, uint32_t c)
+{
+	char b[4];
+	size_t n;
+	if (c < 0x80) {
+		b[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		b[0] = (char)(0xc0 | c >> 6);
+		b[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		b[0] = (char)(0xe0 | c >> 12);
+		b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (char)(0xf0 | c >> 18);
+		b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	put(t, b, n);
+}
+
+/* One character of a str (bytes: is_bytes) the way repr() writes it
+ * between `quote`s. */
+static void
+put_escaped(struct text *t, uint32_t c, char quote, bool is_bytes)
+{
+	if (c == '\\' || c == (uint32_t)quote) {
+		char b[2] = {'\\', (char)c};
+		put(t, b, 2);
+	} else if (c == '\t') {
+		puts_(t, "\\t");
+	} else if (c == '\n') {
+		puts_(t, "\\n");
+	} else if (c == '\r') {
+		puts_(t, "\\r");
+	} else if (c < 0x20 || c == 0x7f || (is_bytes && c >= 0x80)) {
+		putf(t, "\\x%02x", c);
+	} else if (c < 0x7f) {
+		char b = (char)c;
+		put(t, &b, 1);
+	} else if (c > 0x10ffff || unprintable(c)) {
+		if (c <= 0xff)
+			putf(t, "\\x%02x", c);
+		else if (c <= 0xffff)
+			putf(t, "\\u%04x", c);
+		else
+			putf(t, "\\U%08x", c);
+	} else {
+		put_utf8(t, c);
+	}
+}
+
+static uint32_t
+char_at(const uint8_t *data, unsigned kind, size_t i)
+{
+	if (kind == 1)
+		return data[i];
+	if (kind == 2) {
+		uint16_t c;
+		memcpy(&c, data + 2 * i, 2);
+		return c;
+	}
+	uint32_t c;
+	memcpy(&c, data + 4 * i, 4);
+	return c;
+}
+
+/* The quotes repr() picks: single, unless the text has one and no double. */
+static char
+pick_quote(const uint8_t *data, unsigned kind, size_t n)
+{
+	bool single = false, dbl = false;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t c = char_at(data, kind, i);
+		single |= c == '\'';
+		dbl |= c == '"';
+	}
+	return single && !dbl ? '"' : '\'';
+}
+
+/* Characters of a str or bytes shown: what the text still has room for. */
+static size_t
+chars_shown(const struct pyvalue *v, const struct text *t, uint64_t length)
+{
+	size_t room = v->lim.chars > t->len ? v->lim.chars - t->len : 1;
+	if (room > TEXT_READ_MAX)
+		room = TEXT_READ_MAX;
+	return length < room ? (size_t)length : room;
+}
+
+static void
+put_text(struct pyvalue *v, struct text *t, const uint8_t *data, unsigned kind, size_t shown,
+	 uint64_t length, bool is_bytes)
+{
+	char quote = pick_quote(data, kind, shown);
+	if (is_bytes)
+		puts_(t, "b");
+	put(t, &quote, 1);
+	for (size_t i = 0; i < shown && t->len + 12 < t->cap; i++)
+		put_escaped(t, char_at(data, kind, i), quote, is_bytes);
+	put(t, &quote, 1);
+	if (shown < length)
+		putf(t, "... (%llu %s)", (unsigned long long)length, is_bytes ? "bytes" : "chars");
+	(void)v;
+}
+
+static void
+render_str(struct pyvalue *v, uint64_t addr, struct text *t)
+{
+	const struct py_layout *l = v->l;
+	uint8_t hdr[128];
+	struct pystr_shape shape;
+	struct tt_error err;
+	if (l->str_compact_size > sizeof hdr || !rd(v, addr, hdr, l->str_compact_size) ||
+	    pystr_parse_header_upto(l, hdr, l->str_compact_size, UINT64_MAX >> 8, &shape, &err)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	size_t shown = chars_shown(v, t, shape.length);
+	uint8_t *data = malloc(shown * shape.kind + 1);
+	if (!data || (shown && !rd(v, addr + shape.data_offset, data, shown * shape.kind)))
+		puts_(t, "<changing>");
+	else
+		put_text(v, t, data, shape.kind, shown, shape.length, false);
+	free(data);
+}
+
+static void
+render_bytes(struct pyvalue *v, uint64_t addr, bool bytearray, struct text *t)
+{
+	const struct py_layout *l = v->l;
+	uint64_t size, start = addr + l->bytes_sval;
+	if (!rd_u64(v, addr + (bytearray ? l->bytearray_size : l->bytes_size), &size) ||
+	    (int64_t)size < 0 || (bytearray && !rd_u64(v, addr + l->bytearray_start, &start))) {
+		puts_(t, "<changing>");
+		return;
+	}
+	if (bytearray)
+		puts_(t, "bytearray(");
+	size_t shown = chars_shown(v, t, size);
+	uint8_t *data = malloc(shown + 1);
+	if (!data || (shown && !rd(v, start, data, shown)))
+		puts_(t, "<changing>");
+	else
+		put_text(v, t, data, 1, shown, size, true);
+	free(data);
+	if (bytearray)
+		puts_(t, ")");
+}
+
+/* Has this container shown what it may? Then say how many it holds. */
+static bool
+enough(const struct pyvalue *v, const struct text *t, unsigned shown, uint64_t total)
+{
+	if (shown < v->lim.items && t->len < v->lim.chars && v->budget >= 64)
+		return false;
+	(void)total;
+	return true;
+}
+
+static void
+put_rest(struct text *t, unsigned shown, uint64_t total)
+{
+	if (shown < total)
+		putf(t, "%s... (%llu item%s)", shown ? ", " : "", (unsigned long long)total,
+		     total == 1 ? "" : "s");
+}
+
+/* Items of a tuple or list: `n` pointers at `items`. */
+static void
+render_items(struct pyvalue *v, uint64_t items, uint64_t n, unsigned depth, struct text *t)
+{
+	unsigned shown = 0;
+	for (; shown < n && !enough(v, t, shown, n); shown++) {
+		uint64_t item;
+		if (shown)
+			puts_(t, ", ");
+		if (!rd_u64(v, items + 8ull * shown, &item))
+			puts_(t, "<changing>");
+		else
+			render(v, item, depth + 1, t);
+	}
+	put_rest(t, shown, n);
+}
+
+static void
+render_sequence(struct pyvalue *v, uint64_t addr, enum kind kind, unsigned depth, struct text *t)
+{
+	const struct py_layout *l = v->l;
+	bool tuple = kind == K_TUPLE;
+	uint64_t n, items = addr + l->tuple_item;
+	if (!rd_u64(v, addr + (tuple ? l->tuple_size : l->list_size), &n) || (int64_t)n < 0 ||
+	    (!tuple && !rd_u64(v, addr + l->list_item, &items))) {
+		puts_(t, "<changing>");
+		return;
+	}
+	puts_(t, tuple ? "(" : "[");
+	if (n && depth > v->lim.depth)
+		put_rest(t, 0, n);
+	else
+		render_items(v, items, n, depth, t);
+	puts_(t, tuple ? (n == 1 ? ",)" : ")") : "]");
+}
+
+static void
+render_dict(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
+{
+	const struct py_layout *l = v->l;
+	uint64_t used, keys, values;
+	uint8_t hdr[PY_DICTKEYS_INDICES];
+	if (!rd_u64(v, addr + l->dict_used, &used) || (int64_t)used < 0 ||
+	    !rd_u64(v, addr + l->dict_keys, &keys) || !rd_u64(v, addr + l->dict_values, &values) ||
+	    !rd(v, keys, hdr, sizeof hdr)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES], kind = hdr[PY_DICTKEYS_KIND];
+	int64_t nentries;
+	memcpy(&nentries, hdr + PY_DICTKEYS_NENTRIES, 8);
+	if (log2_index > 40 || kind > 2 || nentries < 0 || (uint64_t)nentries > (1ull << 40)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	puts_(t, "{");
+	if (used && depth > v->lim.depth) {
+		put_rest(t, 0, used);
+		puts_(t, "}");
+		return;
+	}
+	uint64_t entries = keys + PY_DICTKEYS_INDICES + (1ull << log2_index);
+	size_t size = kind == 0 ? 24 : 16;
+	unsigned shown = 0;
+	for (int64_t i = 0; i < nentries && !enough(v, t, shown, used); i++) {
+		uint64_t e[3] = {0};
+		if (!rd(v, entries + (uint64_t)i * size, e, size)) {
+			puts_(t, shown ? ", <changing>" : "<changing>");
+			break;
+		}
+		uint64_t key = kind == 0 ? e[1] : e[0], value = kind == 0 ? e[2] : e[1];
+		if (values && !rd_u64(v, values + l->dict_values_array + 8ull * (uint64_t)i, &value))
+			value = 0;
+		if (!key || !value)
+			continue;   /* deleted */
+		if (shown++)
+			puts_(t, ", ");
+		render(v, key, depth + 1, t);
+		puts_(t, ": ");
+		render(v, value, depth + 1, t);
+	}
+	put_rest(t, shown, used);
+	puts_(t, "}");
+}
+
+static void
+render_set(struct pyvalue *v, uint64_t addr, bool frozen, unsigned depth, struct text *t)
+{
+	const struct py_layout *l = v->l;
+	uint64_t used, mask, table;
+	if (!rd_u64(v, addr + l->set_used, &used) || !rd_u64(v, addr + l->set_mask, &mask) ||
+	    !rd_u64(v, addr + l->set_table, &table) || (int64_t)used < 0 ||
+	    (mask & (mask + 1)) != 0 || mask > (1ull << 40)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	const char *name = frozen ? "frozenset" : "set";
+	if (used == 0) {
+		putf(t, "%s()", name);
+		return;
+	}
+	if (frozen)
+		puts_(t, "frozenset(");
+	puts_(t, "{");
+	unsigned shown = 0;
+	if (depth > v->lim.depth) {
+		put_rest(t, 0, used);
+	} else {
+		/* entries: key, hash; empty slots NULL, removed ones a dummy */
+		for (uint64_t i = 0; i <= mask && shown < used && !enough(v, t, shown, used); i++) {
+			uint64_t key;
+			if (!rd_u64(v, table + 16 * i, &key)) {
+				puts_(t, shown ? ", <changing>" : "<changing>");
+				break;
+			}
+			uint64_t type;
+			const struct type_info *ti;
+			if (!key || (rd_u64(v, key + l->ob_type, &type) && (ti = type_of(v, type)) &&
+				     ti->kind == K_DUMMY))
+				continue;
+			if (shown++)
+				puts_(t, ", ");
+			render(v, key, depth + 1, t);
+		}
+		put_rest(t, shown, used);
+	}
+	puts_(t, frozen ? "})" : "}");
+}
+
+static void
+render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
+{
+	uint64_t type;
+	const struct type_info *ti;
+	if (addr == 0 || (addr & 7) || !rd_u64(v, addr + v->l->ob_type, &type) ||
+	    !(ti = type_of(v, type))) {
+		puts_(t, "<changing>");
+		return;
+	}
+	switch (ti->kind) {
+	case K_NONE: puts_(t, "None"); break;
+	case K_BOOL: render_int(v, addr, true, t); break;
+	case K_INT: render_int(v, addr, false, t); break;
+	case K_FLOAT: {
+		double x;
+		if (rd(v, addr + v->l->float_value, &x, 8))
+			put_float(t, x);
+		else
+			puts_(t, "<changing>");
+		break;
+	}
+	case K_STR: render_str(v, addr, t); break;
+	case K_BYTES: render_bytes(v, addr, false, t); break;
+	case K_BYTEARRAY: render_bytes(v, addr, true, t); break;
+	case K_TUPLE:
+	case K_LIST: render_sequence(v, addr, ti->kind, depth, t); break;
+	case K_DICT: render_dict(v, addr, depth, t); break;
+	case K_SET:
+	case K_FROZENSET: render_set(v, addr, ti->kind == K_FROZENSET, depth, t); break;
+	case K_FUNCTION: {
+		uint64_t qual_ptr;
+		char *qual = rd_u64(v, addr + v->l->func_qualname, &qual_ptr) ? str_object(v, qual_ptr)
+									     : NULL;
+		putf(t, "<function %s at 0x%llx>", qual ? qual : "?", (unsigned long long)addr);
+		free(qual);
+		break;
+	}
+	case K_CELL:
+	case K_DUMMY:
+	case K_OTHER:
+		putf(t, "<%s object at 0x%llx>", ti->name, (unsigned long long)addr);
+		break;
+	}
+}
+
+bool
+pyvalue_repr(struct pyvalue *v, uint64_t addr, char *text, char *type, size_t type_len)
+{
+	struct text t = {.p = text, .cap = PYVALUE_TEXT_MAX};
+	text[0] = '\0';
+	type[0] = '\0';
+	v->budget = v->lim.bytes;
+	uint64_t tp;
+	const struct type_info *ti;
+	if (addr == 0 || (addr & 7) || !rd_u64(v, addr + v->l->ob_type, &tp) ||
+	    !(ti = type_of(v, tp))) {
+		puts_(&t, "<changing>");
+		return false;
+	}
+	snprintf(type, type_len, "%s", ti->name);
+	render(v, addr, 0, &t);
+	return true;
+}
+
+int
+pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct pylocal *out,
+	      size_t max, struct tt_error *err)
+{
+	const struct py_layout *l = v->l;
+	if (!l->has_values)
+		return tt_fail(err, TT_EVERSION, 0, "this interpreter's table gives no locals"), -1;
+	int32_t flags, argcount, kwonly;
+	uint64_t names, kinds, n;
+	if (remote_read(v->mem, code_addr + l->co_flags, &flags, 4, err) ||
+	    remote_read(v->mem, code_addr + l->co_argcount, &argcount, 4, err) ||
+	    remote_read(v->mem, code_addr + l->co_kwonlyargcount, &kwonly, 4, err) ||
+	    remote_read_u64(v->mem, code_addr + l->co_localsplusnames, &names, err) ||
+	    remote_read_u64(v->mem, code_addr + l->co_localspluskinds, &kinds, err) ||
+	    remote_read_u64(v->mem, names + l->tuple_size, &n, err))
+		return -1;
+	if (argcount < 0 || kwonly < 0 || n > 65535)
+		return tt_fail(err, TT_EBADMEM, 0, "implausible code object at 0x%llx",
+			       (unsigned long long)code_addr), -1;
+	size_t count = n < PYLOCALS_MAX ? (size_t)n : PYLOCALS_MAX;
+	uint64_t name_ptrs[PYLOCALS_MAX];
+	uint8_t kind[PYLOCALS_MAX];
+	uint64_t slots[PYLOCALS_MAX];
+	if (count && (remote_read(v->mem, names + l->tuple_item, name_ptrs, count * 8, err) ||
+		      remote_read(v->mem, kinds + l->bytes_sval, kind, count, err) ||
+		      remote_read(v->mem, frame_addr + l->fr_localsplus, slots, count * 8, err)))
+		return -1;
+	uint64_t nargs = (uint64_t)argcount + (uint64_t)kwonly + !!(flags & PY_CO_VARARGS) +
+			 !!(flags & PY_CO_VARKEYWORDS);
+	size_t k = 0;
+	for (size_t i = 0; i < count && k < max; i++) {
+		if (kind[i] & PY_CO_FAST_HIDDEN)
+			continue;   /* an inlined comprehension's, not the function's */
+		struct pylocal *p = &out[k++];
+		char *name = NULL;
+		struct tt_error e;
+		if (pystr_read(v->mem, l, name_ptrs[i], &name, &e) == TT_OK) {
+			snprintf(p->name, sizeof p->name, "%s", name);
+			free(name);
+		} else {
+			snprintf(p->name, sizeof p->name, "<local %zu>", i);
+		}
+		p->kind = i < nargs ? PYLOCAL_ARG : (kind[i] & PY_CO_FAST_CELL) ? PYLOCAL_CELL
+			  : (kind[i] & PY_CO_FAST_FREE) ? PYLOCAL_FREE : PYLOCAL_LOCAL;
+		p->slot = (unsigned)i;
+		p->addr = slots[i] & ~l->tag_mask;
+	}
+	return (int)k;
+}
+
+bool
+pylocals_frame_runs(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr)
+{
+	uint64_t code;
+	struct tt_error err;
+	return remote_read_u64(v->mem, frame_addr + v->l->fr_executable, &code, &err) == TT_OK &&
+	       (code & ~v->l->tag_mask) == code_addr;
+}
+
+void
+pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *local, char *text,
+	      char *type, size_t type_len)
+{
+	if (!local->addr) {
+		snprintf(text, PYVALUE_TEXT_MAX, "<unbound>");
+		type[0] = '\0';
+		return;
+	}
+	uint64_t addr = local->addr;
+	/* a cell variable holds its cell (an argument made one, a free
+	 * variable the closure's): show what is in it */
+	if (local->kind != PYLOCAL_LOCAL) {
+		uint64_t tp, inner;
+		struct tt_error err;
+		v->budget = v->lim.bytes;
+		const struct type_info *ti;
+		if (!remote_read_u64(v->mem, addr + v->l->ob_type, &tp, &err) &&
+		    (ti = type_of(v, tp)) && ti->kind == K_CELL) {
+			if (remote_read_u64(v->mem, addr + v->l->cell_ref, &inner, &err)) {
+				snprintf(text, PYVALUE_TEXT_MAX, "<changing>");
+				type[0] = '\0';
+				return;
+			}
+			if (!inner) {
+				snprintf(text, PYVALUE_TEXT_MAX, "<unbound>");
+				type[0] = '\0';
+				return;
+			}
+			addr = inner;
+		}
+	}
+	/* Read twice, and the frame still holding the object after: what was
+	 * read is what the variable held. A counter's slot alternates between
+	 * two addresses, each int freed and made again at one of them: the
+	 * slot alone could match while its object was being remade. */
+	char again[PYVALUE_TEXT_MAX];
+	char type2[160];
+	pyvalue_repr(v, addr, text, type, type_len);
+	pyvalue_repr(v, addr, again, type2, sizeof type2);
+	uint64_t now;
+	struct tt_error err;
+	if (strcmp(text, again) != 0 ||
+	    remote_read_u64(v->mem, frame_addr + v->l->fr_localsplus + 8ull * local->slot, &now,
+			    &err) ||
+	    (now & ~v->l->tag_mask) != local->addr) {
+		snprintf(text, PYVALUE_TEXT_MAX, "<changing>");
+		type[0] = '\0';
+	}
+}

@@ -1,0 +1,79 @@
+/* Python values read from a target and rendered the way repr() renders the
+ * built-in types, within limits: a frame's locals (dump --locals).
+ *
+ * None, bool, int (any size up to Python's own 4,300-digit limit), float
+ * (the shortest text that reads back the same), str and bytes (with
+ * repr's quotes and escapes), bytearray, tuple, list, dict, set,
+ * frozenset: containers up to `items` items and `depth` levels, then "...
+ * (N items)"; any other object as <Type object at 0x...>. Every read is
+ * counted against `bytes` per value, so a 1 GB string or a list of ten
+ * million costs what a small one does. What is read is the target's:
+ * sanitize it before it reaches a terminal. */
+#ifndef TT_PYVALUE_H
+#define TT_PYVALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "keytab.h"
+#include "pylayout.h"
+#include "remote.h"
+
+struct pyvalue_limits {
+	unsigned items;      /* items shown per container */
+	unsigned depth;      /* containers shown inside containers */
+	size_t chars;        /* characters of text per value, about */
+	size_t bytes;        /* bytes read from the target per value */
+};
+
+#define PYVALUE_LIMITS_DEFAULT {.items = 8, .depth = 2, .chars = 200, .bytes = 65536}
+/* Longest rendering: the limit on characters and room to close it. */
+#define PYVALUE_TEXT_MAX 1024
+
+struct pyvalue {
+	struct remote *mem;
+	const struct py_layout *l;
+	struct pyvalue_limits lim;
+	struct keytab types;     /* what each type object seen is (struct type_info) */
+	size_t budget;           /* bytes still to read for this value */
+};
+
+void pyvalue_init(struct pyvalue *v, struct remote *mem, const struct py_layout *l,
+		  const struct pyvalue_limits *lim);
+void pyvalue_free(struct pyvalue *v);
+
+/* The object at addr: its repr into text (UTF-8, at most PYVALUE_TEXT_MAX
+ * bytes with the NUL), its type's name into type. false when the object
+ * itself cannot be read (text then says why, in angle brackets). */
+bool pyvalue_repr(struct pyvalue *v, uint64_t addr, char *text, char *type, size_t type_len);
+
+enum pylocal_kind { PYLOCAL_ARG, PYLOCAL_LOCAL, PYLOCAL_CELL, PYLOCAL_FREE };
+
+struct pylocal {
+	char name[128];
+	enum pylocal_kind kind;
+	unsigned slot;           /* its index in the frame's localsplus */
+	uint64_t addr;           /* the object in the slot when read, 0: unbound */
+};
+
+/* Most locals read per frame. */
+#define PYLOCALS_MAX 512
+
+/* The locals of the frame at frame_addr running the code at code_addr, in
+ * order (arguments first, as the code lists them; hidden ones left out),
+ * up to max: the count, or -1 with err when they cannot be read. */
+int pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr,
+		  struct pylocal *out, size_t max, struct tt_error *err);
+
+/* Does the frame at frame_addr still run the code at code_addr? */
+bool pylocals_frame_runs(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr);
+
+/* A local's value: its repr and type as pyvalue_repr, a cell's content
+ * for cell and free variables, "<unbound>"; and, read again after, the
+ * frame's slot still held the same object, else "<changing>". */
+void pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *local,
+		   char *text, char *type, size_t type_len);
+
+#endif

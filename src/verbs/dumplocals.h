@@ -1,0 +1,21 @@
+/* dump --locals: each Python frame's arguments and locals, text or JSON. */
+#ifndef TT_DUMPLOCALS_H
+#define TT_DUMPLOCALS_H
+
+#include <stdio.h>
+
+#include "pyvalue.h"
+#include "unwinder.h"
+
+/* Under a frame's line: "        name = value", one a line, arguments
+ * first, sanitized; "(locals not read: ...)" when they cannot be (v NULL:
+ * out of memory). */
+void dumplocals_text(FILE *f, struct pyvalue *v, const struct unwinder *u,
+		     const struct tt_frame *fr);
+
+/* `, "locals": [{"name", "kind", "type", "repr"}, ...]` inside a frame's
+ * object (null when they cannot be read, with "locals_error"). */
+void dumplocals_json(FILE *f, struct pyvalue *v, const struct unwinder *u,
+		     const struct tt_frame *fr);
+
+#endif
