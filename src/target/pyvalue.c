@@ -91,6 +91,7 @@ pyvalue_init(struct pyvalue *v, struct remote *mem, const struct py_layout *l,
 	if (v->lim.chars + 64 > PYVALUE_TEXT_MAX)
 		v->lim.chars = PYVALUE_TEXT_MAX - 64;
 	keytab_init(&v->types, sizeof(struct type_info));
+	v->frame_left = v->lim.frame_bytes;
 }
 
 void
@@ -241,6 +242,10 @@ type_of(struct pyvalue *v, uint64_t type)
 }
 
 static void render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t);
+static bool repr_object(struct pyvalue *v, uint64_t addr, struct text *t, char *type,
+			size_t type_len);
+static bool repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *type,
+			size_t type_len);
 
 /* An int of n 30-bit digits (least significant first) in decimal. */
 static void
@@ -754,19 +759,37 @@ render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
 bool
 pyvalue_repr(struct pyvalue *v, uint64_t addr, char *text, char *type, size_t type_len)
 {
+	return repr_within(v, addr, v->lim.bytes, text, type, type_len);
+}
+
+/* pyvalue_repr reading at most `budget` bytes; what it read is taken from
+ * the frame's budget. */
+static bool
+repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *type,
+	    size_t type_len)
+{
 	struct text t = {.p = text, .cap = PYVALUE_TEXT_MAX};
 	text[0] = '\0';
 	type[0] = '\0';
-	v->budget = v->lim.bytes;
+	v->budget = budget;
+	bool ok = repr_object(v, addr, &t, type, type_len);
+	size_t used = budget - v->budget;
+	v->frame_left = v->frame_left > used ? v->frame_left - used : 0;
+	return ok;
+}
+
+static bool
+repr_object(struct pyvalue *v, uint64_t addr, struct text *t, char *type, size_t type_len)
+{
 	uint64_t tp;
 	const struct type_info *ti;
 	if (addr == 0 || (addr & 7) || !rd_u64(v, addr + v->l->ob_type, &tp) ||
 	    !(ti = type_of(v, tp))) {
-		puts_(&t, "<changing>");
+		puts_(t, "<changing>");
 		return false;
 	}
 	snprintf(type, type_len, "%s", ti->name);
-	render(v, addr, 0, &t);
+	render(v, addr, 0, t);
 	return true;
 }
 
@@ -797,6 +820,7 @@ pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct
 		      remote_read(v->mem, kinds + l->bytes_sval, kind, count, err) ||
 		      remote_read(v->mem, frame_addr + l->fr_localsplus, slots, count * 8, err)))
 		return -1;
+	v->frame_left = v->lim.frame_bytes;
 	uint64_t nargs = (uint64_t)argcount + (uint64_t)kwonly + !!(flags & PY_CO_VARARGS) +
 			 !!(flags & PY_CO_VARKEYWORDS);
 	size_t k = 0;
@@ -838,6 +862,12 @@ pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *loca
 		type[0] = '\0';
 		return;
 	}
+	if (v->frame_left < 256) {
+		snprintf(text, PYVALUE_TEXT_MAX, "<not read: %zu KB read for this frame already>",
+			 v->lim.frame_bytes >> 10);
+		type[0] = '\0';
+		return;
+	}
 	uint64_t addr = local->addr;
 	/* a cell variable holds its cell (an argument made one, a free
 	 * variable the closure's): show what is in it */
@@ -867,8 +897,9 @@ pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *loca
 	 * slot alone could match while its object was being remade. */
 	char again[PYVALUE_TEXT_MAX];
 	char type2[160];
-	pyvalue_repr(v, addr, text, type, type_len);
-	pyvalue_repr(v, addr, again, type2, sizeof type2);
+	size_t budget = v->lim.bytes < v->frame_left / 2 ? v->lim.bytes : v->frame_left / 2;
+	repr_within(v, addr, budget, text, type, type_len);
+	repr_within(v, addr, budget, again, type2, sizeof type2);
 	uint64_t now;
 	struct tt_error err;
 	if (strcmp(text, again) != 0 ||

@@ -26,9 +26,11 @@ struct pyvalue_limits {
 	unsigned depth;      /* containers shown inside containers */
 	size_t chars;        /* characters of text per value, about */
 	size_t bytes;        /* bytes read from the target per value */
+	size_t frame_bytes;  /* ... and per frame's locals (pylocals_read starts one) */
 };
 
-#define PYVALUE_LIMITS_DEFAULT {.items = 8, .depth = 2, .chars = 200, .bytes = 65536}
+#define PYVALUE_LIMITS_DEFAULT \
+	{.items = 8, .depth = 2, .chars = 200, .bytes = 65536, .frame_bytes = 1u << 20}
 /* Longest rendering: the limit on characters and room to close it. */
 #define PYVALUE_TEXT_MAX 1024
 
@@ -38,6 +40,7 @@ struct pyvalue {
 	struct pyvalue_limits lim;
 	struct keytab types;     /* what each type object seen is (struct type_info) */
 	size_t budget;           /* bytes still to read for this value */
+	size_t frame_left;       /* ... and for the frame's locals */
 };
 
 void pyvalue_init(struct pyvalue *v, struct remote *mem, const struct py_layout *l,
