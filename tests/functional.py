@@ -349,8 +349,14 @@ def validate_dump(doc, pid, may_have_no_threads=False):
         typed(t.get("tid_known"), bool, "tid_known of thread %s" % t["tid"])
         typed(t.get("name"), str, "name of thread %s" % t["tid"])
         typed(t.get("interpreter"), int, "interpreter of thread %s" % t["tid"])
-        for flag in ("main", "gil", "on_cpu", "truncated"):
+        for flag in ("main", "gil", "truncated"):
             typed(t.get(flag), bool, "%s of thread %s" % (flag, t["tid"]))
+        # a core's threads were on no CPU of this machine: null
+        if "core" in doc:
+            expect(t.get("on_cpu", 0) is None, "on_cpu of a core's thread %s should be null"
+                   % t["tid"])
+        else:
+            typed(t.get("on_cpu"), bool, "on_cpu of thread %s" % t["tid"])
         # Only 3.15+ say which threads wait for the GIL; before, it is null.
         if tuple(int(x) for x in re.findall(r"\d+", doc["python"])[:2]) >= (3, 15):
             typed(t.get("gil_wait"), bool, "gil_wait of thread %s" % t["tid"])

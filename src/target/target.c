@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "corefile.h"
 #include "discover.h"
 #include "elffile.h"
 #include "procmaps.h"
@@ -190,12 +191,25 @@ attach_by_symbols(struct target *t, int fd, uint64_t base, const char *path, boo
 
 /* Try one mapped file: does it carry .PyRuntime, and is a valid table there?
  * If not, is it a 3.11/3.12 runtime we know by its symbols? */
+/* How the files a target maps are opened: through /proc/PID/map_files
+ * for a live process, under a root for a core's. */
+struct file_opener {
+	int (*open)(void *ctx, const struct proc_maps *maps, size_t idx);
+	void *ctx;
+};
+
+static int
+open_live_file(void *ctx, const struct proc_maps *maps, size_t idx)
+{
+	return open_mapped_file(*(const pid_t *)ctx, &maps->entries[idx]);
+}
+
 static tt_status
 try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
-	      struct tt_error *err)
+	      const struct file_opener *open_file, struct tt_error *err)
 {
 	const struct map_entry *m = &maps->entries[idx];
-	int fd = open_mapped_file(t->pid, m);
+	int fd = open_file->open(open_file->ctx, maps, idx);
 	if (fd < 0) {
 		if (errno == EACCES || errno == EPERM)
 			return remote_permission_error(t->pid, errno, err);
@@ -281,6 +295,111 @@ error_rank(tt_status st)
 	}
 }
 
+/* Look for the runtime in each mapped file: TT_OK, or the worst error met
+ * in *first and a version named by a file in old_version. */
+static tt_status
+attach_from_maps(struct target *t, const struct proc_maps *mapsp,
+		 const struct file_opener *opener, char *old_version, size_t vlen,
+		 struct tt_error *firstp)
+{
+	const struct proc_maps maps = *mapsp;
+	struct tt_error first = {0};
+	tt_status st;
+
+	/* Python-named files first (the executable or libpython), then any other
+	 * mapped file, for interpreters embedded in differently named programs. */
+	/* Each file once: compared with the files tried so far, not with every
+	 * earlier mapping, which is quadratic in a map of 65k entries. */
+	size_t tried_at[MAX_CANDIDATE_FILES];
+	size_t tried = 0;
+	st = TT_ENOTPY;
+	for (int pass = 0; pass < 2 && st != TT_OK; pass++) {
+		for (size_t i = 0; i < maps.count && tried < MAX_CANDIDATE_FILES; i++) {
+			const struct map_entry *m = &maps.entries[i];
+			if (m->path[0] != '/' || (pass == 0) != is_python_named(m->path))
+				continue;
+			bool seen = false;
+			for (size_t j = tried; j > 0 && !seen; j--)
+				seen = strcmp(maps.entries[tried_at[j - 1]].path, m->path) == 0;
+			if (seen)
+				continue;
+			tried_at[tried++] = i;
+			if (pass == 0 && !old_version[0])
+				version_from_name(m->path, old_version, vlen);
+			struct tt_error e = {0};
+			st = try_candidate(t, &maps, i, opener, &e);
+			if (st == TT_OK)
+				break;
+			if (error_rank(e.status) > error_rank(first.status))
+				first = e;
+			if (st == TT_ENOPROC || st == TT_EPERM)
+				break;
+		}
+		if (first.status == TT_ENOPROC || first.status == TT_EPERM)
+			break;
+	}
+	*firstp = first;
+	return st;
+}
+
+static int
+open_core_file(void *ctx, const struct proc_maps *maps, size_t idx)
+{
+	(void)maps;
+	int fd = corefile_map_fd(ctx, idx);   /* the maps are the core's, in order */
+	if (fd < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	return dup(fd);   /* the caller closes its own */
+}
+
+tt_status
+target_attach_core(struct target *t, struct corefile *c, struct tt_error *err)
+{
+	memset(t, 0, sizeof *t);
+	/* pid 0: nothing of the machine's /proc is read for a core (a live
+	 * process may have its pid now) */
+	remote_open_backend(&t->mem, corefile_backend(c));
+	struct proc_maps maps = {calloc(c->nmaps ? c->nmaps : 1, sizeof *maps.entries), c->nmaps};
+	if (!maps.entries)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory");
+	for (size_t i = 0; i < c->nmaps; i++) {
+		struct map_entry *m = &maps.entries[i];
+		m->start = c->maps[i].start;
+		m->end = c->maps[i].end;
+		m->offset = c->maps[i].offset;
+		memcpy(m->perms, "r--p", 5);
+		snprintf(m->path, sizeof m->path, "%s", c->maps[i].path);
+	}
+	struct file_opener opener = {open_core_file, c};
+	char old_version[16] = "";
+	struct tt_error first = {0};
+	tt_status st = attach_from_maps(t, &maps, &opener, old_version, sizeof old_version, &first);
+	/* a Python file the core maps that is not under the root */
+	const char *missing = NULL;
+	for (size_t i = 0; i < c->nmaps && st != TT_OK && !missing; i++)
+		if (is_python_named(c->maps[i].path) && corefile_map_fd(c, i) < 0)
+			missing = c->maps[i].path;
+	procmaps_free(&maps);
+	if (st == TT_OK)
+		return TT_OK;
+	if (missing)
+		return tt_fail(err, TT_ENOTPY, 0, "the core's process maps %s, which is not %s%s%s "
+				  "(give --root DIR: where the process's files are)", missing,
+				  c->root[0] ? "under " : "on this machine", c->root,
+				  c->root[0] ? "" : "");
+	if (first.status != TT_ENOTPY && first.status != TT_OK) {
+		*err = first;
+		return first.status;
+	}
+	if (old_version[0])
+		return tt_fail(err, TT_EVERSION, 0, "the core's process runs Python %s (tachyon-top "
+				  "supports " PY_SUPPORTED_RANGE ")", old_version);
+	return tt_fail(err, TT_ENOTPY, 0, "the core's process (%s, pid %d) is not a Python "
+			  "process (no CPython runtime in its mappings)", c->fname, (int)c->pid);
+}
+
 tt_status
 target_attach(struct target *t, pid_t pid, struct tt_error *err)
 {
@@ -300,41 +419,10 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 			return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 		return st;
 	}
-
-	/* Python-named files first (the executable or libpython), then any other
-	 * mapped file, for interpreters embedded in differently named programs. */
-	struct tt_error first = {0};
+	struct file_opener opener = {open_live_file, &pid};
 	char old_version[16] = "";
-	/* Each file once: compared with the files tried so far, not with every
-	 * earlier mapping, which is quadratic in a map of 65k entries. */
-	size_t tried_at[MAX_CANDIDATE_FILES];
-	size_t tried = 0;
-	st = TT_ENOTPY;
-	for (int pass = 0; pass < 2 && st != TT_OK; pass++) {
-		for (size_t i = 0; i < maps.count && tried < MAX_CANDIDATE_FILES; i++) {
-			const struct map_entry *m = &maps.entries[i];
-			if (m->path[0] != '/' || (pass == 0) != is_python_named(m->path))
-				continue;
-			bool seen = false;
-			for (size_t j = tried; j > 0 && !seen; j--)
-				seen = strcmp(maps.entries[tried_at[j - 1]].path, m->path) == 0;
-			if (seen)
-				continue;
-			tried_at[tried++] = i;
-			if (pass == 0 && !old_version[0])
-				version_from_name(m->path, old_version, sizeof old_version);
-			struct tt_error e = {0};
-			st = try_candidate(t, &maps, i, &e);
-			if (st == TT_OK)
-				break;
-			if (error_rank(e.status) > error_rank(first.status))
-				first = e;
-			if (st == TT_ENOPROC || st == TT_EPERM)
-				break;
-		}
-		if (first.status == TT_ENOPROC || first.status == TT_EPERM)
-			break;
-	}
+	struct tt_error first = {0};
+	st = attach_from_maps(t, &maps, &opener, old_version, sizeof old_version, &first);
 	procmaps_free(&maps);
 	if (st == TT_OK)
 		return TT_OK;
@@ -352,6 +440,7 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 		       "process %d is not a Python process (no CPython runtime in its mappings)",
 		       (int)pid);
 }
+
 
 tt_status
 target_attach_like(struct target *t, pid_t pid, const struct target *like, struct tt_error *err)

@@ -42,6 +42,11 @@ tt_status target_attach_root(struct target *t, pid_t pid, uint64_t wait_ns, bool
 tt_status target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns,
 				   struct tt_error *err);
 
+struct corefile;
+/* Find the CPython runtime in a core file's process (corefile.h): its
+ * memory, and its mapped files under the core's root. t->pid is 0. */
+tt_status target_attach_core(struct target *t, struct corefile *c, struct tt_error *err);
+
 /* Attach through an arbitrary memory backend with a known runtime address
  * (fuzzing and unit tests). */
 tt_status target_attach_memory(struct target *t, struct remote_backend backend,

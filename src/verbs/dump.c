@@ -16,6 +16,7 @@
 #include "grow.h"
 #include "kwait.h"
 #include "mixedstack.h"
+#include "corefile.h"
 #include "dumplocals.h"
 #include "native.h"
 #include "owners.h"
@@ -34,6 +35,7 @@ print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--locals]\n"
 	      "                        [--subprocesses]\n"
+	      "       tachyon-top dump --core FILE [--root DIR] [--json] [--tasks] [--locals]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
@@ -48,6 +50,10 @@ print_usage(FILE *f)
 	      "  -l, --locals        also each Python frame's arguments and local variables,\n"
 	      "                      as repr() shows them (within limits); they may hold\n"
 	      "                      secrets: handle the output like a core file\n"
+	      "      --core FILE     the threads of the process a core file was taken of\n"
+	      "                      (gcore, systemd-coredump); pages the core left out\n"
+	      "                      come from the files it names\n"
+	      "      --root DIR      where those files are (a container's root)\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
@@ -93,6 +99,8 @@ struct kernel_view {
 	struct schedclock *clock;
 	struct owners *owners;
 	bool want_native;
+	const struct corefile *core;      /* --core: the process is this core's */
+	const char *core_path;
 	bool want_locals;                 /* --locals */
 	struct pyvalue *values;           /* their reader, or NULL (out of memory) */
 	struct native_unwinder *native;   /* --native: the process's unwinder, or NULL */
@@ -102,6 +110,8 @@ struct kernel_view {
 /* What was asked of the dump. */
 struct dump_opts {
 	bool json, tasks, native, locals;
+	const struct corefile *core;   /* --core: the process is this core's */
+	const char *core_path;
 };
 
 static void
@@ -116,6 +126,10 @@ kernel_view_open(struct kernel_view *kv, struct target *t, const struct dump_opt
 		struct pyvalue_limits lim = PYVALUE_LIMITS_DEFAULT;
 		pyvalue_init(kv->values, mem, &t->layout, &lim);
 	}
+	kv->core = o->core;
+	kv->core_path = o->core_path;
+	if (o->core)
+		return;   /* the kernel's view is of live processes */
 	kv->owners = owners_new();
 	kv->reader = kwait_reader_new(pid, mem, kv->owners);
 	kv->clock = schedclock_new();
@@ -320,6 +334,20 @@ print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
 	thread_stacks_free(ts);
 }
 
+/* A thread's name: the kernel's for a live process; a core keeps its
+ * process's command name (NT_PRPSINFO), which is its main thread's. */
+static void
+core_or_live_name(const struct kernel_view *kv, const struct target *t,
+		  const struct tt_thread *th, char *comm, size_t len)
+{
+	if (kv->core) {
+		if (th->status & TT_THREAD_MAIN)
+			snprintf(comm, len, "%s", kv->core->fname);
+	} else if (!th->tid_unknown) {
+		taskinfo_comm(t->pid, (long)th->native_tid, comm, len);
+	}
+}
+
 /* ppid >= 0: one process of a tree (say its parent). */
 static void
 print_text(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
@@ -327,6 +355,13 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 {
 	const struct target *t = u->target;
 	char cmd[1024], safe[4096];
+	if (kv->core) {
+		char path[2048];
+		sanitize_for_terminal(kv->core->psargs, safe, sizeof safe);
+		sanitize_for_terminal(kv->core_path, path, sizeof path);
+		printf("Core %s of process %d: %s\nPython %s (%s)\n", path, (int)kv->core->pid, safe,
+		       t->layout.version_str, t->binary);
+	}
 	taskinfo_cmdline(t->pid, cmd, sizeof cmd);
 	sanitize_for_terminal(cmd, safe, sizeof safe);
 	/* In a container, its pid there too: what its own logs say. */
@@ -334,7 +369,9 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	char ns[48] = "";
 	if (tidmap_process_ns_pid(t->pid, &ns_pid))
 		snprintf(ns, sizeof ns, " (pid %llu in its PID namespace)", (unsigned long long)ns_pid);
-	if (ppid >= 0)
+	if (kv->core)
+		;   /* said above */
+	else if (ppid >= 0)
 		printf("Process %d%s (parent %d): %s\nPython %s (%s)\n", (int)t->pid, ns, (int)ppid,
 		       safe, t->layout.version_str, t->binary);
 	else
@@ -343,8 +380,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
-		if (!th->tid_unknown)
-			taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
+		core_or_live_name(kv, t, th, comm, sizeof comm);
 		sanitize_for_terminal(comm, safe, sizeof safe);
 		printf("\nThread %llu", (unsigned long long)th->native_tid);
 		/* Logs print the id in the thread's own namespace: say it too. */
@@ -368,7 +404,8 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 				sep = ", ";
 			}
 		}
-		if (!(th->status & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN))) {
+		/* a core's threads were on no CPU of ours: no word on it */
+		if (!(th->status & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN)) && !kv->core) {
 			printf("%sidle", sep);
 			sep = ", ";
 		}
@@ -471,13 +508,19 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	   pid_t ppid, const struct tt_tasks *tasks, const char *tasks_error)
 {
 	const struct target *t = u->target;
-	printf("{\"pid\": %d, \"python\": ", (int)t->pid);
+	printf("{\"pid\": %d, \"python\": ", kv->core ? (int)kv->core->pid : (int)t->pid);
 	json_put_string(stdout, t->layout.version_str);
 	uint64_t ns_pid;
 	if (tidmap_process_ns_pid(t->pid, &ns_pid))
 		printf(", \"ns_pid\": %llu", (unsigned long long)ns_pid);
 	else
 		printf(", \"ns_pid\": null");
+	if (kv->core) {
+		printf(", \"core\": ");
+		json_put_string(stdout, kv->core_path);
+		printf(", \"cmdline\": ");
+		json_put_string(stdout, kv->core->psargs);
+	}
 	if (ppid >= 0) {
 		char cmd[4096];
 		taskinfo_cmdline(t->pid, cmd, sizeof cmd);
@@ -488,8 +531,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
-		if (!th->tid_unknown)
-			taskinfo_comm(t->pid, (long)th->native_tid, comm, sizeof comm);
+		core_or_live_name(kv, t, th, comm, sizeof comm);
 		printf("%s\n  {\"tid\": %llu, \"ns_tid\": %llu, \"tid_known\": %s, \"name\": ",
 		       i ? "," : "", (unsigned long long)th->native_tid,
 		       (unsigned long long)th->ns_tid, th->tid_unknown ? "false" : "true");
@@ -503,7 +545,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		       /* null: this version does not say who waits (before 3.15) */
 		       !t->layout.has_tstate_gil ? "null"
 		       : (th->status & TT_THREAD_GIL_WAIT) ? "true" : "false",
-		       (th->status & TT_THREAD_ON_CPU) ? "true" : "false",
+		       kv->core ? "null" : (th->status & TT_THREAD_ON_CPU) ? "true" : "false",
 		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
 		struct kwait_info ki;
 		printf("   \"blocked\": ");
@@ -560,7 +602,8 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 {
 	bool json = o->json, want_tasks = o->tasks;
 	struct unwinder u;
-	tt_status st = unwinder_init(&u, t, UNWIND_CPU_STATE, err);
+	/* a core's threads are on no CPU of this machine */
+	tt_status st = unwinder_init(&u, t, o->core ? 0 : UNWIND_CPU_STATE, err);
 	if (st != TT_OK)
 		return st;
 	struct tt_sample s = {0};
@@ -681,6 +724,32 @@ dump_tree(pid_t root, const struct dump_opts *o, bool other_root)
 	return rc;
 }
 
+/* --core FILE: the threads of the process the core was taken of. */
+static int
+dump_core(const char *path, const char *root, pid_t pid, bool tree, struct dump_opts *o)
+{
+	if (pid || tree || o->native)
+		return cli_usage_error("dump ", "--core reads one process's core: not with %s",
+				       pid ? "-p" : tree ? "--subprocesses" : "--native (not yet)");
+	struct tt_error err = {0};
+	struct corefile core;
+	if (corefile_open(&core, path, root, &err) != TT_OK)
+		return cli_report(&err);
+	if (core.missing_bytes)
+		fprintf(stderr, "tachyon-top: warning: the core is cut short: %llu bytes of its "
+				"memory are missing; what is there is read\n",
+			(unsigned long long)core.missing_bytes);
+	o->core = &core;
+	o->core_path = path;
+	struct target t;
+	tt_status st = target_attach_core(&t, &core, &err);
+	if (st == TT_OK)
+		st = dump_process(&t, -1, o, NULL, &err);
+	fflush(stdout);
+	corefile_close(&core);
+	return st == TT_OK ? 0 : cli_report(&err);
+}
+
 int
 dump_main(int argc, char **argv)
 {
@@ -692,6 +761,8 @@ dump_main(int argc, char **argv)
 		{"no-subprocesses", no_argument, NULL, 'N'},
 		{"native", no_argument, NULL, 'n'},
 		{"locals", no_argument, NULL, 'l'},
+		{"core", required_argument, NULL, 'c'},
+		{"root", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -701,6 +772,7 @@ dump_main(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
+	const char *core_path = NULL, *root = NULL;
 	while ((c = getopt_long(argc, argv, "p:jtnlsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -719,6 +791,12 @@ dump_main(int argc, char **argv)
 		case 'l':
 			o.locals = true;
 			break;
+		case 'c':
+			core_path = optarg;
+			break;
+		case 'R':
+			root = optarg;
+			break;
 		case 's':
 			tree = true;
 			break;
@@ -736,8 +814,12 @@ dump_main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("dump ", "unexpected argument '%s'", argv[optind]);
+	if (core_path)
+		return dump_core(core_path, root, pid, tree, &o);
+	if (root)
+		return cli_usage_error("dump ", "--root is for --core: a core's files");
 	if (pid == 0)
-		return cli_usage_error("dump ", "missing -p PID");
+		return cli_usage_error("dump ", "missing -p PID (or --core FILE)");
 
 	if (tree)
 		return dump_tree(pid, &o, false);

@@ -1,7 +1,9 @@
 """Locals of every built-in type, for dump --locals, and a counter that
 changes while it is read.
 
-argv: READY_FILE
+argv: READY_FILE [N]
+  N        the length of the long list (default ten million; a core test
+           takes a smaller one)
   oracle   parks in holding(): arguments and locals covering the types
            repr() knows (a big int, -0.0, nan, a str with an escape and a
            non-BMP character, bytes, nested containers, a cell a closure
@@ -13,12 +15,14 @@ argv: READY_FILE
 The main thread parks in time.sleep().
 """
 
+import sys
 import threading
 import time
 
 import _ttlib as _tt
 
 OUT = _tt.out_path()
+MANY = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000_000
 started = threading.Barrier(3)
 tids = {}
 wants = {}
@@ -47,7 +51,7 @@ def holding(url, retries=3, *extra, timeout=2.5, **options):
     mixed = (1, "two", 3.0, None, True)
     nested = {"k": [1, {2: 3}], 4: None}
     deeper = [[[[1]]]]           # one level more than dump shows
-    many = list(range(10_000_000))
+    many = list(range(MANY))
     members = {7}
     frozen = frozenset()
     empty = {}
@@ -67,7 +71,7 @@ def holding(url, retries=3, *extra, timeout=2.5, **options):
             wants[name] = {"type": type(value).__name__ if type(value).__module__ == "builtins"
                            else type(value).__module__ + "." + type(value).__qualname__,
                            "repr": repr(value)}
-    wants["many"] = {"type": "list", "repr": "[0, 1, 2, 3, 4, 5, 6, 7, ... (10000000 items)]"}
+    wants["many"] = {"type": "list", "repr": "[0, 1, 2, 3, 4, 5, 6, 7, ... (%d items)]" % MANY}
     wants["deeper"]["repr"] = "[[[[... (1 item)]]]]"
     wants["closure"] = {"type": "function", "repr": repr(closure)}
     tids["oracle"] = threading.get_native_id()

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""dump --core against the live process the core was taken of: the kernel's
+core of a target killed by SIGABRT (core_pattern pointed into a temporary
+directory, then put back) gives the same threads and frames as a live dump
+just before, and the parked thread's locals as the target's own repr();
+gdb's gcore of a host interpreter likewise; damaged and foreign cores give
+one clear line. Emits TAP. Needs root and the provisioned target root."""
+
+import contextlib
+import json
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as rig  # noqa: E402
+from functional import expect, show  # noqa: E402
+
+CORE_PATTERN = "/proc/sys/kernel/core_pattern"
+CORE_WAIT = 20   # s for the kernel to write a core
+
+
+@contextlib.contextmanager
+def cores_into(suite):
+    """The kernel writes cores to DIR/core.PID (DIR both on the host and in
+    the root: a chrooted process's core goes under its root) meanwhile."""
+    name = "tt-cores-%d" % os.getpid()
+    host = os.path.join("/tmp", name)
+    inside = rig.in_root(host)
+    for d in (host, inside):
+        os.makedirs(d, exist_ok=True)
+        os.chmod(d, 0o1777)
+    with open(CORE_PATTERN) as f:
+        saved = f.read()
+    try:
+        with open(CORE_PATTERN, "w") as f:
+            f.write(host + "/core.%p\n")
+        yield host, inside
+    finally:
+        with open(CORE_PATTERN, "w") as f:
+            f.write(saved)
+        shutil.rmtree(host, ignore_errors=True)
+        shutil.rmtree(inside, ignore_errors=True)
+
+
+def abort_for_core(target, dirs):
+    """SIGABRT the target (core size unlimited first) and wait for its core."""
+    resource.prlimit(target.pid, resource.RLIMIT_CORE,
+                     (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+    os.kill(target.pid, signal.SIGABRT)
+    target.proc.wait(timeout=CORE_WAIT)
+    deadline = time.monotonic() + CORE_WAIT
+    while time.monotonic() < deadline:
+        for d in dirs:
+            path = os.path.join(d, "core.%d" % target.pid)
+            if os.path.exists(path):
+                size = -1
+                while os.path.getsize(path) != size:   # still being written
+                    size = os.path.getsize(path)
+                    time.sleep(0.2)
+                return path
+        time.sleep(0.1)
+    raise rig.Fail("no core of pid %d in %s within %d s" % (target.pid, dirs, CORE_WAIT))
+
+
+def stacks(doc):
+    return {t["tid"]: [(f["func"], f["file"], f["line"]) for f in t["frames"]]
+            for t in doc["threads"]}
+
+
+def root_of(interp):
+    """--root for a target of this interpreter: the root, or none on the host."""
+    it = rig.matrix.get(interp)
+    return [] if it.on_host else ["--root", rig.ROOT]
+
+
+def test_kernel_core(ctx):
+    """The kernel's core of a target killed by SIGABRT: the live dump's
+    threads and frames, and the parked thread's locals as repr() gave them."""
+    with cores_into(ctx.suite) as dirs, \
+            rig.Target(ctx.suite, ctx.interp, "locals.py", args=(1000,),
+                       park=rig.PARK_MAIN) as target:
+        live = rig.tachyon("dump", "--json", "-p", target.pid).json(target.pid)
+        wants = target.info["wants"]
+        core = abort_for_core(target, dirs)
+        run = rig.tachyon("dump", "--core", core, "--json", "--locals", *root_of(ctx.interp),
+                          timeout=60)
+        doc = run.json(target.pid)
+        want, got = stacks(live), stacks(doc)
+        # the counter moved between the two: its innermost line may differ
+        counter = target.info["roles"]["counter"]
+        want.pop(counter, None)
+        counted = got.pop(counter, None)
+        expect(got == want and counted, "the core's threads and frames differ from the live "
+               "dump's", "live: %s" % show(want, 2000), "core: %s" % show(got, 2000))
+        oracle = [f for t in doc["threads"] if t["tid"] == target.info["roles"]["oracle"]
+                  for f in t["frames"] if f["func"] == "holding"][0]
+        have = {l["name"]: l["repr"] for l in oracle["locals"]}
+        bad = ["%s: %s, want %s" % (n, have.get(n), w["repr"]) for n, w in sorted(wants.items())
+               if have.get(n) != w["repr"]]
+        expect(not bad, "locals read from the core differ from repr()", *bad)
+        i = [l["repr"] for t in doc["threads"] if t["tid"] == counter for f in t["frames"]
+             if f["func"] == "counter" for l in f["locals"] if l["name"] == "i"]
+        expect(i and i[0].isdigit(), "the counter in a core holds still: %s" % i)
+        rig.Tap.emit("# %s: %d threads, %d MB core" % (ctx.interp, len(doc["threads"]),
+                                                         os.path.getsize(core) >> 20))
+
+
+def test_gcore(ctx):
+    """gdb's gcore of a live target (it stops it a moment): the same frames.
+    Host interpreters only: gdb 13 writes zeros for thread stacks with
+    guard regions (sid's glibc), where 3.13+ keep their entry frames."""
+    it = rig.matrix.get(ctx.interp)
+    if not it.on_host:
+        raise rig.Skip("gdb's gcore of a sid-root thread loses its stack (guard regions)")
+    with rig.Target(ctx.suite, ctx.interp, "threads.py", park=rig.PARK_ALL) as target:
+        live = rig.tachyon("dump", "--json", "-p", target.pid).json(target.pid)
+        prefix = os.path.join(tempfile.mkdtemp(prefix="tt-gcore-"), "core")
+        try:
+            gdb = subprocess.run(["gdb", "-batch", "-p", str(target.pid), "-ex",
+                                  "gcore %s" % prefix], capture_output=True, timeout=120)
+            core = prefix   # gdb's own gcore command writes the name given
+            expect(os.path.exists(core), "gcore wrote nothing",
+                   show(gdb.stdout[-500:]), show(gdb.stderr[-500:]))
+            doc = rig.tachyon("dump", "--core", core, "--json", timeout=60).json(target.pid)
+        finally:
+            shutil.rmtree(os.path.dirname(prefix), ignore_errors=True)
+        expect(stacks(doc) == stacks(live), "gcore's frames differ from the live dump's",
+               "live: %s" % show(stacks(live), 1500), "core: %s" % show(stacks(doc), 1500))
+
+
+def one_line(run, status, words, what):
+    lines = run.err.decode("utf-8", "replace").strip().splitlines()
+    expect(run.rc == status and len(lines) == 1 and all(w in lines[0] for w in words),
+           "%s: exit %d, %s (want %d and one line with %s)" % (what, run.rc, lines, status,
+                                                               words), *run.details())
+
+
+def test_bad_cores(ctx):
+    """Random bytes, a core of /bin/sleep, a core cut in half, a chroot's
+    core without --root: one clear line each (a cut core: a warning, and
+    what it still holds); 300 cores damaged at random: no crash, no hang."""
+    if ctx.interp != "python3.15":
+        raise rig.Skip("runs under python3.15: the core reader, not a layout")
+    scratch = tempfile.mkdtemp(prefix="tt-badcore-")
+    try:
+        noise = os.path.join(scratch, "noise")
+        with open(noise, "wb") as f:
+            f.write(random.Random(1).randbytes(4096))
+        one_line(rig.tachyon("dump", "--core", noise), 2, ["not an ELF file"], "random bytes")
+        with cores_into(ctx.suite) as dirs:
+            sleeper = subprocess.Popen(["sleep", "1000"])
+            resource.prlimit(sleeper.pid, resource.RLIMIT_CORE,
+                             (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+            class Proc:   # what abort_for_core needs of a target
+                pid, proc = sleeper.pid, sleeper
+            sleep_core = abort_for_core(Proc, dirs)
+            one_line(rig.tachyon("dump", "--core", sleep_core), 5, ["not a Python process"],
+                     "a core of sleep")
+            with rig.Target(ctx.suite, ctx.interp, "threads.py", park=rig.PARK_ALL) as target:
+                core = abort_for_core(target, dirs)
+            shutil.copy(core, os.path.join(scratch, "whole"))
+            one_line(rig.tachyon("dump", "--core", core), 5, ["--root", "python3.15"],
+                     "a chroot's core without --root")
+        whole = os.path.join(scratch, "whole")
+        half = os.path.join(scratch, "half")
+        with open(whole, "rb") as f:
+            data = f.read()
+        with open(half, "wb") as f:
+            f.write(data[:len(data) // 2])
+        run = rig.tachyon("dump", "--core", half, "--root", rig.ROOT)
+        err = run.err.decode("utf-8", "replace")
+        expect("cut short" in err and not run.crash(), "a core cut in half: %s" % show(err),
+               *run.details())
+        # damaged at random in its first 64 KB (headers, notes)
+        rng = random.Random(7)
+        damaged = whole   # damaged in place, put back after each run
+        worst = 0.0
+        with open(damaged, "r+b") as f:
+            for _ in range(300):
+                spots = [rng.randrange(0, min(len(data), 65536))
+                         for _ in range(rng.randrange(1, 16))]
+                for at in spots:
+                    f.seek(at)
+                    f.write(bytes([rng.randrange(256)]))
+                f.flush()
+                t0 = time.monotonic()
+                run = rig.tachyon("info", "--core", damaged, "--root", rig.ROOT)
+                worst = max(worst, time.monotonic() - t0)
+                for at in spots:
+                    f.seek(at)
+                    f.write(data[at:at + 1])
+                expect(not run.crash() and run.rc in (0, 1, 2, 3, 4, 5, 6),
+                       "a damaged core crashed tachyon-top", *run.details())
+        rig.Tap.emit("# 300 damaged cores: slowest %.2f s" % worst)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+TESTS = [
+    ("dump --core of the kernel's core (SIGABRT): the live dump's threads and frames, "
+     "the parked frame's locals as repr()", test_kernel_core),
+    ("dump --core of gdb's gcore: the live dump's frames", test_gcore),
+    ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half: one "
+     "line each; 300 damaged: no crash", test_bad_cores),
+]
+
+
+class Ctx:
+    def __init__(self, suite, interp):
+        self.suite, self.interp = suite, interp
+
+
+def main():
+    if not os.path.isdir(rig.ROOT):
+        return rig.root_missing()
+    rig.BIN = os.path.abspath(rig.BIN) if os.sep in rig.BIN else (shutil.which(rig.BIN)
+                                                                   or rig.BIN)
+    if not (os.path.isfile(rig.BIN) and os.access(rig.BIN, os.X_OK)):
+        print("Bail out! binary under test not found: %s (set TT_BIN)" % rig.BIN)
+        return 1
+    if os.geteuid() != 0 or rig.CHROOT is None:
+        print("Bail out! must run as root with chroot(8) available")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    interps = rig.suite_interps()
+    started = time.monotonic()
+    tap = rig.Tap(len(interps) * len(TESTS))
+    tap.comment("binary: %s; root: %s" % (rig.BIN, rig.ROOT))
+    suite = rig.Suite(interps, rig.random.Random(0))
+    try:
+        for interp in interps:
+            for desc, fn in TESTS:
+                name = "%s: %s" % (interp, desc)
+                if not suite.has(interp):
+                    tap.skip(name, "%s not in the root" % interp)
+                    continue
+                tap.run(name, fn, Ctx(suite, interp))
+    finally:
+        suite.cleanup()
+    tap.comment("%d of %d failed; runtime %.1f s"
+                % (tap.failures, tap.planned, time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
