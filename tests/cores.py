@@ -10,6 +10,7 @@ import contextlib
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -112,6 +113,26 @@ def test_kernel_core(ctx):
                                                          os.path.getsize(core) >> 20))
 
 
+def test_core_tasks(ctx):
+    """Python 3.14+: dump --core --tasks gives the asyncio tasks of the
+    live dump just before (every shape: gather, TaskGroup, shield, tasks
+    awaited by two)."""
+    minor = int(re.search(r"3\.(\d+)", ctx.interp).group(1))
+    if minor < 14:
+        raise rig.Skip("asyncio tasks are read from 3.14 on")
+    with cores_into(ctx.suite) as dirs, \
+            rig.Target(ctx.suite, ctx.interp, "tasks_forest.py", park=rig.PARK_NONE) as target:
+        time.sleep(0.5)
+        live = rig.tachyon("dump", "--tasks", "--json", "-p", target.pid).json(target.pid)
+        core = abort_for_core(target, dirs)
+        doc = rig.tachyon("dump", "--core", core, "--tasks", "--json", *root_of(ctx.interp),
+                          timeout=60).json(target.pid)
+        expect(live["tasks"] and doc.get("tasks") == live["tasks"],
+               "the core's tasks differ from the live dump's (%d live, %s in the core)"
+               % (len(live["tasks"]), len(doc.get("tasks") or [])),
+               "core: %s" % show(doc.get("tasks"), 1500), "error: %s" % doc.get("tasks_error"))
+
+
 def test_gcore(ctx):
     """gdb's gcore of a live target (it stops it a moment): the same frames.
     Host interpreters only: gdb 13 writes zeros for thread stacks with
@@ -207,6 +228,7 @@ def test_bad_cores(ctx):
 TESTS = [
     ("dump --core of the kernel's core (SIGABRT): the live dump's threads and frames, "
      "the parked frame's locals as repr()", test_kernel_core),
+    ("dump --core --tasks (3.14+): the live dump's asyncio tasks", test_core_tasks),
     ("dump --core of gdb's gcore: the live dump's frames", test_gcore),
     ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half: one "
      "line each; 300 damaged: no crash", test_bad_cores),

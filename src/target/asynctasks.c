@@ -176,7 +176,7 @@ find_offsets(struct task_reader *r, struct tt_error *err)
 	uint64_t addr = 0, size = 0;
 	struct tt_error e = {0};
 	tt_status st = TT_ENOTPY;
-	if (r->target->pid > 0) {
+	if (r->target->pid > 0 || r->target->core) {
 		st = target_find_section(r->target, "python", ".AsyncioDebug", &addr, &size, &e);
 		if (st == TT_ENOTPY)
 			st = target_find_section(r->target, "_asyncio", ".AsyncioDebug", &addr,

@@ -246,14 +246,49 @@ try_candidate(struct target *t, const struct proc_maps *maps, size_t idx,
 	return st;
 }
 
+/* A core's mappings (NT_FILE), in its order, as a maps listing. */
+static bool
+core_maps(const struct corefile *c, struct proc_maps *maps)
+{
+	maps->count = c->nmaps;
+	maps->entries = calloc(c->nmaps ? c->nmaps : 1, sizeof *maps->entries);
+	if (!maps->entries)
+		return false;
+	for (size_t i = 0; i < c->nmaps; i++) {
+		struct map_entry *m = &maps->entries[i];
+		m->start = c->maps[i].start;
+		m->end = c->maps[i].end;
+		m->offset = c->maps[i].offset;
+		memcpy(m->perms, "r--p", 5);
+		snprintf(m->path, sizeof m->path, "%s", c->maps[i].path);
+	}
+	return true;
+}
+
+static int
+open_core_file(void *ctx, const struct proc_maps *maps, size_t idx)
+{
+	(void)maps;
+	int fd = corefile_map_fd(ctx, idx);   /* the maps are the core's, in order */
+	if (fd < 0) {
+		errno = ENOENT;
+		return -1;
+	}
+	return dup(fd);   /* the caller closes its own */
+}
+
 tt_status
 target_find_section(const struct target *t, const char *name_part, const char *section,
 		    uint64_t *addr, uint64_t *size, struct tt_error *err)
 {
 	struct proc_maps maps;
-	tt_status st = procmaps_read(t->pid, &maps, err);
-	if (st != TT_OK)
+	tt_status st = TT_OK;
+	if (t->core) {
+		if (!core_maps(t->core, &maps))
+			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory");
+	} else if ((st = procmaps_read(t->pid, &maps, err)) != TT_OK) {
 		return st;
+	}
 	st = tt_fail(err, TT_ENOTPY, 0, "no mapped file carries %s", section);
 	const char *last = "";
 	for (size_t i = 0; i < maps.count; i++) {
@@ -262,7 +297,7 @@ target_find_section(const struct target *t, const char *name_part, const char *s
 		    !strstr(procmaps_basename(m->path), name_part))
 			continue;
 		last = m->path;
-		int fd = open_mapped_file(t->pid, m);
+		int fd = t->core ? open_core_file(t->core, &maps, i) : open_mapped_file(t->pid, m);
 		if (fd < 0)
 			continue;
 		struct elf_section_hit hit;
@@ -342,18 +377,6 @@ attach_from_maps(struct target *t, const struct proc_maps *mapsp,
 	return st;
 }
 
-static int
-open_core_file(void *ctx, const struct proc_maps *maps, size_t idx)
-{
-	(void)maps;
-	int fd = corefile_map_fd(ctx, idx);   /* the maps are the core's, in order */
-	if (fd < 0) {
-		errno = ENOENT;
-		return -1;
-	}
-	return dup(fd);   /* the caller closes its own */
-}
-
 tt_status
 target_attach_core(struct target *t, struct corefile *c, struct tt_error *err)
 {
@@ -361,17 +384,10 @@ target_attach_core(struct target *t, struct corefile *c, struct tt_error *err)
 	/* pid 0: nothing of the machine's /proc is read for a core (a live
 	 * process may have its pid now) */
 	remote_open_backend(&t->mem, corefile_backend(c));
-	struct proc_maps maps = {calloc(c->nmaps ? c->nmaps : 1, sizeof *maps.entries), c->nmaps};
-	if (!maps.entries)
+	struct proc_maps maps;
+	if (!core_maps(c, &maps))
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory");
-	for (size_t i = 0; i < c->nmaps; i++) {
-		struct map_entry *m = &maps.entries[i];
-		m->start = c->maps[i].start;
-		m->end = c->maps[i].end;
-		m->offset = c->maps[i].offset;
-		memcpy(m->perms, "r--p", 5);
-		snprintf(m->path, sizeof m->path, "%s", c->maps[i].path);
-	}
+	t->core = c;
 	struct file_opener opener = {open_core_file, c};
 	char old_version[16] = "";
 	struct tt_error first = {0};

@@ -15,6 +15,8 @@ struct target {
 	struct py_layout layout;
 	uint64_t runtime_addr;
 	char binary[512];          /* mapped file that holds _PyRuntime */
+	struct corefile *core;     /* a core's process (target_attach_core): its
+				      mappings and files come from the core; NULL: live */
 };
 
 /* Find the CPython runtime in a live process and validate its layout. */
