@@ -238,6 +238,71 @@ corefile_map_fd(struct corefile *c, size_t i)
 	return m->fd >= 0 ? m->fd : -1;
 }
 
+/* The GNU build-id in the notes of an ELF image's first `len` bytes (the
+ * file's start, or the core's copy of its first page): its length, 0 when
+ * none is there. */
+static size_t
+build_id(const uint8_t *img, size_t len, uint8_t *out, size_t cap)
+{
+	Elf64_Ehdr eh;
+	if (len < sizeof eh)
+		return 0;
+	memcpy(&eh, img, sizeof eh);
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phoff > len ||
+	    (uint64_t)eh.e_phnum * sizeof(Elf64_Phdr) > len - eh.e_phoff)
+		return 0;
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+		memcpy(&ph, img + eh.e_phoff + i * sizeof ph, sizeof ph);
+		if (ph.p_type != PT_NOTE || ph.p_offset > len || ph.p_filesz > len - ph.p_offset)
+			continue;
+		size_t at = ph.p_offset, end = ph.p_offset + ph.p_filesz;
+		while (at + sizeof(Elf64_Nhdr) <= end) {
+			Elf64_Nhdr h;
+			memcpy(&h, img + at, sizeof h);
+			size_t name = (h.n_namesz + 3) & ~(size_t)3, desc = (h.n_descsz + 3) & ~(size_t)3;
+			at += sizeof h;
+			if (name > end - at || desc > end - at - name)
+				break;
+			if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 &&
+			    memcmp(img + at, "GNU", 4) == 0 && h.n_descsz <= cap) {
+				memcpy(out, img + at + name, h.n_descsz);
+				return h.n_descsz;
+			}
+			at += name + desc;
+		}
+	}
+	return 0;
+}
+
+enum core_file_state
+corefile_check_map(struct corefile *c, size_t i)
+{
+	int fd = corefile_map_fd(c, i);
+	if (fd < 0)
+		return CORE_FILE_MISSING;
+	const struct core_map *m = &c->maps[i];
+	uint8_t page[4096], file[4096], a[64], b[64];
+	/* the core's own copy only: the file would agree with itself */
+	size_t have = 0;
+	for (size_t k = 0; k < c->nloads && !have; k++) {
+		const struct core_load *l = &c->loads[k];
+		if (m->offset == 0 && m->start >= l->vaddr && m->start - l->vaddr < l->filesz) {
+			uint64_t n = l->filesz - (m->start - l->vaddr);
+			have = n < sizeof page ? (size_t)n : sizeof page;
+			if (!read_at(c->fd, l->offset + (m->start - l->vaddr), page, have))
+				have = 0;
+		}
+	}
+	ssize_t got = pread(fd, file, sizeof file, 0);
+	size_t na = have ? build_id(page, have, a, sizeof a) : 0;
+	size_t nb = got > 0 ? build_id(file, (size_t)got, b, sizeof b) : 0;
+	if (!na || !nb)
+		return CORE_FILE_UNCHECKED;
+	return na == nb && memcmp(a, b, na) == 0 ? CORE_FILE_SAME : CORE_FILE_DIFFERS;
+}
+
 /* Up to len bytes at addr into buf: how many could be read from one place
  * (a segment of the core, else a mapped file), 0 when none. */
 static size_t

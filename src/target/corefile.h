@@ -68,4 +68,15 @@ struct remote_backend corefile_backend(struct corefile *c);
 /* The file of mapping i under the root, opened once (-1 when missing). */
 int corefile_map_fd(struct corefile *c, size_t i);
 
+enum core_file_state {
+	CORE_FILE_SAME,        /* its build-id is the one the core's copy of its headers has */
+	CORE_FILE_UNCHECKED,   /* no build-id on one side (the core kept no headers) */
+	CORE_FILE_DIFFERS,     /* another build: what is read from it may be wrong */
+	CORE_FILE_MISSING,
+};
+/* Is the file of mapping i (the first of its file) the one the process
+ * had? Compares the build-id in the headers the core kept (kernel cores
+ * keep each ELF file's first page) with the file's. */
+enum core_file_state corefile_check_map(struct corefile *c, size_t i);
+
 #endif

@@ -739,6 +739,28 @@ dump_core(const char *path, const char *root, pid_t pid, bool tree, struct dump_
 		fprintf(stderr, "tachyon-top: warning: the core is cut short: %llu bytes of its "
 				"memory are missing; what is there is read\n",
 			(unsigned long long)core.missing_bytes);
+	/* files here (under the root) that are other builds than the
+	 * process had: one line naming them */
+	char names[600] = "";
+	size_t differ = 0;
+	for (size_t i = 0; i < core.nmaps; i++) {
+		if ((i && strcmp(core.maps[i].path, core.maps[i - 1].path) == 0) ||
+		    corefile_check_map(&core, i) != CORE_FILE_DIFFERS)
+			continue;
+		const char *base = strrchr(core.maps[i].path, '/');
+		size_t used = strlen(names);
+		if (differ++ < 4 && used + 80 < sizeof names)
+			snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "",
+				 base ? base + 1 : core.maps[i].path);
+	}
+	if (differ) {
+		char safe[1300];
+		sanitize_for_terminal(names, safe, sizeof safe);
+		fprintf(stderr, "tachyon-top: warning: %zu of the core's files %s are other builds "
+				"than the process had (%s%s): what is read from them may be wrong%s\n",
+			differ, core.root[0] ? "under --root" : "here", safe, differ > 4 ? ", ..." : "",
+			core.root[0] ? "" : "; --root DIR names where the process's files are");
+	}
 	o->core = &core;
 	o->core_path = path;
 	struct target t;

@@ -26,8 +26,12 @@ info_core(const char *path, const char *root)
 	for (size_t i = 0; i < c.nmaps; i++) {
 		if (i && strcmp(c.maps[i].path, c.maps[i - 1].path) == 0)
 			continue;
+		static const char *const words[] = {
+			[CORE_FILE_SAME] = "same", [CORE_FILE_UNCHECKED] = "found",
+			[CORE_FILE_DIFFERS] = "differs", [CORE_FILE_MISSING] = "missing",
+		};
 		sanitize_for_terminal(c.maps[i].path, safe, sizeof safe);
-		printf("core_file=%s %s\n", corefile_map_fd(&c, i) >= 0 ? "found" : "missing", safe);
+		printf("core_file=%s %s\n", words[corefile_check_map(&c, i)], safe);
 	}
 	struct target t;
 	int rc = 0;
