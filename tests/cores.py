@@ -114,6 +114,32 @@ def test_kernel_core(ctx):
                                                          os.path.getsize(core) >> 20))
 
 
+def test_self_abort(ctx):
+    """A process that calls os.abort() itself: its core's main thread is
+    in give_up(), at the line of the call."""
+    with cores_into(ctx.suite) as dirs:
+        target = rig.Target(ctx.suite, ctx.interp, "aborter.py", park=rig.PARK_NONE)
+        with target:
+            resource.prlimit(target.pid, resource.RLIMIT_CORE,
+                             (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+            target.proc.wait(timeout=CORE_WAIT)
+            core = None
+            deadline = time.monotonic() + CORE_WAIT
+            while not core and time.monotonic() < deadline:
+                found = [os.path.join(d, "core.%d" % target.pid) for d in dirs]
+                core = next((p for p in found if os.path.exists(p)), None)
+                time.sleep(0.1)
+            expect(core, "no core of the aborted process in %s" % (dirs,))
+            time.sleep(0.5)   # written whole
+            doc = rig.tachyon("dump", "--core", core, "--json", *root_of(ctx.interp),
+                              timeout=60).json(target.pid)
+        main = [t for t in doc["threads"] if t["main"]]
+        frames = main[0]["frames"] if main else []
+        expect(frames and frames[0]["func"] == "give_up" and
+               frames[0]["line"] == target.info["abort_line"],
+               "the aborting frame is not innermost: %s" % show(frames))
+
+
 def test_core_tasks(ctx):
     """Python 3.14+: dump --core --tasks gives the asyncio tasks of the
     live dump just before (every shape: gather, TaskGroup, shield, tasks
@@ -171,7 +197,8 @@ def test_bad_cores(ctx):
     """Random bytes, a core of /bin/sleep, a core cut in half, a chroot's
     core without --root: one clear line each (a cut core: a warning, and
     what it still holds); a root with another build of libc: the frames
-    and a warning naming it; 300 cores damaged at random: no crash."""
+    and a warning naming it; an executable moved away: --exe; 300 cores
+    damaged at random: no crash."""
     if ctx.interp != "python3.15":
         raise rig.Skip("runs under python3.15: the core reader, not a layout")
     scratch = tempfile.mkdtemp(prefix="tt-badcore-")
@@ -213,6 +240,15 @@ def test_bad_cores(ctx):
         expect(run.rc == 0 and b"park_" in run.out and len(err) == 1 and "libc.so" in err[0]
                and "other builds" in err[0], "a root with another libc: exit %d, %s"
                % (run.rc, err), *run.details())
+        # the executable moved away: --exe names it, nothing else is needed
+        moved = os.path.join(scratch, "moved-python")
+        shutil.copy(rig.in_root("/usr/bin/python3.15"), moved)
+        empty = os.path.join(scratch, "empty-root")
+        os.makedirs(empty)
+        gone = rig.tachyon("dump", "--core", whole, "--root", empty)
+        one_line(gone, 5, ["--exe PATH", "python3.15"], "a core whose executable moved")
+        run = rig.tachyon("dump", "--core", whole, "--root", empty, "--exe", moved)
+        expect(run.rc == 0 and b"park_" in run.out, "--exe: the frames", *run.details())
         half = os.path.join(scratch, "half")
         with open(whole, "rb") as f:
             data = f.read()
@@ -250,6 +286,8 @@ def test_bad_cores(ctx):
 TESTS = [
     ("dump --core of the kernel's core (SIGABRT): the live dump's threads and frames, "
      "the parked frame's locals as repr()", test_kernel_core),
+    ("dump --core of a process that called os.abort(): the aborting frame innermost",
+     test_self_abort),
     ("dump --core --tasks (3.14+): the live dump's asyncio tasks", test_core_tasks),
     ("dump --core of gdb's gcore: the live dump's frames", test_gcore),
     ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half, "

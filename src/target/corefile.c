@@ -125,6 +125,20 @@ note_file(struct corefile *c, const uint8_t *d, size_t len)
 	}
 }
 
+/* NT_AUXV: (type, value) pairs; AT_ENTRY says where the executable is. */
+static void
+note_auxv(struct corefile *c, const uint8_t *d, size_t len)
+{
+	for (size_t at = 0; at + 16 <= len; at += 16) {
+		uint64_t kv[2];
+		memcpy(kv, d + at, sizeof kv);
+		if (kv[0] == AT_ENTRY)
+			c->entry = kv[1];
+		if (kv[0] == AT_NULL)
+			break;
+	}
+}
+
 static void
 read_notes(struct corefile *c, uint64_t off, uint64_t len)
 {
@@ -153,6 +167,8 @@ read_notes(struct corefile *c, uint64_t off, uint64_t len)
 			note_prpsinfo(c, d, h.n_descsz);
 		else if (core && h.n_type == NOTE_FILE)
 			note_file(c, d, h.n_descsz);
+		else if (core && h.n_type == NT_AUXV)
+			note_auxv(c, d, h.n_descsz);
 		at += name + desc;
 	}
 	free(buf);
@@ -224,13 +240,36 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 	return TT_OK;
 }
 
+/* The mapping the executable's entry point is in. */
+static const struct core_map *
+exe_map(const struct corefile *c)
+{
+	for (size_t i = 0; i < c->nmaps && c->entry; i++)
+		if (c->entry >= c->maps[i].start && c->entry < c->maps[i].end)
+			return &c->maps[i];
+	return NULL;
+}
+
+bool
+corefile_set_exe(struct corefile *c, const char *path)
+{
+	if (!exe_map(c))
+		return false;
+	snprintf(c->exe, sizeof c->exe, "%s", path);
+	return true;
+}
+
 int
 corefile_map_fd(struct corefile *c, size_t i)
 {
 	struct core_map *m = &c->maps[i];
 	if (m->fd == -1) {
 		char path[1024];
-		snprintf(path, sizeof path, "%s%s", c->root, m->path);
+		const struct core_map *exe = c->exe[0] ? exe_map(c) : NULL;
+		if (exe && strcmp(exe->path, m->path) == 0)
+			snprintf(path, sizeof path, "%s", c->exe);
+		else
+			snprintf(path, sizeof path, "%s%s", c->root, m->path);
 		m->fd = m->path[0] == '/' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
 		if (m->fd < 0)
 			m->fd = -2;

@@ -53,6 +53,8 @@ struct corefile {
 	char fname[17];            /* its command name */
 	char psargs[81];           /* its command line, as far as the note keeps */
 	uint64_t missing_bytes;    /* of the segments, past the end of a cut core */
+	uint64_t entry;            /* the executable's entry point (NT_AUXV AT_ENTRY); 0 */
+	char exe[512];             /* the executable's file instead of the one mapped */
 };
 
 /* Read the core's headers and notes. A file that is not an x86-64 ELF core
@@ -64,6 +66,11 @@ void corefile_close(struct corefile *c);
 
 /* Its memory: the core's segments, then the mapped files. */
 struct remote_backend corefile_backend(struct corefile *c);
+
+/* Read the executable from `path` (as given, not under the root): it was
+ * moved or deleted since. false when the core does not say which mapping
+ * is the executable's. */
+bool corefile_set_exe(struct corefile *c, const char *path);
 
 /* The file of mapping i under the root, opened once (-1 when missing). */
 int corefile_map_fd(struct corefile *c, size_t i);

@@ -402,7 +402,8 @@ target_attach_core(struct target *t, struct corefile *c, struct tt_error *err)
 		return TT_OK;
 	if (missing)
 		return tt_fail(err, TT_ENOTPY, 0, "the core's process maps %s, which is not %s%s%s "
-				  "(give --root DIR: where the process's files are)", missing,
+				  "(give --root DIR: where the process's files are; --exe PATH: "
+				  "its executable)", missing,
 				  c->root[0] ? "under " : "on this machine", c->root,
 				  c->root[0] ? "" : "");
 	if (first.status != TT_ENOTPY && first.status != TT_OK) {

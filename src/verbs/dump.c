@@ -35,7 +35,8 @@ print_usage(FILE *f)
 {
 	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--locals]\n"
 	      "                        [--subprocesses]\n"
-	      "       tachyon-top dump --core FILE [--root DIR] [--json] [--tasks] [--locals]\n"
+	      "       tachyon-top dump --core FILE [--root DIR] [--exe PATH] [--json] [--tasks]\n"
+	      "                        [--locals]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
@@ -54,6 +55,7 @@ print_usage(FILE *f)
 	      "                      (gcore, systemd-coredump); pages the core left out\n"
 	      "                      come from the files it names\n"
 	      "      --root DIR      where those files are (a container's root)\n"
+	      "      --exe PATH      the executable, when it is no longer where it ran from\n"
 	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
 	      "                      --json prints {\"processes\": [...]}, one object each\n"
 	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
@@ -726,7 +728,8 @@ dump_tree(pid_t root, const struct dump_opts *o, bool other_root)
 
 /* --core FILE: the threads of the process the core was taken of. */
 static int
-dump_core(const char *path, const char *root, pid_t pid, bool tree, struct dump_opts *o)
+dump_core(const char *path, const char *root, const char *exe, pid_t pid, bool tree,
+	  struct dump_opts *o)
 {
 	if (pid || tree || o->native)
 		return cli_usage_error("dump ", "--core reads one process's core: not with %s",
@@ -735,6 +738,11 @@ dump_core(const char *path, const char *root, pid_t pid, bool tree, struct dump_
 	struct corefile core;
 	if (corefile_open(&core, path, root, &err) != TT_OK)
 		return cli_report(&err);
+	if (exe && !corefile_set_exe(&core, exe)) {
+		corefile_close(&core);
+		return cli_usage_error("dump ", "--exe: the core does not say which of its files is "
+						"the executable (no NT_AUXV entry point)");
+	}
 	if (core.missing_bytes)
 		fprintf(stderr, "tachyon-top: warning: the core is cut short: %llu bytes of its "
 				"memory are missing; what is there is read\n",
@@ -785,6 +793,7 @@ dump_main(int argc, char **argv)
 		{"locals", no_argument, NULL, 'l'},
 		{"core", required_argument, NULL, 'c'},
 		{"root", required_argument, NULL, 'R'},
+		{"exe", required_argument, NULL, 'E'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -794,7 +803,7 @@ dump_main(int argc, char **argv)
 	int c;
 	optind = 1;
 	opterr = 0;
-	const char *core_path = NULL, *root = NULL;
+	const char *core_path = NULL, *root = NULL, *exe = NULL;
 	while ((c = getopt_long(argc, argv, "p:jtnlsh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -819,6 +828,9 @@ dump_main(int argc, char **argv)
 		case 'R':
 			root = optarg;
 			break;
+		case 'E':
+			exe = optarg;
+			break;
 		case 's':
 			tree = true;
 			break;
@@ -837,9 +849,10 @@ dump_main(int argc, char **argv)
 	if (optind < argc)
 		return cli_usage_error("dump ", "unexpected argument '%s'", argv[optind]);
 	if (core_path)
-		return dump_core(core_path, root, pid, tree, &o);
-	if (root)
-		return cli_usage_error("dump ", "--root is for --core: a core's files");
+		return dump_core(core_path, root, exe, pid, tree, &o);
+	if (root || exe)
+		return cli_usage_error("dump ", "%s is for --core: a core's files",
+				       root ? "--root" : "--exe");
 	if (pid == 0)
 		return cli_usage_error("dump ", "missing -p PID (or --core FILE)");
 
