@@ -140,6 +140,33 @@ def test_self_abort(ctx):
                "the aborting frame is not innermost: %s" % show(frames))
 
 
+def test_core_native(ctx):
+    """dump --core --native: each thread's native frames, from the core's
+    registers, are the live dump's (blocked threads: the same program
+    counters, at least as far), merged with the Python frames."""
+    with cores_into(ctx.suite) as dirs, \
+            rig.Target(ctx.suite, ctx.interp, "native.py", park=rig.PARK_ALL) as target:
+        live = rig.tachyon("dump", "--native", "--json", "-p", target.pid).json(target.pid)
+        core = abort_for_core(target, dirs)
+        doc = rig.tachyon("dump", "--core", core, "--native", "--json", *root_of(ctx.interp),
+                          timeout=60).json(target.pid)
+    pcs = {t["tid"]: [f["pc"] for f in t["native"]] for t in doc["threads"]}
+    bad = []
+    for t in live["threads"]:
+        want, got = [f["pc"] for f in t["native"]], pcs.get(t["tid"], [])
+        # a library deleted from disk (native.py's libz copy) is in no
+        # core: the walk ends in it
+        gone = [i for i, f in enumerate(t["native"]) if "(deleted)" in (f["library"] or "")]
+        if gone:
+            want = want[:gone[0] + 1]
+        if not want or got[:len(want)] != want:
+            bad.append("thread %d: live %s, core %s" % (t["tid"], want, got))
+    merged = all(t["merged"] for t in doc["threads"]
+                 if not any("(deleted)" in (f["library"] or "") for f in t["native"]))
+    expect(not bad and merged, "the core's native frames differ from the live dump's "
+           "(or are not merged)", *bad)
+
+
 def test_core_tasks(ctx):
     """Python 3.14+: dump --core --tasks gives the asyncio tasks of the
     live dump just before (every shape: gather, TaskGroup, shield, tasks
@@ -288,6 +315,8 @@ TESTS = [
      "the parked frame's locals as repr()", test_kernel_core),
     ("dump --core of a process that called os.abort(): the aborting frame innermost",
      test_self_abort),
+    ("dump --core --native: the live dump's native frames of every thread, merged",
+     test_core_native),
     ("dump --core --tasks (3.14+): the live dump's asyncio tasks", test_core_tasks),
     ("dump --core of gdb's gcore: the live dump's frames", test_gcore),
     ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half, "

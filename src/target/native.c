@@ -17,6 +17,7 @@
 
 #include "grow.h"
 #include "keytab.h"
+#include "corefile.h"
 #include "kwait.h"
 #include "native.h"
 #include "perfsample.h"
@@ -29,9 +30,11 @@
 
 struct native_unwinder {
 	pid_t pid;
+	struct corefile *core;              /* a core's process: its memory and files; NULL: live */
+	Elf *core_elf;
 	Dwfl *dwfl;
 	Dwfl_Callbacks callbacks;
-	char debug_dirs[96], *debug_path;   /* the callbacks' debuginfo_path */
+	char debug_dirs[600], *debug_path;  /* the callbacks' debuginfo_path */
 	/* the thread being unwound and the registers the kernel gave */
 	pid_t tid;
 	uint64_t sp, pc;
@@ -84,6 +87,7 @@ add_name(struct native_unwinder *n, const char *s)
 /* libdwfl's find_elf has no argument of ours: the process whose files are
  * looked for is the one this thread is unwinding. */
 static _Thread_local pid_t finding_for;
+static _Thread_local struct corefile *finding_in;   /* a core's files, under its root */
 
 /* The module's file, the very one mapped: /proc/PID/map_files names each
  * mapping whatever the namespaces (a chroot's maps show our view of its
@@ -122,6 +126,19 @@ static int
 find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 	 char **file_name, Elf **elfp)
 {
+	if (finding_in) {   /* a core's module: its file under the core's root */
+		for (size_t i = 0; i < finding_in->nmaps; i++) {
+			if (strcmp(finding_in->maps[i].path, modname) != 0)
+				continue;
+			int fd = corefile_map_fd(finding_in, i);
+			if (fd < 0)
+				return -1;
+			*file_name = strdup(modname);
+			*elfp = NULL;
+			return dup(fd);
+		}
+		return -1;
+	}
 	if (modname[0] != '/')   /* [vdso] and the like: from the target's memory */
 		return dwfl_linux_proc_find_elf(mod, userdata, modname, base, file_name, elfp);
 	char path[4200];
@@ -175,6 +192,12 @@ get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
 static size_t
 read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
 {
+	if (finding_in) {   /* a core's memory */
+		struct remote_seg seg = {addr, buf, len};
+		struct remote_backend b = corefile_backend(finding_in);
+		ssize_t got = b.readv(b.ctx, &seg, 1);
+		return got > 0 ? (size_t)got : 0;
+	}
 	struct iovec local = {buf, len};
 	struct iovec remote = {(void *)(uintptr_t)addr, len};
 	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
@@ -265,6 +288,51 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 	return TT_OK;
 }
 
+tt_status
+native_open_core(struct native_unwinder **out, struct corefile *core, struct tt_error *err)
+{
+	*out = NULL;
+	struct native_unwinder *n = calloc(1, sizeof *n);
+	if (!n)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
+	n->core = core;
+	n->pid = core->pid;
+	keytab_init(&n->syms, sizeof(struct sym_entry));
+	if (add_name(n, "") != 0) {
+		free(n);
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
+	}
+	/* debug files under the core's root first, then the host's */
+	snprintf(n->debug_dirs, sizeof n->debug_dirs, "+%s/usr/lib/debug:/usr/lib/debug",
+		 core->root);
+	n->debug_path = n->debug_dirs;
+	n->callbacks = (Dwfl_Callbacks){
+		.find_elf = find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &n->debug_path,
+	};
+	elf_version(EV_CURRENT);
+	n->dwfl = dwfl_begin(&n->callbacks);
+	n->core_elf = n->dwfl ? elf_begin(core->fd, ELF_C_READ_MMAP, NULL) : NULL;
+	if (!n->core_elf) {
+		native_close(n);
+		return tt_fail(err, TT_EIO, 0, "libdwfl cannot read the core: %s", dwfl_errmsg(-1));
+	}
+	finding_in = core;
+	dwfl_report_begin(n->dwfl);
+	int rc = dwfl_core_file_report(n->dwfl, n->core_elf, NULL);
+	dwfl_report_end(n->dwfl, NULL, NULL);
+	finding_in = NULL;
+	/* its threads are the core's; their registers and memory ours to give */
+	if (rc < 0 || !dwfl_attach_state(n->dwfl, n->core_elf, core->pid, &thread_callbacks, n)) {
+		tt_fail(err, TT_EIO, 0, "libdwfl cannot unwind the core: %s", dwfl_errmsg(-1));
+		native_close(n);
+		return err->status;
+	}
+	*out = n;
+	return TT_OK;
+}
+
 void
 native_close(struct native_unwinder *n)
 {
@@ -272,6 +340,8 @@ native_close(struct native_unwinder *n)
 		return;
 	if (n->dwfl)
 		dwfl_end(n->dwfl);
+	if (n->core_elf)
+		elf_end(n->core_elf);
 	perf_threads_free(n->perf);
 	keytab_free(&n->syms);
 	free(n->names);
@@ -617,11 +687,49 @@ running_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame 
 	return w.count;
 }
 
+/* A core's thread: every register from its NT_PRSTATUS note. */
+static size_t
+core_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
+		   char *why, size_t wlen)
+{
+	const struct core_thread *ct = NULL;
+	for (size_t i = 0; i < n->core->nthreads && !ct; i++)
+		if (n->core->threads[i].tid == tid)
+			ct = &n->core->threads[i];
+	if (!ct) {
+		snprintf(why, wlen, "the core has no registers of thread %d", (int)tid);
+		return 0;
+	}
+	/* user_regs_struct order to DWARF's: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 */
+	static const int from[16] = {10, 12, 11, 5, 13, 14, 4, 19, 9, 8, 7, 6, 3, 2, 1, 0};
+	struct user_sample *us = calloc(1, sizeof *us);
+	if (!us) {
+		snprintf(why, wlen, "out of memory for its registers");
+		return 0;
+	}
+	for (size_t i = 0; i < 16; i++)
+		us->regs[i] = ct->regs[from[i]];
+	us->pc = ct->regs[CORE_REG_RIP];
+	us->stack_at = ct->regs[CORE_REG_RSP];
+	n->tid = tid;
+	n->sample = us;
+	finding_in = n->core;
+	struct walk w = {.n = n, .out = out, .max = max};
+	int rc = walk_thread(n, &w);
+	end_reason(n, &w, rc, why, wlen);
+	finding_in = NULL;
+	n->sample = NULL;
+	free(us);
+	return w.count;
+}
+
 size_t
 native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
 		     char *why, size_t wlen)
 {
 	why[0] = '\0';
+	if (n->core)
+		return core_thread_frames(n, tid, out, max, why, wlen);
 	struct kwait_call call;
 	/* A sampler follows a thread from the first time it is seen running
 	 * (its samples come from the next pass on), not every thread it sees:

@@ -46,6 +46,12 @@ struct native_unwinder;
  * cannot report them. */
 tt_status native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err);
 void native_close(struct native_unwinder *n);
+struct corefile;
+/* The same for the process a core was taken of (corefile.h): its modules
+ * from the core's notes, their files under its root, each thread's
+ * registers from its NT_PRSTATUS note, memory from the core. */
+tt_status native_open_core(struct native_unwinder **out, struct corefile *core,
+			   struct tt_error *err);
 
 /* For a sampler: follow each thread asked about with a perf event from the
  * first ask (a sample every period_ns of its CPU time, stack_bytes of its

@@ -36,7 +36,7 @@ print_usage(FILE *f)
 	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--locals]\n"
 	      "                        [--subprocesses]\n"
 	      "       tachyon-top dump --core FILE [--root DIR] [--exe PATH] [--json] [--tasks]\n"
-	      "                        [--locals]\n"
+	      "                        [--locals] [--native]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
 	      "\n"
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
@@ -112,7 +112,7 @@ struct kernel_view {
 /* What was asked of the dump. */
 struct dump_opts {
 	bool json, tasks, native, locals;
-	const struct corefile *core;   /* --core: the process is this core's */
+	struct corefile *core;         /* --core: the process is this core's */
 	const char *core_path;
 };
 
@@ -130,8 +130,14 @@ kernel_view_open(struct kernel_view *kv, struct target *t, const struct dump_opt
 	}
 	kv->core = o->core;
 	kv->core_path = o->core_path;
-	if (o->core)
-		return;   /* the kernel's view is of live processes */
+	kv->want_native = native;
+	if (o->core) {
+		/* the kernel's view is of live processes; the registers are in the core */
+		struct tt_error nerr = {0};
+		if (native && native_open_core(&kv->native, o->core, &nerr) != TT_OK)
+			snprintf(kv->native_error, sizeof kv->native_error, "%s", nerr.msg);
+		return;
+	}
 	kv->owners = owners_new();
 	kv->reader = kwait_reader_new(pid, mem, kv->owners);
 	kv->clock = schedclock_new();
@@ -162,7 +168,7 @@ thread_native(const struct kernel_view *kv, const struct tt_thread *th, struct n
 		snprintf(why, wlen, "%s", kv->native_error);
 		return 0;
 	}
-	if (th->tid_unknown) {
+	if (th->tid_unknown && !kv->core) {   /* a core's ids are its own */
 		snprintf(why, wlen, "the thread's kernel id is not known");
 		return 0;
 	}
@@ -731,9 +737,9 @@ static int
 dump_core(const char *path, const char *root, const char *exe, pid_t pid, bool tree,
 	  struct dump_opts *o)
 {
-	if (pid || tree || o->native)
+	if (pid || tree)
 		return cli_usage_error("dump ", "--core reads one process's core: not with %s",
-				       pid ? "-p" : tree ? "--subprocesses" : "--native (not yet)");
+				       pid ? "-p" : "--subprocesses");
 	struct tt_error err = {0};
 	struct corefile core;
 	if (corefile_open(&core, path, root, &err) != TT_OK)
