@@ -25,6 +25,11 @@ import functional as rig  # noqa: E402
 from functional import expect, show  # noqa: E402
 
 CORE_PATTERN = "/proc/sys/kernel/core_pattern"
+# A core is read through the same layouts as a live process: these cover
+# each minor version and each way an interpreter is built (the suite is
+# near its 40 minutes).
+CORE_INTERPS = ("host-python3.11", "pyenv-3.12", "python3.13", "python3.14", "python3.15",
+                "python3.15d", "python3.15-static-pie", "libpython3.15")
 CORE_WAIT = 20   # s for the kernel to write a core
 
 
@@ -352,6 +357,9 @@ def main():
                 name = "%s: %s" % (interp, desc)
                 if not suite.has(interp):
                     tap.skip(name, "%s not in the root" % interp)
+                    continue
+                if interp not in CORE_INTERPS:
+                    tap.skip(name, "cores are read on %s" % ", ".join(CORE_INTERPS))
                     continue
                 tap.run(name, fn, Ctx(suite, interp))
     finally:
