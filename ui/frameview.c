@@ -154,7 +154,7 @@ frameview_draw(struct ui *u, int y, int height)
 	if (f->locals_top > s->nlocals - rows)
 		f->locals_top = s->nlocals - rows > 0 ? s->nlocals - rows : 0;
 	for (int r = 0; r < rows && f->locals_top + r < s->nlocals; r++) {
-		const struct framewatch_local *l = &s->locals[f->locals_top + r];
+		const struct pylocal *l = &s->locals[f->locals_top + r];
 		snprintf(line, sizeof line, "  %s = %s", l->name, l->repr);
 		draw_text(y + r, 0, COLS, line, theme_attr(ROLE_DEFAULT));
 	}

@@ -62,42 +62,27 @@ reader_open(struct reader *r, pid_t pid, struct tt_error *err)
 	return true;
 }
 
-/* The locals of frame k of the thread into s. */
+/* The locals of frame fr with their values into s. */
 static void
 read_locals(struct reader *r, const struct tt_frame *fr, struct frame_snapshot *s)
 {
-	struct pylocal *locals = calloc(PYLOCALS_MAX, sizeof *locals);
 	struct tt_error err = {0};
 	s->nlocals = -1;
-	if (!locals) {
-		snprintf(s->locals_error, sizeof s->locals_error, "out of memory");
-		return;
-	}
-	uint64_t code = codecache_get(&r->u.codes, fr->code_id)->addr;
-	int n = pylocals_read(&r->values, fr->addr, code, locals, PYLOCALS_MAX, &err);
-	if (n < 0) {
-		snprintf(s->locals_error, sizeof s->locals_error, "%s", err.msg);
-		free(locals);
-		return;
-	}
-	s->locals = calloc(n ? (size_t)n : 1, sizeof *s->locals);
+	s->locals = calloc(PYLOCALS_MAX, sizeof *s->locals);
 	if (!s->locals) {
 		snprintf(s->locals_error, sizeof s->locals_error, "out of memory");
-		free(locals);
 		return;
 	}
-	for (int i = 0; i < n; i++) {
-		struct framewatch_local *l = &s->locals[i];
-		snprintf(l->name, sizeof l->name, "%s", locals[i].name);
-		l->kind = locals[i].kind;
-		pylocal_value(&r->values, fr->addr, &locals[i], l->repr, l->type, sizeof l->type);
-	}
-	free(locals);
-	if (!pylocals_frame_runs(&r->values, fr->addr, code)) {
-		snprintf(s->locals_error, sizeof s->locals_error,
-			 "the frame returned while its locals were read");
+	int n = pylocals_read(&r->values, fr->addr, codecache_get(&r->u.codes, fr->code_id)->addr,
+			      s->locals, PYLOCALS_MAX, &err);
+	if (n < 0) {
+		snprintf(s->locals_error, sizeof s->locals_error, "%s", err.msg);
 		return;
 	}
+	/* kept a second: no room for the 500 a frame may have */
+	struct pylocal *fit = realloc(s->locals, (n ? (size_t)n : 1) * sizeof *fit);
+	if (fit)
+		s->locals = fit;
 	s->nlocals = n;
 }
 

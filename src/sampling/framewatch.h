@@ -20,13 +20,6 @@ struct framewatch_frame {
 	uint64_t addr;             /* the _PyInterpreterFrame */
 };
 
-struct framewatch_local {
-	char name[128];
-	enum pylocal_kind kind;
-	char type[96];
-	char repr[PYVALUE_TEXT_MAX];
-};
-
 struct frame_snapshot {
 	pid_t pid;
 	uint64_t tid;
@@ -36,7 +29,7 @@ struct frame_snapshot {
 	uint32_t selected;         /* the frame whose locals these are */
 	bool moved;                /* the frame asked for was gone: selected is the
 				      innermost */
-	struct framewatch_local *locals;
+	struct pylocal *locals;
 	int nlocals;               /* -1: not read (locals_error says why) */
 	char locals_error[384];
 	uint64_t taken_ns;         /* CLOCK_MONOTONIC */

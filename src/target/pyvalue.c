@@ -242,6 +242,19 @@ type_of(struct pyvalue *v, uint64_t type)
 }
 
 static void render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t);
+static void render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti,
+		      unsigned depth, struct text *t);
+
+/* The type of the object at addr (read within the value's budget), or
+ * NULL when it has none that reads as a type. */
+static const struct type_info *
+object_type(struct pyvalue *v, uint64_t addr)
+{
+	uint64_t type;
+	if (addr == 0 || (addr & 7) || !rd_u64(v, addr + v->l->ob_type, &type))
+		return NULL;
+	return type_of(v, type);
+}
 static bool repr_object(struct pyvalue *v, uint64_t addr, struct text *t, char *type,
 			size_t type_len);
 static bool repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *type,
@@ -696,10 +709,8 @@ render_set(struct pyvalue *v, uint64_t addr, bool frozen, unsigned depth, struct
 				puts_(t, shown ? ", <changing>" : "<changing>");
 				break;
 			}
-			uint64_t type;
 			const struct type_info *ti;
-			if (!key || (rd_u64(v, key + l->ob_type, &type) && (ti = type_of(v, type)) &&
-				     ti->kind == K_DUMMY))
+			if (!key || ((ti = object_type(v, key)) && ti->kind == K_DUMMY))
 				continue;
 			if (shown++)
 				puts_(t, ", ");
@@ -713,13 +724,18 @@ render_set(struct pyvalue *v, uint64_t addr, bool frozen, unsigned depth, struct
 static void
 render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
 {
-	uint64_t type;
-	const struct type_info *ti;
-	if (addr == 0 || (addr & 7) || !rd_u64(v, addr + v->l->ob_type, &type) ||
-	    !(ti = type_of(v, type))) {
+	const struct type_info *ti = object_type(v, addr);
+	if (ti)
+		render_as(v, addr, ti, depth, t);
+	else
 		puts_(t, "<changing>");
-		return;
-	}
+}
+
+/* The object at addr, of type ti, as repr() writes it. */
+static void
+render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned depth,
+	  struct text *t)
+{
 	switch (ti->kind) {
 	case K_NONE: puts_(t, "None"); break;
 	case K_BOOL: render_int(v, addr, true, t); break;
@@ -781,21 +797,20 @@ repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *t
 static bool
 repr_object(struct pyvalue *v, uint64_t addr, struct text *t, char *type, size_t type_len)
 {
-	uint64_t tp;
-	const struct type_info *ti;
-	if (addr == 0 || (addr & 7) || !rd_u64(v, addr + v->l->ob_type, &tp) ||
-	    !(ti = type_of(v, tp))) {
+	const struct type_info *ti = object_type(v, addr);
+	if (!ti) {
 		puts_(t, "<changing>");
 		return false;
 	}
 	snprintf(type, type_len, "%s", ti->name);
-	render(v, addr, 0, t);
+	render_as(v, addr, ti, 0, t);
 	return true;
 }
 
-int
-pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct pylocal *out,
-	      size_t max, struct tt_error *err)
+/* The locals' names, kinds and objects, without their values. */
+static int
+list_locals(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct pylocal *out,
+	    size_t max, struct tt_error *err)
 {
 	const struct py_layout *l = v->l;
 	if (!l->has_values)
@@ -844,8 +859,9 @@ pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct
 	return (int)k;
 }
 
-bool
-pylocals_frame_runs(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr)
+/* Does the frame at frame_addr still run the code at code_addr? */
+static bool
+frame_runs(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr)
 {
 	uint64_t code;
 	struct tt_error err;
@@ -853,9 +869,9 @@ pylocals_frame_runs(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr)
 	       (code & ~v->l->tag_mask) == code_addr;
 }
 
-void
-pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *local, char *text,
-	      char *type, size_t type_len)
+static void
+local_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *local, char *text,
+	    char *type, size_t type_len)
 {
 	if (!local->addr) {
 		snprintf(text, PYVALUE_TEXT_MAX, "<unbound>");
@@ -909,4 +925,17 @@ pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *loca
 		snprintf(text, PYVALUE_TEXT_MAX, "<changing>");
 		type[0] = '\0';
 	}
+}
+
+int
+pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct pylocal *out,
+	      size_t max, struct tt_error *err)
+{
+	int n = list_locals(v, frame_addr, code_addr, out, max, err);
+	for (int i = 0; i < n; i++)
+		local_value(v, frame_addr, &out[i], out[i].repr, out[i].type, sizeof out[i].type);
+	if (n >= 0 && !frame_runs(v, frame_addr, code_addr))
+		return tt_fail(err, TT_EBADMEM, 0, "the frame returned while its locals were read"),
+		       -1;
+	return n;
 }

@@ -59,6 +59,11 @@ struct pylocal {
 	enum pylocal_kind kind;
 	unsigned slot;           /* its index in the frame's localsplus */
 	uint64_t addr;           /* the object in the slot when read, 0: unbound */
+	/* its value: repr and type as pyvalue_repr; a cell's content for cell
+	 * and free variables; "<unbound>"; "<changing>" unless the frame's slot
+	 * still held the same object when read again after */
+	char type[96];
+	char repr[PYVALUE_TEXT_MAX];
 };
 
 /* Most locals read per frame. */
@@ -66,17 +71,10 @@ struct pylocal {
 
 /* The locals of the frame at frame_addr running the code at code_addr, in
  * order (arguments first, as the code lists them; hidden ones left out),
- * up to max: the count, or -1 with err when they cannot be read. */
+ * with their values, up to max: the count, or -1 with err when they cannot
+ * be read or the frame returned meanwhile (a running thread's: its memory
+ * another frame's now). */
 int pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr,
 		  struct pylocal *out, size_t max, struct tt_error *err);
-
-/* Does the frame at frame_addr still run the code at code_addr? */
-bool pylocals_frame_runs(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr);
-
-/* A local's value: its repr and type as pyvalue_repr, a cell's content
- * for cell and free variables, "<unbound>"; and, read again after, the
- * frame's slot still held the same object, else "<changing>". */
-void pylocal_value(struct pyvalue *v, uint64_t frame_addr, const struct pylocal *local,
-		   char *text, char *type, size_t type_len);
 
 #endif
