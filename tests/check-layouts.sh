@@ -65,30 +65,10 @@ BIN=${TT_BIN:-./tachyon-top}
 CC=${CC:-cc}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cat >"$work/offsets.c" <<'CEOF'
-#define Py_BUILD_CORE 1
-#include <Python.h>
-#include <internal/pycore_interp.h>
-#include <internal/pycore_gil.h>
-#include <internal/pycore_frame.h>
-#include <internal/pycore_dict.h>
-#include <stddef.h>
-#include <stdio.h>
-#define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
-int main(void) {
-	P("interp.threads_head", offsetof(PyInterpreterState, threads.head));
-	P("interp.threads_next_unique_id", offsetof(PyInterpreterState, threads.next_unique_id));
-	P("interp.threads_count", offsetof(PyInterpreterState, threads.count));
-	P("interp.gil_locked", offsetof(PyInterpreterState, _gil.locked));
-	P("interp.gil_last_holder", offsetof(PyInterpreterState, _gil.last_holder));
-	P("interp.gil_switch_number", offsetof(PyInterpreterState, _gil.switch_number));
-	P("tstate.current_frame", offsetof(PyThreadState, current_frame));
-	P("tstate.datastack_chunk", offsetof(PyThreadState, datastack_chunk));
-	P("tstate.datastack_top", offsetof(PyThreadState, datastack_top));
-	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
-	P("stackchunk.size", offsetof(_PyStackChunk, size));
-	/* where a frame becomes complete (the __init__ shim is not) */
-	P("code.firsttraceable", offsetof(PyCodeObject, _co_firsttraceable));
+# What locals and values are read through (dump --locals), the same for
+# the table versions' derived offsets and the compiled-in layouts: one
+# list, included by both programs below (P is theirs).
+cat >"$work/values.h" <<'CEOF'
 	/* locals and values (dump --locals) */
 	P("frame.localsplus", offsetof(_PyInterpreterFrame, localsplus));
 	P("code.flags", offsetof(PyCodeObject, co_flags));
@@ -127,6 +107,32 @@ int main(void) {
 	P("type.tp_dict", offsetof(PyTypeObject, tp_dict));
 	P("heaptype.ht_qualname", offsetof(PyHeapTypeObject, ht_qualname));
 	P("function.func_qualname", offsetof(PyFunctionObject, func_qualname));
+CEOF
+cat >"$work/offsets.c" <<'CEOF'
+#define Py_BUILD_CORE 1
+#include <Python.h>
+#include <internal/pycore_interp.h>
+#include <internal/pycore_gil.h>
+#include <internal/pycore_frame.h>
+#include <internal/pycore_dict.h>
+#include <stddef.h>
+#include <stdio.h>
+#define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
+int main(void) {
+	P("interp.threads_head", offsetof(PyInterpreterState, threads.head));
+	P("interp.threads_next_unique_id", offsetof(PyInterpreterState, threads.next_unique_id));
+	P("interp.threads_count", offsetof(PyInterpreterState, threads.count));
+	P("interp.gil_locked", offsetof(PyInterpreterState, _gil.locked));
+	P("interp.gil_last_holder", offsetof(PyInterpreterState, _gil.last_holder));
+	P("interp.gil_switch_number", offsetof(PyInterpreterState, _gil.switch_number));
+	P("tstate.current_frame", offsetof(PyThreadState, current_frame));
+	P("tstate.datastack_chunk", offsetof(PyThreadState, datastack_chunk));
+	P("tstate.datastack_top", offsetof(PyThreadState, datastack_top));
+	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
+	P("stackchunk.size", offsetof(_PyStackChunk, size));
+	/* where a frame becomes complete (the __init__ shim is not) */
+	P("code.firsttraceable", offsetof(PyCodeObject, _co_firsttraceable));
+#include "values.h"
 #if PY_MINOR_VERSION >= 14
 	/* generator frame states, which asyncio task chains depend on */
 	printf("gen.state_suspended_yield_from=%d\n", (int)FRAME_SUSPENDED_YIELD_FROM);
@@ -235,44 +241,7 @@ int main(void) {
 	P("str.compact_size", sizeof(PyCompactUnicodeObject));
 	P("bytes.ob_size", offsetof(PyBytesObject, ob_base.ob_size));
 	P("bytes.ob_sval", offsetof(PyBytesObject, ob_sval));
-	/* locals and values (dump --locals) */
-	P("frame.localsplus", offsetof(_PyInterpreterFrame, localsplus));
-	P("code.flags", offsetof(PyCodeObject, co_flags));
-	P("code.argcount", offsetof(PyCodeObject, co_argcount));
-	P("code.kwonlyargcount", offsetof(PyCodeObject, co_kwonlyargcount));
-	P("code.localsplusnames", offsetof(PyCodeObject, co_localsplusnames));
-	P("code.localspluskinds", offsetof(PyCodeObject, co_localspluskinds));
-	P("type.tp_flags", offsetof(PyTypeObject, tp_flags));
-	P("tuple.ob_size", offsetof(PyTupleObject, ob_base.ob_size));
-	P("tuple.ob_item", offsetof(PyTupleObject, ob_item));
-	P("list.ob_size", offsetof(PyListObject, ob_base.ob_size));
-	P("list.ob_item", offsetof(PyListObject, ob_item));
-	P("float.ob_fval", offsetof(PyFloatObject, ob_fval));
-#if PY_MINOR_VERSION == 11
-	P("long.ob_size", offsetof(PyLongObject, ob_base.ob_size));
-	P("long.ob_digit", offsetof(PyLongObject, ob_digit));
-#else
-	P("long.lv_tag", offsetof(PyLongObject, long_value.lv_tag));
-	P("long.ob_digit", offsetof(PyLongObject, long_value.ob_digit));
-#endif
-	P("dict.ma_used", offsetof(PyDictObject, ma_used));
-	P("dict.ma_keys", offsetof(PyDictObject, ma_keys));
-	P("dict.ma_values", offsetof(PyDictObject, ma_values));
-	P("dictvalues.values", offsetof(PyDictValues, values));
-	P("dictkeys.log2_size", offsetof(PyDictKeysObject, dk_log2_size));
-	P("dictkeys.log2_index_bytes", offsetof(PyDictKeysObject, dk_log2_index_bytes));
-	P("dictkeys.kind", offsetof(PyDictKeysObject, dk_kind));
-	P("dictkeys.nentries", offsetof(PyDictKeysObject, dk_nentries));
-	P("dictkeys.indices", offsetof(PyDictKeysObject, dk_indices));
-	P("set.used", offsetof(PySetObject, used));
-	P("set.mask", offsetof(PySetObject, mask));
-	P("set.table", offsetof(PySetObject, table));
-	P("bytearray.ob_size", offsetof(PyByteArrayObject, ob_base.ob_size));
-	P("bytearray.ob_start", offsetof(PyByteArrayObject, ob_start));
-	P("cell.ob_ref", offsetof(PyCellObject, ob_ref));
-	P("type.tp_dict", offsetof(PyTypeObject, tp_dict));
-	P("heaptype.ht_qualname", offsetof(PyHeapTypeObject, ht_qualname));
-	P("function.func_qualname", offsetof(PyFunctionObject, func_qualname));
+#include "values.h"
 	P("stackchunk.previous", offsetof(_PyStackChunk, previous));
 	P("stackchunk.size", offsetof(_PyStackChunk, size));
 #ifdef Py_DEBUG
