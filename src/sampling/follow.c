@@ -11,6 +11,7 @@
 #include "discover.h"
 #include "follow.h"
 #include "grow.h"
+#include "workers.h"
 
 #define FAST_NS 100000000ull        /* children files of followed processes */
 #define FAST_THREADS 64u            /* a pass reads the main thread's and this many
@@ -295,13 +296,9 @@ follow_start(struct procset *procs, const struct stackwalk_options *o)
 		f->known[f->nknown++] = (struct known){.pid = p->pid, .ppid = p->ppid,
 						      .kind = K_PYTHON, .proc = i};
 	}
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&f->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	worker_cond_init(&f->cond);
 	pthread_mutex_init(&f->lock, NULL);
-	if (pthread_create(&f->thread, NULL, follow_main, f) != 0) {
+	if (worker_start(&f->thread, follow_main, f) != 0) {
 		pthread_cond_destroy(&f->cond);
 		pthread_mutex_destroy(&f->lock);
 		free(f->known);

@@ -1,7 +1,6 @@
 /* The frame inspector's reader (framewatch.h). */
 #include "config.h"
 
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 #include "framewatch.h"
 #include "target.h"
 #include "unwinder.h"
+#include "workers.h"
 
 /* A view that stops asking stops the reads this long after. */
 #define ASKED_FOR_NS 3000000000ull
@@ -193,17 +193,8 @@ framewatch_start(struct framewatch *w)
 {
 	memset(w, 0, sizeof *w);
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	/* Signals belong to the UI thread. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&w->thread, NULL, framewatch_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	worker_cond_init(&w->wake);
+	int rc = worker_start(&w->thread, framewatch_main, w);
 	if (rc != 0) {
 		pthread_mutex_destroy(&w->lock);
 		pthread_cond_destroy(&w->wake);

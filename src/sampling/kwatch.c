@@ -3,7 +3,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,6 +15,7 @@
 #include "kwatch.h"
 #include "owners.h"
 #include "schedclock.h"
+#include "workers.h"
 
 /* One watched process: the watcher's own reader (the sampler's is not shared). */
 struct kwatched {
@@ -288,18 +288,9 @@ kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ct
 	}
 	kw->cap = kw->nprocs = 1;
 	kw->clock = schedclock_new();
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&kw->cond, &ca);
-	pthread_condattr_destroy(&ca);
+	worker_cond_init(&kw->cond);
 	pthread_mutex_init(&kw->lock, NULL);
-	/* Like the sampler, the watcher blocks every signal. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&kw->thread, NULL, watch_main, kw);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	int rc = worker_start(&kw->thread, watch_main, kw);
 	if (rc != 0) {
 		kw->started = false;
 		kwatch_free(kw);

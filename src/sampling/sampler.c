@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "nativestack.h"
 #include "sampler.h"
 #include "unwinder.h"
+#include "workers.h"
 
 /* Identical consecutive samples of a thread fold into one record, for at
  * most this long so consumers see time pass. */
@@ -719,14 +719,9 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	s->last_flush_ns = s->start_ns;
 	s->procs.epoch_ns = s->start_ns;
 	stackwalk_set_epoch(s->walk, s->start_ns);
-	/* The sampler blocks every signal: they belong to the UI thread. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&s->thread, NULL, sampler_main, s);
+	int rc = worker_start(&s->thread, sampler_main, s);
 	if (rc == 0 && cfg->follow && t->pid > 0)
 		s->follow = follow_start(&s->procs, &cfg->walk);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	s->started = rc == 0;
 	if (rc != 0) {
 		s->started = false;

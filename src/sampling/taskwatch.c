@@ -1,7 +1,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -11,6 +10,7 @@
 #include "hash.h"
 #include "keytab.h"
 #include "taskwatch.h"
+#include "workers.h"
 
 /* While asyncio is absent, look for it again this often. */
 #define PROBE_INTERVAL_NS 1000000000ull
@@ -522,17 +522,8 @@ static tt_status
 start_thread(struct taskwatch *w, struct tt_error *err)
 {
 	pthread_mutex_init(&w->lock, NULL);
-	pthread_condattr_t ca;
-	pthread_condattr_init(&ca);
-	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	pthread_cond_init(&w->wake, &ca);
-	pthread_condattr_destroy(&ca);
-	/* Signals belong to the UI thread. */
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int rc = pthread_create(&w->thread, NULL, taskwatch_main, w);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	worker_cond_init(&w->wake);
+	int rc = worker_start(&w->thread, taskwatch_main, w);
 	if (rc != 0) {
 		free_watchers(w);
 		pthread_mutex_destroy(&w->lock);

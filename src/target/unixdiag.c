@@ -8,7 +8,6 @@
 #include <linux/unix_diag.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "unixdiag.h"
+#include "workers.h"
 
 struct unixdiag {
 	int fd;
@@ -71,12 +71,8 @@ unixdiag_open(pid_t pid)
 	if (!same_netns(pid, &nsfd) && nsfd >= 0) {
 		struct in_netns job = {nsfd, -1};
 		pthread_t t;
-		sigset_t all, old;
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		if (pthread_create(&t, NULL, socket_in_netns, &job) == 0)
+		if (worker_start(&t, socket_in_netns, &job) == 0)
 			pthread_join(t, NULL);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		close(nsfd);
 		d->fd = job.sock;
 	}
