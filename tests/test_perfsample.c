@@ -225,6 +225,27 @@ test_no_room(void)
 }
 
 static void
+test_ended(void)
+{
+	/* a thread that ended before it was followed is gone, not a refusal:
+	 * the next thread is followed */
+	struct perf_threads *pt = perf_threads_new(1000000, 4096, 16);
+	pthread_t th[1];
+	start_parked(th, 1);
+	pid_t ended = atomic_load(&parked_tids[0]);
+	end_parked(th, 1);
+	start_parked(th, 1);
+	char why[256] = "";
+	enum perf_follow gone = perf_threads_follow(pt, ended, why, sizeof why);
+	enum perf_follow next = perf_threads_follow(pt, atomic_load(&parked_tids[0]), why + 128,
+						    sizeof why - 128);
+	tap_ok(gone == PERF_GONE && next == PERF_FOLLOWED,
+	       "an ended thread is gone, not a refusal (%s); the next one is followed", why);
+	perf_threads_free(pt);
+	end_parked(th, 1);
+}
+
+static void
 test_disabled(void)
 {
 	/* disabled, a busy thread gives no sample; enabled again, it does */
@@ -259,6 +280,7 @@ main(void)
 	test_busy_thread();
 	test_at_most();
 	test_no_room();
+	test_ended();
 	test_disabled();
 	test_churn();
 	test_refused();

@@ -629,6 +629,7 @@ follow_running(struct native_unwinder *n, pid_t tid, char *why, size_t wlen)
 		snprintf(n->perf_refused, sizeof n->perf_refused, "%s", why);
 		return false;
 	case PERF_NO_ROOM:
+	case PERF_GONE:
 		break;
 	}
 	return false;

@@ -338,6 +338,10 @@ perf_threads_follow(struct perf_threads *pt, pid_t tid, char *why, size_t wlen)
 	int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
+		if (e == ESRCH) {   /* a thread of a churning pool, ended since it was seen */
+			snprintf(why, wlen, "it ended as it was to be followed");
+			return PERF_GONE;
+		}
 		if (out_of_room(e)) {
 			snprintf(why, wlen, "running on a CPU; no room for another perf event "
 					    "(%u followed): %s", pt->live, strerror(e));

@@ -36,6 +36,7 @@ enum perf_follow {
 	PERF_FOLLOWED,
 	PERF_REFUSED,     /* the kernel refuses this process's threads: say it once */
 	PERF_NO_ROOM,     /* out of file descriptors or locked memory: this thread, now */
+	PERF_GONE,        /* the thread ended before it could be followed */
 };
 
 /* Start sampling thread tid (again); with max_live followed already, the
