@@ -20,7 +20,7 @@ TT_ROOT=${TT_ROOT:-/var/cache/tachyon-top/sid-root}
 PY_PKGS="python3.13 python3.14 python3.15 python3.13-dbg python3.14-dbg python3.15-dbg
 python3.13-nopie python3.14-nopie python3.15-nopie
 libpython3.13-dev libpython3.14-dev libpython3.15-dev
-gunicorn python3-gunicorn python3-uvicorn python3-aiohttp gcc libc6-dev
+gunicorn python3-gunicorn python3-uvicorn python3-aiohttp python3-gevent gcc libc6-dev
 uwsgi-core uwsgi-plugin-python3"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
 HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3

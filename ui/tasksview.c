@@ -486,7 +486,9 @@ static void
 group_label(const struct task_snapshot *s, const struct task_group *g, char *buf, size_t len)
 {
 	if (!g->func0) {
-		snprintf(buf, len, "%s", "(no coroutine frame: done or not started)");
+		bool greenlet = g->count && s->tasks.tasks[s->members[g->first]].kind == TASK_GREENLET;
+		snprintf(buf, len, "%s", greenlet ? "(running: its stack is its thread's)"
+						  : "(no coroutine frame: done or not started)");
 		return;
 	}
 	if (!g->func1) {
@@ -498,12 +500,44 @@ group_label(const struct task_snapshot *s, const struct task_group *g, char *buf
 	snprintf(buf, len, "%s \xe2\x86\x90 %s", func_name(s, g->func0), caller);
 }
 
+/* "8 greenlets (Greenlet)": greenlets have no names of their own, only
+ * their class's. */
+static bool
+greenlet_names(const struct tasks_ui *tu, const struct task_group *g, char *buf, size_t len)
+{
+	const struct task_snapshot *s = tu->snap;
+	uint32_t n = 0;
+	const char *kinds[3] = {0};
+	for (uint32_t m = 0; m < g->count; m++) {
+		uint32_t ti = s->members[g->first + m];
+		const struct tt_task *t = &s->tasks.tasks[ti];
+		if (t->kind != TASK_GREENLET)
+			return false;
+		if (!proc_shown(tu, s->task_proc[ti]))
+			continue;
+		n++;
+		const char *name = tt_task_name(&s->tasks, t);
+		for (int k = 0; k < 3; k++) {
+			if (!kinds[k])
+				kinds[k] = name;
+			if (strcmp(kinds[k], name) == 0)
+				break;
+		}
+	}
+	snprintf(buf, len, "%u greenlet%s (%s%s%s%s%s)", n, n == 1 ? "" : "s", kinds[0] ? kinds[0] : "",
+		 kinds[1] ? ", " : "", kinds[1] ? kinds[1] : "", kinds[2] ? ", " : "",
+		 kinds[2] ? kinds[2] : "");
+	return true;
+}
+
 static void
 group_names(const struct tasks_ui *tu, const struct task_group *g, char *buf, size_t len)
 {
 	const struct task_snapshot *s = tu->snap;
 	size_t at = 0;
 	buf[0] = '\0';
+	if (greenlet_names(tu, g, buf, len))
+		return;
 	for (uint32_t m = 0, named = 0; m < g->count && at + 8 < len; m++) {
 		uint32_t ti = s->members[g->first + m];
 		if (!proc_shown(tu, s->task_proc[ti]))
@@ -585,10 +619,16 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		if (s->nprocs > 1)
 			snprintf(where, sizeof where, "process %d, ", (int)p->pid);
 		/* under a process row, one step further in */
-		snprintf(text, sizeof text, "%*s%s %s [0x%llx] %sthread %llu, %s, unchanged %s",
+		char what[64];
+		if (task->kind == TASK_GREENLET)
+			snprintf(what, sizeof what, "greenlet%s%s", task->hub ? ", hub" : "",
+				 task->main_greenlet ? ", main" : "");
+		else
+			snprintf(what, sizeof what, "thread %llu", (unsigned long long)task->thread);
+		snprintf(text, sizeof text, "%*s%s %s [0x%llx] %s%s, %s, unchanged %s",
 			 4 + deep, "", same_task(key_of(s, r->a), t->open_task) ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
-			 tt_task_name(&s->tasks, task), (unsigned long long)task->id, where,
-			 (unsigned long long)task->thread, task->running ? "running" : "suspended", age);
+			 tt_task_name(&s->tasks, task), (unsigned long long)task->id, where, what,
+			 task->running ? "running" : "suspended", age);
 		draw_text(y, 0, COLS, text, attr);
 		break;
 	}
@@ -604,9 +644,10 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 	}
 	case ROW_AWAITER: {
 		const struct tt_task *task = &s->tasks.tasks[r->a];
-		snprintf(text, sizeof text, "%*s\xe2\x86\x91 awaited by %s [0x%llx]",
-			 (int)(4 + deep + 4 * r->b),
-			 "", tt_task_name(&s->tasks, task), (unsigned long long)task->id);
+		snprintf(text, sizeof text, "%*s\xe2\x86\x91 %s %s [0x%llx]",
+			 (int)(4 + deep + 4 * r->b), "",
+			 task->kind == TASK_GREENLET ? "parent" : "awaited by",
+			 tt_task_name(&s->tasks, task), (unsigned long long)task->id);
 		draw_text(y, 0, COLS, text, selected ? attr : theme_attr(ROLE_HEADER));
 		break;
 	}
@@ -660,8 +701,9 @@ tasksview_draw(struct ui *u, int y, int h)
 				 holding == 1 ? "" : "es");
 		}
 		snprintf(title, sizeof title,
-			 " asyncio tasks  %u tasks%s at %u points, sorted by %s (s)  read %.1f ms%s%s ",
-			 shown, where, t->norder, t->by_count ? "count" : "stuck time", s->read_ms,
+			 " %s  %u %s%s at %u points, sorted by %s (s)  read %.1f ms%s%s ",
+			 s->tasks.ngreenlets ? "asyncio tasks and greenlets" : "asyncio tasks", shown,
+			 s->tasks.ngreenlets == s->tasks.n ? "greenlets" : "tasks", where, t->norder, t->by_count ? "count" : "stuck time", s->read_ms,
 			 every, s->tasks.lost ? "  (some changed while read)" : "");
 	}
 	draw_bar(y, theme_attr(ROLE_BORDER));

@@ -36,7 +36,8 @@ struct watched {
 	bool seen;                 /* still in the procset (this pass) */
 	struct code_cache codes;
 	struct task_reader reader;
-	struct tt_tasks read;      /* the last read (buffers kept) */
+	struct greenlet_reader greenlets;
+	struct tt_tasks read;      /* the last read, tasks then greenlets (buffers kept) */
 	uint32_t *code_func;       /* code ID -> function in the watcher's funcs, 0: not yet */
 	uint32_t code_func_cap;
 	/* per task of the last read, by task address: fingerprint of its
@@ -286,6 +287,7 @@ watched_free(struct watched *wd)
 		return;
 	if (wd->attached) {
 		task_reader_free(&wd->reader);
+		greenlet_reader_free(&wd->greenlets);
 		codecache_free(&wd->codes);
 	}
 	tt_tasks_free(&wd->read);
@@ -302,6 +304,12 @@ watched_open(struct watched *wd, struct tt_error *err)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the task code cache");
 	tt_status st = task_reader_init(&wd->reader, &wd->target, &wd->codes, PROBE_INTERVAL_NS, err);
 	if (st != TT_OK) {
+		codecache_free(&wd->codes);
+		return st;
+	}
+	st = greenlet_reader_init(&wd->greenlets, &wd->target, &wd->codes, PROBE_INTERVAL_NS, err);
+	if (st != TT_OK) {
+		task_reader_free(&wd->reader);
 		codecache_free(&wd->codes);
 		return st;
 	}
@@ -412,7 +420,8 @@ read_one(struct taskwatch *w, struct watched *wd, struct task_snapshot *s)
 		return true;
 	}
 	struct tt_error err = {0};
-	if (task_reader_read(&wd->reader, &wd->read, &err) != TT_OK) {
+	if (task_reader_read(&wd->reader, &wd->read, &err) != TT_OK ||
+	    greenlet_reader_read(&wd->greenlets, &wd->read, &err) != TT_OK) {
 		snprintf(p->error, sizeof p->error, "%s", err.msg);
 		return true;
 	}

@@ -17,6 +17,7 @@
 #include "asynctasks.h"
 #include "codecache.h"
 #include "error.h"
+#include "greenlets.h"
 #include "idindex.h"
 #include "intern.h"
 #include "procset.h"

@@ -91,6 +91,8 @@ tt_tasks_append(struct tt_tasks *dst, const struct tt_tasks *src)
 	dst->incomplete |= src->incomplete;
 	dst->truncated |= src->truncated;
 	dst->syscalls += src->syscalls;
+	dst->ngreenlets += src->ngreenlets;
+	dst->greenlets_lost += src->greenlets_lost;
 	return true;
 }
 
@@ -222,8 +224,8 @@ task_reader_use_table(struct task_reader *r, uint64_t addr, struct tt_error *err
 
 /* ---- growing the result ---- */
 
-static bool
-push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off)
+bool
+tt_tasks_push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off)
 {
 	if (!grow_array((void **)&ts->names, &ts->names_cap, ts->names_len + (uint32_t)len + 1, 1))
 		return false;
@@ -314,8 +316,8 @@ read_name(struct task_reader *r, struct tt_tasks *out, uint64_t obj, char *buf, 
 	}
 }
 
-static bool
-push_frame(struct tt_tasks *out, uint32_t code_id, int line)
+bool
+tt_tasks_push_frame(struct tt_tasks *out, uint32_t code_id, int line)
 {
 	if (!grow_array((void **)&out->frames, &out->frames_cap, out->nframes + 1, sizeof *out->frames))
 		return false;
@@ -361,7 +363,7 @@ read_chain(struct task_reader *r, struct tt_tasks *out, struct tt_task *t, uint6
 		struct tt_error e = {0};
 		if (codecache_lookup(r->codes, &r->target->mem, l, code, &id, &e) != TT_OK)
 			return false;
-		if (!push_frame(out, id, codecache_line(r->codes, id, load_u64(fr, l->fr_instr_ptr))))
+		if (!tt_tasks_push_frame(out, id, codecache_line(r->codes, id, load_u64(fr, l->fr_instr_ptr))))
 			return false;
 		t->nframes++;
 		if (state != l->gen_state_yield_from && state != l->gen_state_yield_from_locked)
@@ -462,7 +464,7 @@ read_task(struct task_reader *r, struct tt_tasks *out, uint64_t node, uint64_t t
 	uint32_t names_mark = out->names_len;
 	char name[TASKS_NAME_MAX * 4 + 16];
 	bool ok = read_name(r, out, load_u64(obj, r->task_name) & ~l->tag_mask, name, sizeof name) &&
-		  push_name(out, name, strlen(name), &t->name_off) &&
+		  tt_tasks_push_name(out, name, strlen(name), &t->name_off) &&
 		  read_chain(r, out, t, t->coro) &&
 		  read_awaiters(r, out, t, load_u64(obj, r->task_awaited_by) & ~l->tag_mask,
 				obj[r->task_is_set] != 0);
@@ -524,6 +526,7 @@ task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *e
 	const struct py_layout *l = &r->target->layout;
 	out->n = out->nframes = out->nawaiters = out->names_len = 0;
 	out->lost = 0;
+	out->ngreenlets = out->greenlets_lost = 0;
 	out->incomplete = out->truncated = false;
 	out->syscalls = 0;
 	if (!l->has_async) {
@@ -594,6 +597,7 @@ task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_tasks *out
 {
 	out->n = out->nframes = out->nawaiters = out->names_len = 0;
 	out->lost = 0;
+	out->ngreenlets = out->greenlets_lost = 0;
 	out->incomplete = out->truncated = false;
 	out->syscalls = 0;
 	out->state = TASKS_NO_ASYNCIO;

@@ -26,6 +26,11 @@
 #define TASKS_MAX_SET_SLOTS (1u << 20) /* table slots of an awaited-by set we scan */
 #define TASKS_NAME_MAX 255        /* characters of a task name */
 
+enum task_kind {
+	TASK_ASYNCIO,             /* an asyncio Task */
+	TASK_GREENLET,            /* a greenlet (greenlets.h): its one awaiter is its parent */
+};
+
 struct tt_task {
 	uint64_t id;              /* the task object's address */
 	uint64_t coro;            /* its coroutine object's address: with the name, tells a
@@ -38,6 +43,9 @@ struct tt_task {
 	uint32_t first_frame, nframes;       /* innermost first */
 	uint32_t first_awaiter, nawaiters;   /* ids of tasks awaiting it */
 	bool chain_cut;           /* chain longer than TASKS_MAX_CHAIN */
+	uint8_t kind;             /* enum task_kind */
+	bool hub;                 /* a greenlet: gevent's hub (runs the event loop) */
+	bool main_greenlet;       /* a greenlet: its thread's main greenlet */
 };
 
 enum tasks_state {
@@ -60,6 +68,8 @@ struct tt_tasks {
 	bool incomplete;          /* a task list could not be followed to its end */
 	bool truncated;           /* more than TASKS_MAX tasks */
 	uint64_t syscalls;        /* remote reads this read took */
+	uint32_t ngreenlets;      /* of n, tasks of kind TASK_GREENLET */
+	uint32_t greenlets_lost;  /* of lost, greenlets */
 };
 
 static inline const char *
@@ -108,6 +118,10 @@ tt_status task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_
 				struct tt_error *err);
 
 void tt_tasks_free(struct tt_tasks *ts);
+
+/* Append a name (NUL-terminated) or a frame to ts; false when memory is short. */
+bool tt_tasks_push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off);
+bool tt_tasks_push_frame(struct tt_tasks *ts, uint32_t code_id, int line);
 
 /* Add src's tasks after dst's (their frames, awaiters and names with
  * them; lost, incomplete and truncated add up). false when memory is short

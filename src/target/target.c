@@ -277,9 +277,15 @@ open_core_file(void *ctx, const struct proc_maps *maps, size_t idx)
 	return dup(fd);   /* the caller closes its own */
 }
 
-tt_status
-target_find_section(const struct target *t, const char *name_part, const char *section,
-		    uint64_t *addr, uint64_t *size, struct tt_error *err)
+/* Call `look` on each file the target maps whose name contains name_part
+ * (starts with it when prefix), once per file, until it returns TT_OK;
+ * TT_ENOTPY when none did. */
+typedef tt_status (*mapped_file_fn)(void *ctx, int fd, const struct proc_maps *maps,
+				    const struct map_entry *m, struct tt_error *err);
+
+static tt_status
+each_mapped_file(const struct target *t, const char *name_part, bool prefix, mapped_file_fn look,
+		 void *ctx, struct tt_error *err)
 {
 	struct proc_maps maps;
 	tt_status st = TT_OK;
@@ -289,32 +295,94 @@ target_find_section(const struct target *t, const char *name_part, const char *s
 	} else if ((st = procmaps_read(t->pid, &maps, err)) != TT_OK) {
 		return st;
 	}
-	st = tt_fail(err, TT_ENOTPY, 0, "no mapped file carries %s", section);
+	st = TT_ENOTPY;
 	const char *last = "";
-	for (size_t i = 0; i < maps.count; i++) {
+	for (size_t i = 0; i < maps.count && st != TT_OK; i++) {
 		const struct map_entry *m = &maps.entries[i];
+		const char *base = procmaps_basename(m->path);
 		if (m->path[0] != '/' || strcmp(m->path, last) == 0 ||
-		    !strstr(procmaps_basename(m->path), name_part))
+		    (prefix ? strncmp(base, name_part, strlen(name_part)) != 0
+			    : !strstr(base, name_part)))
 			continue;
 		last = m->path;
 		int fd = t->core ? open_core_file(t->core, &maps, i) : open_mapped_file(t->pid, m);
 		if (fd < 0)
 			continue;
-		struct elf_section_hit hit;
-		struct tt_error e = {0};
-		tt_status found = elf_find_section(fd, section, &hit, &e);
+		st = look(ctx, fd, &maps, m, err);
 		close(fd);
-		if (found != TT_OK)
-			continue;
-		uint64_t base = 0;
-		if (file_base(&maps, m->path, &base)) {
-			*addr = runtime_address(hit.is_pie, base, hit.load_vaddr, hit.sh_addr);
-			*size = hit.sh_size;
-			st = TT_OK;
-			break;
-		}
 	}
 	procmaps_free(&maps);
+	return st;
+}
+
+struct section_look {
+	const char *section;
+	uint64_t *addr, *size;
+};
+
+static tt_status
+look_for_section(void *ctx, int fd, const struct proc_maps *maps, const struct map_entry *m,
+		 struct tt_error *err)
+{
+	(void)err;
+	struct section_look *s = ctx;
+	struct elf_section_hit hit;
+	struct tt_error e = {0};
+	uint64_t base = 0;
+	if (elf_find_section(fd, s->section, &hit, &e) != TT_OK || !file_base(maps, m->path, &base))
+		return TT_ENOTPY;
+	*s->addr = runtime_address(hit.is_pie, base, hit.load_vaddr, hit.sh_addr);
+	*s->size = hit.sh_size;
+	return TT_OK;
+}
+
+tt_status
+target_find_section(const struct target *t, const char *name_part, const char *section,
+		    uint64_t *addr, uint64_t *size, struct tt_error *err)
+{
+	struct section_look s = {section, addr, size};
+	tt_status st = each_mapped_file(t, name_part, false, look_for_section, &s, err);
+	if (st == TT_ENOTPY)
+		return tt_fail(err, TT_ENOTPY, 0, "no mapped file carries %s", section);
+	return st;
+}
+
+struct symbols_look {
+	const char *const *names;
+	size_t n;
+	uint64_t *addr;
+	char *path;
+	size_t pathlen;
+};
+
+static tt_status
+look_for_symbols(void *ctx, int fd, const struct proc_maps *maps, const struct map_entry *m,
+		 struct tt_error *err)
+{
+	(void)err;
+	struct symbols_look *s = ctx;
+	struct elf_symbols syms;
+	struct tt_error e = {0};
+	uint64_t base = 0;
+	if (s->n > ELF_MAX_LOOKUP || elf_find_symbols(fd, s->names, s->n, true, &syms, &e) != TT_OK ||
+	    !file_base(maps, m->path, &base))
+		return TT_ENOTPY;
+	for (size_t k = 0; k < s->n; k++)
+		s->addr[k] = syms.found[k] ? runtime_address(syms.is_pie, base, syms.load_vaddr,
+							     syms.value[k])
+					   : 0;
+	snprintf(s->path, s->pathlen, "%s", m->path);
+	return TT_OK;
+}
+
+tt_status
+target_find_symbols(const struct target *t, const char *name_prefix, const char *const *names,
+		    size_t n, uint64_t *addr, char *path, size_t pathlen, struct tt_error *err)
+{
+	struct symbols_look s = {names, n, addr, path, pathlen};
+	tt_status st = each_mapped_file(t, name_prefix, true, look_for_symbols, &s, err);
+	if (st == TT_ENOTPY)
+		return tt_fail(err, TT_ENOTPY, 0, "no mapped file is named %s*", name_prefix);
 	return st;
 }
 

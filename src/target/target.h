@@ -66,4 +66,12 @@ tt_status target_find_section(const struct target *t, const char *name_part,
 			      const char *section, uint64_t *addr, uint64_t *size,
 			      struct tt_error *err);
 
+/* Look up n (at most ELF_MAX_LOOKUP) dynamic symbols in the first file the
+ * target maps whose name starts with name_prefix: their run-time addresses
+ * in addr[] (0: not defined there) and the file's path as the target maps
+ * it. TT_ENOTPY when no such file is mapped. */
+tt_status target_find_symbols(const struct target *t, const char *name_prefix,
+			      const char *const *names, size_t n, uint64_t *addr, char *path,
+			      size_t pathlen, struct tt_error *err);
+
 #endif

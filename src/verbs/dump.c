@@ -513,7 +513,8 @@ print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
  * and not read (one process of a tree), or NULL. */
 static void
 print_json(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
-	   pid_t ppid, const struct tt_tasks *tasks, const char *tasks_error)
+	   pid_t ppid, const struct tt_tasks *tasks, const struct greenlet_reader *gr,
+	   const char *tasks_error)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", kv->core ? (int)kv->core->pid : (int)t->pid);
@@ -591,7 +592,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	printf("]");
 	if (tasks) {
 		printf(",\n ");
-		dumptasks_json(stdout, tasks, &u->codes);
+		dumptasks_json(stdout, tasks, &u->codes, gr);
 	} else if (tasks_error) {
 		printf(",\n \"tasks\": [], \"tasks_note\": ");
 		json_put_string(stdout, tasks_error);
@@ -617,12 +618,14 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	struct tt_sample s = {0};
 	st = take_sample(&u, &s, err);
 	struct task_reader tr = {0};
+	struct greenlet_reader gr = {0};
 	struct tt_tasks tasks = {0};
 	struct tt_error terr = {0};
 	bool have_tasks = false;
 	if (st == TT_OK && want_tasks) {
 		have_tasks = task_reader_init(&tr, t, &u.codes, 0, &terr) == TT_OK &&
-			     dumptasks_read(&tr, &tasks, &terr) == TT_OK;
+			     greenlet_reader_init(&gr, t, &u.codes, 0, &terr) == TT_OK &&
+			     dumptasks_read(&tr, &gr, &tasks, &terr) == TT_OK;
 		if (!have_tasks && !printed) {
 			*err = terr;
 			st = terr.status;
@@ -640,11 +643,11 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 			printf("%s", !*printed ? (json ? "{\"processes\": [\n" : "")
 					       : (json ? ",\n" : "\n"));
 		if (json) {
-			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, tasks_error);
+			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, &gr, tasks_error);
 		} else {
 			print_text(&u, &s, &kv, ppid);
 			if (have_tasks) {
-				dumptasks_text(stdout, &tasks, &u.codes);
+				dumptasks_text(stdout, &tasks, &u.codes, &gr);
 			} else if (tasks_error) {
 				char safe[sizeof terr.msg];
 				sanitize_for_terminal(tasks_error, safe, sizeof safe);
@@ -657,6 +660,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	}
 	tt_tasks_free(&tasks);
 	task_reader_free(&tr);
+	greenlet_reader_free(&gr);
 	tt_sample_free(&s);
 	unwinder_free(&u);
 	return st;

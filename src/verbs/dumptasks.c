@@ -13,11 +13,14 @@
 #define READ_ATTEMPTS 5
 
 tt_status
-dumptasks_read(struct task_reader *r, struct tt_tasks *ts, struct tt_error *err)
+dumptasks_read(struct task_reader *r, struct greenlet_reader *g, struct tt_tasks *ts,
+	       struct tt_error *err)
 {
 	tt_status st = TT_OK;
 	for (int i = 0; i < READ_ATTEMPTS; i++) {
 		st = task_reader_read(r, ts, err);
+		if (st == TT_OK && g)
+			st = greenlet_reader_read(g, ts, err);
 		if (st != TT_OK || (ts->lost == 0 && !ts->incomplete))
 			return st;
 		struct timespec pause = {0, 2000000L};
@@ -157,8 +160,12 @@ print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 		fprintf(f, " (shown above)\n");
 		return;
 	}
-	fprintf(f, " thread %llu, %s\n", (unsigned long long)t->thread,
-		t->running ? "running" : "suspended");
+	if (t->kind == TASK_GREENLET)
+		fprintf(f, "%s%s%s\n", t->hub ? " hub," : "", t->main_greenlet ? " main greenlet," : "",
+			t->running ? " running (its stack is its thread's)" : " suspended");
+	else
+		fprintf(f, " thread %llu, %s\n", (unsigned long long)t->thread,
+			t->running ? "running" : "suspended");
 	g->mark[i] = 1;
 	/* extend the prefix for what hangs below this task */
 	size_t nlen = plen;
@@ -186,27 +193,10 @@ print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 	g->mark[i] = 2;
 }
 
-void
-dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes)
+/* The tasks of one kind, roots first; then whatever only a cycle reaches. */
+static void
+print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes, uint8_t kind)
 {
-	if (ts->state == TASKS_UNSUPPORTED) {
-		fprintf(f, "\nasyncio tasks: not available (reading tasks needs Python 3.14 or newer)\n");
-		return;
-	}
-	if (ts->state == TASKS_NO_ASYNCIO) {
-		fprintf(f, "\nasyncio tasks: none (asyncio is not imported)\n");
-		return;
-	}
-	fprintf(f, "\nasyncio tasks: %u", ts->n);
-	if (ts->lost)
-		fprintf(f, " (%u more changed while read)", ts->lost);
-	if (ts->truncated)
-		fprintf(f, " (more than %d: the rest left out)", TASKS_MAX);
-	if (ts->incomplete)
-		fprintf(f, " (a task list changed while read: some may be missing)");
-	fprintf(f, "\n");
-	if (ts->n == 0)
-		return;
 	struct graph g;
 	if (!graph_build(ts, &g)) {
 		graph_free(&g);
@@ -214,10 +204,9 @@ dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 		return;
 	}
 	char prefix[4 * TREE_MAX_DEPTH * 3 + 16] = "";
-	/* Roots first; then whatever only a cycle reaches. */
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < ts->n; i++) {
-			if (g.mark[i] || (pass == 0 && g.has_parent[i]))
+			if (ts->tasks[i].kind != kind || g.mark[i] || (pass == 0 && g.has_parent[i]))
 				continue;
 			fputc('\n', f);
 			if (pass == 1)
@@ -228,19 +217,69 @@ dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 	graph_free(&g);
 }
 
+void
+dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+	       const struct greenlet_reader *g)
+{
+	uint32_t nasync = ts->n - ts->ngreenlets, lost = ts->lost - ts->greenlets_lost;
+	if (ts->state == TASKS_UNSUPPORTED && ts->ngreenlets == 0) {
+		fprintf(f, "\nasyncio tasks: not available (reading tasks needs Python 3.14 or newer)\n");
+	} else if (ts->state == TASKS_NO_ASYNCIO ||
+		   (ts->state == TASKS_READ && nasync == 0 && lost == 0 && ts->ngreenlets)) {
+		if (!g || g->state != GREENLETS_READ)
+			fprintf(f, "\nasyncio tasks: none (asyncio is not imported)\n");
+	} else if (ts->state == TASKS_READ) {
+		fprintf(f, "\nasyncio tasks: %u", nasync);
+		if (lost)
+			fprintf(f, " (%u more changed while read)", lost);
+		if (ts->truncated)
+			fprintf(f, " (more than %d: the rest left out)", TASKS_MAX);
+		if (ts->incomplete)
+			fprintf(f, " (a task list changed while read: some may be missing)");
+		fprintf(f, "\n");
+		if (nasync)
+			print_forest(f, ts, codes, TASK_ASYNCIO);
+	}
+	if (!g)
+		return;
+	if (g->state == GREENLETS_UNKNOWN) {
+		char safe[sizeof g->why];
+		sanitize_for_terminal(g->why, safe, sizeof safe);
+		fprintf(f, "\n%s\n", safe);
+		return;
+	}
+	if (g->state != GREENLETS_READ)
+		return;
+	char v[64];
+	sanitize_for_terminal(g->version, v, sizeof v);
+	fprintf(f, "\ngreenlets: %u (greenlet %s)", ts->ngreenlets, v);
+	if (ts->greenlets_lost)
+		fprintf(f, " (%u more changed while read)", ts->greenlets_lost);
+	fprintf(f, "\n");
+	if (ts->ngreenlets)
+		print_forest(f, ts, codes, TASK_GREENLET);
+}
+
 /* ---- JSON ---- */
 
 void
-dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes)
+dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+	       const struct greenlet_reader *g)
 {
 	fprintf(f, "\"tasks\": [");
 	for (uint32_t i = 0; i < ts->n; i++) {
 		const struct tt_task *t = &ts->tasks[i];
 		fprintf(f, "%s\n  {\"id\": %llu, \"name\": ", i ? "," : "", (unsigned long long)t->id);
 		json_put_string(f, tt_task_name(ts, t));
-		fprintf(f, ", \"thread\": %llu, \"interpreter\": %lld, \"running\": %s, \"frames\": [",
-			(unsigned long long)t->thread, (long long)t->interp_id,
-			t->running ? "true" : "false");
+		if (t->kind == TASK_GREENLET)
+			fprintf(f, ", \"kind\": \"greenlet\", \"hub\": %s, \"main\": %s, "
+				   "\"parent\": %llu",
+				t->hub ? "true" : "false", t->main_greenlet ? "true" : "false",
+				(unsigned long long)(t->nawaiters ? ts->awaiters[t->first_awaiter] : 0));
+		else
+			fprintf(f, ", \"kind\": \"asyncio\", \"thread\": %llu, \"interpreter\": %lld",
+				(unsigned long long)t->thread, (long long)t->interp_id);
+		fprintf(f, ", \"running\": %s, \"frames\": [", t->running ? "true" : "false");
 		for (uint32_t k = 0; k < t->nframes; k++) {
 			const struct tt_frame *fr = &ts->frames[t->first_frame + k];
 			const struct code_entry *c = codecache_get(codes, fr->code_id);
@@ -250,15 +289,30 @@ dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 			json_put_string(f, c->filename);
 			fprintf(f, ", \"line\": %d}", fr->line);
 		}
-		fprintf(f, "], \"awaited_by\": [");
-		for (uint32_t k = 0; k < t->nawaiters; k++)
-			fprintf(f, "%s%llu", k ? ", " : "",
-				(unsigned long long)ts->awaiters[t->first_awaiter + k]);
-		fprintf(f, "]}");
+		fprintf(f, "]");
+		if (t->kind == TASK_ASYNCIO) {
+			fprintf(f, ", \"awaited_by\": [");
+			for (uint32_t k = 0; k < t->nawaiters; k++)
+				fprintf(f, "%s%llu", k ? ", " : "",
+					(unsigned long long)ts->awaiters[t->first_awaiter + k]);
+			fprintf(f, "]");
+		}
+		fprintf(f, "}");
 	}
 	fprintf(f, "]");
 	if (ts->state == TASKS_UNSUPPORTED)
 		fprintf(f, ", \"tasks_note\": \"reading asyncio tasks needs Python 3.14 or newer\"");
 	if (ts->lost || ts->incomplete)
 		fprintf(f, ", \"tasks_lost\": %u", ts->lost);
+	if (g && g->state != GREENLETS_NONE) {
+		fprintf(f, ", \"greenlets\": {\"version\": ");
+		json_put_string(f, g->version);
+		if (g->state == GREENLETS_UNKNOWN) {
+			fprintf(f, ", \"note\": ");
+			json_put_string(f, g->why);
+		} else {
+			fprintf(f, ", \"count\": %u, \"lost\": %u", ts->ngreenlets, ts->greenlets_lost);
+		}
+		fprintf(f, "}");
+	}
 }

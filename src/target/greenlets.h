@@ -1,0 +1,88 @@
+/* greenlets (gevent's, eventlet's, or greenlet's own) read from a live
+ * target: every started greenlet that has not finished, its Python stack
+ * where it is suspended, its parent, and which are hubs, main greenlets or
+ * running.
+ *
+ * greenlet keeps no list of its greenlets. Each one is a C++ object whose
+ * first word is its class's vtable (UserGreenlet or MainGreenlet, both
+ * exported by _greenlet.so), with a pointer back to its Python object,
+ * which points to it. The reader finds them by scanning the target's
+ * anonymous writable memory for those vtable words, a budget of bytes per
+ * read, resuming where the last read stopped (a small heap is scanned
+ * whole every read); each candidate is kept only while both pointers agree.
+ * A suspended greenlet's frames start at its saved top frame; the part of
+ * its C stack another greenlet now uses is read from its saved copy (frames
+ * of the evaluator's entry live there). A greenlet that moves or ends while
+ * read is left out and counted, never shown half-read.
+ *
+ * The layout of greenlet's objects is per version (greenletlayout.h); an
+ * unknown version is refused with one line (r->why), not guessed. */
+#ifndef TT_GREENLETS_H
+#define TT_GREENLETS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "asynctasks.h"
+#include "codecache.h"
+#include "error.h"
+#include "greenletlayout.h"
+#include "target.h"
+
+#define GREENLETS_MAX 200000               /* greenlets kept per read */
+#define GREENLETS_SCAN_BUDGET (64u << 20)  /* bytes of memory scanned per read */
+
+enum greenlets_state {
+	GREENLETS_NONE,       /* greenlet is not imported (or a core: not read) */
+	GREENLETS_UNKNOWN,    /* a greenlet version whose layout is not known: r->why */
+	GREENLETS_READ,
+};
+
+struct gl_region {
+	uint64_t lo, hi;
+};
+
+struct gl_type_name {
+	uint64_t type;
+	char name[48];
+};
+
+struct greenlet_reader {
+	struct target *target;
+	struct code_cache *codes;   /* borrowed, as the task reader's */
+	enum greenlets_state state;
+	char version[32];           /* "3.3.2" */
+	char why[400];              /* GREENLETS_UNKNOWN: what is refused and why */
+	const struct greenlet_layout *gl;
+	uint64_t vptr_user, vptr_main, vptr_broken;   /* the vtable words objects hold */
+	uint64_t last_probe_ns, probe_interval_ns;
+	/* the scan: regions of this pass, where the next read resumes */
+	struct gl_region *regions;
+	uint32_t nregions, regions_cap, region_at;
+	uint64_t offset_at;         /* within regions[region_at] */
+	uint64_t scan_budget;
+	uint8_t *chunk;
+	/* greenlet objects found and still valid (C++ object addresses) */
+	uint64_t *known;
+	uint32_t nknown, known_cap;
+	struct gl_type_name types[16];   /* type names seen, round robin */
+	uint32_t ntypes;
+	/* figures */
+	uint64_t bytes_scanned, passes;
+	double last_pass_ms;        /* the last whole pass, summed over its reads */
+	double pass_ms;
+};
+
+tt_status greenlet_reader_init(struct greenlet_reader *r, struct target *t,
+			       struct code_cache *codes, uint64_t probe_interval_ns,
+			       struct tt_error *err);
+void greenlet_reader_free(struct greenlet_reader *r);
+
+/* Add the target's greenlets to out (after what it holds: the task
+ * reader's read) as tasks of kind TASK_GREENLET: id the greenlet object's
+ * address, coro its C++ object's, its parent as its one awaiter. Fails
+ * only when the target is gone. */
+tt_status greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out,
+			       struct tt_error *err);
+
+#endif
