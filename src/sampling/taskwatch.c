@@ -307,7 +307,8 @@ watched_open(struct watched *wd, struct tt_error *err)
 		codecache_free(&wd->codes);
 		return st;
 	}
-	st = greenlet_reader_init(&wd->greenlets, &wd->target, &wd->codes, PROBE_INTERVAL_NS, err);
+	st = greenlet_reader_init(&wd->greenlets, &wd->target, &wd->codes, PROBE_INTERVAL_NS,
+				  GREENLETS_SCAN_BUDGET, err);
 	if (st != TT_OK) {
 		task_reader_free(&wd->reader);
 		codecache_free(&wd->codes);

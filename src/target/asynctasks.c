@@ -56,6 +56,15 @@ tt_tasks_free(struct tt_tasks *ts)
 	memset(ts, 0, sizeof *ts);
 }
 
+void
+tt_tasks_clear(struct tt_tasks *ts)
+{
+	ts->n = ts->nframes = ts->nawaiters = ts->names_len = 0;
+	ts->lost = ts->ngreenlets = ts->greenlets_lost = 0;
+	ts->incomplete = ts->truncated = false;
+	ts->syscalls = 0;
+}
+
 bool
 tt_tasks_append(struct tt_tasks *dst, const struct tt_tasks *src)
 {
@@ -524,11 +533,7 @@ tt_status
 task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *err)
 {
 	const struct py_layout *l = &r->target->layout;
-	out->n = out->nframes = out->nawaiters = out->names_len = 0;
-	out->lost = 0;
-	out->ngreenlets = out->greenlets_lost = 0;
-	out->incomplete = out->truncated = false;
-	out->syscalls = 0;
+	tt_tasks_clear(out);
 	if (!l->has_async) {
 		out->state = TASKS_UNSUPPORTED;
 		return TT_OK;
@@ -595,11 +600,7 @@ tt_status
 task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_tasks *out,
 		      struct tt_error *err)
 {
-	out->n = out->nframes = out->nawaiters = out->names_len = 0;
-	out->lost = 0;
-	out->ngreenlets = out->greenlets_lost = 0;
-	out->incomplete = out->truncated = false;
-	out->syscalls = 0;
+	tt_tasks_clear(out);
 	out->state = TASKS_NO_ASYNCIO;
 	if (!r->target->layout.has_async)
 		return tt_fail(err, TT_ENOTPY, 0, "no asyncio tasks before Python 3.14");

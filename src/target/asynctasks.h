@@ -118,6 +118,8 @@ tt_status task_reader_read_task(struct task_reader *r, uint64_t task, struct tt_
 				struct tt_error *err);
 
 void tt_tasks_free(struct tt_tasks *ts);
+/* Empty ts for a new read, keeping its buffers (its state stays). */
+void tt_tasks_clear(struct tt_tasks *ts);
 
 /* Append a name (NUL-terminated) or a frame to ts; false when memory is short. */
 bool tt_tasks_push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off);

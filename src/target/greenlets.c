@@ -21,13 +21,13 @@
 
 tt_status
 greenlet_reader_init(struct greenlet_reader *r, struct target *t, struct code_cache *codes,
-		     uint64_t probe_interval_ns, struct tt_error *err)
+		     uint64_t probe_interval_ns, uint64_t scan_budget, struct tt_error *err)
 {
 	memset(r, 0, sizeof *r);
 	r->target = t;
 	r->codes = codes;
 	r->probe_interval_ns = probe_interval_ns;
-	r->scan_budget = GREENLETS_SCAN_BUDGET;
+	r->scan_budget = scan_budget ? scan_budget : UINT64_MAX;
 	r->chunk = malloc(CHUNK_BYTES);
 	if (!r->chunk)
 		return tt_fail(err, TT_ENOMEM, 0, "out of memory");

@@ -73,9 +73,11 @@ struct greenlet_reader {
 	double pass_ms;
 };
 
+/* scan_budget: bytes scanned per read (0: a whole pass each read, for a
+ * one-shot read like dump's). */
 tt_status greenlet_reader_init(struct greenlet_reader *r, struct target *t,
 			       struct code_cache *codes, uint64_t probe_interval_ns,
-			       struct tt_error *err);
+			       uint64_t scan_budget, struct tt_error *err);
 void greenlet_reader_free(struct greenlet_reader *r);
 
 /* Add the target's greenlets to out (after what it holds: the task

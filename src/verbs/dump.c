@@ -624,7 +624,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	bool have_tasks = false;
 	if (st == TT_OK && want_tasks) {
 		have_tasks = task_reader_init(&tr, t, &u.codes, 0, &terr) == TT_OK &&
-			     greenlet_reader_init(&gr, t, &u.codes, 0, &terr) == TT_OK &&
+			     greenlet_reader_init(&gr, t, &u.codes, 0, 0, &terr) == TT_OK &&
 			     dumptasks_read(&tr, &gr, &tasks, &terr) == TT_OK;
 		if (!have_tasks && !printed) {
 			*err = terr;

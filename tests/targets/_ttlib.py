@@ -46,6 +46,40 @@ def own_stack(skip=0):
     return frames
 
 
+def frames_from(frame):
+    """A frame object's stack outwards, as own_stack gives it."""
+    frames = []
+    while frame is not None:
+        code = frame.f_code
+        frames.append({"func": code.co_qualname, "file": code.co_filename,
+                       "line": frame.f_lineno})
+        frame = frame.f_back
+    return frames
+
+
+def greenlet_stacks():
+    """The process's own view of its greenlets that have not finished:
+    from gc.get_objects(), each one's id, class, parent and gr_frame stack
+    (empty for the one running)."""
+    import gc
+    import greenlet
+    found = []
+    for o in gc.get_objects():
+        if isinstance(o, greenlet.greenlet) and not o.dead:
+            found.append({"id": id(o), "type": type(o).__name__,
+                          "frames": frames_from(o.gr_frame),
+                          "parent": id(o.parent) if o.parent is not None else 0})
+    return found
+
+
+def write_json(path, record):
+    """Write *record* to *path* atomically."""
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="ascii") as f:
+        json.dump(record, f, ensure_ascii=True)
+    os.rename(tmp, path)
+
+
 def thread_record():
     """{"tid": native id, "frames": caller's stack} for the calling thread."""
     return {"tid": threading.get_native_id(), "frames": own_stack(skip=1)}

@@ -1,20 +1,24 @@
-"""gevent greenlets parked where a stuck server's requests park.
+"""greenlets parked where a stuck server's requests park.
 
-argv[1]: ready file. argv[2] (optional): "plain" for greenlet without gevent
-(a few raw greenlets switched to and left suspended, no hub), "none" for a
-process that imports neither.
+argv[1]: ready file. argv[2] (optional):
+  gevent (default)  a silent upstream (a listening socket that never
+      answers) and TT_GREENLETS (8) requests, each a gevent Greenlet in
+      fetch_inventory() blocked in recv() on it, plus one in gevent.sleep();
+      the main greenlet then sleeps, so the hub runs and all else waits.
+  plain   greenlet without gevent: three raw greenlets switched into and
+      left suspended, no hub; the main greenlet sleeps in time.sleep().
+  churn   gevent greenlets spawned at 2,000 a second, each sleeping at most
+      50 ms in handler() and then ending (the ready file after a second),
+      beside TT_GREENLETS requests parked in fetch_inventory() for good.
+  none    imports neither.
+TT_GREENLETS sets the number of requests, TT_HEAP_OBJECTS adds that many
+small dicts to the heap.
 
-With gevent: a silent upstream (a listening socket that never answers) and
-N requests, each a gevent Greenlet in fetch_inventory() blocked in recv()
-on it, plus one in a gevent.sleep(); the main greenlet then sleeps, so the
-hub runs and everything else is suspended.
-
-The oracle: the target's own view of its greenlets, from gc.get_objects()
-and each greenlet's gr_frame chain, written to the ready file, and again to
-READY.sig on SIGUSR1 (taken from a signal handler, while parked)."""
-import gc
-import json
+The oracle: the process's own view of its greenlets (_ttlib.greenlet_stacks)
+in the ready file, and again in READY.sig on SIGUSR1, taken by a signal
+handler while parked."""
 import os
+import random
 import signal
 import sys
 import time
@@ -25,33 +29,14 @@ import _ttlib as _tt  # noqa: E402
 OUT = _tt.out_path()
 MODE = sys.argv[2] if len(sys.argv) > 2 else "gevent"
 N = int(os.environ.get("TT_GREENLETS", "8"))
-
-
-def frames_of(frame):
-    out = []
-    while frame is not None:
-        code = frame.f_code
-        out.append({"func": code.co_qualname, "file": code.co_filename,
-                    "line": frame.f_lineno})
-        frame = frame.f_back
-    return out
-
-
-def own_greenlets():
-    import greenlet
-    found = []
-    for o in gc.get_objects():
-        if isinstance(o, greenlet.greenlet) and not o.dead:
-            found.append({"id": id(o), "type": type(o).__name__,
-                          "frames": frames_of(o.gr_frame),
-                          "parent": id(o.parent) if o.parent is not None else 0})
-    return found
+# TT_HEAP_OBJECTS: that many more live objects (small dicts), for what a
+# scan of a big heap costs.
+HEAP = [{"i": i} for i in range(int(os.environ.get("TT_HEAP_OBJECTS", "0")))]
+RATE = 2000
 
 
 def on_usr1(signum, frame):
-    with open(OUT + ".sig.tmp", "w", encoding="ascii") as f:
-        json.dump({"greenlets": own_greenlets()}, f, ensure_ascii=True)
-    os.rename(OUT + ".sig.tmp", OUT + ".sig")
+    _tt.write_json(OUT + ".sig", {"greenlets": _tt.greenlet_stacks()})
 
 
 def fetch_inventory(port, item):
@@ -76,7 +61,7 @@ def run_gevent():
     held.append(gevent.spawn(nap_forever))
     gevent.sleep(0.2)     # every request is connected and waiting
     signal.signal(signal.SIGUSR1, on_usr1)
-    _tt.ready(OUT, greenlets=own_greenlets(), main=_tt.own_stack(), hub=id(gevent.get_hub())); gevent.sleep(_tt.PARK)  # noqa: E702,E501
+    _tt.ready(OUT, greenlets=_tt.greenlet_stacks(), main=_tt.own_stack(), hub=id(gevent.get_hub())); gevent.sleep(_tt.PARK)  # noqa: E702,E501
 
 
 def parked_plain(main):
@@ -90,12 +75,36 @@ def run_plain():
     for g in kept:
         g.switch(main)
     signal.signal(signal.SIGUSR1, on_usr1)
-    _tt.ready(OUT, greenlets=own_greenlets(), main=_tt.own_stack()); time.sleep(_tt.PARK)  # noqa: E702
+    _tt.ready(OUT, greenlets=_tt.greenlet_stacks(), main=_tt.own_stack()); time.sleep(_tt.PARK)  # noqa: E702
+
+
+def handler():
+    import gevent
+    gevent.sleep(random.uniform(0, 0.05))
+
+
+def run_churn():
+    import gevent
+    import gevent.socket
+    upstream = gevent.socket.socket()
+    upstream.bind(("127.0.0.1", 0))
+    upstream.listen(64)
+    held = [gevent.spawn(fetch_inventory, upstream.getsockname()[1], i) for i in range(N)]
+    started, n = time.monotonic(), 0
+    while True:
+        for _ in range(20):
+            gevent.spawn(handler)
+        n += 20
+        gevent.sleep(max(0.0, started + n / RATE - time.monotonic()))
+        if n == RATE:
+            _tt.ready(OUT)
 
 
 if MODE == "gevent":
     run_gevent()
 elif MODE == "plain":
     run_plain()
+elif MODE == "churn":
+    run_churn()
 else:
-    _tt.ready(OUT, greenlets=[]); time.sleep(_tt.PARK)  # noqa: E702
+    _tt.ready(OUT); time.sleep(_tt.PARK)  # noqa: E702

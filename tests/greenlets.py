@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Tests for greenlets in `dump --tasks` and the tasks view, against real
+interpreters, Debian's python3-gevent and gunicorn -k gevent.
+
+The oracle is the target's own view of its greenlets (gc.get_objects() and
+each greenlet's gr_frame chain, tests/targets/_ttlib.greenlet_stacks),
+taken by a signal handler while it is parked: ids, classes, parents and
+stacks (functions and lines) must be equal. Further: a process without
+greenlet, one with greenlet but no hub, the tasks view's groups, 2,000
+greenlets a second ending while the view watches, and gunicorn's gevent
+workers seen from their master. Output is TAP.
+
+Environment as for tests/functional.py (TT_ROOT, TT_BIN, CI);
+TT_GREENLET_INTERPS (default: TT_INTERPS's python3.14 and python3.15, the
+builds Debian's python3-greenlet has; gevent's only python3.14, the root's
+python3, runs its scenarios whatever the list).
+"""
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as ft  # noqa: E402
+import tasks as tk  # noqa: E402
+from functional import Fail, Tap, expect, show  # noqa: E402
+
+GEVENT_PY = "python3.14"
+DEFAULT = "python3.14 python3.15"
+STUCK = 8
+
+
+class Target(tk.Target):
+    """tests/targets/greenlets.py in one mode, with _ttlib beside it."""
+
+    def __init__(self, interp, mode):
+        super().__init__(interp, "greenlets.py", mode)
+
+    def __enter__(self):
+        shutil.copy(os.path.join(tk.TARGETS, "_ttlib.py"), self.dir)
+        return super().__enter__()
+
+    def signal_oracle(self):
+        """The target's greenlets as its SIGUSR1 handler sees them, parked."""
+        sig = self.ready + ".sig"
+        with contextlib.suppress(OSError):
+            os.unlink(ft.in_root(sig))
+        os.kill(self.pid, signal.SIGUSR1)
+        return self.wait_file(sig)["greenlets"]
+
+
+def greenlets_json(pid, *extra):
+    run = ft.tachyon("dump", "-p", pid, "--tasks", "--json", *extra)
+    run.expect_success()
+    ft.expect_no_control_bytes(run.out, "stdout of " + run.cmd)
+    try:
+        doc = json.loads(run.out.decode("utf-8"))
+    except ValueError as e:
+        raise Fail("dump --tasks --json is not JSON: %s" % e, *run.details())
+    return doc, run
+
+
+def ours(doc):
+    return {t["id"]: t for t in doc.get("tasks", []) if t.get("kind") == "greenlet"}
+
+
+def compare(oracle, doc, run):
+    """Every greenlet of the oracle's found with its class and parent; each
+    suspended one's stack frame for frame; the one running (no gr_frame)
+    marked running; nothing else found."""
+    got = ours(doc)
+    want = {g["id"]: g for g in oracle}
+    expect(set(want) == set(got), "greenlet ids differ from the target's own",
+           "only in the target's: %s" % show([want[i] for i in set(want) - set(got)], 800),
+           "only in ours: %s" % show([got[i] for i in set(got) - set(want)], 800),
+           *run.details())
+    for gid, w in want.items():
+        g = got[gid]
+        expect(g["name"] == w["type"], "greenlet 0x%x: class %r, the target says %r"
+               % (gid, g["name"], w["type"]))
+        expect(g["parent"] == w["parent"], "greenlet 0x%x (%s): parent differs"
+               % (gid, w["type"]), "target: %s" % w["parent"], "ours: %s" % g["parent"])
+        if not w["frames"]:
+            expect(g["running"], "greenlet 0x%x (%s) has no frame of its own (it runs) "
+                   "but is not marked running" % (gid, w["type"]), show(g, 800))
+            continue
+        mine = [[f["func"], f["file"], f["line"]] for f in g["frames"]]
+        theirs = [[f["func"], f["file"], f["line"]] for f in w["frames"]]
+        expect(mine == theirs, "greenlet 0x%x (%s): stack differs from the target's own"
+               % (gid, w["type"]), "target: " + show(theirs, 1500), "ours:   " + show(mine, 1500))
+
+
+# ----------------------------------------------------------------------
+
+def test_plain(interp):
+    """greenlet without gevent: three suspended under the running main one."""
+    with Target(interp, "plain") as t:
+        doc, run = greenlets_json(t.pid)
+        compare(t.signal_oracle(), doc, run)
+        got = ours(doc)
+        mains = [g for g in got.values() if g["main"]]
+        expect(len(mains) == 1 and mains[0]["running"] and not mains[0]["hub"],
+               "not one running main greenlet", show(got, 1500))
+        expect(not any(g["hub"] for g in got.values()), "a hub found where there is none")
+        text = ft.tachyon("dump", "-p", t.pid, "--tasks")
+        text.expect_success()
+        expect(text.out.decode().count("parked_plain (") == 3,
+               "the text lists no three parked_plain frames", *text.details())
+
+
+def test_none(interp):
+    """A process that imports no greenlet: nothing invented, no error."""
+    with Target(interp, "none") as t:
+        doc, run = greenlets_json(t.pid)
+        expect(not ours(doc) and "greenlets" not in doc, "greenlets where there are none",
+               *run.details())
+        text = ft.tachyon("dump", "-p", t.pid, "--tasks")
+        text.expect_success()
+        expect(b"greenlets:" not in text.out and b"greenlets not read" not in text.out,
+               "the text speaks of greenlets", *text.details())
+
+
+def test_gevent():
+    """gevent: 8 requests in fetch_inventory and one in nap_forever under the
+    hub, the main greenlet in gevent.sleep; equal to the target's own view
+    from its signal handler; the text draws them under the hub."""
+    with Target(GEVENT_PY, "gevent") as t:
+        doc, run = greenlets_json(t.pid)
+        compare(t.signal_oracle(), doc, run)
+        got = ours(doc)
+        hubs = [g for g in got.values() if g["hub"]]
+        expect(len(hubs) == 1 and hubs[0]["id"] == t.info["hub"] and hubs[0]["running"],
+               "the hub is not the one running greenlet marked hub", show(hubs, 800))
+        held = [g for g in got.values() if g["frames"] and
+                g["frames"][-1]["func"] == "fetch_inventory"]
+        expect(len(held) == STUCK and all(g["parent"] == t.info["hub"] for g in held),
+               "%d greenlets in fetch_inventory under the hub, not %d" % (len(held), STUCK))
+        # the main thread's main greenlet (gevent's thread pool's threads have theirs)
+        main = got.get(hubs[0]["parent"], {})
+        expect(main.get("main") and [f["func"] for f in main["frames"]][-2:] ==
+               [f["func"] for f in t.info["main"]][-2:],
+               "the hub's parent is not the main greenlet, in its own stack", show(main, 1500))
+        expect(doc["greenlets"]["count"] == len(got), "the count is not the greenlets listed")
+        text = ft.tachyon("dump", "-p", t.pid, "--tasks")
+        text.expect_success()
+        out = text.out.decode()
+        expect(re.search(r"(?m)^\u2514\u2500\u2500 Hub \[0x[0-9a-f]+\] hub, running", out) and
+               out.count("fetch_inventory (") == STUCK,
+               "the text does not draw the requests under the hub", *text.details())
+
+
+def point_row(point):
+    """A group row's stuck time and count at *point* (a regex), for findall."""
+    return re.compile(r"(?m)^\S\s+(\d+)\s+\d+\s+(-|(?:\u2265 )?\d+(?:\.\d+)? (?:s|min|h))\s+"
+                      + point)
+
+
+CHURN_SECONDS = 30
+CHURN_WARMUP = 10
+CHURN_ROW = point_row(r"sleep \u2190 handler \(greenlets\.py:\d+\)")
+STUCK_ROW = point_row(r"SocketMixin\.recv \u2190 fetch_inventory \(greenlets\.py:\d+\)\s+"
+                      r"(\d+) greenlets \(Greenlet\)")
+
+
+def seconds_of(stuck):
+    if stuck == "-":
+        return 0.0
+    value, unit = stuck.lstrip("\u2265 ").split()
+    return float(value) * {"s": 1, "min": 60, "h": 3600}[unit]
+
+
+def test_churn_and_stuck():
+    """The tasks view (T) on 8 requests parked for good beside 2,000
+    greenlets a second each sleeping <= 50 ms and ending: the 8 are one row
+    "8 greenlets" whose stuck time grows with the clock; the churning point
+    stays under a second (a new greenlet in a finished one's memory is not
+    the old one still waiting); error samples <= 0.2%; the view's RSS flat
+    after the warm-up; Enter opens the row to greenlets suspended there."""
+    # Under the sanitizers (RSS not judged there) a third of it does.
+    seconds = CHURN_SECONDS // 3 if ft.sanitized(ft.BIN) else CHURN_SECONDS
+    with Target(GEVENT_PY, "churn") as t:
+        tui = tk.Tmux("-p", t.pid)
+        try:
+            tui.wait(lambda s: "Functions" in s, "live view")
+            tui.keys("T")
+            tui.wait(lambda s: CHURN_ROW.search(s) and STUCK_ROW.search(s),
+                     "the sleep <- handler and fetch_inventory rows", timeout=20)
+            worst, seen, screen = 0.0, 0, ""
+            started = time.monotonic()
+            rss_warm = 0
+            tt = tk.tt_pid_of(t.pid)
+            expect(tt, "no tachyon-top process attached to %d" % t.pid)
+            while time.monotonic() < started + seconds:
+                screen = tui.screen()
+                for _, stuck in CHURN_ROW.findall(screen):
+                    seen += 1
+                    worst = max(worst, seconds_of(stuck))
+                if not rss_warm and time.monotonic() >= started + CHURN_WARMUP:
+                    rss_warm = ft.vm_rss_kb(tt)
+                time.sleep(0.25)
+            rss_end = ft.vm_rss_kb(tt)
+            lines = ["screen: " + line for line in screen.splitlines()]
+            m = re.search(r"errors ([\d.]+)%", screen)
+            ft.Tap.emit("# tasks view under greenlet churn: %s; RSS %d KB at %d s, %d KB at %d s"
+                        % (m.group(0) if m else "no errors figure", rss_warm, CHURN_WARMUP,
+                           rss_end, seconds))
+            expect(seen >= 4 * seconds * 0.8, "the sleep <- handler row was on %d screens "
+                   "of %d s" % (seen, seconds), *lines)
+            expect(worst < 1, "stuck %.1f s at a point where no greenlet waits over 50 ms"
+                   % worst, *lines)
+            held = STUCK_ROW.findall(screen)
+            expect(held and held[0][0] == str(STUCK) and held[0][2] == str(STUCK) and
+                   seconds_of(held[0][1]) >= seconds,
+                   "the parked requests are not one row of %d greenlets stuck >= %d s"
+                   % (STUCK, seconds), *lines)
+            expect(re.search(r"\(running: its stack is its thread's\)  \d+ greenlets? "
+                             r"\([^)]*Hub", screen), "the running hub has no row", *lines)
+            expect(m and float(m.group(1)) <= 0.2, "error samples over 0.2%% under churn",
+                   *lines)
+            expect(ft.sanitized(ft.BIN) or rss_end <= rss_warm * 1.1,
+                   "the live view's RSS grew from %d KB at %d s to %d KB at %d s"
+                   % (rss_warm, CHURN_WARMUP, rss_end, seconds), *lines)
+            tk.open_row(tui, r"fetch_inventory \(greenlets\.py")
+            tui.wait(lambda s: re.search(r"Greenlet \[0x[0-9a-f]+\] greenlet, suspended", s),
+                     "the greenlets of the row")
+        finally:
+            tui.close()
+
+
+class GeventTree:
+    """Debian's gunicorn -k gevent -w 2 serving tests/targets/gevent_app.py,
+    with STUCK requests hanging on a silent upstream (a socket of ours that
+    listens and never accepts)."""
+
+    def __init__(self):
+        self.port = ft.free_port()
+        self.dir = tempfile.mkdtemp(prefix="gevent-", dir=ft.in_root("/tmp"))
+        self.rdir = "/" + os.path.relpath(self.dir, ft.ROOT)
+        self.held = os.path.join(self.dir, "held")
+        os.makedirs(self.held)
+        os.chmod(self.held, 0o777)
+        self.proc = None
+        self.socks = []
+
+    def __enter__(self):
+        for f in ("gevent_app.py", "_ttlib.py"):
+            shutil.copy(os.path.join(tk.TARGETS, f), self.dir)
+        self.upstream = socket.socket()
+        self.upstream.bind(("127.0.0.1", 0))
+        self.upstream.listen(64)
+        env = dict(ft.TARGET_ENV, TT_UPSTREAM_PORT=str(self.upstream.getsockname()[1]),
+                   TT_HELD_DIR=os.path.join(self.rdir, "held"))
+        self.log = open(os.path.join(self.dir, "server.log"), "wb")
+        self.proc = subprocess.Popen(
+            [ft.CHROOT, ft.ROOT, "gunicorn", "-k", "gevent", "-w", "2",
+             "-b", "127.0.0.1:%d" % self.port, "--chdir", self.rdir, "gevent_app:app"],
+            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
+            start_new_session=True)
+        try:
+            self.wait_serving()
+            for i in range(STUCK):
+                c = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+                c.sendall(b"GET /stuck/%d HTTP/1.1\r\nHost: x\r\n\r\n" % i)
+                self.socks.append(c)
+            deadline = time.monotonic() + 15
+            while len(os.listdir(self.held)) < STUCK:
+                expect(time.monotonic() < deadline, "the stuck requests never arrived",
+                       *self.details())
+                time.sleep(0.05)
+            time.sleep(0.3)     # each connected upstream and parked in recv
+        except BaseException:
+            self.kill()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False
+
+    def workers(self):
+        return ft.children(self.proc.pid)
+
+    def held_by_worker(self):
+        by = {}
+        for name in os.listdir(self.held):
+            if not name.startswith("oracle"):
+                pid = int(name.split("-")[0])
+                by[pid] = by.get(pid, 0) + 1
+        return by
+
+    def oracle(self, pid):
+        path = os.path.join(self.held, "oracle-%d.json" % pid)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        os.kill(pid, signal.SIGRTMIN + 1)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(path):
+            expect(time.monotonic() < deadline, "worker %d wrote no oracle" % pid,
+                   *self.details())
+            time.sleep(0.05)
+        with open(path) as f:
+            return json.load(f)["greenlets"]
+
+    def details(self):
+        try:
+            with open(os.path.join(self.dir, "server.log"), "rb") as f:
+                return ["server log: " + line for line in
+                        f.read().decode("utf-8", "replace").splitlines()[-10:]]
+        except OSError:
+            return []
+
+    def wait_serving(self, timeout=30):
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.proc.poll() is not None:
+                raise Fail("gunicorn exited with %d" % self.proc.returncode, *self.details())
+            if len(self.workers()) == 2:
+                try:
+                    with socket.create_connection(("127.0.0.1", self.port), timeout=2) as c:
+                        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                        if c.recv(64).startswith(b"HTTP/1.1 200"):
+                            return
+                except OSError:
+                    pass
+            if time.monotonic() > deadline:
+                raise Fail("gunicorn not serving with 2 workers within %d s" % timeout,
+                           *self.details())
+            time.sleep(0.1)
+
+    def kill(self):
+        for c in self.socks:
+            c.close()
+        if self.proc and self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(timeout=10)
+        self.upstream.close()
+        self.log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def test_gunicorn_gevent():
+    """From the master: every worker's stuck requests found with
+    fetch_inventory on top of the request path, split between the workers
+    as the requests were; each worker's greenlets equal its own view."""
+    with GeventTree() as g:
+        run = ft.tachyon("dump", "-p", g.proc.pid, "--tasks", "--subprocesses", "--json")
+        run.expect_success()
+        ft.expect_no_control_bytes(run.out, "stdout of " + run.cmd)
+        doc = json.loads(run.out.decode("utf-8"))
+        found = {}
+        for p in doc.get("processes", []):
+            n = sum(1 for t in p.get("tasks") or [] if t.get("kind") == "greenlet" and
+                    any(f["func"] == "fetch_inventory" for f in t["frames"]))
+            if n:
+                found[p["pid"]] = n
+        want = g.held_by_worker()
+        ft.Tap.emit("# gunicorn -k gevent -w 2: requests held by worker %s, found %s"
+                    % (show(want), show(found)))
+        expect(found == want, "greenlets in fetch_inventory by worker differ from the "
+               "requests each worker holds", "held: %s" % show(want),
+               "found: %s" % show(found), *run.details())
+        for p in doc["processes"]:
+            if p["pid"] in want:
+                compare(g.oracle(p["pid"]), {"tasks": p["tasks"]}, run)
+
+
+def main():
+    if not os.path.isdir(ft.ROOT):
+        return ft.root_missing()
+    ft.BIN = os.path.abspath(ft.BIN) if os.sep in ft.BIN else (shutil.which(ft.BIN) or ft.BIN)
+    if os.geteuid() != 0 or ft.CHROOT is None:
+        print("Bail out! must run as root with chroot(8)")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    interps = os.environ.get("TT_GREENLET_INTERPS")
+    if interps is None:
+        interps = " ".join(i for i in os.environ.get("TT_INTERPS", DEFAULT).split()
+                           if re.fullmatch(r"python3\.1[45]", i))
+    interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
+    started = time.monotonic()
+    tap = Tap(2 * len(interps) + 3)
+    for interp in interps:
+        tap.run("%s: greenlet without gevent equals its own view; main running, no hub"
+                % interp, test_plain, interp)
+        tap.run("%s: no greenlet imported: nothing shown, no error" % interp, test_none, interp)
+    tap.run("gevent: 8 requests under the hub equal the target's own view", test_gevent)
+    tap.run("tasks view: 8 parked requests one row, their stuck time growing, beside 2,000 "
+            "greenlets/s sleeping <= 50 ms: stuck there under 1 s, errors <= 0.2%, RSS flat",
+            test_churn_and_stuck)
+    tap.run("gunicorn -k gevent -w 2: the master finds each worker's stuck requests",
+            test_gunicorn_gevent)
+    tap.comment("%d of %d failed; runtime %.1f s" % (tap.failures, tap.planned,
+                                                      time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
