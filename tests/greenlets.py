@@ -177,9 +177,32 @@ def seconds_of(stuck):
     return float(value) * {"s": 1, "min": 60, "h": 3600}[unit]
 
 
+WATCH_S = 3
+
+
+def check_watch(t):
+    """dump --tasks --watch: the parked requests unmoved for the whole
+    watch; no churning greenlet unmoved as long as one read interval (each
+    lives <= 50 ms: more is a new greenlet taken for a finished one in the
+    same memory, which pymalloc hands on at once)."""
+    for _ in range(2):
+        doc, run = greenlets_json(t.pid, "--watch", str(WATCH_S))
+        got = ours(doc).values()
+        held = [g for g in got if g["frames"] and g["frames"][-1]["func"] == "fetch_inventory"]
+        expect(len(held) == STUCK and all(g["unmoved_at_least"] and
+                                          g["unmoved_s"] >= WATCH_S * 0.9 for g in held),
+               "the parked requests are not unmoved over the watch", show(held, 1500))
+        churned = [g["unmoved_s"] for g in got if g["frames"] and
+                   g["frames"][-1]["func"] == "handler"]
+        expect(churned and max(churned) < 0.2,
+               "a greenlet that lives <= 50 ms unmoved for %.2f s (of %d there)"
+               % (max(churned or [0]), len(churned)), *run.details())
+
+
 def test_churn_and_stuck():
-    """The tasks view (T) on 8 requests parked for good beside 2,000
-    greenlets a second each sleeping <= 50 ms and ending: the 8 are one row
+    """dump --tasks --watch (check_watch), then the tasks view (T) on 8
+    requests parked for good beside 2,000 greenlets a second each sleeping
+    <= 50 ms and ending: the 8 are one row
     "8 greenlets" whose stuck time grows with the clock; the churning point
     stays under a second (a new greenlet in a finished one's memory is not
     the old one still waiting); error samples <= 0.2%; the view's RSS flat
@@ -187,6 +210,7 @@ def test_churn_and_stuck():
     # Under the sanitizers (RSS not judged there) a third of it does.
     seconds = CHURN_SECONDS // 3 if ft.sanitized(ft.BIN) else CHURN_SECONDS
     with Target(GEVENT_PY, "churn") as t:
+        check_watch(t)
         tui = tk.Tmux("-p", t.pid)
         try:
             tui.wait(lambda s: "Functions" in s, "live view")
@@ -392,8 +416,9 @@ def main():
                 % interp, test_plain, interp)
         tap.run("%s: no greenlet imported: nothing shown, no error" % interp, test_none, interp)
     tap.run("gevent: 8 requests under the hub equal the target's own view", test_gevent)
-    tap.run("tasks view: 8 parked requests one row, their stuck time growing, beside 2,000 "
-            "greenlets/s sleeping <= 50 ms: stuck there under 1 s, errors <= 0.2%, RSS flat",
+    tap.run("dump --watch and the tasks view: 8 parked requests unmoved, one row, their stuck "
+            "time growing, beside 2,000 greenlets/s sleeping <= 50 ms: never taken for "
+            "stuck, errors <= 0.2%, RSS flat",
             test_churn_and_stuck)
     tap.run("gunicorn -k gevent -w 2: the master finds each worker's stuck requests",
             test_gunicorn_gevent)

@@ -8,21 +8,12 @@
 #include "clock.h"
 #include "grow.h"
 #include "hash.h"
-#include "keytab.h"
+#include "stucktime.h"
 #include "taskwatch.h"
 #include "workers.h"
 
 /* While asyncio is absent, look for it again this often. */
 #define PROBE_INTERVAL_NS 1000000000ull
-
-struct fp_entry {
-	uint64_t id;               /* task address */
-	uint64_t who;              /* its coroutine and name: a new task at the same
-				      address (tasks come and go) differs here */
-	uint64_t fp;
-	uint64_t since_ns;
-	bool before;               /* there since the first read: since_ns is a lower bound */
-};
 
 /* A process whose tasks are read: its own target copy, reader and code
  * cache, and what the last read found. */
@@ -40,9 +31,7 @@ struct watched {
 	struct tt_tasks read;      /* the last read, tasks then greenlets (buffers kept) */
 	uint32_t *code_func;       /* code ID -> function in the watcher's funcs, 0: not yet */
 	uint32_t code_func_cap;
-	/* per task of the last read, by task address: fingerprint of its
-	 * chain and since when it holds */
-	struct keytab fps;
+	struct stuck_time stuck;   /* since when each task of the last read is where it is */
 	uint64_t reads;
 };
 
@@ -62,62 +51,6 @@ task_snapshot_free(struct task_snapshot *s)
 	free(s->groups);
 	free(s->members);
 	free(s);
-}
-
-static uint64_t
-fingerprint(const struct tt_tasks *ts, const struct tt_task *t)
-{
-	uint64_t h = 0x9E3779B97F4A7C15ull ^ t->nframes;
-	for (uint32_t i = 0; i < t->nframes; i++) {
-		const struct tt_frame *f = &ts->frames[t->first_frame + i];
-		h = (h ^ hash_mix64(((uint64_t)f->code_id << 32) | (uint32_t)f->line)) *
-		    0x100000001B3ull;
-	}
-	return h;
-}
-
-/* Which task an address holds: its coroutine object and its name (by
- * default "Task-N", from a counter). Under churn a finished task's address
- * soon holds a new one at the same point: without this, the new task would
- * inherit the old one's stuck time. */
-static uint64_t
-task_who(const struct tt_tasks *ts, const struct tt_task *t)
-{
-	return hash_mix64(t->coro) ^ hash_fnv(HASH_FNV_SEED, tt_task_name(ts, t));
-}
-
-/* Record the fingerprint of each task of wd's last read; a task whose
- * fingerprint is unchanged keeps the time it was first seen at that point.
- * Its stuck time goes to stuck_ns[i] / before[i]. */
-static bool
-update_fingerprints(struct watched *wd, uint64_t now, uint64_t *stuck_ns, bool *stuck_before)
-{
-	const struct tt_tasks *ts = &wd->read;
-	struct keytab tab;
-	keytab_init(&tab, sizeof(struct fp_entry));
-	for (uint32_t i = 0; i < ts->n; i++) {
-		const struct tt_task *t = &ts->tasks[i];
-		uint64_t fp = fingerprint(ts, t), who = task_who(ts, t);
-		const struct fp_entry *was = keytab_find(&wd->fps, t->id);
-		bool same = was && was->fp == fp && was->who == who;
-		uint64_t since = same ? was->since_ns : now;
-		/* On the first read every task has been where it is for an
-		 * unknown time already: what we measure is a lower bound. */
-		bool before = same ? was->before : !was && wd->reads == 1;
-		stuck_ns[i] = now - since;
-		stuck_before[i] = before;
-		bool added;
-		struct fp_entry *e = keytab_put(&tab, t->id, &added);
-		if (!e) {
-			keytab_free(&tab);
-			return false;
-		}
-		*e = (struct fp_entry){.id = t->id, .who = who, .fp = fp, .since_ns = since,
-				       .before = before};
-	}
-	keytab_free(&wd->fps);
-	wd->fps = tab;
-	return true;
 }
 
 /* The watcher's function for one of wd's code IDs: by content, so that two
@@ -150,7 +83,8 @@ add_process(struct taskwatch *w, struct watched *wd, struct task_snapshot *s, ui
 	    !resize_array((void **)&s->stuck_before, &cap, n + 1, sizeof *s->stuck_before) ||
 	    !resize_array((void **)&s->task_proc, &cap, n + 1, sizeof *s->task_proc) ||
 	    !resize_array((void **)&s->frame_func, &cap, nf + 1, sizeof *s->frame_func) ||
-	    !update_fingerprints(wd, now, s->stuck_ns + base, s->stuck_before + base))
+	    !stuck_time_update(&wd->stuck, &wd->read, now, s->stuck_ns + base,
+			       s->stuck_before + base))
 		return false;
 	for (uint32_t i = base; i < n; i++)
 		s->task_proc[i] = p;
@@ -292,7 +226,7 @@ watched_free(struct watched *wd)
 	}
 	tt_tasks_free(&wd->read);
 	free(wd->code_func);
-	keytab_free(&wd->fps);
+	stuck_time_free(&wd->stuck);
 	free(wd);
 }
 
@@ -329,7 +263,7 @@ add_watched(struct taskwatch *w, pid_t pid)
 		free(wd);
 		return NULL;
 	}
-	keytab_init(&wd->fps, sizeof(struct fp_entry));
+	stuck_time_init(&wd->stuck);
 	wd->pid = pid;
 	w->watched[w->nwatched++] = wd;
 	return wd;

@@ -33,8 +33,8 @@
 static void
 print_usage(FILE *f)
 {
-	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks] [--native] [--locals]\n"
-	      "                        [--subprocesses]\n"
+	fputs("Usage: tachyon-top dump -p PID [--json] [--tasks [--watch SECONDS]] [--native]\n"
+	      "                        [--locals] [--subprocesses]\n"
 	      "       tachyon-top dump --core FILE [--root DIR] [--exe PATH] [--json] [--tasks]\n"
 	      "                        [--locals] [--native]\n"
 	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
@@ -42,7 +42,11 @@ print_usage(FILE *f)
 	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
 	      "  -j, --json          print one JSON object instead of text\n"
 	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
-	      "                      (Python 3.14+; with --subprocesses, each process's)\n"
+	      "                      (Python 3.14+), and every greenlet (gevent's): where it\n"
+	      "                      waits, under its parent (with --subprocesses, each\n"
+	      "                      process's)\n"
+	      "      --watch SECONDS with --tasks: read them four times a second for that\n"
+	      "                      long, and say how long each has not moved\n"
 	      "  -n, --native        also each thread's native (C) frames, in order with its\n"
 	      "                      Python ones (C calling back into Python too): registers\n"
 	      "                      from the kernel (a blocked thread's system call, a\n"
@@ -112,6 +116,7 @@ struct kernel_view {
 /* What was asked of the dump. */
 struct dump_opts {
 	bool json, tasks, native, locals;
+	double watch_s;                /* --watch: read the tasks this long */
 	struct corefile *core;         /* --core: the process is this core's */
 	const char *core_path;
 };
@@ -514,7 +519,7 @@ print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
 static void
 print_json(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid, const struct tt_tasks *tasks, const struct greenlet_reader *gr,
-	   const char *tasks_error)
+	   const struct dump_unmoved *unmoved, const char *tasks_error)
 {
 	const struct target *t = u->target;
 	printf("{\"pid\": %d, \"python\": ", kv->core ? (int)kv->core->pid : (int)t->pid);
@@ -592,7 +597,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	printf("]");
 	if (tasks) {
 		printf(",\n ");
-		dumptasks_json(stdout, tasks, &u->codes, gr);
+		dumptasks_json(stdout, tasks, &u->codes, gr, unmoved);
 	} else if (tasks_error) {
 		printf(",\n \"tasks\": [], \"tasks_note\": ");
 		json_put_string(stdout, tasks_error);
@@ -620,12 +625,13 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	struct task_reader tr = {0};
 	struct greenlet_reader gr = {0};
 	struct tt_tasks tasks = {0};
+	struct dump_unmoved unmoved = {.watch_s = o->watch_s};
 	struct tt_error terr = {0};
 	bool have_tasks = false;
 	if (st == TT_OK && want_tasks) {
 		have_tasks = task_reader_init(&tr, t, &u.codes, 0, &terr) == TT_OK &&
 			     greenlet_reader_init(&gr, t, &u.codes, 0, 0, &terr) == TT_OK &&
-			     dumptasks_read(&tr, &gr, &tasks, &terr) == TT_OK;
+			     dumptasks_read(&tr, &gr, &tasks, &unmoved, &terr) == TT_OK;
 		if (!have_tasks && !printed) {
 			*err = terr;
 			st = terr.status;
@@ -643,11 +649,12 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 			printf("%s", !*printed ? (json ? "{\"processes\": [\n" : "")
 					       : (json ? ",\n" : "\n"));
 		if (json) {
-			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, &gr, tasks_error);
+			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, &gr, &unmoved,
+				   tasks_error);
 		} else {
 			print_text(&u, &s, &kv, ppid);
 			if (have_tasks) {
-				dumptasks_text(stdout, &tasks, &u.codes, &gr);
+				dumptasks_text(stdout, &tasks, &u.codes, &gr, &unmoved);
 			} else if (tasks_error) {
 				char safe[sizeof terr.msg];
 				sanitize_for_terminal(tasks_error, safe, sizeof safe);
@@ -661,6 +668,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	tt_tasks_free(&tasks);
 	task_reader_free(&tr);
 	greenlet_reader_free(&gr);
+	dump_unmoved_free(&unmoved);
 	tt_sample_free(&s);
 	unwinder_free(&u);
 	return st;
@@ -804,6 +812,7 @@ dump_main(int argc, char **argv)
 		{"core", required_argument, NULL, 'c'},
 		{"root", required_argument, NULL, 'R'},
 		{"exe", required_argument, NULL, 'E'},
+		{"watch", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -841,6 +850,14 @@ dump_main(int argc, char **argv)
 		case 'E':
 			exe = optarg;
 			break;
+		case 'W': {
+			char *end;
+			o.watch_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(o.watch_s > 0 && o.watch_s <= 3600))
+				return cli_usage_error("dump ", "--watch takes seconds, more than 0 "
+							       "and at most 3600, not '%s'", optarg);
+			break;
+		}
 		case 's':
 			tree = true;
 			break;
@@ -858,6 +875,10 @@ dump_main(int argc, char **argv)
 	}
 	if (optind < argc)
 		return cli_usage_error("dump ", "unexpected argument '%s'", argv[optind]);
+	if (o.watch_s > 0 && !o.tasks)
+		return cli_usage_error("dump ", "--watch is for --tasks: how long each has not moved");
+	if (o.watch_s > 0 && core_path)
+		return cli_usage_error("dump ", "--watch reads a live process: a core does not move");
 	if (core_path)
 		return dump_core(core_path, root, exe, pid, tree, &o);
 	if (root || exe)

@@ -5,16 +5,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "dumptasks.h"
 #include "sanitize.h"
+#include "stucktime.h"
 
 /* Tree levels drawn before the rest is summarised. */
 #define TREE_MAX_DEPTH 128
 #define READ_ATTEMPTS 5
+#define WATCH_PERIOD_NS 250000000ull   /* --watch: reads as often as the tasks view's */
 
-tt_status
-dumptasks_read(struct task_reader *r, struct greenlet_reader *g, struct tt_tasks *ts,
-	       struct tt_error *err)
+static tt_status
+read_once(struct task_reader *r, struct greenlet_reader *g, struct tt_tasks *ts,
+	  struct tt_error *err)
 {
 	tt_status st = TT_OK;
 	for (int i = 0; i < READ_ATTEMPTS; i++) {
@@ -29,6 +32,51 @@ dumptasks_read(struct task_reader *r, struct greenlet_reader *g, struct tt_tasks
 	return st;
 }
 
+void
+dump_unmoved_free(struct dump_unmoved *u)
+{
+	free(u->stuck_ns);
+	free(u->before);
+	u->stuck_ns = NULL;
+	u->before = NULL;
+}
+
+tt_status
+dumptasks_read(struct task_reader *r, struct greenlet_reader *g, struct tt_tasks *ts,
+	       struct dump_unmoved *u, struct tt_error *err)
+{
+	if (!u || u->watch_s <= 0)
+		return read_once(r, g, ts, err);
+	struct stuck_time st;
+	stuck_time_init(&st);
+	uint64_t start = clock_now_ns(), end = start + (uint64_t)(u->watch_s * 1e9);
+	tt_status status = TT_OK;
+	for (;;) {
+		uint64_t at = clock_now_ns();
+		if ((status = read_once(r, g, ts, err)) != TT_OK)
+			break;
+		dump_unmoved_free(u);
+		u->stuck_ns = malloc((ts->n + 1) * sizeof *u->stuck_ns);
+		u->before = malloc(ts->n + 1);
+		if (!u->stuck_ns || !u->before ||
+		    !stuck_time_update(&st, ts, at, u->stuck_ns, u->before)) {
+			status = tt_fail(err, TT_ENOMEM, 0, "out of memory watching tasks");
+			break;
+		}
+		uint64_t now = clock_now_ns();
+		if (now >= end)
+			break;
+		uint64_t next = at + WATCH_PERIOD_NS < end ? at + WATCH_PERIOD_NS : end;
+		if (next > now) {
+			struct timespec pause = {(time_t)((next - now) / 1000000000ull),
+						 (long)((next - now) % 1000000000ull)};
+			nanosleep(&pause, NULL);
+		}
+	}
+	stuck_time_free(&st);
+	return status;
+}
+
 /* ---- the await graph: edges from an awaiting task to the tasks it awaits ---- */
 
 struct graph {
@@ -37,6 +85,7 @@ struct graph {
 	uint32_t *child;
 	bool *has_parent;
 	uint8_t *mark;          /* 0 unseen, 1 on the current path, 2 drawn */
+	const struct dump_unmoved *unmoved;   /* NULL: not watched */
 };
 
 static int
@@ -161,11 +210,15 @@ print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 		return;
 	}
 	if (t->kind == TASK_GREENLET)
-		fprintf(f, "%s%s%s\n", t->hub ? " hub," : "", t->main_greenlet ? " main greenlet," : "",
+		fprintf(f, "%s%s%s", t->hub ? " hub," : "", t->main_greenlet ? " main greenlet," : "",
 			t->running ? " running (its stack is its thread's)" : " suspended");
 	else
-		fprintf(f, " thread %llu, %s\n", (unsigned long long)t->thread,
+		fprintf(f, " thread %llu, %s", (unsigned long long)t->thread,
 			t->running ? "running" : "suspended");
+	if (g->unmoved && !t->running)
+		fprintf(f, ", unmoved %s%.1f s", g->unmoved->before[i] ? "\xe2\x89\xa5 " : "",
+			(double)g->unmoved->stuck_ns[i] / 1e9);
+	fputc('\n', f);
 	g->mark[i] = 1;
 	/* extend the prefix for what hangs below this task */
 	size_t nlen = plen;
@@ -195,7 +248,8 @@ print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 
 /* The tasks of one kind, roots first; then whatever only a cycle reaches. */
 static void
-print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes, uint8_t kind)
+print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes, uint8_t kind,
+	     const struct dump_unmoved *u)
 {
 	struct graph g;
 	if (!graph_build(ts, &g)) {
@@ -203,6 +257,7 @@ print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
 		fprintf(f, "(out of memory drawing the task tree)\n");
 		return;
 	}
+	g.unmoved = u && u->watch_s > 0 && u->stuck_ns ? u : NULL;
 	char prefix[4 * TREE_MAX_DEPTH * 3 + 16] = "";
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < ts->n; i++) {
@@ -219,7 +274,7 @@ print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
 
 void
 dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
-	       const struct greenlet_reader *g)
+	       const struct greenlet_reader *g, const struct dump_unmoved *u)
 {
 	uint32_t nasync = ts->n - ts->ngreenlets, lost = ts->lost - ts->greenlets_lost;
 	if (ts->state == TASKS_UNSUPPORTED && ts->ngreenlets == 0) {
@@ -238,7 +293,7 @@ dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 			fprintf(f, " (a task list changed while read: some may be missing)");
 		fprintf(f, "\n");
 		if (nasync)
-			print_forest(f, ts, codes, TASK_ASYNCIO);
+			print_forest(f, ts, codes, TASK_ASYNCIO, u);
 	}
 	if (!g)
 		return;
@@ -257,14 +312,14 @@ dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 		fprintf(f, " (%u more changed while read)", ts->greenlets_lost);
 	fprintf(f, "\n");
 	if (ts->ngreenlets)
-		print_forest(f, ts, codes, TASK_GREENLET);
+		print_forest(f, ts, codes, TASK_GREENLET, u);
 }
 
 /* ---- JSON ---- */
 
 void
 dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
-	       const struct greenlet_reader *g)
+	       const struct greenlet_reader *g, const struct dump_unmoved *u)
 {
 	fprintf(f, "\"tasks\": [");
 	for (uint32_t i = 0; i < ts->n; i++) {
@@ -279,7 +334,11 @@ dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 		else
 			fprintf(f, ", \"kind\": \"asyncio\", \"thread\": %llu, \"interpreter\": %lld",
 				(unsigned long long)t->thread, (long long)t->interp_id);
-		fprintf(f, ", \"running\": %s, \"frames\": [", t->running ? "true" : "false");
+		fprintf(f, ", \"running\": %s", t->running ? "true" : "false");
+		if (u && u->watch_s > 0 && u->stuck_ns && !t->running)
+			fprintf(f, ", \"unmoved_s\": %.3f, \"unmoved_at_least\": %s",
+				(double)u->stuck_ns[i] / 1e9, u->before[i] ? "true" : "false");
+		fprintf(f, ", \"frames\": [");
 		for (uint32_t k = 0; k < t->nframes; k++) {
 			const struct tt_frame *fr = &ts->frames[t->first_frame + k];
 			const struct code_entry *c = codecache_get(codes, fr->code_id);

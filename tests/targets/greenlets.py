@@ -10,6 +10,8 @@ argv[1]: ready file. argv[2] (optional):
   churn   gevent greenlets spawned at 2,000 a second, each sleeping at most
       50 ms in handler() and then ending (the ready file after a second),
       beside TT_GREENLETS requests parked in fetch_inventory() for good.
+  parked  TT_GREENLETS gevent greenlets waiting in wait_for_order() on one
+      gevent Event that is never set (many: no socket backlog to outgrow).
   none    imports neither.
 TT_GREENLETS sets the number of requests, TT_HEAP_OBJECTS adds that many
 small dicts to the heap.
@@ -78,6 +80,19 @@ def run_plain():
     _tt.ready(OUT, greenlets=_tt.greenlet_stacks(), main=_tt.own_stack()); time.sleep(_tt.PARK)  # noqa: E702
 
 
+def wait_for_order(event):
+    event.wait()
+
+
+def run_parked():
+    import gevent
+    import gevent.event
+    never = gevent.event.Event()
+    held = [gevent.spawn(wait_for_order, never) for _ in range(N)]
+    gevent.sleep(0.2)
+    _tt.ready(OUT, parked=len(held)); gevent.sleep(_tt.PARK)  # noqa: E702
+
+
 def handler():
     import gevent
     gevent.sleep(random.uniform(0, 0.05))
@@ -106,5 +121,7 @@ elif MODE == "plain":
     run_plain()
 elif MODE == "churn":
     run_churn()
+elif MODE == "parked":
+    run_parked()
 else:
     _tt.ready(OUT); time.sleep(_tt.PARK)  # noqa: E702
