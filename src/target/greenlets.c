@@ -15,6 +15,7 @@
 #include "readfile.h"
 
 #define CHUNK_BYTES (1u << 20)
+#define PAGE_BYTES 4096u
 #define READ_BATCH 256            /* greenlet objects per vectored read */
 #define PYGREENLET_READ 48        /* a PyGreenlet's head, through pimpl */
 #define LOCALS_HASHED 6           /* values per frame in a greenlet's identity */
@@ -28,6 +29,7 @@ greenlet_reader_init(struct greenlet_reader *r, struct target *t, struct code_ca
 	r->codes = codes;
 	r->probe_interval_ns = probe_interval_ns;
 	r->scan_budget = scan_budget ? scan_budget : UINT64_MAX;
+	r->pagemap_fd = -1;
 	r->chunk = malloc(CHUNK_BYTES);
 	if (!r->chunk)
 		return tt_fail(err, TT_ENOMEM, 0, "out of memory");
@@ -37,10 +39,13 @@ greenlet_reader_init(struct greenlet_reader *r, struct target *t, struct code_ca
 void
 greenlet_reader_free(struct greenlet_reader *r)
 {
+	if (r->chunk && r->pagemap_fd >= 0)    /* initialised: the descriptor is ours */
+		close(r->pagemap_fd);
 	free(r->regions);
 	free(r->known);
 	free(r->chunk);
 	memset(r, 0, sizeof *r);
+	r->pagemap_fd = -1;
 }
 
 /* ---- finding greenlet in the target ---- */
@@ -160,6 +165,11 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 		r->regions[r->nregions++] = (struct gl_region){m->start, m->end};
 	}
 	procmaps_free(&maps);
+	if (r->pagemap_fd < 0) {
+		char path[64];
+		snprintf(path, sizeof path, "/proc/%d/pagemap", (int)r->target->pid);
+		r->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
 	r->region_at = 0;
 	r->offset_at = 0;
 	r->last_pass_ms = r->pass_ms;
@@ -186,8 +196,42 @@ add_known(struct greenlet_reader *r, uint64_t addr)
 	return true;
 }
 
+/* Add the greenlet-looking words of [at, at + len), read into r->chunk. */
+static bool
+scan_words(struct greenlet_reader *r, uint64_t at, uint64_t len)
+{
+	for (uint64_t off = 0; off + 8 <= len; off += 8) {
+		uint64_t w = load_u64(r->chunk, off);
+		if ((w == r->vptr_user || w == r->vptr_main || (w == r->vptr_broken && w != 0)) &&
+		    !add_known(r, at + off))
+			return false;
+	}
+	return true;
+}
+
+/* Which pages of [at, at + len) are in memory: a page never touched (most
+ * of a thread's stack) or swapped out is not read, so the scan neither
+ * maps zero pages into the target nor brings its swap back. false when
+ * the page map cannot be read (then every page is read). */
+static bool
+present_pages(struct greenlet_reader *r, uint64_t at, uint64_t len, bool *present)
+{
+	if (r->pagemap_fd < 0)
+		return false;
+	uint64_t entries[CHUNK_BYTES / PAGE_BYTES];
+	size_t n = (size_t)(len / PAGE_BYTES);
+	ssize_t got = pread(r->pagemap_fd, entries, n * sizeof *entries,
+			    (off_t)(at / PAGE_BYTES * sizeof *entries));
+	if (got != (ssize_t)(n * sizeof *entries))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		present[i] = (entries[i] >> 63) & 1;
+	return true;
+}
+
 /* Scan up to the budget, from where the last read stopped; a pass starts
- * again at most once a read. */
+ * again at most once a read. The budget counts the bytes read, and a
+ * 64th of the pages passed over as absent (their page map is read). */
 static tt_status
 scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 {
@@ -195,6 +239,7 @@ scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 	uint64_t budget = r->scan_budget;
 	bool started_pass = false;
 	uint32_t before = r->nknown;
+	bool present[CHUNK_BYTES / PAGE_BYTES];
 	while (budget > 0) {
 		if (r->region_at >= r->nregions) {
 			if (started_pass)
@@ -212,28 +257,34 @@ scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 		uint64_t len = g->hi - at;
 		if (len > CHUNK_BYTES)
 			len = CHUNK_BYTES;
-		if (len > budget)
-			len = budget;
-		struct tt_error e = {0};
-		tt_status st = remote_read(&r->target->mem, at, r->chunk, len, &e);
-		out->syscalls++;
-		if (st == TT_OK) {
-			for (uint64_t off = 0; off + 8 <= len; off += 8) {
-				uint64_t w = load_u64(r->chunk, off);
-				if ((w == r->vptr_user || w == r->vptr_main ||
-				     (w == r->vptr_broken && w != 0)) &&
-				    !add_known(r, at + off))
-					return tt_fail(err, TT_ENOMEM, 0, "out of memory");
+		uint64_t cost = 0;
+		bool mapped = present_pages(r, at, len, present);
+		for (uint64_t p = 0; p < len / PAGE_BYTES;) {
+			if (mapped && !present[p]) {
+				p++;
+				cost += PAGE_BYTES / 64;
+				continue;
 			}
-			r->offset_at += len;
-		} else if (st == TT_EFAULT) {
-			r->offset_at = g->hi - g->lo;     /* unmapped since: skip the rest */
-		} else {
-			*err = e;
-			return st;
+			uint64_t q = p + 1;
+			while (q < len / PAGE_BYTES && (!mapped || present[q]))
+				q++;
+			uint64_t from = at + p * PAGE_BYTES, n = (q - p) * PAGE_BYTES;
+			struct tt_error e = {0};
+			tt_status st = remote_read(&r->target->mem, from, r->chunk, n, &e);
+			out->syscalls++;
+			if (st == TT_OK) {
+				if (!scan_words(r, from, n))
+					return tt_fail(err, TT_ENOMEM, 0, "out of memory");
+				r->bytes_scanned += n;
+			} else if (st != TT_EFAULT) {
+				*err = e;
+				return st;
+			}   /* EFAULT: unmapped since; the rest of the pass shows it */
+			cost += n;
+			p = q;
 		}
-		r->bytes_scanned += len;
-		budget -= len;
+		budget = cost < budget ? budget - cost : 0;
+		r->offset_at += len;
 		if (g->lo + r->offset_at >= g->hi) {
 			r->region_at++;
 			r->offset_at = 0;

@@ -9,7 +9,8 @@
  * which points to it. The reader finds them by scanning the target's
  * anonymous writable memory for those vtable words, a budget of bytes per
  * read, resuming where the last read stopped (a small heap is scanned
- * whole every read); each candidate is kept only while both pointers agree.
+ * whole every read); pages not in memory (the page map says) are passed
+ * over. Each candidate is kept only while both pointers agree.
  * A suspended greenlet's frames start at its saved top frame; the part of
  * its C stack another greenlet now uses is read from its saved copy (frames
  * of the evaluator's entry live there). A greenlet that moves or ends while
@@ -62,6 +63,7 @@ struct greenlet_reader {
 	uint64_t offset_at;         /* within regions[region_at] */
 	uint64_t scan_budget;
 	uint8_t *chunk;
+	int pagemap_fd;             /* which pages are in memory; -1: not open */
 	/* greenlet objects found and still valid (C++ object addresses) */
 	uint64_t *known;
 	uint32_t nknown, known_cap;
