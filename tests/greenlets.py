@@ -117,7 +117,8 @@ def test_plain(interp):
 
 
 def test_none(interp):
-    """A process that imports no greenlet: nothing invented, no error."""
+    """A process that imports no greenlet: nothing said of greenlets, no
+    error; one that imports greenlet and makes none: "greenlets: 0"."""
     with Target(interp, "none") as t:
         doc, run = greenlets_json(t.pid)
         expect(not ours(doc) and "greenlets" not in doc, "greenlets where there are none",
@@ -126,6 +127,15 @@ def test_none(interp):
         text.expect_success()
         expect(b"greenlets:" not in text.out and b"greenlets not read" not in text.out,
                "the text speaks of greenlets", *text.details())
+    with Target(interp, "imported") as t:
+        doc, run = greenlets_json(t.pid)
+        expect(not ours(doc) and doc.get("greenlets", {}).get("count") == 0,
+               "greenlet imported, none made: not an empty list and a count of 0",
+               *run.details())
+        text = ft.tachyon("dump", "-p", t.pid, "--tasks")
+        text.expect_success()
+        expect(re.search(rb"(?m)^greenlets: 0 \(greenlet \d+\.\d+", text.out),
+               "the text does not say greenlets: 0", *text.details())
 
 
 def test_gevent():
@@ -373,7 +383,8 @@ class GeventTree:
 def test_gunicorn_gevent():
     """From the master: every worker's stuck requests found with
     fetch_inventory on top of the request path, split between the workers
-    as the requests were; each worker's greenlets equal its own view."""
+    as the requests were; each worker's greenlets equal its own view; the
+    master's tasks view counts them in one row, in their workers."""
     with GeventTree() as g:
         run = ft.tachyon("dump", "-p", g.proc.pid, "--tasks", "--subprocesses", "--json")
         run.expect_success()
@@ -394,6 +405,18 @@ def test_gunicorn_gevent():
         for p in doc["processes"]:
             if p["pid"] in want:
                 compare(g.oracle(p["pid"]), {"tasks": p["tasks"]}, run)
+        # The master's live view: one row for the 8, in as many processes.
+        tui = tk.Tmux("-p", g.proc.pid)
+        try:
+            tui.wait(lambda s: "Functions" in s, "live view")
+            tui.keys("T")
+            row = re.compile(r"(?m)^\S\s+%d\s+%d\s+0\s+.*SocketMixin\.recv \u2190 "
+                             r"fetch_inventory \(gevent_app\.py:\d+\)\s+%d greenlets"
+                             % (STUCK, len(want), STUCK))
+            tui.wait(lambda s: row.search(s), "the row of %d greenlets in %d workers"
+                     % (STUCK, len(want)), timeout=20)
+        finally:
+            tui.close()
 
 
 def main():
@@ -414,13 +437,15 @@ def main():
     for interp in interps:
         tap.run("%s: greenlet without gevent equals its own view; main running, no hub"
                 % interp, test_plain, interp)
-        tap.run("%s: no greenlet imported: nothing shown, no error" % interp, test_none, interp)
+        tap.run("%s: no greenlet imported: nothing shown; imported, none made: 0; no error"
+                % interp, test_none, interp)
     tap.run("gevent: 8 requests under the hub equal the target's own view", test_gevent)
     tap.run("dump --watch and the tasks view: 8 parked requests unmoved, one row, their stuck "
             "time growing, beside 2,000 greenlets/s sleeping <= 50 ms: never taken for "
             "stuck, errors <= 0.2%, RSS flat",
             test_churn_and_stuck)
-    tap.run("gunicorn -k gevent -w 2: the master finds each worker's stuck requests",
+    tap.run("gunicorn -k gevent -w 2: the master's dump and tasks view find each worker's "
+            "stuck requests",
             test_gunicorn_gevent)
     tap.comment("%d of %d failed; runtime %.1f s" % (tap.failures, tap.planned,
                                                       time.monotonic() - started))

@@ -12,6 +12,7 @@ argv[1]: ready file. argv[2] (optional):
       beside TT_GREENLETS requests parked in fetch_inventory() for good.
   parked  TT_GREENLETS gevent greenlets waiting in wait_for_order() on one
       gevent Event that is never set (many: no socket backlog to outgrow).
+  imported  imports greenlet and makes no greenlet.
   none    imports neither.
 TT_GREENLETS sets the number of requests, TT_HEAP_OBJECTS adds that many
 small dicts to the heap.
@@ -123,5 +124,8 @@ elif MODE == "churn":
     run_churn()
 elif MODE == "parked":
     run_parked()
+elif MODE == "imported":
+    import greenlet  # noqa: F401
+    _tt.ready(OUT); time.sleep(_tt.PARK)  # noqa: E702
 else:
     _tt.ready(OUT); time.sleep(_tt.PARK)  # noqa: E702
