@@ -36,14 +36,7 @@ def own_stack(skip=0):
     Each frame is {"func": co_qualname, "file": co_filename, "line": f_lineno}.
     skip drops that many more frames (for helpers calling own_stack).
     """
-    frame = sys._getframe(1 + skip)
-    frames = []
-    while frame is not None:
-        code = frame.f_code
-        frames.append({"func": code.co_qualname, "file": code.co_filename,
-                       "line": frame.f_lineno})
-        frame = frame.f_back
-    return frames
+    return frames_from(sys._getframe(1 + skip))
 
 
 def frames_from(frame):
