@@ -562,6 +562,19 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 			load_u64(py + (size_t)i * PYGREENLET_READ, gl->pyg_pimpl) == r->known[i];
 		uint64_t tstate, cur;
 		struct tt_error e = {0};
+		/* The layout checked on the live process: greenlet makes every
+		 * main greenlet's stack end at (char *)-1. */
+		if (ok[i] && load_u64(b, 0) == r->vptr_main && load_u64(b, gl->g_stack_stop) != UINT64_MAX) {
+			snprintf(r->why, sizeof r->why,
+				 "greenlets not read: greenlet %.31s's objects in this process are not "
+				 "where tachyon-top's layout of greenlet %s puts them (a main "
+				 "greenlet's stack_stop reads 0x%llx, not -1)",
+				 r->version, gl->greenlet_versions,
+				 (unsigned long long)load_u64(b, gl->g_stack_stop));
+			r->state = GREENLETS_UNKNOWN;
+			r->nknown = 0;
+			goto done;
+		}
 		if (ok[i] && load_u64(b, 0) == r->vptr_main && load_u64(b, gl->g_stack_start) != 0 &&
 		    (tstate = load_u64(b, gl->mg_thread_state)) != 0 &&
 		    remote_read_u64(&r->target->mem, tstate + gl->ts_current_greenlet, &cur, &e) ==
