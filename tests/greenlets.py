@@ -138,6 +138,48 @@ def test_none(interp):
                "the text does not say greenlets: 0", *text.details())
 
 
+HOST_PY = "/usr/bin/python3.11"   # Debian 12's, with its python3-greenlet 2.0
+
+
+def test_unknown_version():
+    """A greenlet whose layout tachyon-top does not know (Debian 12's
+    greenlet 2.0 on its python3.11): one line says so and names what is
+    known; the threads are dumped as ever, exit status 0."""
+    have = subprocess.run([HOST_PY, "-c", "import greenlet"], capture_output=True)
+    if have.returncode != 0:
+        expect(os.environ.get("CI") != "true", "%s has no greenlet (tests/provision.sh "
+               "installs python3-greenlet)" % HOST_PY)
+        Tap.emit("# %s has no greenlet: not checked" % HOST_PY)
+        return
+    scratch = tempfile.mkdtemp(prefix="greenlet-host-")
+    ready = os.path.join(scratch, "ready.json")
+    proc = subprocess.Popen([HOST_PY, os.path.join(tk.TARGETS, "greenlets.py"), ready, "plain"],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 30
+        while not os.path.exists(ready):
+            expect(proc.poll() is None and time.monotonic() < deadline,
+                   "the host target never got ready")
+            time.sleep(0.05)
+        run = ft.tachyon("dump", "-p", proc.pid, "--tasks")
+        run.expect_success()
+        out = run.out.decode("utf-8", "replace")
+        lines = [line for line in out.splitlines() if line.startswith("greenlet")]
+        expect(len(lines) == 1 and re.fullmatch(
+            r"greenlets not read: greenlet 2\.\d+\.\d+ on Python 3\.11 is not a layout "
+            r"tachyon-top knows \(it knows greenlet 3\.3 on Python 3\.14 and 3\.15\)",
+            lines[0]) and "run_plain (" in out,
+            "no one line naming the unknown greenlet, or no stacks", *run.details())
+        doc, run = greenlets_json(proc.pid)
+        expect(not ours(doc) and "not a layout" in doc.get("greenlets", {}).get("note", ""),
+               "the JSON has greenlets, or no note", *run.details())
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
 def test_gevent():
     """gevent: 8 requests in fetch_inventory and one in nap_forever under the
     hub, the main greenlet in gevent.sleep; equal to the target's own view
@@ -433,12 +475,14 @@ def main():
                            if re.fullmatch(r"python3\.1[45]", i))
     interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
     started = time.monotonic()
-    tap = Tap(2 * len(interps) + 3)
+    tap = Tap(2 * len(interps) + 4)
     for interp in interps:
         tap.run("%s: greenlet without gevent equals its own view; main running, no hub"
                 % interp, test_plain, interp)
         tap.run("%s: no greenlet imported: nothing shown; imported, none made: 0; no error"
                 % interp, test_none, interp)
+    tap.run("greenlet 2.0 on Debian 12's python3.11: one line says it is not known",
+            test_unknown_version)
     tap.run("gevent: 8 requests under the hub equal the target's own view", test_gevent)
     tap.run("dump --watch and the tasks view: 8 parked requests unmoved, one row, their stuck "
             "time growing, beside 2,000 greenlets/s sleeping <= 50 ms: never taken for "

@@ -521,8 +521,6 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 	}
 	if (r->state != GREENLETS_READ)
 		return TT_OK;
-	if (out->state != TASKS_READ)
-		out->state = TASKS_READ;
 	tt_status st = scan(r, out, err);
 	if (st != TT_OK)
 		return st;

@@ -272,29 +272,40 @@ print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
 	graph_free(&g);
 }
 
+static void
+print_asyncio(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+	      const struct dump_unmoved *u, uint32_t nasync, uint32_t lost)
+{
+	if (ts->state == TASKS_UNSUPPORTED) {
+		fprintf(f, "\nasyncio tasks: not available (reading tasks needs Python 3.14 or newer)\n");
+		return;
+	}
+	if (ts->state == TASKS_NO_ASYNCIO) {
+		fprintf(f, "\nasyncio tasks: none (asyncio is not imported)\n");
+		return;
+	}
+	fprintf(f, "\nasyncio tasks: %u", nasync);
+	if (lost)
+		fprintf(f, " (%u more changed while read)", lost);
+	if (ts->truncated)
+		fprintf(f, " (more than %d: the rest left out)", TASKS_MAX);
+	if (ts->incomplete)
+		fprintf(f, " (a task list changed while read: some may be missing)");
+	fprintf(f, "\n");
+	if (nasync)
+		print_forest(f, ts, codes, TASK_ASYNCIO, u);
+}
+
 void
 dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
 	       const struct greenlet_reader *g, const struct dump_unmoved *u)
 {
 	uint32_t nasync = ts->n - ts->ngreenlets, lost = ts->lost - ts->greenlets_lost;
-	if (ts->state == TASKS_UNSUPPORTED && ts->ngreenlets == 0) {
-		fprintf(f, "\nasyncio tasks: not available (reading tasks needs Python 3.14 or newer)\n");
-	} else if (ts->state == TASKS_NO_ASYNCIO ||
-		   (ts->state == TASKS_READ && nasync == 0 && lost == 0 && ts->ngreenlets)) {
-		if (!g || g->state != GREENLETS_READ)
-			fprintf(f, "\nasyncio tasks: none (asyncio is not imported)\n");
-	} else if (ts->state == TASKS_READ) {
-		fprintf(f, "\nasyncio tasks: %u", nasync);
-		if (lost)
-			fprintf(f, " (%u more changed while read)", lost);
-		if (ts->truncated)
-			fprintf(f, " (more than %d: the rest left out)", TASKS_MAX);
-		if (ts->incomplete)
-			fprintf(f, " (a task list changed while read: some may be missing)");
-		fprintf(f, "\n");
-		if (nasync)
-			print_forest(f, ts, codes, TASK_ASYNCIO, u);
-	}
+	/* Where greenlets are read, no asyncio task is not worth a line. */
+	bool quiet = g && g->state == GREENLETS_READ &&
+		     (ts->state != TASKS_READ || (nasync == 0 && lost == 0));
+	if (!quiet)
+		print_asyncio(f, ts, codes, u, nasync, lost);
 	if (!g)
 		return;
 	if (g->state == GREENLETS_UNKNOWN) {
