@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "labels.h"
+#include "order.h"
 #include "sanitize.h"
 #include "speedscope.h"
 
@@ -13,13 +14,6 @@ static uint64_t
 entry_key(const struct procset *ps, const struct profile_entry *e, bool per_process)
 {
 	return (uint64_t)profile_entry_thread(ps, e) << 32 | (per_process ? e->proc : 0);
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
 }
 
 int
@@ -65,7 +59,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 	}
 	for (uint32_t i = 0; i < p->count; i++)
 		keys[i] = entry_key(ps, &v[i], per_process);
-	qsort(keys, p->count, sizeof *keys, cmp_u64);
+	qsort(keys, p->count, sizeof *keys, order_u64);
 	bool first_profile = true;
 	for (uint32_t k = 0; k < p->count; k++) {
 		if (k && keys[k] == keys[k - 1])

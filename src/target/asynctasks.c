@@ -233,6 +233,39 @@ task_reader_use_table(struct task_reader *r, uint64_t addr, struct tt_error *err
 
 /* ---- growing the result ---- */
 
+struct tt_task *
+tt_tasks_begin(struct tt_tasks *ts, enum task_kind kind)
+{
+	if (!grow_array((void **)&ts->tasks, &ts->cap, ts->n + 1, sizeof *ts->tasks))
+		return NULL;
+	struct tt_task *t = &ts->tasks[ts->n];
+	memset(t, 0, sizeof *t);
+	t->kind = (uint8_t)kind;
+	t->first_frame = ts->nframes;
+	t->first_awaiter = ts->nawaiters;
+	t->name_off = ts->names_len;   /* where its name goes: all it added ends here */
+	return t;
+}
+
+void
+tt_tasks_keep(struct tt_tasks *ts, const struct tt_task *t)
+{
+	ts->n++;
+	if (t->kind == TASK_GREENLET)
+		ts->ngreenlets++;
+}
+
+void
+tt_tasks_drop(struct tt_tasks *ts, const struct tt_task *t)
+{
+	ts->nframes = t->first_frame;
+	ts->nawaiters = t->first_awaiter;
+	ts->names_len = t->name_off;
+	ts->lost++;
+	if (t->kind == TASK_GREENLET)
+		ts->greenlets_lost++;
+}
+
 bool
 tt_tasks_push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off)
 {
@@ -393,8 +426,8 @@ read_chain(struct task_reader *r, struct tt_tasks *out, struct tt_task *t, uint6
 	return true;
 }
 
-static bool
-push_awaiter(struct tt_tasks *out, struct tt_task *t, uint64_t id)
+bool
+tt_tasks_push_awaiter(struct tt_tasks *out, struct tt_task *t, uint64_t id)
 {
 	if (t->nawaiters >= TASKS_MAX_AWAITERS)
 		return true;
@@ -415,7 +448,7 @@ read_awaiters(struct task_reader *r, struct tt_tasks *out, struct tt_task *t, ui
 	if (ab == 0)
 		return true;
 	if (!is_set)
-		return push_awaiter(out, t, ab);
+		return tt_tasks_push_awaiter(out, t, ab);
 	uint8_t hdr[256];
 	if (l->set_read_size > sizeof hdr || !rd(r, out, ab, hdr, l->set_read_size))
 		return false;
@@ -438,7 +471,7 @@ read_awaiters(struct task_reader *r, struct tt_tasks *out, struct tt_task *t, ui
 			if (key == 0 || hash == -1)
 				continue;
 			found++;
-			if (!push_awaiter(out, t, key))
+			if (!tt_tasks_push_awaiter(out, t, key))
 				return false;
 		}
 		i += n;
@@ -459,32 +492,24 @@ read_task(struct task_reader *r, struct tt_tasks *out, uint64_t node, uint64_t t
 	if (!rd(r, out, addr, obj, r->task_size))
 		return false;
 	*next = load_u64(obj, r->task_node + l->llist_next);
-	if (!grow_array((void **)&out->tasks, &out->cap, out->n + 1, sizeof *out->tasks))
+	struct tt_task *t = tt_tasks_begin(out, TASK_ASYNCIO);
+	if (!t)
 		return false;
-	struct tt_task *t = &out->tasks[out->n];
-	memset(t, 0, sizeof *t);
 	t->id = addr;
 	t->thread = thread;
 	t->interp_id = interp_id;
 	t->running = running_task == addr;
 	t->coro = load_u64(obj, r->task_coro) & ~l->tag_mask;
-	t->first_frame = out->nframes;
-	t->first_awaiter = out->nawaiters;
-	uint32_t names_mark = out->names_len;
 	char name[TASKS_NAME_MAX * 4 + 16];
 	bool ok = read_name(r, out, load_u64(obj, r->task_name) & ~l->tag_mask, name, sizeof name) &&
 		  tt_tasks_push_name(out, name, strlen(name), &t->name_off) &&
 		  read_chain(r, out, t, t->coro) &&
 		  read_awaiters(r, out, t, load_u64(obj, r->task_awaited_by) & ~l->tag_mask,
 				obj[r->task_is_set] != 0);
-	if (!ok) {
-		out->nframes = t->first_frame;
-		out->nawaiters = t->first_awaiter;
-		out->names_len = names_mark;
-		out->lost++;
-		return true;
-	}
-	out->n++;
+	if (ok)
+		tt_tasks_keep(out, t);
+	else
+		tt_tasks_drop(out, t);
 	return true;
 }
 

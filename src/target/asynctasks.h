@@ -121,9 +121,18 @@ void tt_tasks_free(struct tt_tasks *ts);
 /* Empty ts for a new read, keeping its buffers (its state stays). */
 void tt_tasks_clear(struct tt_tasks *ts);
 
-/* Append a name (NUL-terminated) or a frame to ts; false when memory is short. */
+/* A reader adds a task in steps: tt_tasks_begin makes the next entry (NULL
+ * when memory is short), its name, frames and awaiters are pushed, then
+ * tt_tasks_keep counts it, or tt_tasks_drop takes back all it added and
+ * counts it lost (torn while read). */
+struct tt_task *tt_tasks_begin(struct tt_tasks *ts, enum task_kind kind);
+void tt_tasks_keep(struct tt_tasks *ts, const struct tt_task *t);
+void tt_tasks_drop(struct tt_tasks *ts, const struct tt_task *t);
+/* Append a name (NUL-terminated), a frame or an awaiter (at most
+ * TASKS_MAX_AWAITERS a task) to ts; false when memory is short. */
 bool tt_tasks_push_name(struct tt_tasks *ts, const char *s, size_t len, uint32_t *off);
 bool tt_tasks_push_frame(struct tt_tasks *ts, uint32_t code_id, int line);
+bool tt_tasks_push_awaiter(struct tt_tasks *ts, struct tt_task *t, uint64_t id);
 
 /* Add src's tasks after dst's (their frames, awaiters and names with
  * them; lost, incomplete and truncated add up). false when memory is short

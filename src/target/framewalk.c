@@ -2,6 +2,7 @@
  * walking one thread's frames over it, reusing its cached chain. */
 #include "config.h"
 
+#include "order.h"
 #include "walkstate.h"
 
 /* ---------------------------------------------------------------------
@@ -19,13 +20,6 @@ sw_add_seg(struct stackwalk *w, uint64_t addr, void *buf, size_t len)
 	return true;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 /* Frame addresses come innermost first, so in descending order within a
  * data-stack chunk: reversed, a check of the top frames is already sorted
  * and needs no qsort (which dominated a sample's own work). */
@@ -39,7 +33,7 @@ sort_addrs(uint64_t *a, uint32_t n)
 	}
 	for (uint32_t i = 1; i < n; i++) {
 		if (a[i - 1] > a[i]) {
-			qsort(a, n, sizeof *a, cmp_u64);
+			qsort(a, n, sizeof *a, order_u64);
 			return;
 		}
 	}

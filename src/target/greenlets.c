@@ -8,9 +8,10 @@
 
 #include "bytes.h"
 #include "clock.h"
+#include "greenlets.h"
 #include "grow.h"
 #include "hash.h"
-#include "greenlets.h"
+#include "order.h"
 #include "procmaps.h"
 #include "readfile.h"
 
@@ -178,13 +179,6 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 	return TT_OK;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
 static bool
 add_known(struct greenlet_reader *r, uint64_t addr)
 {
@@ -291,7 +285,7 @@ scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 		}
 	}
 	if (r->nknown > before) {
-		qsort(r->known, r->nknown, sizeof *r->known, cmp_u64);
+		qsort(r->known, r->nknown, sizeof *r->known, order_u64);
 		uint32_t w = 0;
 		for (uint32_t i = 0; i < r->nknown; i++)
 			if (w == 0 || r->known[w - 1] != r->known[i])
@@ -445,30 +439,20 @@ read_greenlet(struct greenlet_reader *r, struct tt_tasks *out, uint64_t obj, con
 	const struct py_layout *l = &r->target->layout;
 	bool main = load_u64(g, 0) == r->vptr_main;
 	uint64_t self = load_u64(g, gl->g_self);
-	if (!grow_array((void **)&out->tasks, &out->cap, out->n + 1, sizeof *out->tasks))
+	struct tt_task *t = tt_tasks_begin(out, TASK_GREENLET);
+	if (!t)
 		return false;
-	struct tt_task *t = &out->tasks[out->n];
-	memset(t, 0, sizeof *t);
-	t->kind = TASK_GREENLET;
 	t->id = self;
 	t->coro = obj;
 	t->main_greenlet = main;
 	t->running = is_running(running, nrunning, self);
-	t->first_frame = out->nframes;
-	t->first_awaiter = out->nawaiters;
-	uint32_t names_mark = out->names_len;
 	const char *name = type_name(r, load_u64(py, l->ob_type));
 	t->hub = strstr(name, "Hub") != NULL;
 	if (!tt_tasks_push_name(out, name, strlen(name), &t->name_off))
 		return false;
 	uint64_t parent = main ? 0 : load_u64(g, gl->ug_parent);
-	if (parent) {
-		if (!grow_array((void **)&out->awaiters, &out->awaiters_cap, out->nawaiters + 1,
-				sizeof *out->awaiters))
-			return false;
-		out->awaiters[out->nawaiters++] = parent;
-		t->nawaiters = 1;
-	}
+	if (parent && !tt_tasks_push_awaiter(out, t, parent))
+		return false;
 	uint64_t top = load_u64(g, gl->g_top_frame);
 	bool ok = true;
 	if (!t->running && top) {
@@ -492,16 +476,10 @@ read_greenlet(struct greenlet_reader *r, struct tt_tasks *out, uint64_t obj, con
 		     load_u64(again, gl->g_stack_saved) == s.saved;
 		out->syscalls++;
 	}
-	if (!ok) {
-		out->nframes = t->first_frame;
-		out->nawaiters = t->first_awaiter;
-		out->names_len = names_mark;
-		out->lost++;
-		out->greenlets_lost++;
-		return true;
-	}
-	out->n++;
-	out->ngreenlets++;
+	if (ok)
+		tt_tasks_keep(out, t);
+	else
+		tt_tasks_drop(out, t);
 	return true;
 }
 

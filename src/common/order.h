@@ -1,0 +1,15 @@
+/* Orderings for qsort. */
+#ifndef TT_ORDER_H
+#define TT_ORDER_H
+
+#include <stdint.h>
+
+/* Ascending uint64_t. */
+static inline int
+order_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+#endif
