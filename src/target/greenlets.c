@@ -190,16 +190,20 @@ add_known(struct greenlet_reader *r, uint64_t addr)
 	return true;
 }
 
+/* A greenlet's first word: one of greenlet's vtables. */
+static bool
+is_greenlet_vptr(const struct greenlet_reader *r, uint64_t w)
+{
+	return w == r->vptr_user || w == r->vptr_main || (w == r->vptr_broken && w != 0);
+}
+
 /* Add the greenlet-looking words of [at, at + len), read into r->chunk. */
 static bool
 scan_words(struct greenlet_reader *r, uint64_t at, uint64_t len)
 {
-	for (uint64_t off = 0; off + 8 <= len; off += 8) {
-		uint64_t w = load_u64(r->chunk, off);
-		if ((w == r->vptr_user || w == r->vptr_main || (w == r->vptr_broken && w != 0)) &&
-		    !add_known(r, at + off))
+	for (uint64_t off = 0; off + 8 <= len; off += 8)
+		if (is_greenlet_vptr(r, load_u64(r->chunk, off)) && !add_known(r, at + off))
 			return false;
-	}
 	return true;
 }
 
@@ -520,10 +524,8 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 		goto done;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *b = g + (size_t)i * gl->read_size;
-		uint64_t v = load_u64(b, 0);
 		selfs[i] = load_u64(b, gl->g_self);
-		if (!ok[i] || (v != r->vptr_user && v != r->vptr_main &&
-			       (v != r->vptr_broken || v == 0)) || selfs[i] == 0 || (selfs[i] & 7))
+		if (!ok[i] || !is_greenlet_vptr(r, load_u64(b, 0)) || selfs[i] == 0 || (selfs[i] & 7))
 			ok[i] = false;
 		if (!ok[i])
 			selfs[i] = r->known[i];    /* something readable, not used */

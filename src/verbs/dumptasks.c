@@ -246,35 +246,32 @@ print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 	g->mark[i] = 2;
 }
 
-/* The tasks of one kind, roots first; then whatever only a cycle reaches. */
+/* The tasks of one kind, roots first; then whatever only a cycle reaches.
+ * g: the graph of every task (NULL: memory ran short building it). */
 static void
 print_forest(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes, uint8_t kind,
-	     const struct dump_unmoved *u)
+	     struct graph *g)
 {
-	struct graph g;
-	if (!graph_build(ts, &g)) {
-		graph_free(&g);
+	if (!g) {
 		fprintf(f, "(out of memory drawing the task tree)\n");
 		return;
 	}
-	g.unmoved = u && u->watch_s > 0 && u->stuck_ns ? u : NULL;
 	char prefix[4 * TREE_MAX_DEPTH * 3 + 16] = "";
 	for (int pass = 0; pass < 2; pass++) {
 		for (uint32_t i = 0; i < ts->n; i++) {
-			if (ts->tasks[i].kind != kind || g.mark[i] || (pass == 0 && g.has_parent[i]))
+			if (ts->tasks[i].kind != kind || g->mark[i] || (pass == 0 && g->has_parent[i]))
 				continue;
 			fputc('\n', f);
 			if (pass == 1)
 				fprintf(f, "(in an await cycle)\n");
-			print_subtree(f, ts, codes, &g, i, prefix, 0, true, 0);
+			print_subtree(f, ts, codes, g, i, prefix, 0, true, 0);
 		}
 	}
-	graph_free(&g);
 }
 
 static void
 print_asyncio(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
-	      const struct dump_unmoved *u, uint32_t nasync, uint32_t lost)
+	      struct graph *g, uint32_t nasync, uint32_t lost)
 {
 	if (ts->state == TASKS_UNSUPPORTED) {
 		fprintf(f, "\nasyncio tasks: not available (reading tasks needs Python 3.14 or newer)\n");
@@ -293,7 +290,7 @@ print_asyncio(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 		fprintf(f, " (a task list changed while read: some may be missing)");
 	fprintf(f, "\n");
 	if (nasync)
-		print_forest(f, ts, codes, TASK_ASYNCIO, u);
+		print_forest(f, ts, codes, TASK_ASYNCIO, g);
 }
 
 void
@@ -301,29 +298,33 @@ dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 	       const struct greenlet_reader *g, const struct dump_unmoved *u)
 {
 	uint32_t nasync = ts->n - ts->ngreenlets, lost = ts->lost - ts->greenlets_lost;
+	/* One graph of every task and greenlet (they never link across kinds). */
+	struct graph graph, *tree = NULL;
+	if (ts->n && graph_build(ts, &graph)) {
+		graph.unmoved = u && u->watch_s > 0 && u->stuck_ns ? u : NULL;
+		tree = &graph;
+	}
 	/* Where greenlets are read, no asyncio task is not worth a line. */
 	bool quiet = g && g->state == GREENLETS_READ &&
 		     (ts->state != TASKS_READ || (nasync == 0 && lost == 0));
 	if (!quiet)
-		print_asyncio(f, ts, codes, u, nasync, lost);
-	if (!g)
-		return;
-	if (g->state == GREENLETS_UNKNOWN) {
+		print_asyncio(f, ts, codes, tree, nasync, lost);
+	if (g && g->state == GREENLETS_UNKNOWN) {
 		char safe[sizeof g->why];
 		sanitize_for_terminal(g->why, safe, sizeof safe);
 		fprintf(f, "\n%s\n", safe);
-		return;
+	} else if (g && g->state == GREENLETS_READ) {
+		char v[64];
+		sanitize_for_terminal(g->version, v, sizeof v);
+		fprintf(f, "\ngreenlets: %u (greenlet %s)", ts->ngreenlets, v);
+		if (ts->greenlets_lost)
+			fprintf(f, " (%u more changed while read)", ts->greenlets_lost);
+		fprintf(f, "\n");
+		if (ts->ngreenlets)
+			print_forest(f, ts, codes, TASK_GREENLET, tree);
 	}
-	if (g->state != GREENLETS_READ)
-		return;
-	char v[64];
-	sanitize_for_terminal(g->version, v, sizeof v);
-	fprintf(f, "\ngreenlets: %u (greenlet %s)", ts->ngreenlets, v);
-	if (ts->greenlets_lost)
-		fprintf(f, " (%u more changed while read)", ts->greenlets_lost);
-	fprintf(f, "\n");
-	if (ts->ngreenlets)
-		print_forest(f, ts, codes, TASK_GREENLET, u);
+	if (ts->n)
+		graph_free(&graph);
 }
 
 /* ---- JSON ---- */
