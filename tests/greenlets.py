@@ -311,20 +311,22 @@ def test_churn_and_stuck():
             tui.close()
 
 
-class GeventTree:
+class GeventTree(tk.AsgiTree):
     """Debian's gunicorn -k gevent -w 2 serving tests/targets/gevent_app.py,
     with STUCK requests hanging on a silent upstream (a socket of ours that
-    listens and never accepts)."""
+    listens and never accepts); serving, the requests and the teardown as
+    tasks.py's uvicorn trees."""
 
     def __init__(self):
-        self.port = ft.free_port()
-        self.dir = tempfile.mkdtemp(prefix="gevent-", dir=ft.in_root("/tmp"))
-        self.rdir = "/" + os.path.relpath(self.dir, ft.ROOT)
+        super().__init__("gunicorn -k gevent")
         self.held = os.path.join(self.dir, "held")
         os.makedirs(self.held)
         os.chmod(self.held, 0o777)
-        self.proc = None
-        self.socks = []
+        self.upstream = None
+
+    def argv(self):
+        return ["gunicorn", "-k", "gevent", "-w", "2", "-b", "127.0.0.1:%d" % self.port,
+                "--chdir", self.rdir, "gevent_app:app"]
 
     def __enter__(self):
         for f in ("gevent_app.py", "_ttlib.py"):
@@ -335,17 +337,12 @@ class GeventTree:
         env = dict(ft.TARGET_ENV, TT_UPSTREAM_PORT=str(self.upstream.getsockname()[1]),
                    TT_HELD_DIR=os.path.join(self.rdir, "held"))
         self.log = open(os.path.join(self.dir, "server.log"), "wb")
-        self.proc = subprocess.Popen(
-            [ft.CHROOT, ft.ROOT, "gunicorn", "-k", "gevent", "-w", "2",
-             "-b", "127.0.0.1:%d" % self.port, "--chdir", self.rdir, "gevent_app:app"],
-            stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
-            start_new_session=True)
+        self.proc = subprocess.Popen([ft.CHROOT, ft.ROOT] + self.argv(),
+                                     stdin=subprocess.DEVNULL, stdout=self.log,
+                                     stderr=self.log, env=env, start_new_session=True)
         try:
             self.wait_serving()
-            for i in range(STUCK):
-                c = socket.create_connection(("127.0.0.1", self.port), timeout=10)
-                c.sendall(b"GET /stuck/%d HTTP/1.1\r\nHost: x\r\n\r\n" % i)
-                self.socks.append(c)
+            self.stick(STUCK)
             deadline = time.monotonic() + 15
             while len(os.listdir(self.held)) < STUCK:
                 expect(time.monotonic() < deadline, "the stuck requests never arrived",
@@ -356,13 +353,6 @@ class GeventTree:
             self.kill()
             raise
         return self
-
-    def __exit__(self, *exc):
-        self.kill()
-        return False
-
-    def workers(self):
-        return ft.children(self.proc.pid)
 
     def held_by_worker(self):
         by = {}
@@ -385,41 +375,10 @@ class GeventTree:
         with open(path) as f:
             return json.load(f)["greenlets"]
 
-    def details(self):
-        try:
-            with open(os.path.join(self.dir, "server.log"), "rb") as f:
-                return ["server log: " + line for line in
-                        f.read().decode("utf-8", "replace").splitlines()[-10:]]
-        except OSError:
-            return []
-
-    def wait_serving(self, timeout=30):
-        deadline = time.monotonic() + timeout
-        while True:
-            if self.proc.poll() is not None:
-                raise Fail("gunicorn exited with %d" % self.proc.returncode, *self.details())
-            if len(self.workers()) == 2:
-                try:
-                    with socket.create_connection(("127.0.0.1", self.port), timeout=2) as c:
-                        c.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
-                        if c.recv(64).startswith(b"HTTP/1.1 200"):
-                            return
-                except OSError:
-                    pass
-            if time.monotonic() > deadline:
-                raise Fail("gunicorn not serving with 2 workers within %d s" % timeout,
-                           *self.details())
-            time.sleep(0.1)
-
     def kill(self):
-        for c in self.socks:
-            c.close()
-        if self.proc and self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGKILL)
-            self.proc.wait(timeout=10)
-        self.upstream.close()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        super().kill()
+        if self.upstream:
+            self.upstream.close()
 
 
 def test_gunicorn_gevent():
