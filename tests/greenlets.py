@@ -220,6 +220,9 @@ CHURN_WARMUP = 10
 CHURN_ROW = point_row(r"sleep \u2190 handler \(greenlets\.py:\d+\)")
 STUCK_ROW = point_row(r"SocketMixin\.recv \u2190 fetch_inventory \(greenlets\.py:\d+\)\s+"
                       r"(\d+) greenlets \(Greenlet\)")
+# The hub's row, marked running (TASKS and RUN both 1).
+RUNNING_HUB_ROW = re.compile(r"(?m)^\S\s+1\s+1\s+\S+(?: \S+)?\s+\(running: its stack is its "
+                             r"thread's\)  1 greenlet \(Hub\)")
 
 
 def seconds_of(stuck):
@@ -270,12 +273,21 @@ def test_churn_and_stuck():
             tui.wait(lambda s: CHURN_ROW.search(s) and STUCK_ROW.search(s),
                      "the sleep <- handler and fetch_inventory rows", timeout=20)
             worst, seen, screen = 0.0, 0, ""
+            # The hub is the running greenlet whenever the thread waits:
+            # 95% of the time here (greenlet.settrace), 85-90% of reads
+            # with the sampler on it. A read that falls while a request
+            # runs shows that request running instead, so the hub's row is
+            # counted over every screen (about 30 reads), not judged on
+            # the last one.
+            hub_running, screens = 0, 0
             started = time.monotonic()
             rss_warm = 0
             tt = tk.tt_pid_of(t.pid)
             expect(tt, "no tachyon-top process attached to %d" % t.pid)
             while time.monotonic() < started + seconds:
                 screen = tui.screen()
+                screens += 1
+                hub_running += bool(RUNNING_HUB_ROW.search(screen))
                 for _, stuck in CHURN_ROW.findall(screen):
                     seen += 1
                     worst = max(worst, seconds_of(stuck))
@@ -285,9 +297,10 @@ def test_churn_and_stuck():
             rss_end = ft.vm_rss_kb(tt)
             lines = ["screen: " + line for line in screen.splitlines()]
             m = re.search(r"errors ([\d.]+)%", screen)
-            ft.Tap.emit("# tasks view under greenlet churn: %s; RSS %d KB at %d s, %d KB at %d s"
+            ft.Tap.emit("# tasks view under greenlet churn: %s; RSS %d KB at %d s, %d KB at %d s; "
+                        "the hub running on %d of %d screens"
                         % (m.group(0) if m else "no errors figure", rss_warm, CHURN_WARMUP,
-                           rss_end, seconds))
+                           rss_end, seconds, hub_running, screens))
             expect(seen >= 4 * seconds * 0.8, "the sleep <- handler row was on %d screens "
                    "of %d s" % (seen, seconds), *lines)
             expect(worst < 1, "stuck %.1f s at a point where no greenlet waits over 50 ms"
@@ -297,8 +310,8 @@ def test_churn_and_stuck():
                    seconds_of(held[0][1]) >= seconds,
                    "the parked requests are not one row of %d greenlets stuck >= %d s"
                    % (STUCK, seconds), *lines)
-            expect(re.search(r"\(running: its stack is its thread's\)  \d+ greenlets? "
-                             r"\([^)]*Hub", screen), "the running hub has no row", *lines)
+            expect(hub_running >= screens * 0.5, "the running hub had a row on %d of %d "
+                   "screens" % (hub_running, screens), *lines)
             expect(m and float(m.group(1)) <= 0.2, "error samples over 0.2%% under churn",
                    *lines)
             expect(ft.sanitized(ft.BIN) or rss_end <= rss_warm * 1.1,
