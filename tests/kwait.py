@@ -1338,6 +1338,48 @@ def test_native_pool(ctx):
                *run.details())
 
 
+def perf_events_held(pid):
+    """How many perf events process pid has open."""
+    n = 0
+    for fd in os.listdir("/proc/%d/fd" % pid):
+        with contextlib.suppress(OSError):
+            n += os.readlink("/proc/%d/fd/%s" % (pid, fd)) == "anon_inode:[perf_event]"
+    return n
+
+
+def test_native_churn(ctx):
+    """record --native on hundreds of threads a second, each on a CPU for a
+    moment: the perf events held follow the threads alive (a dozen at
+    most), not every thread seen running (they grew to 256, the limit, and
+    then live ones were let go)."""
+    if ctx.interp != "python3.15":
+        raise rig.Skip("runs under python3.15: a limit of the engine, not of a layout")
+    with rig.Target(ctx.suite, ctx.interp, "churn.py") as target:
+        out = os.path.join(rig.in_root(target.dir), "churn.txt")
+        argv = [rig.BIN, "record", "--native", "-r", "1000", "-d", "7", "-f", "collapsed",
+                "-o", out, "-p", str(target.pid)]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        held = []
+        try:
+            for _ in range(3):
+                time.sleep(2)
+                held.append(perf_events_held(proc.pid))
+        finally:
+            stdout, stderr = proc.communicate(timeout=60)
+        run = rig.Run(argv, proc.returncode, stdout, stderr)
+        run.expect_success()
+        err = run.err.decode("utf-8", "replace")
+        share = re.search(r"native frames in ([\d.]+)% of thread samples", err)
+        rig.Tap.emit("# %d threads a second; perf events held at 2, 4, 6 s: %s; %s"
+                     % (target.info["churn_per_s"], held,
+                        share.group(0) if share else "no native line"))
+        expect(max(held) <= 32, "perf events held under thread churn: %s at 2, 4, 6 s" % held,
+               *run.details())
+        expect(share and float(share.group(1)) >= 80, "native frames under thread churn",
+               *run.details())
+
+
 class Ctx:
     def __init__(self, suite, interp, target):
         self.suite, self.interp, self.target = suite, interp, target
@@ -1368,6 +1410,8 @@ OWN = [
      "(.gnu_debugdata); without it, its address", test_native_minidebuginfo),
     ("--native on 1,000 waiting threads and 256 descriptors: every thread's native frames, "
      "no refusal", test_native_pool),
+    ("record --native under thread churn: the perf events held follow the threads alive",
+     test_native_churn),
     ("dump --native: threads on a CPU in pbkdf2, zlib and sqlite show libcrypto's, libz's "
      "and libsqlite3's frames above their Python caller; the target never stopped",
      test_native_running),

@@ -46,6 +46,7 @@ struct nativestack {
 	struct mixed_frame order[NATIVE_MAX_FRAMES + PY_MAX];
 	struct native_counts counts;
 	uint64_t passes;
+	uint32_t sweep;                     /* the next slot forget_ended looks at */
 };
 
 tt_status
@@ -169,6 +170,32 @@ mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, u
 	return id;
 }
 
+/* A thread that ended lets go of its perf event (a descriptor and a
+ * locked ring), else they pile up to perf_threads' limit under thread
+ * churn and the oldest live ones are let go instead. Its slot says it: its
+ * occupant is gone, or is another thread. CHECKS_PER_PASS slots a pass, in
+ * turns: a pool churning all day leaves thousands of slots. */
+static void
+forget_ended(struct nativestack *ns, const struct appendlog *slots)
+{
+	uint32_t n = appendlog_count(slots);
+	if (n > ns->cap)
+		n = ns->cap;
+	for (uint32_t k = 0; k < CHECKS_PER_PASS && k < n; k++) {
+		uint32_t i = ns->sweep++ % n;
+		struct thread_native *t = &ns->threads[i];
+		if (!t->tid)
+			continue;
+		const struct thread_slot *slot = appendlog_at(slots, i);
+		if (!atomic_load_explicit(&((struct thread_slot *)slot)->gone_ns,
+					  memory_order_acquire) &&
+		    slot->native_tid == t->tid)
+			continue;
+		native_forget(ns->u, (pid_t)t->tid);
+		*t = (struct thread_native){0};
+	}
+}
+
 const struct walk_thread *
 nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk_thread *threads,
 		  uint32_t n)
@@ -204,5 +231,6 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 			ns->counts.native++;
 		}
 	}
+	forget_ended(ns, slots);
 	return ns->out;
 }
