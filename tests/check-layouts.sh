@@ -107,6 +107,12 @@ cat >"$work/values.h" <<'CEOF'
 	P("type.tp_dict", offsetof(PyTypeObject, tp_dict));
 	P("heaptype.ht_qualname", offsetof(PyHeapTypeObject, ht_qualname));
 	P("function.func_qualname", offsetof(PyFunctionObject, func_qualname));
+	P("method.im_func", offsetof(PyMethodObject, im_func));
+	P("method.im_self", offsetof(PyMethodObject, im_self));
+	P("cfunction.m_ml", offsetof(PyCFunctionObject, m_ml));
+	P("cfunction.m_self", offsetof(PyCFunctionObject, m_self));
+	P("methoddef.ml_name", offsetof(PyMethodDef, ml_name));
+	P("module.md_dict", offsetof(PyModuleObject, md_dict));
 CEOF
 cat >"$work/offsets.c" <<'CEOF'
 #define Py_BUILD_CORE 1
@@ -115,6 +121,7 @@ cat >"$work/offsets.c" <<'CEOF'
 #include <internal/pycore_gil.h>
 #include <internal/pycore_frame.h>
 #include <internal/pycore_dict.h>
+#include <internal/pycore_moduleobject.h>
 #include <stddef.h>
 #include <stdio.h>
 #define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))
@@ -194,6 +201,7 @@ cat >"$work/compiled.c" <<'CEOF'
 #include <internal/pycore_frame.h>
 #include <internal/pycore_gil.h>
 #include <internal/pycore_dict.h>
+#include <internal/pycore_moduleobject.h>
 #include <stddef.h>
 #include <stdio.h>
 #define P(name, expr) printf("%s=%zu\n", name, (size_t)(expr))

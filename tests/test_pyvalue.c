@@ -1,6 +1,7 @@
 /* Unit and fuzz tests of pyvalue on objects built in a fake memory with
  * 3.12's layout: repr() of floats, ints, str and bytes escapes,
- * containers cut at their limits, user classes; then the same objects
+ * containers cut at their limits, user classes, classes, methods, built-in
+ * functions, modules; then the same objects
  * corrupted at random (bad type pointers, cycles, lengths of 2^62): no
  * crash, no hang, reads within the budget. */
 #include "config.h"
@@ -71,7 +72,8 @@ mk_type(const char *name, bool heap_type)
 	return t;
 }
 
-static uint64_t T_INT, T_FLOAT, T_STR, T_BYTES, T_TUPLE, T_LIST, T_DICT, T_NONE, T_BOOL, T_USER;
+static uint64_t T_INT, T_FLOAT, T_STR, T_BYTES, T_TUPLE, T_LIST, T_DICT, T_NONE, T_BOOL, T_USER,
+	T_TYPE, T_FUNCTION, T_METHOD, T_CFUNCTION, T_MODULE;
 
 static uint64_t
 obj(uint64_t type, size_t size)
@@ -236,6 +238,98 @@ test_containers(void)
 	       "a list of 2^62: %s in %llu reads", text, (unsigned long long)(mem.reads - before));
 }
 
+/* A function of qualified name qual. */
+static uint64_t
+mk_function(const char *qual)
+{
+	uint64_t f = obj(T_FUNCTION, 160);
+	w64(f + lay.func_qualname, mk_str(qual));
+	return f;
+}
+
+static uint64_t
+mk_method(uint64_t func, uint64_t self)
+{
+	uint64_t m = obj(T_METHOD, 48);
+	w64(m + lay.method_func, func);
+	w64(m + lay.method_self, self);
+	return m;
+}
+
+static uint64_t
+mk_cfunction(const char *name, uint64_t self)
+{
+	uint64_t def = alloc(32), f = obj(T_CFUNCTION, 56);
+	w64(def + PY_METHODDEF_NAME, cstring(name));
+	w64(f + lay.cfunc_ml, def);
+	w64(f + lay.cfunc_self, self);
+	return f;
+}
+
+/* A module whose dict holds n str keys and their values. */
+static uint64_t
+mk_module(size_t n, const char *const *keys, const uint64_t *values)
+{
+	uint64_t k[4];
+	for (size_t i = 0; i < n; i++)
+		k[i] = mk_str(keys[i]);
+	uint64_t m = obj(T_MODULE, 48);
+	w64(m + lay.module_dict, mk_dict(n, k, values));
+	return m;
+}
+
+/* importlib's class `name`: a heap type of module _frozen_importlib. */
+static uint64_t
+mk_importer(const char *name)
+{
+	uint64_t t = mk_type(name, true), key = mk_str("__module__"), mod = mk_str("_frozen_importlib");
+	w64(t + lay.ob_type, T_TYPE);
+	w64(t + lay.heap_qualname, mk_str(name));
+	w64(t + lay.type_dict, mk_dict(1, &key, &mod));
+	return t;
+}
+
+static void
+test_callables(void)
+{
+	char want[160];
+	expect_repr(T_INT, "<class 'int'>", "a built-in class");
+	expect_repr(T_USER, "<class 'Thing'>", "a class (no __module__ here)");
+	uint64_t user = obj(T_USER, 16);
+	snprintf(want, sizeof want, "<bound method Thing.run of <Thing object at 0x%llx>>",
+		 (unsigned long long)user);
+	expect_repr(mk_method(mk_function("Thing.run"), user), want, "a bound method");
+	uint64_t one = mk_int(1), list = mk_list(1, &one);
+	expect_repr(mk_method(mk_function("f"), list), "<bound method f of [1]>",
+		    "a method bound to a list: the list's repr");
+	expect_repr(mk_cfunction("len", 0), "<built-in function len>", "a built-in function");
+	snprintf(want, sizeof want, "<built-in method append of list object at 0x%llx>",
+		 (unsigned long long)list);
+	expect_repr(mk_cfunction("append", list), want, "a built-in method");
+	uint64_t sys_values[2] = {mk_str("sys"), mk_importer("BuiltinImporter")};
+	uint64_t sys = mk_module(2, (const char *const[]){"__name__", "__loader__"}, sys_values);
+	expect_repr(sys, "<module 'sys' (built-in)>", "a built-in module");
+	expect_repr(mk_cfunction("exit", sys), "<built-in function exit>",
+		    "a module's built-in function");
+	uint64_t zi_values[3] = {mk_str("zipimport"), mk_importer("FrozenImporter"),
+				 mk_str("/usr/lib/python3.12/zipimport.py")};
+	expect_repr(mk_module(3, (const char *const[]){"__name__", "__loader__", "__file__"},
+			      zi_values),
+		    "<module 'zipimport' (frozen)>", "a frozen module, though it has a __file__");
+	uint64_t app_values[2] = {mk_str("app"), mk_str("/srv/it's.py")};
+	expect_repr(mk_module(2, (const char *const[]){"__name__", "__file__"}, app_values),
+		    "<module 'app' from \"/srv/it's.py\">", "a module from its file");
+	/* a method bound to itself: cut, not followed until the budget ends */
+	uint64_t loop = mk_method(mk_function("g"), 0);
+	w64(loop + lay.method_self, loop);
+	char text[PYVALUE_TEXT_MAX], type[160];
+	uint64_t before = mem.reads;
+	pyvalue_repr(&v, loop, text, type, sizeof type);
+	tap_ok(strstr(text, "<bound method g of <bound method g of ") == text &&
+	       mem.reads - before < 256, "a method bound to itself: %s in %llu reads", text,
+	       (unsigned long long)(mem.reads - before));
+}
+
 /* Random corruption of the heap, then every object rendered again. */
 static void
 fuzz(uint64_t *roots, size_t nroots)
@@ -298,6 +392,16 @@ main(void)
 	T_NONE = mk_type("NoneType", false);
 	T_BOOL = mk_type("bool", false);
 	T_USER = mk_type("Thing", true);
+	T_TYPE = mk_type("type", false);
+	T_FUNCTION = mk_type("function", false);
+	T_METHOD = mk_type("method", false);
+	T_CFUNCTION = mk_type("builtin_function_or_method", false);
+	T_MODULE = mk_type("module", false);
+	/* classes are objects of type `type` */
+	uint64_t types[] = {T_INT, T_FLOAT, T_STR, T_BYTES, T_TUPLE, T_LIST, T_DICT, T_NONE,
+			    T_BOOL, T_USER, T_TYPE, T_FUNCTION, T_METHOD, T_CFUNCTION, T_MODULE};
+	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+		w64(types[i] + lay.ob_type, T_TYPE);
 	struct remote r;
 	remote_open_backend(&r, fakemem_backend(&mem));
 	struct pyvalue_limits lim = PYVALUE_LIMITS_DEFAULT;
@@ -305,11 +409,15 @@ main(void)
 	test_floats();
 	test_scalars();
 	test_containers();
+	test_callables();
 	uint64_t one = mk_int(7), items[3] = {mk_str("a"), mk_float(2.5), one};
 	uint64_t inner = mk_list(3, items);
 	uint64_t k[2] = {mk_str("key"), one}, val[2] = {inner, mk_tuple(3, items)};
+	uint64_t mod_values[2] = {mk_str("m"), mk_importer("BuiltinImporter")};
 	uint64_t roots[] = {inner, mk_dict(2, k, val), mk_tuple(3, items), mk_str("hello"),
-			    mk_int(-99), mk_bytes("xyz", 3)};
+			    mk_int(-99), mk_bytes("xyz", 3), mk_method(mk_function("f"), inner),
+			    mk_cfunction("append", inner), T_USER,
+			    mk_module(2, (const char *const[]){"__name__", "__loader__"}, mod_values)};
 	fuzz(roots, sizeof roots / sizeof roots[0]);
 	pyvalue_free(&v);
 	fakemem_free(&mem);

@@ -414,6 +414,12 @@ read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
 	l->type_dict = 264;
 	l->heap_qualname = l->minor >= 15 ? 880 : 872;
 	l->func_qualname = 40;
+	/* each follows the object header */
+	l->method_func = 16;
+	l->method_self = 24;
+	l->cfunc_ml = 16;
+	l->cfunc_self = 24;
+	l->module_dict = 16;
 	if (table_has(t, "set_object.used")) {
 		l->set_used = table_get(t, "set_object.used");
 		l->set_table = table_get(t, "set_object.table");
@@ -794,6 +800,12 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->type_dict = 264;
 	l->heap_qualname = c->minor == 11 ? 864 : 872;
 	l->func_qualname = 40;
+	/* each follows the object header */
+	l->method_func = 16;
+	l->method_self = 24;
+	l->cfunc_ml = 16;
+	l->cfunc_self = 24;
+	l->module_dict = 16;
 	l->has_values = true;
 	l->tag_mask = 0; /* plain PyObject pointers */
 	l->owner_thread = 0;
@@ -909,6 +921,12 @@ pylayout_print(FILE *f, const struct py_layout *l)
 		{"type.tp_dict", l->type_dict, true},
 		{"heaptype.ht_qualname", l->heap_qualname, true},
 		{"function.func_qualname", l->func_qualname, true},
+		{"method.im_func", l->method_func, true},
+		{"method.im_self", l->method_self, true},
+		{"cfunction.m_ml", l->cfunc_ml, true},
+		{"cfunction.m_self", l->cfunc_self, true},
+		{"methoddef.ml_name", PY_METHODDEF_NAME, true},
+		{"module.md_dict", l->module_dict, true},
 		{"stackchunk.previous", PY_STACKCHUNK_PREVIOUS, true},
 		{"stackchunk.size", PY_STACKCHUNK_SIZE, true},
 	};

@@ -33,6 +33,8 @@
 #define PY_DICTKEYS_KIND 10
 #define PY_DICTKEYS_NENTRIES 24
 #define PY_DICTKEYS_INDICES 32
+/* PyMethodDef.ml_name: its first member in every version */
+#define PY_METHODDEF_NAME 0
 /* Code flags and local kinds, the same from 3.11 to 3.15. */
 #define PY_CO_VARARGS 0x4
 #define PY_CO_VARKEYWORDS 0x8
@@ -174,6 +176,9 @@ struct py_layout {
 	 * its type's dict, its __qualname__ in the heap type; a function's
 	 * qualified name */
 	uint64_t type_dict, heap_qualname, func_qualname;
+	/* a bound method's function and self; a built-in function's
+	 * PyMethodDef and self; a module's dict */
+	uint64_t method_func, method_self, cfunc_ml, cfunc_self, module_dict;
 
 	/* Semantics not in the table */
 	uint64_t tag_mask;             /* bits to clear from tagged _PyStackRef pointers */

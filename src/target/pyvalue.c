@@ -24,7 +24,8 @@
 
 enum kind {
 	K_OTHER, K_NONE, K_BOOL, K_INT, K_FLOAT, K_STR, K_BYTES, K_BYTEARRAY, K_TUPLE, K_LIST,
-	K_DICT, K_SET, K_FROZENSET, K_CELL, K_DUMMY, K_FUNCTION,
+	K_DICT, K_SET, K_FROZENSET, K_CELL, K_DUMMY, K_FUNCTION, K_TYPE, K_METHOD, K_CFUNCTION,
+	K_MODULE,
 };
 
 static const struct {
@@ -35,6 +36,8 @@ static const struct {
 	{"str", K_STR}, {"bytes", K_BYTES}, {"bytearray", K_BYTEARRAY}, {"tuple", K_TUPLE},
 	{"list", K_LIST}, {"dict", K_DICT}, {"set", K_SET}, {"frozenset", K_FROZENSET},
 	{"cell", K_CELL}, {"<dummy key> type", K_DUMMY}, {"function", K_FUNCTION},
+	{"type", K_TYPE}, {"method", K_METHOD}, {"builtin_function_or_method", K_CFUNCTION},
+	{"module", K_MODULE},
 };
 
 struct type_info {
@@ -191,6 +194,33 @@ class_name(struct pyvalue *v, uint64_t type, const char *tp_name, char *out, siz
 	free(mod);
 }
 
+/* The C string that the pointer at ptr_addr points to, into out (len >
+ * 8): its length, 0 when it cannot be read, is empty, does not end within
+ * len or has bytes other than printable ASCII (a type's tp_name, a
+ * built-in function's name). */
+static size_t
+c_name(struct pyvalue *v, uint64_t ptr_addr, char *out, size_t len)
+{
+	uint64_t ptr;
+	struct tt_error err;
+	if (!ptr_addr || (ptr_addr & 7) || remote_read_u64(v->mem, ptr_addr, &ptr, &err) || !ptr)
+		return 0;
+	/* the name may end just before an unmapped page */
+	size_t got = 0;
+	for (size_t want = len; want >= 8 && !got; want /= 2)
+		if (remote_read(v->mem, ptr, out, want, &err) == TT_OK)
+			got = want;
+	if (!got)
+		return 0;
+	size_t n = strnlen(out, got);
+	if (n == 0 || n == got)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)out[i] < 0x20 || (unsigned char)out[i] >= 0x7f)
+			return 0;
+	return n;
+}
+
 /* What the type object at addr is: a built-in type is a static type (not
  * a heap type, which a class statement makes) of one of their names. */
 static const struct type_info *
@@ -199,25 +229,12 @@ type_of(struct pyvalue *v, uint64_t type)
 	struct type_info *ti = keytab_find(&v->types, type);
 	if (ti)
 		return ti;
-	uint64_t name_ptr, flags;
+	uint64_t flags;
 	char name[TYPE_NAME_MAX];
 	struct tt_error err;
-	if (type == 0 || (type & 7) || remote_read_u64(v->mem, type + v->l->tp_name, &name_ptr, &err) ||
-	    remote_read_u64(v->mem, type + v->l->type_flags, &flags, &err) || name_ptr == 0)
+	size_t n = c_name(v, type + v->l->tp_name, name, sizeof name);
+	if (!n || remote_read_u64(v->mem, type + v->l->type_flags, &flags, &err))
 		return NULL;
-	/* the name may end just before an unmapped page */
-	size_t got = 0;
-	for (size_t want = sizeof name; want >= 8 && !got; want /= 2)
-		if (remote_read(v->mem, name_ptr, name, want, &err) == TT_OK)
-			got = want;
-	if (!got)
-		return NULL;
-	size_t n = strnlen(name, got);
-	if (n == 0 || n == got)
-		return NULL;   /* no name, or none that ends: not a type */
-	for (size_t i = 0; i < n; i++)
-		if ((unsigned char)name[i] < 0x20 || (unsigned char)name[i] >= 0x7f)
-			return NULL;
 	if (v->types.count >= TYPES_KEPT)
 		keytab_clear(&v->types);
 	bool added;
@@ -731,6 +748,88 @@ render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
 		puts_(t, "<changing>");
 }
 
+/* A bound method as repr() writes it: its function's qualified name and
+ * the repr of what it is bound to. */
+static void
+render_method(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
+{
+	uint64_t func = 0, self = 0, qual_ptr = 0;
+	const struct type_info *fi;
+	if (!rd_u64(v, addr + v->l->method_func, &func) || !rd_u64(v, addr + v->l->method_self, &self)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	char *qual = (fi = object_type(v, func)) && fi->kind == K_FUNCTION &&
+				     rd_u64(v, func + v->l->func_qualname, &qual_ptr)
+			     ? str_object(v, qual_ptr)
+			     : NULL;
+	putf(t, "<bound method %s of ", qual ? qual : "?");
+	free(qual);
+	if (depth > v->lim.depth)
+		puts_(t, "...");   /* bound to a method bound to ...: cut as containers are */
+	else
+		render(v, self, depth + 1, t);
+	puts_(t, ">");
+}
+
+/* A built-in function, or a built-in method and the type it is bound to. */
+static void
+render_cfunction(struct pyvalue *v, uint64_t addr, struct text *t)
+{
+	uint64_t def = 0, self = 0;
+	char name[TYPE_NAME_MAX], of[TYPE_NAME_MAX];
+	const struct type_info *si = NULL;
+	if (!rd_u64(v, addr + v->l->cfunc_ml, &def) || !rd_u64(v, addr + v->l->cfunc_self, &self) ||
+	    !c_name(v, def + PY_METHODDEF_NAME, name, sizeof name) ||
+	    (self && !(si = object_type(v, self)))) {
+		puts_(t, "<changing>");
+		return;
+	}
+	uint64_t self_type = 0;
+	if (!self || si->kind == K_MODULE)
+		putf(t, "<built-in function %s>", name);
+	else if (rd_u64(v, self + v->l->ob_type, &self_type) &&
+		 c_name(v, self_type + v->l->tp_name, of, sizeof of))
+		putf(t, "<built-in method %s of %s object at 0x%llx>", name, of,
+		     (unsigned long long)self);
+	else
+		puts_(t, "<changing>");
+}
+
+/* A module as importlib's repr writes it: built in, frozen, or from its
+ * file. */
+static void
+render_module(struct pyvalue *v, uint64_t addr, struct text *t)
+{
+	uint64_t dict = 0, name, loader, file;
+	const struct type_info *ni;
+	if (!rd_u64(v, addr + v->l->module_dict, &dict) || !dict ||
+	    !(name = dict_get_str(v, dict, "__name__")) || !(ni = object_type(v, name)) ||
+	    ni->kind != K_STR) {
+		puts_(t, "<changing>");
+		return;
+	}
+	puts_(t, "<module ");
+	render_str(v, name, t);
+	/* the loader of a built-in or frozen module is its importer class */
+	const struct type_info *li = (loader = dict_get_str(v, dict, "__loader__")) != 0
+					     ? object_type(v, loader)
+					     : NULL;
+	const struct type_info *lc = li && li->kind == K_TYPE ? type_of(v, loader) : NULL;
+	const struct type_info *fi = (file = dict_get_str(v, dict, "__file__")) != 0
+					     ? object_type(v, file)
+					     : NULL;
+	if (lc && strcmp(lc->name, "_frozen_importlib.BuiltinImporter") == 0) {
+		puts_(t, " (built-in)");
+	} else if (lc && strcmp(lc->name, "_frozen_importlib.FrozenImporter") == 0) {
+		puts_(t, " (frozen)");
+	} else if (fi && fi->kind == K_STR) {
+		puts_(t, " from ");
+		render_str(v, file, t);
+	}
+	puts_(t, ">");
+}
+
 /* The object at addr, of type ti, as repr() writes it. */
 static void
 render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned depth,
@@ -764,6 +863,17 @@ render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned
 		free(qual);
 		break;
 	}
+	case K_TYPE: {
+		const struct type_info *self = type_of(v, addr);
+		if (self)
+			putf(t, "<class '%s'>", self->name);
+		else
+			puts_(t, "<changing>");
+		break;
+	}
+	case K_METHOD: render_method(v, addr, depth, t); break;
+	case K_CFUNCTION: render_cfunction(v, addr, t); break;
+	case K_MODULE: render_module(v, addr, t); break;
 	case K_CELL:
 	case K_DUMMY:
 	case K_OTHER:

@@ -10,7 +10,8 @@ argv: READY_FILE [N]
            captures, a list of ten million, a user object, a 1 MB str, a
            hostile str); the ready file carries {name: repr(value)} for
            each (the list of ten million and a list nested one level
-           deeper than dump shows: what dump shows of them)
+           deeper than dump shows: what dump shows of them), classes, a
+           bound method, built-in functions and methods, modules
   counter  counts in a loop: its `i` changes all the time
 The main thread parks in time.sleep().
 """
@@ -18,6 +19,7 @@ The main thread parks in time.sleep().
 import sys
 import threading
 import time
+import zipimport
 
 import _ttlib as _tt
 
@@ -30,6 +32,9 @@ wants = {}
 
 class Thing:
     class Inner:
+        pass
+
+    def method(self):
         pass
 
 
@@ -58,6 +63,15 @@ def holding(url, retries=3, *extra, timeout=2.5, **options):
     obj = Thing()
     inner_obj = Thing.Inner()
     hostile = "\x1b[2J</script><b>\u202e"
+    cls = Thing
+    inner_cls = Thing.Inner
+    builtin_cls = int
+    meth = obj.method
+    builtin = len
+    builtin_meth = members.add
+    builtin_mod = sys
+    file_mod = _tt
+    frozen_mod = zipimport     # frozen in every build since 3.11
     mega = "x" * (1 << 20)
     unset = 1
     del unset
