@@ -44,7 +44,7 @@ frameview_open(struct ui *u, uint32_t slot)
 	struct frames_ui *f = u->frames;
 	if (!f)
 		return;
-	if (!u->s->frames.started) {
+	if (!u->s->frames.worker.started) {
 		ui_message(u, true, "the frame inspector's reader could not start");
 		return;
 	}

@@ -4,11 +4,35 @@
 #define TT_WORKERS_H
 
 #include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 /* pthread_create with every signal blocked in the new thread; its result. */
 int worker_start(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* A condition whose timed waits take CLOCK_MONOTONIC deadlines. */
 void worker_cond_init(pthread_cond_t *c);
+
+/* A thread of our own that works in passes and sleeps between them (the
+ * watchers: follow, kwatch, taskwatch, framewatch): its lock, the
+ * condition it sleeps on, and stop (set under the lock, read anywhere). */
+struct worker {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	_Atomic bool stop;
+	bool started;
+};
+
+/* Start fn(arg) on w's thread: 0, or the error number (w not started). */
+int worker_run(struct worker *w, void *(*fn)(void *), void *arg);
+/* On w's thread, w->lock held: sleep until deadline_ns (clock_now_ns) or
+ * until woken (worker_wake, worker_stop); at once when stopping. */
+void worker_sleep_until(struct worker *w, uint64_t deadline_ns);
+/* w->lock held: wake w's thread from worker_sleep_until. */
+void worker_wake(struct worker *w);
+/* Set stop, wake w's thread and wait for its end; nothing when it never
+ * started. */
+void worker_stop(struct worker *w);
 
 #endif

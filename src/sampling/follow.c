@@ -40,10 +40,7 @@ struct known {
 struct follow {
 	struct procset *procs;
 	struct stackwalk_options o;
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
+	struct worker worker;
 	struct known *known;
 	size_t nknown;
 	uint32_t cap;
@@ -251,9 +248,9 @@ follow_main(void *arg)
 {
 	struct follow *f = arg;
 	uint64_t next_full = 0;
-	pthread_mutex_lock(&f->lock);
-	while (!f->stop) {
-		pthread_mutex_unlock(&f->lock);
+	pthread_mutex_lock(&f->worker.lock);
+	while (!atomic_load(&f->worker.stop)) {
+		pthread_mutex_unlock(&f->worker.lock);
 		uint64_t c0 = thread_cpu_ns(), now = clock_now_ns();
 		bool full = now >= next_full;
 		pass(f, now, full);
@@ -261,16 +258,10 @@ follow_main(void *arg)
 		if (full)
 			next_full = now + (cost * FULL_SHARE > FULL_NS ? cost * FULL_SHARE : FULL_NS);
 		atomic_fetch_add_explicit(&f->stats.busy_ns, cost, memory_order_relaxed);
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t at = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + FAST_NS;
-		ts.tv_sec = (time_t)(at / 1000000000ull);
-		ts.tv_nsec = (long)(at % 1000000000ull);
-		pthread_mutex_lock(&f->lock);
-		while (!f->stop && pthread_cond_timedwait(&f->cond, &f->lock, &ts) != ETIMEDOUT)
-			;
+		pthread_mutex_lock(&f->worker.lock);
+		worker_sleep_until(&f->worker, clock_now_ns() + FAST_NS);
 	}
-	pthread_mutex_unlock(&f->lock);
+	pthread_mutex_unlock(&f->worker.lock);
 	return NULL;
 }
 
@@ -296,11 +287,7 @@ follow_start(struct procset *procs, const struct stackwalk_options *o)
 		f->known[f->nknown++] = (struct known){.pid = p->pid, .ppid = p->ppid,
 						      .kind = K_PYTHON, .proc = i};
 	}
-	worker_cond_init(&f->cond);
-	pthread_mutex_init(&f->lock, NULL);
-	if (worker_start(&f->thread, follow_main, f) != 0) {
-		pthread_cond_destroy(&f->cond);
-		pthread_mutex_destroy(&f->lock);
+	if (worker_run(&f->worker, follow_main, f) != 0) {
 		free(f->known);
 		free(f);
 		return NULL;
@@ -313,13 +300,7 @@ follow_stop(struct follow *f)
 {
 	if (!f)
 		return;
-	pthread_mutex_lock(&f->lock);
-	f->stop = true;
-	pthread_cond_signal(&f->cond);
-	pthread_mutex_unlock(&f->lock);
-	pthread_join(f->thread, NULL);
-	pthread_cond_destroy(&f->cond);
-	pthread_mutex_destroy(&f->lock);
+	worker_stop(&f->worker);
 	discover_scan_free(&f->scan);
 	free(f->known);
 	free(f->found);

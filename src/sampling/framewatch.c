@@ -148,13 +148,6 @@ out:
 	return s;
 }
 
-static void
-timed_wait(struct framewatch *w, uint64_t until_ns)
-{
-	struct timespec ts = {(time_t)(until_ns / 1000000000ull), (long)(until_ns % 1000000000ull)};
-	pthread_cond_timedwait(&w->wake, &w->lock, &ts);
-}
-
 static void *
 framewatch_main(void *arg)
 {
@@ -162,28 +155,29 @@ framewatch_main(void *arg)
 	struct reader r = {0};
 	pid_t last_pid = 0;
 	uint64_t last_tid = 0, last_frame = 0, last_read = 0;
-	pthread_mutex_lock(&w->lock);
-	while (!atomic_load(&w->stop)) {
+	pthread_mutex_lock(&w->worker.lock);
+	while (!atomic_load(&w->worker.stop)) {
 		uint64_t now = clock_now_ns();
 		bool asked = w->asked_until_ns > now && w->tid;
 		bool changed = w->pid != last_pid || w->tid != last_tid || w->frame_addr != last_frame;
 		if (!asked || (!changed && now - last_read < FRAMEWATCH_INTERVAL_NS)) {
-			timed_wait(w, asked ? last_read + FRAMEWATCH_INTERVAL_NS : now + 500000000ull);
+			worker_sleep_until(&w->worker, asked ? last_read + FRAMEWATCH_INTERVAL_NS
+							     : now + 500000000ull);
 			continue;
 		}
 		last_pid = w->pid;
 		last_tid = w->tid;
 		last_frame = w->frame_addr;
-		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_unlock(&w->worker.lock);
 		struct frame_snapshot *s = read_thread(&r, last_pid, last_tid, last_frame);
-		pthread_mutex_lock(&w->lock);
+		pthread_mutex_lock(&w->worker.lock);
 		last_read = clock_now_ns();
 		if (s) {
 			frame_snapshot_free(w->latest);
 			w->latest = s;
 		}
 	}
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->worker.lock);
 	reader_close(&r);
 	return NULL;
 }
@@ -192,58 +186,43 @@ int
 framewatch_start(struct framewatch *w)
 {
 	memset(w, 0, sizeof *w);
-	pthread_mutex_init(&w->lock, NULL);
-	worker_cond_init(&w->wake);
-	int rc = worker_start(&w->thread, framewatch_main, w);
-	if (rc != 0) {
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->wake);
-		return rc;
-	}
-	w->started = true;
-	return 0;
+	return worker_run(&w->worker, framewatch_main, w);
 }
 
 void
 framewatch_ask(struct framewatch *w, pid_t pid, uint64_t tid, uint64_t frame_addr)
 {
-	if (!w->started)
+	if (!w->worker.started)
 		return;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	bool changed = w->pid != pid || w->tid != tid || w->frame_addr != frame_addr;
 	w->pid = pid;
 	w->tid = tid;
 	w->frame_addr = frame_addr;
 	w->asked_until_ns = clock_now_ns() + ASKED_FOR_NS;
 	if (changed)
-		pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
+		worker_wake(&w->worker);
+	pthread_mutex_unlock(&w->worker.lock);
 }
 
 struct frame_snapshot *
 framewatch_take(struct framewatch *w)
 {
-	if (!w->started)
+	if (!w->worker.started)
 		return NULL;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	struct frame_snapshot *s = w->latest;
 	w->latest = NULL;
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->worker.lock);
 	return s;
 }
 
 void
 framewatch_stop(struct framewatch *w)
 {
-	if (!w->started)
+	if (!w->worker.started)
 		return;
-	pthread_mutex_lock(&w->lock);
-	atomic_store(&w->stop, true);
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	worker_stop(&w->worker);
 	frame_snapshot_free(w->latest);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->wake);
-	w->started = false;
+	w->latest = NULL;
 }

@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "pyvalue.h"
+#include "workers.h"
 
 struct framewatch_frame {
 	char func[256];            /* raw from the target: sanitize to show */
@@ -36,12 +37,8 @@ struct frame_snapshot {
 };
 
 struct framewatch {
-	pthread_t thread;
-	bool started;
-	_Atomic bool stop;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	/* what is asked (under lock) */
+	struct worker worker;
+	/* what is asked (under worker.lock) */
 	pid_t pid;
 	uint64_t tid, frame_addr;  /* frame_addr 0: the innermost */
 	uint64_t asked_until_ns;   /* reads stop when the view stops asking */

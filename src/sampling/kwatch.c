@@ -35,11 +35,7 @@ struct kwatch {
 				       keeps a pointer to its mem */
 	size_t nprocs;
 	uint32_t cap;
-	pthread_t thread;
-	bool started;
-	pthread_mutex_t lock;       /* only to sleep on cond until stop */
-	pthread_cond_t cond;
-	bool stop;
+	struct worker worker;
 	_Atomic(struct kwatch_snapshot *) latest;
 	struct kwatch_snapshot *prev; /* watcher thread only */
 	struct kwatch_entry *found;   /* this look's blocked threads, before the snapshot */
@@ -235,9 +231,9 @@ static void *
 watch_main(void *arg)
 {
 	struct kwatch *kw = arg;
-	pthread_mutex_lock(&kw->lock);
-	while (!kw->stop) {
-		pthread_mutex_unlock(&kw->lock);
+	pthread_mutex_lock(&kw->worker.lock);
+	while (!atomic_load(&kw->worker.stop)) {
+		pthread_mutex_unlock(&kw->worker.lock);
 		struct kwatch_snapshot *s = look(kw);
 		if (s) {
 			size_t size = sizeof *s + s->n * sizeof s->e[0];
@@ -249,17 +245,10 @@ watch_main(void *arg)
 			free(kw->prev);
 			kw->prev = s;
 		}
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-			     KWATCH_INTERVAL_NS;
-		ts.tv_sec = (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
-		pthread_mutex_lock(&kw->lock);
-		while (!kw->stop && pthread_cond_timedwait(&kw->cond, &kw->lock, &ts) != ETIMEDOUT)
-			;
+		pthread_mutex_lock(&kw->worker.lock);
+		worker_sleep_until(&kw->worker, clock_now_ns() + KWATCH_INTERVAL_NS);
 	}
-	pthread_mutex_unlock(&kw->lock);
+	pthread_mutex_unlock(&kw->worker.lock);
 	return NULL;
 }
 
@@ -288,16 +277,12 @@ kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ct
 	}
 	kw->cap = kw->nprocs = 1;
 	kw->clock = schedclock_new();
-	worker_cond_init(&kw->cond);
-	pthread_mutex_init(&kw->lock, NULL);
-	int rc = worker_start(&kw->thread, watch_main, kw);
+	int rc = worker_run(&kw->worker, watch_main, kw);
 	if (rc != 0) {
-		kw->started = false;
 		kwatch_free(kw);
 		return tt_fail(err, TT_EIO, rc, "cannot start the kernel watcher thread: %s",
 			       strerror(rc));
 	}
-	kw->started = true;
 	*out = kw;
 	return TT_OK;
 }
@@ -307,15 +292,7 @@ kwatch_free(struct kwatch *kw)
 {
 	if (!kw)
 		return;
-	if (kw->started) {
-		pthread_mutex_lock(&kw->lock);
-		kw->stop = true;
-		pthread_cond_signal(&kw->cond);
-		pthread_mutex_unlock(&kw->lock);
-		pthread_join(kw->thread, NULL);
-	}
-	pthread_cond_destroy(&kw->cond);
-	pthread_mutex_destroy(&kw->lock);
+	worker_stop(&kw->worker);
 	free(atomic_exchange(&kw->latest, NULL));
 	free(kw->prev);
 	free(kw->found);

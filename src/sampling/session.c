@@ -252,7 +252,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 		if (!s->watching_tasks)
 			snprintf(s->tasks_error, sizeof s->tasks_error, "%s", terr.msg);
 	}
-	/* Without it the inspector says it cannot read (frames.started false). */
+	/* Without it the inspector says it cannot read (frames.worker.started false). */
 	if (o->frame_inspector)
 		framewatch_start(&s->frames);
 	return TT_OK;

@@ -49,7 +49,7 @@ struct session {
 	struct taskwatch tasks;      /* the followed processes' asyncio tasks, once watching_tasks */
 	bool watching_tasks;
 	char tasks_error[384];       /* why they are not read, when asked for ("" if they are) */
-	struct framewatch frames;    /* the frame inspector's reader (frames.started: there) */
+	struct framewatch frames;    /* the frame inspector's reader (frames.worker.started: there) */
 };
 
 tt_status session_start(struct session *s, const struct session_options *o, struct tt_error *err);

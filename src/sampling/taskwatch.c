@@ -333,13 +333,13 @@ read_period(uint64_t interval_ns, uint64_t read_ns)
 static void
 publish(struct taskwatch *w, struct task_snapshot *s, const char *error)
 {
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	if (s) {
 		task_snapshot_free(w->latest);
 		w->latest = s;
 	}
 	snprintf(w->error, sizeof w->error, "%s", error);
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->worker.lock);
 }
 
 /* Read one process into the snapshot as its next process. */
@@ -423,7 +423,7 @@ static void *
 taskwatch_main(void *arg)
 {
 	struct taskwatch *w = arg;
-	while (!atomic_load(&w->stop)) {
+	while (!atomic_load(&w->worker.stop)) {
 		uint64_t start = clock_now_ns();
 		char why[512];
 		struct task_snapshot *s = read_all(w, start, why, sizeof why);
@@ -432,22 +432,9 @@ taskwatch_main(void *arg)
 			break;
 		/* Sleep out the interval, waking early to stop. */
 		uint64_t until = start + read_period(w->interval_ns, clock_now_ns() - start);
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t nowm = clock_now_ns();
-		if (until <= nowm)
-			continue;
-		uint64_t left = until - nowm;
-		ts.tv_sec += (time_t)(left / 1000000000ull);
-		ts.tv_nsec += (long)(left % 1000000000ull);
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-		pthread_mutex_lock(&w->lock);
-		if (!atomic_load(&w->stop))
-			pthread_cond_timedwait(&w->wake, &w->lock, &ts);
-		pthread_mutex_unlock(&w->lock);
+		pthread_mutex_lock(&w->worker.lock);
+		worker_sleep_until(&w->worker, until);
+		pthread_mutex_unlock(&w->worker.lock);
 	}
 	return NULL;
 }
@@ -466,16 +453,11 @@ free_watchers(struct taskwatch *w)
 static tt_status
 start_thread(struct taskwatch *w, struct tt_error *err)
 {
-	pthread_mutex_init(&w->lock, NULL);
-	worker_cond_init(&w->wake);
-	int rc = worker_start(&w->thread, taskwatch_main, w);
+	int rc = worker_run(&w->worker, taskwatch_main, w);
 	if (rc != 0) {
 		free_watchers(w);
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->wake);
 		return tt_fail(err, TT_ENOMEM, rc, "cannot start the task reader thread");
 	}
-	w->started = true;
 	return TT_OK;
 }
 
@@ -532,40 +514,34 @@ taskwatch_start_tree(struct taskwatch *w, const struct procset *ps, uint64_t int
 struct task_snapshot *
 taskwatch_take(struct taskwatch *w)
 {
-	if (!w->started)
+	if (!w->worker.started)
 		return NULL;
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	struct task_snapshot *s = w->latest;
 	w->latest = NULL;
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->worker.lock);
 	return s;
 }
 
 void
 taskwatch_error(struct taskwatch *w, char *buf, size_t len)
 {
-	if (!w->started) {
+	if (!w->worker.started) {
 		snprintf(buf, len, "%s", "");
 		return;
 	}
-	pthread_mutex_lock(&w->lock);
+	pthread_mutex_lock(&w->worker.lock);
 	snprintf(buf, len, "%s", w->error);
-	pthread_mutex_unlock(&w->lock);
+	pthread_mutex_unlock(&w->worker.lock);
 }
 
 void
 taskwatch_stop(struct taskwatch *w)
 {
-	if (!w->started)
+	if (!w->worker.started)
 		return;
-	pthread_mutex_lock(&w->lock);
-	atomic_store(&w->stop, true);
-	pthread_cond_signal(&w->wake);
-	pthread_mutex_unlock(&w->lock);
-	pthread_join(w->thread, NULL);
+	worker_stop(&w->worker);
 	task_snapshot_free(w->latest);
+	w->latest = NULL;
 	free_watchers(w);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->wake);
-	w->started = false;
 }

@@ -22,6 +22,7 @@
 #include "intern.h"
 #include "procset.h"
 #include "target.h"
+#include "workers.h"
 
 /* Tasks of one suspension point: the same innermost function and caller,
  * at the same lines, in whichever process. What a view shows of it (how
@@ -76,13 +77,9 @@ struct taskwatch {
 	struct intern funcs;            /* frames' functions by content, across processes */
 	uint32_t unknown_func;          /* "?" when interning fails */
 	uint64_t interval_ns;
-	pthread_t thread;
-	bool started;
-	_Atomic bool stop;
-	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	struct task_snapshot *latest;   /* published, not taken yet */
-	char error[512];                /* last failed read (under lock) */
+	struct worker worker;
+	struct task_snapshot *latest;   /* published, not taken yet (under worker.lock) */
+	char error[512];                /* last failed read (under worker.lock) */
 	uint64_t reads;
 };
 
