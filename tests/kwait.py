@@ -1184,11 +1184,11 @@ def test_record_native(ctx):
         # frames in its header, and where each thread is: its Python line
         with live_view("native", ctx.interp, target.pid, extra=("--native",)) as pane:
             def native_screen(screen):
-                return (re.search(r"native \d+% \(unmerged [\d.]+%\)", screen.text) and
+                return (re.search(r"native \d+% \(unmerged [\d.]+%, moved \d+%\)", screen.text) and
                         re.search(r"libcrypto\.so", screen.text) and
                         re.search(r"^[ >] +%d +\S+ .*pbkdf2_worker:\d+" % r["pbkdf2"],
                                   screen.text, re.M))
-            pane.wait(native_screen, "--native: 'native N% (unmerged M%)', a libcrypto row, "
+            pane.wait(native_screen, "--native: 'native N% (unmerged M%, moved K%)', a libcrypto row, "
                       "the pbkdf2 thread at pbkdf2_worker:LINE", timeout=tui.SCREEN_TIMEOUT)
 
 
@@ -1338,6 +1338,56 @@ def test_native_pool(ctx):
                *run.details())
 
 
+def test_native_pairing(ctx):
+    """One thread alternating a zlib call and a pbkdf2 call every few
+    milliseconds, in a loop and as two asyncio tasks: a running thread's
+    native frames come from a perf sample taken at its own time, and were
+    paired with whichever Python frame the next pass found (about half the
+    samples showed libcrypto under compress_block() and libz under
+    hash_password()). Now a sample is kept only when taken in the frame the
+    pass read, where the build lets that be checked (native.h): a wrong
+    pair may only come from a sample record counts as not checked."""
+    once_per_minor(ctx)
+    for mode in ("sync", "tasks"):
+        with rig.Target(ctx.suite, ctx.interp, "native_alternate.py", args=(mode,),
+                        park=rig.PARK_NONE) as target:
+            out = os.path.join(rig.in_root(target.dir), "pairs-%s.txt" % mode)
+            run = rig.tachyon("record", "--native", "-r", "100", "-d", "2", "-f", "collapsed",
+                              "-o", out, "-p", target.pid)
+            run.expect_success()
+            total = paired = wrong = 0
+            with open(out) as f:
+                for line in f:
+                    stack, count = line.rsplit(" ", 1)
+                    total += int(count)
+                    z, crypto = "(libz." in stack, "(libcrypto." in stack
+                    if not (z or crypto):
+                        continue
+                    paired += int(count)
+                    if (crypto and "compress_block (" in stack) or \
+                            (z and "hash_password (" in stack):
+                        wrong += int(count)
+            err = run.err.decode("utf-8", "replace")
+            share = re.search(r"native frames in ([\d.]+)%", err)
+            left = re.search(r"left out ([\d.]+)% whose perf sample was taken in another "
+                             r"Python frame", err)
+            unchecked = re.search(r"([\d.]+)% from a perf sample whose frame could not be "
+                                  r"checked", err)
+            rig.Tap.emit("# %s: %d samples with libz's or libcrypto's frames, %d under the "
+                         "other function; %s; %s; %s not checked" % (
+                             mode, paired, wrong, share.group(0) if share else "no share",
+                             left.group(0) if left else "nothing left out",
+                             unchecked.group(1) + "%" if unchecked else "?"))
+            expect(share and left and unchecked and float(share.group(1)) > 0 and paired >= 5,
+                   "%s: the native share, what was left out and what was not checked" % mode,
+                   *run.details())
+            allowed = paired * 0.02 + (total * float(unchecked.group(1)) / 100)
+            expect(wrong <= allowed, "%s: %d of %d samples pair a library's frames with the "
+                   "other function, %.0f not checked" % (
+                       mode, wrong, paired, total * float(unchecked.group(1)) / 100),
+                   *run.details())
+
+
 def perf_events_held(pid):
     """How many perf events process pid has open."""
     n = 0
@@ -1412,6 +1462,9 @@ OWN = [
      "no refusal", test_native_pool),
     ("record --native under thread churn: the perf events held follow the threads alive",
      test_native_churn),
+    ("record --native on a thread alternating zlib and pbkdf2 calls, in a loop and as two "
+     "asyncio tasks: a library's frames under the other function only from samples record "
+     "says were not checked", test_native_pairing),
     ("dump --native: threads on a CPU in pbkdf2, zlib and sqlite show libcrypto's, libz's "
      "and libsqlite3's frames above their Python caller; the target never stopped",
      test_native_running),

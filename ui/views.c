@@ -105,10 +105,12 @@ draw_rate_line(struct ui *u, int y)
 	x = draw_pair(y, x, "  sampler CPU ", buf, theme_attr(ROLE_HEADER_VALUE));
 	if (s->sampler.cfg.native) {
 		/* --native: thread samples with native frames, and of those the
-		 * ones whose native and Python frames did not pair up */
+		 * ones whose native and Python frames did not pair up; those left
+		 * out, their perf sample taken in another Python frame */
 		struct native_shares ns;
 		sampler_native_shares(&s->sampler, &ns);
-		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%)%s", ns.native_pct, ns.unmerged_pct,
+		snprintf(buf, sizeof buf, "%.0f%% (unmerged %.1f%%, moved %.0f%%)%s", ns.native_pct,
+			 ns.unmerged_pct, ns.moved_pct,
 			 ns.refusal ? ", none of threads on a CPU: perf_event_open refused" : "");
 		draw_pair(y, x, "  native ", buf,
 			  theme_attr(ns.unmerged_pct >= 10 || ns.refusal ? ROLE_WARNING

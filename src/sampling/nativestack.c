@@ -118,9 +118,11 @@ intern_native(struct intern *in, const struct native_frame *f)
 }
 
 /* Thread tid's native frames into t: reused while it stays blocked where it
- * was, else walked again. */
+ * was, else walked again; a running thread's only from a perf sample taken
+ * in its innermost Python frame just read, threads[i]'s of w. */
 static void
-read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thread_native *t)
+read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thread_native *t,
+	    struct stackwalk *w, uint32_t i)
 {
 	uint64_t sp = 0, pc = 0;
 	bool blocked = native_blocked_at(ns->u, (pid_t)tid, &sp, &pc);
@@ -130,7 +132,12 @@ read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thre
 		native_forget(ns->u, (pid_t)t->tid);   /* its slot's thread ended */
 	uint64_t t0 = clock_now_ns();
 	char why[512];
+	uint64_t frame, instr;
+	stackwalk_innermost(w, i, &frame, &instr);
+	native_expect_frame(ns->u, frame, instr);
 	size_t n = native_thread_frames(ns->u, (pid_t)tid, ns->nf, NATIVE_MAX_FRAMES, why, sizeof why);
+	ns->counts.moved += native_moved(ns->u);
+	ns->counts.unverified += native_unverified(ns->u);
 	ns->counts.walks++;
 	ns->counts.walk_ns += clock_now_ns() - t0;
 	t->tid = tid;
@@ -219,7 +226,7 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 			    t->py_stack == threads[i].stack_id && t->py_state == threads[i].state &&
 			    !(threads[i].state & (TT_THREAD_ON_CPU | TT_THREAD_GIL));
 		if (!same || threads[i].slot % turns == turn) {
-			read_native(ns, in, slot->native_tid, t);
+			read_native(ns, in, slot->native_tid, t, w, i);
 			t->py_stack = threads[i].stack_id;
 			t->py_state = threads[i].state;
 		}

@@ -26,6 +26,10 @@ struct native_counts {
 	uint64_t walks;       /* native walks made (the rest reused a blocked thread's) */
 	uint64_t walk_ns;     /* time spent in them */
 	uint64_t paused_samples; /* perf samples taken while paused (the kernel did not stop) */
+	uint64_t moved;       /* thread samples not given them: running, its perf sample was
+				 taken in another Python frame (native_expect_frame) */
+	uint64_t unverified;  /* ... given them from a perf sample not shown to be taken in
+				 its Python frame */
 };
 
 /* period_ns: the sampler's interval (a running thread's perf sample every

@@ -212,6 +212,10 @@ sampler_native_shares(const struct sampler *s, struct native_shares *out)
 	uint64_t merged = atomic_load_explicit(&st->native_merged, memory_order_relaxed);
 	out->native_pct = asked ? 100.0 * (double)given / (double)asked : 0.0;
 	out->unmerged_pct = given > merged ? 100.0 * (double)(given - merged) / (double)given : 0.0;
+	uint64_t moved = atomic_load_explicit(&st->native_moved, memory_order_relaxed);
+	out->moved_pct = asked ? 100.0 * (double)moved / (double)asked : 0.0;
+	uint64_t unverified = atomic_load_explicit(&st->native_unverified, memory_order_relaxed);
+	out->unverified_pct = asked ? 100.0 * (double)unverified / (double)asked : 0.0;
 	out->refusal = atomic_load_explicit(&s->native_refused, memory_order_acquire)
 			       ? s->native_refusal : NULL;
 }
@@ -431,6 +435,8 @@ native_pass(struct sampler *s, struct proc_run *r, struct proc_info *p,
 	stat_add(&s->stats.native_merged, c->merged - before.merged);
 	stat_add(&s->stats.native_walks, c->walks - before.walks);
 	stat_add(&s->stats.native_walk_ns, c->walk_ns - before.walk_ns);
+	stat_add(&s->stats.native_moved, c->moved - before.moved);
+	stat_add(&s->stats.native_unverified, c->unverified - before.unverified);
 	const char *refusal = nativestack_refusal(r->native);
 	if (refusal && !atomic_load_explicit(&s->native_refused, memory_order_relaxed)) {
 		snprintf(s->native_refusal, sizeof s->native_refusal, "%s", refusal);

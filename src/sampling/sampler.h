@@ -54,6 +54,8 @@ struct engine_stats {
 	 * in their true order with the Python ones; native walks and their time */
 	_Atomic uint64_t native_threads, native_given, native_merged;
 	_Atomic uint64_t native_walks, native_walk_ns;
+	_Atomic uint64_t native_moved;   /* ... not given them: taken in another frame */
+	_Atomic uint64_t native_unverified; /* ... given them, not checked (native.h) */
 	/* sampler_pause: perf samples the kernel took while paused (none when
 	 * it stopped as asked) */
 	_Atomic uint64_t native_paused_samples;
@@ -178,6 +180,8 @@ void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
  * running threads have none (perf_event_open refused) or NULL. */
 struct native_shares {
 	double native_pct, unmerged_pct;
+	double moved_pct;      /* left out: the perf sample was of another Python frame */
+	double unverified_pct; /* given, from a perf sample not checked against its frame */
 	const char *refusal;
 };
 void sampler_native_shares(const struct sampler *s, struct native_shares *out);

@@ -19,6 +19,7 @@
 #include "keytab.h"
 #include "corefile.h"
 #include "kwait.h"
+#include "mixedstack.h"
 #include "native.h"
 #include "perfsample.h"
 #include "procmaps.h"
@@ -27,6 +28,13 @@
 /* Threads sampled with perf at once, per process: those that ran most
  * recently (perfsample.h). */
 #define NATIVE_PERF_THREADS_MAX 256
+
+/* An evaluator call site where its frame and next instruction were found
+ * in callee-saved registers (check_frame). */
+struct call_site {
+	uint64_t pc;             /* keytab's key: the return address */
+	uint8_t frame_reg, instr_reg;   /* indexes into check_frame's registers */
+};
 
 struct native_unwinder {
 	pid_t pid;
@@ -48,12 +56,16 @@ struct native_unwinder {
 	struct kwait_call call;
 	char perf_refused[256];             /* why perf_event_open was refused, once */
 	struct keytab syms;                 /* struct sym_entry by address */
+	struct keytab sites;                /* struct call_site by return address */
 	char *names;                        /* their names and libraries, "" first */
 	uint32_t names_len, names_cap;
 	/* a sampler's: every thread followed at its rate, no waiting */
 	bool continuous;
 	uint64_t period_ns;
 	size_t stack_bytes;
+	/* native_expect_frame's, for the next thread asked about */
+	uint64_t expect_frame, expect_instr;
+	bool moved, unverified;
 };
 
 /* What an address is, looked up once: libdwfl's symbol search goes
@@ -258,6 +270,7 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 	n->pid = pid;
 	finding_for = pid;
 	keytab_init(&n->syms, sizeof(struct sym_entry));
+	keytab_init(&n->sites, sizeof(struct call_site));
 	if (add_name(n, "") != 0) {
 		free(n);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
@@ -298,6 +311,7 @@ native_open_core(struct native_unwinder **out, struct corefile *core, struct tt_
 	n->core = core;
 	n->pid = core->pid;
 	keytab_init(&n->syms, sizeof(struct sym_entry));
+	keytab_init(&n->sites, sizeof(struct call_site));
 	if (add_name(n, "") != 0) {
 		free(n);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
@@ -344,9 +358,13 @@ native_close(struct native_unwinder *n)
 		elf_end(n->core_elf);
 	perf_threads_free(n->perf);
 	keytab_free(&n->syms);
+	keytab_free(&n->sites);
 	free(n->names);
 	free(n);
 }
+
+/* What a running thread's perf sample says of the Python frame expected. */
+enum frame_check { FRAME_UNVERIFIED, FRAME_VERIFIED, FRAME_MOVED };
 
 struct walk {
 	struct native_unwinder *n;
@@ -355,6 +373,11 @@ struct walk {
 	bool last_in_entry;   /* the last frame is in its file's entry point (_start) */
 	uint64_t last_sp;     /* the last frame's stack pointer, 0 when unknown */
 	bool last_has_rbp;    /* and whether its %rbp is known */
+	/* native_expect_frame's Python frame, looked for in the registers of
+	 * the innermost evaluator call (0: not asked) */
+	uint64_t expect_frame, expect_instr;
+	bool evaluator_seen;  /* that call was reached */
+	enum frame_check check;
 };
 
 static void
@@ -422,6 +445,43 @@ lookup(struct native_unwinder *n, Dwarf_Addr at)
 	return e;
 }
 
+/* Was the evaluator call whose unwound state this is (returning to pc)
+ * running the Python frame at `frame`, at instruction pointer `instr`? At
+ * a given call site the evaluator keeps its frame and next instruction
+ * either in callee-saved registers (their values in it, as the walk
+ * recovers them) or in stack slots, the same way every time. Where a
+ * sample found both in registers, the site is learned: from then on those
+ * registers must hold them. Stack slots are never read: a frame the
+ * evaluator ran before may have left its own there. */
+static enum frame_check
+check_frame(struct native_unwinder *n, Dwfl_Frame *state, uint64_t pc, uint64_t frame,
+	    uint64_t instr)
+{
+	static const unsigned saved[] = {3, 6, 12, 13, 14, 15};   /* rbx rbp r12..r15 */
+	int8_t has_frame = -1, has_instr = -1;
+	Dwarf_Word v[sizeof saved / sizeof saved[0]] = {0};
+	for (size_t i = 0; i < sizeof saved / sizeof saved[0]; i++) {
+		if (dwfl_frame_reg(state, saved[i], &v[i]) != 0)
+			continue;
+		if (has_frame < 0 && v[i] == frame)
+			has_frame = (int8_t)i;
+		if (has_instr < 0 && v[i] - instr + 64 <= 128)   /* instr - 64 <= v <= instr + 64 */
+			has_instr = (int8_t)i;
+	}
+	struct call_site *site = keytab_find(&n->sites, pc);
+	if (site)
+		return v[site->frame_reg] == frame && v[site->instr_reg] - instr + 64 <= 128
+			       ? FRAME_VERIFIED : FRAME_MOVED;
+	if (has_frame < 0 || has_instr < 0)
+		return FRAME_UNVERIFIED;
+	bool added;
+	if ((site = keytab_put(&n->sites, pc, &added)) != NULL) {
+		site->frame_reg = (uint8_t)has_frame;
+		site->instr_reg = (uint8_t)has_instr;
+	}
+	return FRAME_VERIFIED;
+}
+
 static int
 take_frame(Dwfl_Frame *state, void *arg)
 {
@@ -452,6 +512,10 @@ take_frame(Dwfl_Frame *state, void *arg)
 	}
 	f->fde_known = e->fde_known;
 	f->fde_offset = e->fde_offset;
+	if (w->expect_frame && !w->evaluator_seen && mixed_is_evaluator(f)) {
+		w->evaluator_seen = true;
+		w->check = check_frame(w->n, state, pc, w->expect_frame, w->expect_instr);
+	}
 	return DWARF_CB_OK;
 }
 
@@ -523,6 +587,8 @@ static int
 walk_thread(struct native_unwinder *n, struct walk *w)
 {
 	w->count = 0;
+	w->evaluator_seen = false;
+	w->check = FRAME_UNVERIFIED;
 	w->last_in_entry = false;
 	w->last_sp = 0;
 	w->last_has_rbp = false;
@@ -658,7 +724,7 @@ native_prepare(struct native_unwinder *n, const pid_t *tids, size_t count)
  * top (waiting up to 250 ms for one when none was asked for before). */
 static size_t
 running_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *out, size_t max,
-		      char *why, size_t wlen)
+		      char *why, size_t wlen, uint64_t frame, uint64_t instr)
 {
 	if (!follow_running(n, tid, why, wlen))
 		return 0;
@@ -680,11 +746,19 @@ running_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame 
 	}
 	n->tid = tid;
 	n->sample = us;
-	struct walk w = {.n = n, .out = out, .max = max};
+	struct walk w = {.n = n, .out = out, .max = max, .expect_frame = frame,
+			 .expect_instr = instr};
 	int rc = walk_thread(n, &w);
 	end_reason(n, &w, rc, why, wlen);
 	n->sample = NULL;
 	free(us);
+	n->unverified = frame && w.check == FRAME_UNVERIFIED;
+	if (frame && w.check == FRAME_MOVED) {
+		snprintf(why, wlen, "running on a CPU; its native sample was not taken in the Python "
+				    "frame just read (it moved in between)");
+		n->moved = true;
+		return 0;
+	}
 	return w.count;
 }
 
@@ -729,6 +803,9 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 		     char *why, size_t wlen)
 {
 	why[0] = '\0';
+	uint64_t frame = n->expect_frame, instr = n->expect_instr;
+	n->expect_frame = n->expect_instr = 0;
+	n->moved = n->unverified = false;
 	if (n->core)
 		return core_thread_frames(n, tid, out, max, why, wlen);
 	struct kwait_call call;
@@ -745,7 +822,9 @@ native_thread_frames(struct native_unwinder *n, pid_t tid, struct native_frame *
 		return 0;
 	}
 	if (call.state == KWAIT_RUNNING) {
-		size_t got = running_thread_frames(n, tid, out, max, why, wlen);
+		size_t got = running_thread_frames(n, tid, out, max, why, wlen, frame, instr);
+		if (n->moved)
+			return 0;
 		/* No sample: it stopped running (a GIL handoff, a lock) and is
 		 * blocked now, which gives its registers another way. */
 		if (got || n->continuous || !read_call(n->pid, tid, &call) ||
@@ -786,6 +865,25 @@ uint64_t
 native_sampling(struct native_unwinder *n, bool on)
 {
 	return n->perf ? perf_threads_enable(n->perf, on) : 0;
+}
+
+void
+native_expect_frame(struct native_unwinder *n, uint64_t frame, uint64_t instr)
+{
+	n->expect_frame = frame;
+	n->expect_instr = instr;
+}
+
+bool
+native_moved(const struct native_unwinder *n)
+{
+	return n->moved;
+}
+
+bool
+native_unverified(const struct native_unwinder *n)
+{
+	return n->unverified;
 }
 
 void

@@ -75,6 +75,26 @@ bool native_blocked_at(struct native_unwinder *n, pid_t tid, uint64_t *sp, uint6
  * on a CPU all at once (waiting up to 250 ms for them together). */
 void native_prepare(struct native_unwinder *n, const pid_t *tids, size_t count);
 
+/* A running thread's native frames come from the kernel's newest perf
+ * sample of it, taken at its own time, while its Python frames were read
+ * at another: a thread that moved meanwhile (an event loop switching tasks
+ * every millisecond) would get another frame's native calls. Before
+ * native_thread_frames of such a thread: the innermost Python frame just
+ * read of it, its _PyInterpreterFrame address and instruction pointer.
+ * The innermost evaluator call on the sampled stack ran that frame if its
+ * callee-saved registers (as the walk recovers them) hold the address and
+ * a word within 64 bytes of the instruction pointer. At a call site where
+ * a sample once found them there, they always are (register allocation is
+ * fixed per site): a sample there without them was taken in another frame,
+ * gives no frames, and native_moved says so. At a site where the evaluator
+ * keeps them in stack slots nothing is proven (slots may hold a frame run
+ * before): native_unverified. For the next call only; 0: no check. */
+void native_expect_frame(struct native_unwinder *n, uint64_t frame, uint64_t instr);
+/* The last native_thread_frames gave none: its sample was of another frame. */
+bool native_moved(const struct native_unwinder *n);
+/* The last native_thread_frames gave frames that could not be checked. */
+bool native_unverified(const struct native_unwinder *n);
+
 /* Thread tid's native frames, innermost first, up to max: the count (0
  * when there are none to give). *why says why the walk ended, or why
  * there is none (perf_event_open refused, no sample in time, the thread

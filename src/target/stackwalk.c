@@ -249,6 +249,21 @@ stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset)
 	return true;
 }
 
+void
+stackwalk_innermost(struct stackwalk *w, uint32_t i, uint64_t *frame, uint64_t *instr)
+{
+	*frame = *instr = 0;
+	if (i >= w->nout)
+		return;
+	const struct tcache *tc = w->out_tc[i];
+	for (uint32_t k = 0; k < tc->nframes; k++)
+		if (tc->frames[k].frame_id) {   /* not a shim */
+			*frame = tc->frames[k].addr;
+			*instr = tc->frames[k].instr_ptr;
+			return;
+		}
+}
+
 uint32_t
 stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
 {

@@ -184,6 +184,7 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 			}
 			struct tt_frame f = {
 				.addr = frame,
+				.instr = instr_ptr,
 				.code_id = id,
 				.line = codecache_line(&u->codes, id, instr_ptr),
 				.entry = entry_here,

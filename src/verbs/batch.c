@@ -131,10 +131,11 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	if (s->sampler.cfg.native) {
 		struct native_shares ns;
 		sampler_native_shares(&s->sampler, &ns);
-		printf("native frames in %.1f%% of thread samples, unmerged %.1f%% of those%s%s\n",
+		printf("native frames in %.1f%% of thread samples, unmerged %.1f%% of those%s%s; "
+		       "left out in %.1f%%: a perf sample taken in another Python frame\n",
 		       ns.native_pct, ns.unmerged_pct,
 		       ns.refusal ? "; threads on a CPU have their Python frames only: " : "",
-		       ns.refusal ? ns.refusal : "");
+		       ns.refusal ? ns.refusal : "", ns.moved_pct);
 	}
 	if (s->sampler.cfg.follow)
 		print_processes(o, s, agg, scope);

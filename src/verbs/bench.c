@@ -389,9 +389,10 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 		struct native_shares ns;
 		sampler_native_shares(s, &ns);
 		uint64_t walks = get(&st->native_walks);
-		printf("native        frames in %.1f%% of thread samples, unmerged %.1f%% of those; "
+		printf("native        frames in %.1f%% of thread samples, unmerged %.1f%% of those, "
+		       "left out in %.1f%% (a perf sample taken in another Python frame); "
 		       "%llu walks (%.0f/s), %.0f us each; the rest reused a blocked thread's\n",
-		       ns.native_pct, ns.unmerged_pct,
+		       ns.native_pct, ns.unmerged_pct, ns.moved_pct,
 		       (unsigned long long)walks, f->secs > 0 ? (double)walks / f->secs : 0.0,
 		       ratio(get(&st->native_walk_ns), walks) / 1e3);
 	}

@@ -164,10 +164,12 @@ kernel_view_close(struct kernel_view *kv)
 	free(kv->values);
 }
 
-/* --native: the thread's native frames, innermost first, and why they end. */
+/* --native: the thread's native frames, innermost first, and why they end;
+ * a running thread's only from a perf sample taken in the innermost Python
+ * frame of sample s (native_expect_frame). */
 static size_t
-thread_native(const struct kernel_view *kv, const struct tt_thread *th, struct native_frame *out,
-	      char *why, size_t wlen)
+thread_native(const struct kernel_view *kv, const struct tt_sample *s, const struct tt_thread *th,
+	      struct native_frame *out, char *why, size_t wlen)
 {
 	if (!kv->native) {
 		snprintf(why, wlen, "%s", kv->native_error);
@@ -176,6 +178,10 @@ thread_native(const struct kernel_view *kv, const struct tt_thread *th, struct n
 	if (th->tid_unknown && !kv->core) {   /* a core's ids are its own */
 		snprintf(why, wlen, "the thread's kernel id is not known");
 		return 0;
+	}
+	if (th->nframes) {
+		const struct tt_frame *f = &s->frames[th->first_frame];
+		native_expect_frame(kv->native, f->addr, f->instr);
 	}
 	return native_thread_frames(kv->native, (pid_t)th->native_tid, out, NATIVE_MAX_FRAMES, why,
 				    wlen);
@@ -207,7 +213,7 @@ thread_stacks_read(const struct kernel_view *kv, const struct tt_sample *s,
 	struct thread_stacks *ts = calloc(1, sizeof *ts);
 	bool *entry = malloc((th->nframes + 1) * sizeof *entry);
 	if (ts)
-		ts->n = thread_native(kv, th, ts->nf, ts->why, sizeof ts->why);
+		ts->n = thread_native(kv, s, th, ts->nf, ts->why, sizeof ts->why);
 	if (ts && entry && (ts->order = malloc((ts->n + th->nframes + 1) * sizeof *ts->order))) {
 		bool evaluator[NATIVE_MAX_FRAMES];
 		for (size_t k = 0; k < ts->n; k++)

@@ -145,9 +145,11 @@ native_note(const struct sampler *s)
 	struct native_shares ns;
 	sampler_native_shares(s, &ns);
 	fprintf(stderr, "tachyon-top: native frames in %.1f%% of thread samples (the rest: no perf "
-			"sample of a running thread since the last pass, or none to read); native "
-			"unmerged %.1f%%; %llu native walks, %.0f us each\n",
-		ns.native_pct, ns.unmerged_pct,
+			"sample of a running thread since the last pass, or none to read); left out "
+			"%.1f%% whose perf sample was taken in another Python frame than the one read "
+			"(the thread moved in between); %.1f%% from a perf sample whose frame could not "
+			"be checked; native unmerged %.1f%%; %llu native walks, %.0f us each\n",
+		ns.native_pct, ns.moved_pct, ns.unverified_pct, ns.unmerged_pct,
 		(unsigned long long)walks, walks ? (double)walk_ns / (double)walks / 1e3 : 0.0);
 	if (ns.refusal)
 		fprintf(stderr, "tachyon-top: threads on a CPU have their Python frames only: %s\n",
