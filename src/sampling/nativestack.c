@@ -207,7 +207,8 @@ const struct walk_thread *
 nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk_thread *threads,
 		  uint32_t n)
 {
-	if (!grow_array((void **)&ns->out, &ns->out_cap, n, sizeof *ns->out))
+	/* no thread this pass (a list read between two threads' lives) */
+	if (n == 0 || !grow_array((void **)&ns->out, &ns->out_cap, n, sizeof *ns->out))
 		return threads;
 	struct intern *in = stackwalk_intern_rw(w);
 	const struct appendlog *slots = stackwalk_slots(w);
