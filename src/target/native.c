@@ -29,12 +29,23 @@
  * recently (perfsample.h). */
 #define NATIVE_PERF_THREADS_MAX 256
 
-/* An evaluator call site where its frame and next instruction were found
- * in callee-saved registers (check_frame). */
+/* An evaluator call site (check_frame): where its frame and next
+ * instruction were found in callee-saved registers, or how often the
+ * frame was and no instruction pointer near the one read. */
 struct call_site {
 	uint64_t pc;             /* keytab's key: the return address */
+	bool learned;            /* frame_reg and instr_reg hold them here */
 	uint8_t frame_reg, instr_reg;   /* indexes into check_frame's registers */
+	uint32_t frame_only;
 };
+
+/* Samples at a call site with the frame in a register and no instruction
+ * pointer near the one read, none with both, after which the site is
+ * taken to keep its instruction pointer in a stack slot (pyenv's 3.12):
+ * its samples are kept then, not checked. Before that they are left out:
+ * at a site that keeps both in registers a thread switching between two
+ * functions at one depth gives exactly that, half the time. */
+#define SPILL_EVIDENCE 16
 
 struct native_unwinder {
 	pid_t pid;
@@ -469,17 +480,28 @@ check_frame(struct native_unwinder *n, Dwfl_Frame *state, uint64_t pc, uint64_t 
 			has_instr = (int8_t)i;
 	}
 	struct call_site *site = keytab_find(&n->sites, pc);
-	if (site)
+	if (site && site->learned)
 		return v[site->frame_reg] == frame && v[site->instr_reg] - instr + 64 <= 128
 			       ? FRAME_VERIFIED : FRAME_MOVED;
-	if (has_frame < 0 || has_instr < 0)
-		return FRAME_UNVERIFIED;
+	if (has_frame < 0)
+		return FRAME_UNVERIFIED;   /* the frame is kept in a stack slot here */
 	bool added;
-	if ((site = keytab_put(&n->sites, pc, &added)) != NULL) {
+	if (!site && !(site = keytab_put(&n->sites, pc, &added)))
+		return FRAME_UNVERIFIED;
+	if (has_instr >= 0) {
+		site->learned = true;
 		site->frame_reg = (uint8_t)has_frame;
 		site->instr_reg = (uint8_t)has_instr;
+		return FRAME_VERIFIED;
 	}
-	return FRAME_VERIFIED;
+	/* The frame in a register and no instruction pointer near the one
+	 * read: it ran another function at this depth (a frame's address
+	 * alone is the same for two functions one loop calls), or the site
+	 * keeps its instruction pointer in a slot. */
+	/* One look (dump) gathers no evidence: not checked. */
+	if (!n->continuous)
+		return FRAME_UNVERIFIED;
+	return ++site->frame_only > SPILL_EVIDENCE ? FRAME_UNVERIFIED : FRAME_MOVED;
 }
 
 static int
