@@ -1388,6 +1388,54 @@ def test_native_pairing(ctx):
                    *run.details())
 
 
+def test_native_async(ctx):
+    """record --native --async on an event loop running two tasks that call
+    into zlib and libcrypto: each task's C frames on its await chain (its
+    marker, its coroutine, the library), none of the event loop's frames
+    between them, no library under the other task."""
+    if ctx.interp != "python3.15":
+        raise rig.Skip("runs under python3.15: --async reads 3.14+, once is enough")
+    with rig.Target(ctx.suite, ctx.interp, "native_alternate.py", args=("tasks",),
+                    park=rig.PARK_NONE) as target:
+        out = os.path.join(rig.in_root(target.dir), "native-async.txt")
+        run = rig.tachyon("record", "--native", "--async", "-r", "100", "-d", "3", "-f",
+                          "collapsed", "-o", out, "-p", target.pid)
+        run.expect_success()
+        good = {"compressing": 0, "hashing": 0}
+        bad, plain, total = [], 0, 0
+        with open(out) as f:
+            for line in f:
+                stack, count = line.rsplit(" ", 1)
+                total += int(count)
+                frames = stack.split(";")
+                libs = [k for k, fr in enumerate(frames) if "(libz." in fr or "(libcrypto." in fr]
+                if not libs:
+                    continue
+                task = [k for k, fr in enumerate(frames) if fr.startswith("task ")]
+                if not task:   # before the first task read: its plain stack
+                    plain += int(count)
+                    continue
+                want = {"compressing": ("compress_block (", "(libz."),
+                        "hashing": ("hash_password (", "(libcrypto.")}
+                name = frames[task[-1]][5:] if task else ""
+                if name in want and want[name][0] in stack and want[name][1] in stack and \
+                        not any("_run_once" in fr or "base_events" in fr or "(libc." in fr
+                                for fr in frames[task[-1]:libs[0]]):
+                    good[name] += int(count)
+                else:
+                    bad.append((int(count), line.strip()[:400]))
+        # a wrong pair may only come from a sample that could not be checked
+        unchecked = re.search(r"([\d.]+)% from a perf sample whose frame could not be "
+                              r"checked", run.err.decode("utf-8", "replace"))
+        allowed = total * float(unchecked.group(1)) / 100 if unchecked else 0
+        rig.Tap.emit("# samples with library frames on their task: %s; plain: %d; others: %d "
+                     "(%.0f not checked)" % (good, plain, sum(c for c, _ in bad), allowed))
+        expect(all(v >= 5 for v in good.values()) and sum(c for c, _ in bad) <= allowed and
+               plain <= sum(good.values()) // 5,
+               "--native --async: each task's library frames on its own chain",
+               *[line for _, line in bad[:5]])
+
+
 def perf_events_held(pid):
     """How many perf events process pid has open."""
     n = 0
@@ -1462,6 +1510,8 @@ OWN = [
      "no refusal", test_native_pool),
     ("record --native under thread churn: the perf events held follow the threads alive",
      test_native_churn),
+    ("record --native --async: each task's zlib or libcrypto frames on its own await chain, "
+     "no event loop frame between", test_native_async),
     ("record --native on a thread alternating zlib and pbkdf2 calls, in a loop and as two "
      "asyncio tasks: a library's frames under the other function only from samples record "
      "says were not checked", test_native_pairing),

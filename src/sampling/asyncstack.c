@@ -20,7 +20,7 @@
  * are the same (an idle thread's cached stack costs nothing twice). */
 struct slot_memo {
 	uint64_t task;
-	uint32_t stack_in, stack_out, gen;
+	uint32_t stack_in, stack_out, base, gen;
 };
 
 struct name_entry {
@@ -65,6 +65,8 @@ struct asyncstack {
 	uint32_t memo_cap;
 	struct walk_thread *out;
 	uint32_t out_cap;
+	uint32_t *bases;               /* by thread of the last apply (asyncstack_bases) */
+	uint32_t bases_cap, nbases;
 };
 
 tt_status
@@ -109,7 +111,14 @@ asyncstack_free(struct asyncstack *a)
 	free(a->funcs);
 	free(a->memo);
 	free(a->out);
+	free(a->bases);
 	free(a);
+}
+
+const uint32_t *
+asyncstack_bases(const struct asyncstack *a)
+{
+	return a->nbases ? a->bases : NULL;
 }
 
 void
@@ -400,6 +409,11 @@ asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_th
 		if (s)
 			install(a, s);
 	}
+	a->nbases = 0;
+	if (!grow_array((void **)&a->bases, &a->bases_cap, n, sizeof *a->bases))
+		return threads;
+	memset(a->bases, 0, (size_t)n * sizeof *a->bases);
+	a->nbases = n;
 	if (!a->snap)
 		return threads;
 	if (!a->running_read && !a->running_refused && a->snap->nprocs &&
@@ -419,16 +433,20 @@ asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_th
 		struct slot_memo *m = &a->memo[t->slot];
 		if (m->task == t->running_task && m->stack_in == t->stack_id && m->gen == a->gen) {
 			a->out[i].stack_id = m->stack_out;
+			a->bases[i] = m->base;
 			continue;
 		}
 		uint32_t idx = find_task(a, t->running_task);
 		uint32_t base = idx != NONE ? task_top(a, w, idx)
 					    : young_task_base(a, w, t->running_task);
 		uint32_t out = base ? stackwalk_restack(w, i, base) : 0;
-		if (out)
+		if (out) {
 			a->out[i].stack_id = out;
+			a->bases[i] = base;
+		}
 		*m = (struct slot_memo){.task = t->running_task, .stack_in = t->stack_id,
-					.stack_out = a->out[i].stack_id, .gen = a->gen};
+					.stack_out = a->out[i].stack_id, .base = a->bases[i],
+					.gen = a->gen};
 	}
 	return a->out;
 }

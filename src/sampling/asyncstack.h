@@ -43,6 +43,12 @@ const struct walk_thread *asyncstack_apply(struct asyncstack *a, struct stackwal
 					   const struct walk_thread *threads, uint32_t n,
 					   uint64_t now_ns);
 
+/* For each of the last asyncstack_apply's threads, the stack its running
+ * task's frames were put on (its task marker over its awaiters'), 0 when
+ * it was left as sampled: for a stack rebuilt since (nativestack.h).
+ * NULL when there was no memory for them. */
+const uint32_t *asyncstack_bases(const struct asyncstack *a);
+
 /* What the task watcher last said went wrong ("" when nothing). */
 void asyncstack_error(struct asyncstack *a, char *buf, size_t len);
 

@@ -157,16 +157,31 @@ read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thre
 }
 
 /* The stack of native frames t and the sample's Python frames i, in one
- * order; 0 when nothing is to change. */
+ * order, on base (0: the root); 0 when nothing is to change. On a task's
+ * base only the frames down to its coroutine's (its first task_depth
+ * Python frames) and the native ones they called are kept. */
 static uint32_t
 mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, uint32_t i,
-	       const struct thread_native *t)
+	       const struct thread_native *t, uint32_t base)
 {
 	uint32_t np = stackwalk_thread_frames(w, i, ns->py_ids, ns->py_entry, PY_MAX);
 	struct mixed_stack ms;
 	mixed_stack_build(t->evaluator, t->count, t->complete, ns->py_entry, np, ns->order, &ms);
-	uint32_t id = 0;
-	for (size_t k = ms.count; k-- > 0;) {
+	size_t from = ms.count;
+	uint32_t depth = base ? stackwalk_task_depth(w, i) : 0;
+	/* Unmerged, the native frames come first, the event loop's with them:
+	 * the task's stack keeps its Python frames alone (as sampled). */
+	if (base && !ms.merged)
+		return 0;
+	if (depth && depth <= np) {
+		for (size_t k = 0; k < ms.count; k++)
+			if (ns->order[k].python && ns->order[k].index == depth - 1)
+				from = k + 1;
+	} else {
+		base = 0;
+	}
+	uint32_t id = base;
+	for (size_t k = from; k-- > 0;) {
 		const struct mixed_frame *m = &ns->order[k];
 		id = intern_stack(in, id, m->python ? ns->py_ids[m->index] : t->ids[m->index]);
 		if (!id)
@@ -205,7 +220,7 @@ forget_ended(struct nativestack *ns, const struct appendlog *slots)
 
 const struct walk_thread *
 nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk_thread *threads,
-		  uint32_t n)
+		  uint32_t n, const uint32_t *bases)
 {
 	/* no thread this pass (a list read between two threads' lives) */
 	if (n == 0 || !grow_array((void **)&ns->out, &ns->out_cap, n, sizeof *ns->out))
@@ -233,7 +248,7 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 		}
 		if (!t->count)
 			continue;
-		uint32_t id = mixed_stack_id(ns, w, in, i, t);
+		uint32_t id = mixed_stack_id(ns, w, in, i, t, bases ? bases[i] : 0);
 		if (id) {
 			ns->out[i].stack_id = id;
 			ns->counts.native++;

@@ -38,9 +38,13 @@ tt_status nativestack_new(pid_t pid, uint64_t period_ns, struct nativestack **ou
 			  struct tt_error *err);
 void nativestack_free(struct nativestack *ns);
 
-/* Threads with their stacks replaced: valid until the next call. */
+/* Threads with their stacks replaced: valid until the next call. With
+ * --async, bases[i] (asyncstack_bases; NULL: none) is the stack thread i's
+ * running task was put on: its native and Python frames down to the
+ * task's coroutine go on it, those of the event loop below are left out. */
 const struct walk_thread *nativestack_apply(struct nativestack *ns, struct stackwalk *w,
-					    const struct walk_thread *threads, uint32_t n);
+					    const struct walk_thread *threads, uint32_t n,
+					    const uint32_t *bases);
 
 /* Pause or resume the kernel's samples of running threads (while the
  * sampler is paused: the target pays nothing). Resuming counts those

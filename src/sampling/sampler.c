@@ -428,7 +428,8 @@ native_pass(struct sampler *s, struct proc_run *r, struct proc_info *p,
 	    const struct walk_thread *threads, uint32_t n)
 {
 	struct native_counts before = *nativestack_counts(r->native);
-	threads = nativestack_apply(r->native, p->walk, threads, n);
+	threads = nativestack_apply(r->native, p->walk, threads, n,
+				    r->async ? asyncstack_bases(r->async) : NULL);
 	const struct native_counts *c = nativestack_counts(r->native);
 	stat_add(&s->stats.native_threads, c->threads - before.threads);
 	stat_add(&s->stats.native_given, c->native - before.native);

@@ -264,18 +264,39 @@ stackwalk_innermost(struct stackwalk *w, uint32_t i, uint64_t *frame, uint64_t *
 		}
 }
 
+/* Where threads[i]'s running task's frames end: the index of its
+ * coroutine's frame, the outermost a generator owns (the event loop below
+ * it runs in plain function frames); -1 when there is none. */
+static int32_t
+task_cut(const struct stackwalk *w, const struct tcache *tc)
+{
+	int32_t cut = -1;
+	for (uint32_t k = 0; k < tc->nframes; k++)
+		if (tc->frames[k].owner == w->l->owner_generator && tc->frames[k].frame_id)
+			cut = (int32_t)k;
+	return cut;
+}
+
+uint32_t
+stackwalk_task_depth(struct stackwalk *w, uint32_t i)
+{
+	if (i >= w->nout)
+		return 0;
+	const struct tcache *tc = w->out_tc[i];
+	int32_t cut = task_cut(w, tc);
+	uint32_t n = 0;
+	for (int32_t k = 0; k <= cut; k++)
+		n += tc->frames[k].frame_id != 0;   /* shims are not counted */
+	return n;
+}
+
 uint32_t
 stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base)
 {
 	if (i >= w->nout)
 		return 0;
 	const struct tcache *tc = w->out_tc[i];
-	/* The task's coroutine is the outermost frame a generator owns: the
-	 * event loop below it runs in plain function frames. */
-	int32_t cut = -1;
-	for (uint32_t k = 0; k < tc->nframes; k++)
-		if (tc->frames[k].owner == w->l->owner_generator && tc->frames[k].frame_id)
-			cut = (int32_t)k;
+	int32_t cut = task_cut(w, tc);
 	if (cut < 0)
 		return 0;
 	uint32_t id = base;

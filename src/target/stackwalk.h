@@ -106,6 +106,10 @@ uint32_t stackwalk_restack(struct stackwalk *w, uint32_t i, uint32_t base);
 /* This sample's threads[i]'s innermost Python frame: its address and its
  * instruction pointer as read (native_expect_frame); 0, 0 when none. */
 void stackwalk_innermost(struct stackwalk *w, uint32_t i, uint64_t *frame, uint64_t *instr);
+/* How many of threads[i]'s Python frames (as stackwalk_thread_frames
+ * counts them) are its running task's: from the innermost through the
+ * task's coroutine; 0 when it has no such frame. */
+uint32_t stackwalk_task_depth(struct stackwalk *w, uint32_t i);
 /* The Python frames of this sample's threads[i], innermost first, at most
  * max: their interned frame IDs, and entry[k] when frame k is the first an
  * evaluator call runs (mixedstack.h); the count. */

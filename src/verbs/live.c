@@ -196,8 +196,6 @@ live_parse(int argc, char **argv, struct live_options *o)
 		return bad;
 	if (o->tree && !o->batch)
 		return cli_usage_error(NULL, "--tree is for --batch (the live screen's call tree is the v key)");
-	if (o->session.native && o->session.async_aware)
-		return cli_usage_error(NULL, "--native and --async cannot be combined yet");
 	/* each native sample's stack copy is paid by the target */
 	if (o->session.native && !o->rate_given)
 		o->session.rate_hz = SAMPLER_NATIVE_RATE_HZ;

@@ -230,8 +230,6 @@ parse_args(int argc, char **argv, struct record_args *a)
 		return bad;
 	if ((bad = outputs_check(&a->outs, "record ")) >= 0)
 		return bad;
-	if (a->native && a->async_aware)
-		return cli_usage_error("record ", "--native and --async cannot be combined yet");
 	/* each native sample's stack copy is paid by the target */
 	if (a->native && !a->rate_given)
 		a->hz = SAMPLER_NATIVE_RATE_HZ;
