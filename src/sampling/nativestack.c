@@ -167,12 +167,12 @@ mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, u
 	uint32_t np = stackwalk_thread_frames(w, i, ns->py_ids, ns->py_entry, PY_MAX);
 	struct mixed_stack ms;
 	mixed_stack_build(t->evaluator, t->count, t->complete, ns->py_entry, np, ns->order, &ms);
-	size_t from = ms.count;
-	uint32_t depth = base ? stackwalk_task_depth(w, i) : 0;
 	/* Unmerged, the native frames come first, the event loop's with them:
 	 * the task's stack keeps its Python frames alone (as sampled). */
 	if (base && !ms.merged)
 		return 0;
+	size_t from = ms.count;
+	uint32_t depth = base ? stackwalk_task_depth(w, i) : 0;
 	if (depth && depth <= np) {
 		for (size_t k = 0; k < ms.count; k++)
 			if (ns->order[k].python && ns->order[k].index == depth - 1)

@@ -456,6 +456,14 @@ lookup(struct native_unwinder *n, Dwarf_Addr at)
 	return e;
 }
 
+/* Is v within 64 bytes of instr, either way? (An evaluator holds its next
+ * instruction, a few code units past the one its frame records.) */
+static bool
+near_instr(uint64_t v, uint64_t instr)
+{
+	return v - instr + 64 <= 128;
+}
+
 /* Was the evaluator call whose unwound state this is (returning to pc)
  * running the Python frame at `frame`, at instruction pointer `instr`? At
  * a given call site the evaluator keeps its frame and next instruction
@@ -476,12 +484,12 @@ check_frame(struct native_unwinder *n, Dwfl_Frame *state, uint64_t pc, uint64_t 
 			continue;
 		if (has_frame < 0 && v[i] == frame)
 			has_frame = (int8_t)i;
-		if (has_instr < 0 && v[i] - instr + 64 <= 128)   /* instr - 64 <= v <= instr + 64 */
+		if (has_instr < 0 && near_instr(v[i], instr))
 			has_instr = (int8_t)i;
 	}
 	struct call_site *site = keytab_find(&n->sites, pc);
 	if (site && site->learned)
-		return v[site->frame_reg] == frame && v[site->instr_reg] - instr + 64 <= 128
+		return v[site->frame_reg] == frame && near_instr(v[site->instr_reg], instr)
 			       ? FRAME_VERIFIED : FRAME_MOVED;
 	if (has_frame < 0)
 		return FRAME_UNVERIFIED;   /* the frame is kept in a stack slot here */

@@ -307,6 +307,29 @@ check_table_header(const uint8_t *raw, size_t len, struct py_layout *l, struct t
 	return TT_OK;
 }
 
+/* Offsets of the objects values are read through (dump --locals) that no
+ * version has moved, the same for the table versions and the compiled-in
+ * ones: a dict's ma_used, a cell's ob_ref, a method's im_func and im_self,
+ * a built-in function's m_ml and m_self and a module's md_dict follow the
+ * object header; a bytearray is a var-object, then ob_alloc, ob_bytes,
+ * ob_start; a type's tp_dict and a function's qualified name.
+ * tests/check-layouts.sh compiles offsetof() of each against every build. */
+static void
+set_fixed_value_offsets(struct py_layout *l)
+{
+	l->dict_used = 16;
+	l->cell_ref = 16;
+	l->method_func = 16;
+	l->method_self = 24;
+	l->cfunc_ml = 16;
+	l->cfunc_self = 24;
+	l->module_dict = 16;
+	l->bytearray_size = 16;
+	l->bytearray_start = 40;
+	l->type_dict = 264;
+	l->func_qualname = 40;
+}
+
 /* Every field of the table we use (a name missing is left in t->missing). */
 static void
 read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
@@ -402,24 +425,11 @@ read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
 	l->long_digits = table_get(t, "long_object.ob_digit");
 	l->dict_keys = table_get(t, "dict_object.ma_keys");
 	l->dict_values = table_get(t, "dict_object.ma_values");
-	/* derived: ma_used follows the object header; PyDictValues gained a
-	 * header of four bytes before its array (aligned to 8) in 3.13; a
-	 * bytearray is a var-object, then ob_alloc, ob_bytes, ob_start; a
-	 * cell's ob_ref follows the header */
-	l->dict_used = 16;
+	/* derived: PyDictValues gained a header of four bytes before its
+	 * array (aligned to 8) in 3.13 */
 	l->dict_values_array = 8;
-	l->bytearray_size = 16;
-	l->bytearray_start = 40;
-	l->cell_ref = 16;
-	l->type_dict = 264;
 	l->heap_qualname = l->minor >= 15 ? 880 : 872;
-	l->func_qualname = 40;
-	/* each follows the object header */
-	l->method_func = 16;
-	l->method_self = 24;
-	l->cfunc_ml = 16;
-	l->cfunc_self = 24;
-	l->module_dict = 16;
+	set_fixed_value_offsets(l);
 	if (table_has(t, "set_object.used")) {
 		l->set_used = table_get(t, "set_object.used");
 		l->set_table = table_get(t, "set_object.table");
@@ -787,25 +797,14 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->long_signed_size = c->minor == 11;
 	l->long_size = c->long_size;
 	l->long_digits = 24;
-	l->dict_used = 16;
 	l->dict_keys = c->dict_keys;
 	l->dict_values = c->dict_values;
 	l->dict_values_array = 0;
 	l->set_used = 24;
 	l->set_mask = 32;
 	l->set_table = 40;
-	l->bytearray_size = 16;
-	l->bytearray_start = 40;
-	l->cell_ref = 16;
-	l->type_dict = 264;
 	l->heap_qualname = c->minor == 11 ? 864 : 872;
-	l->func_qualname = 40;
-	/* each follows the object header */
-	l->method_func = 16;
-	l->method_self = 24;
-	l->cfunc_ml = 16;
-	l->cfunc_self = 24;
-	l->module_dict = 16;
+	set_fixed_value_offsets(l);
 	l->has_values = true;
 	l->tag_mask = 0; /* plain PyObject pointers */
 	l->owner_thread = 0;
