@@ -220,9 +220,11 @@ CHURN_WARMUP = 10
 CHURN_ROW = point_row(r"sleep \u2190 handler \(greenlets\.py:\d+\)")
 STUCK_ROW = point_row(r"SocketMixin\.recv \u2190 fetch_inventory \(greenlets\.py:\d+\)\s+"
                       r"(\d+) greenlets \(Greenlet\)")
-# The hub's row, marked running (TASKS and RUN both 1).
-RUNNING_HUB_ROW = re.compile(r"(?m)^\S\s+1\s+1\s+\S+(?: \S+)?\s+\(running: its stack is its "
-                             r"thread's\)  1 greenlet \(Hub\)")
+# The hub's row, marked running (TASKS and RUN both 1). Its STUCK column
+# is "-", "7 s" or, once the hub has been seen running at every read since
+# the first, "\u2265 10 s" (ui/tasksview.c, format_age).
+RUNNING_HUB_ROW = re.compile(r"(?m)^\S\s+1\s+1\s+(?:-|(?:\u2265 )?[\d.]+ \S+)\s+\(running: its "
+                             r"stack is its thread's\)  1 greenlet \(Hub\)")
 
 
 def seconds_of(stuck):
