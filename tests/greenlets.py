@@ -11,9 +11,11 @@ greenlets a second ending while the view watches, and gunicorn's gevent
 workers seen from their master. Output is TAP.
 
 Environment as for tests/functional.py (TT_ROOT, TT_BIN, CI);
-TT_GREENLET_INTERPS (default: TT_INTERPS's python3.14 and python3.15, the
-builds Debian's python3-greenlet has; gevent's only python3.14, the root's
-python3, runs its scenarios whatever the list).
+TT_GREENLET_INTERPS (default: TT_INTERPS's python3.14, python3.15 and
+host-python3.11, the builds Debian's python3-greenlet has: 3.3 in the root,
+2.0 on Debian 12's host). gevent's scenarios run whatever the list on the
+root's python3 (python3.14, gevent 25) and, the one equal to its own view,
+on the host's python3.11 (Debian 12's gevent 22.10).
 """
 
 import contextlib
@@ -34,15 +36,16 @@ import tasks as tk  # noqa: E402
 from functional import Fail, Tap, expect, show  # noqa: E402
 
 GEVENT_PY = "python3.14"
-DEFAULT = "python3.14 python3.15"
+HOST_PY = "host-python3.11"     # Debian 12's, with its python3-greenlet 2.0 and gevent 22.10
+DEFAULT = "python3.14 python3.15 " + HOST_PY
 STUCK = 8
 
 
 class Target(tk.Target):
     """tests/targets/greenlets.py in one mode, with _ttlib beside it."""
 
-    def __init__(self, interp, mode):
-        super().__init__(interp, "greenlets.py", mode)
+    def __init__(self, interp, mode, pythonpath=None):
+        super().__init__(interp, "greenlets.py", mode, pythonpath=pythonpath)
 
     def __enter__(self):
         shutil.copy(os.path.join(tk.TARGETS, "_ttlib.py"), self.dir)
@@ -138,53 +141,51 @@ def test_none(interp):
                "the text does not say greenlets: 0", *text.details())
 
 
-HOST_PY = "/usr/bin/python3.11"   # Debian 12's, with its python3-greenlet 2.0
-
-
 def test_unknown_version():
-    """A greenlet whose layout tachyon-top does not know (Debian 12's
-    greenlet 2.0 on its python3.11): one line says so and names what is
-    known; the threads are dumped as ever, exit status 0."""
-    have = subprocess.run([HOST_PY, "-c", "import greenlet"], capture_output=True)
-    if have.returncode != 0:
-        expect(os.environ.get("CI") != "true", "%s has no greenlet (tests/provision.sh "
-               "installs python3-greenlet)" % HOST_PY)
+    """A greenlet whose layout tachyon-top does not know: Debian 12's
+    greenlet 2.0 copied beside the target with the version of a release to
+    come in its __init__.py, on the host's python3.11. One line says so and
+    names what is known; the threads are dumped as ever, exit status 0."""
+    have = ft.matrix.get(HOST_PY)
+    host_greenlet = "/usr/lib/python3/dist-packages/greenlet"
+    if have.missing or not os.path.isdir(host_greenlet):
+        expect(os.environ.get("CI") != "true", "no %s with greenlet (tests/provision.sh "
+               "installs python3.11 and python3-greenlet)" % HOST_PY)
         Tap.emit("# %s has no greenlet: not checked" % HOST_PY)
         return
-    scratch = tempfile.mkdtemp(prefix="greenlet-host-")
-    ready = os.path.join(scratch, "ready.json")
-    proc = subprocess.Popen([HOST_PY, os.path.join(tk.TARGETS, "greenlets.py"), ready, "plain"],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
+    scratch = tempfile.mkdtemp(prefix="greenlet-next-", dir=ft.in_root("/tmp"))
     try:
-        deadline = time.monotonic() + 30
-        while not os.path.exists(ready):
-            expect(proc.poll() is None and time.monotonic() < deadline,
-                   "the host target never got ready")
-            time.sleep(0.05)
-        run = ft.tachyon("dump", "-p", proc.pid, "--tasks")
-        run.expect_success()
-        out = run.out.decode("utf-8", "replace")
-        lines = [line for line in out.splitlines() if line.startswith("greenlet")]
-        expect(len(lines) == 1 and re.fullmatch(
-            r"greenlets not read: greenlet 2\.\d+\.\d+ on Python 3\.11 is not a layout "
-            r"tachyon-top knows \(it knows greenlet 3\.3 on Python 3\.14 and 3\.15\)",
-            lines[0]) and "run_plain (" in out,
-            "no one line naming the unknown greenlet, or no stacks", *run.details())
-        doc, run = greenlets_json(proc.pid)
-        expect(not ours(doc) and "not a layout" in doc.get("greenlets", {}).get("note", ""),
-               "the JSON has greenlets, or no note", *run.details())
+        copy = os.path.join(scratch, "greenlet")
+        shutil.copytree(host_greenlet, copy, ignore=shutil.ignore_patterns("tests"))
+        init = os.path.join(copy, "__init__.py")
+        with open(init) as f:
+            text = f.read()
+        text, n = re.subn(r"(?m)^__version__ = .*$", "__version__ = '9.0.0'", text)
+        expect(n == 1, "no __version__ line in %s" % init)
+        with open(init, "w") as f:
+            f.write(text)
+        with Target(HOST_PY, "plain", pythonpath="/" + os.path.relpath(scratch, ft.ROOT)) as t:
+            run = ft.tachyon("dump", "-p", t.pid, "--tasks")
+            run.expect_success()
+            out = run.out.decode("utf-8", "replace")
+            lines = [line for line in out.splitlines() if line.startswith("greenlet")]
+            expect(len(lines) == 1 and re.fullmatch(
+                r"greenlets not read: greenlet 9\.0\.0 on Python 3\.11 is not a layout "
+                r"tachyon-top knows \(it knows greenlet 3\.3 on Python 3\.14 and 3\.15, "
+                r"2\.0 on 3\.11\)", lines[0]) and "run_plain (" in out,
+                "no one line naming the unknown greenlet, or no stacks", *run.details())
+            doc, run = greenlets_json(t.pid)
+            expect(not ours(doc) and "not a layout" in doc.get("greenlets", {}).get("note", ""),
+                   "the JSON has greenlets, or no note", *run.details())
     finally:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=10)
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def test_gevent():
+def test_gevent(interp):
     """gevent: 8 requests in fetch_inventory and one in nap_forever under the
     hub, the main greenlet in gevent.sleep; equal to the target's own view
     from its signal handler; the text draws them under the hub."""
-    with Target(GEVENT_PY, "gevent") as t:
+    with Target(interp, "gevent") as t:
         doc, run = greenlets_json(t.pid)
         compare(t.signal_oracle(), doc, run)
         got = ours(doc)
@@ -446,18 +447,21 @@ def main():
     interps = os.environ.get("TT_GREENLET_INTERPS")
     if interps is None:
         interps = " ".join(i for i in os.environ.get("TT_INTERPS", DEFAULT).split()
-                           if re.fullmatch(r"python3\.1[45]", i))
-    interps = [i for i in interps.split() if os.path.exists(ft.in_root("/usr/bin/" + i))]
+                           if re.fullmatch(r"python3\.1[45]|host-python3\.11", i))
+    interps = [i for i in interps.split() if ft.matrix.get(i).missing is None]
+    gevent_interps = [GEVENT_PY] + [i for i in interps if i == HOST_PY]
     started = time.monotonic()
-    tap = Tap(2 * len(interps) + 4)
+    tap = Tap(2 * len(interps) + len(gevent_interps) + 3)
     for interp in interps:
         tap.run("%s: greenlet without gevent equals its own view; main running, no hub"
                 % interp, test_plain, interp)
         tap.run("%s: no greenlet imported: nothing shown; imported, none made: 0; no error"
                 % interp, test_none, interp)
-    tap.run("greenlet 2.0 on Debian 12's python3.11: one line says it is not known",
-            test_unknown_version)
-    tap.run("gevent: 8 requests under the hub equal the target's own view", test_gevent)
+    tap.run("a greenlet release not known (9.0.0 on Debian 12's python3.11): one line "
+            "says so", test_unknown_version)
+    for interp in gevent_interps:
+        tap.run("%s: gevent: 8 requests under the hub equal the target's own view" % interp,
+                test_gevent, interp)
     tap.run("dump --watch and the tasks view: 8 parked requests unmoved, one row, their stuck "
             "time growing, beside 2,000 greenlets/s sleeping <= 50 ms: never taken for "
             "stuck, errors <= 0.2%, RSS flat",

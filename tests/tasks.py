@@ -56,11 +56,15 @@ print(json.dumps(out))
 
 
 class Target:
-    """A script from tests/targets under *interp* in the root; waits for its
-    ready file and (with *parked_tids*) for its loop threads to sit in epoll."""
+    """A script from tests/targets under *interp* (in the root, or a host-*
+    or pyenv-* one of tests/interps.py on the host, given the same scratch
+    files by their host paths); waits for its ready file and (with
+    *parked_tids*) for its loop threads to sit in epoll. *pythonpath*, a
+    root path, is put before the interpreter's own (no -E then)."""
 
-    def __init__(self, interp, script, *args):
+    def __init__(self, interp, script, *args, pythonpath=None):
         self.interp, self.script, self.args = interp, script, args
+        self.pythonpath = pythonpath
         self.dir = tempfile.mkdtemp(prefix="tasks-", dir=ft.in_root("/tmp"))
         self.rdir = "/" + os.path.relpath(self.dir, ft.ROOT)
         self.ready = os.path.join(self.rdir, "ready.json")
@@ -68,11 +72,17 @@ class Target:
 
     def __enter__(self):
         shutil.copy(os.path.join(TARGETS, self.script), self.dir)
-        argv = [ft.CHROOT, ft.ROOT, self.interp, "-E", "-s", "-B",
-                os.path.join(self.rdir, self.script), self.ready] + list(self.args)
+        flags = ["-s", "-B"] if self.pythonpath else ["-E", "-s", "-B"]
+        argv = ft.matrix.command(self.interp, self.rdir, None,
+                                 flags + [os.path.join(self.rdir, self.script), self.ready] +
+                                 list(self.args), chroot=ft.CHROOT)
+        env = dict(ft.TARGET_ENV)
+        if self.pythonpath:
+            on_host = ft.matrix.get(self.interp).on_host
+            env["PYTHONPATH"] = ft.in_root(self.pythonpath) if on_host else self.pythonpath
         self.err = open(os.path.join(self.dir, "stderr.txt"), "wb")
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                     stderr=self.err, env=ft.TARGET_ENV, start_new_session=True)
+                                     stderr=self.err, env=env, start_new_session=True)
         try:
             self.info = self.wait_file(self.ready)
         except BaseException:

@@ -26,6 +26,27 @@ static const struct greenlet_layout layouts[] = {
 		.frameobj_f_frame = 24,
 		.read_size = 200,
 	},
+	/* greenlet 2.0 on CPython 3.11 (Debian 12's python3-greenlet 2.0.2,
+	 * greenlet_greenlet.hpp): _self is not in Greenlet but in each
+	 * subclass, at the same offset past Greenlet's 160 bytes. */
+	{
+		.greenlet_versions = "2.0",
+		.py_minor_min = 11,
+		.py_minor_max = 11,
+		.pyg_pimpl = 32,
+		.g_self = 160,
+		.g_stack_start = 48,
+		.g_stack_stop = 56,
+		.g_stack_copy = 64,
+		.g_stack_saved = 72,
+		.g_top_frame = 96,
+		.ug_main_greenlet = 168,
+		.ug_parent = 184,
+		.mg_thread_state = 168,
+		.ts_current_greenlet = 8,
+		.frameobj_f_frame = 24,
+		.read_size = 192,
+	},
 };
 
 const struct greenlet_layout *
@@ -38,7 +59,7 @@ greenlet_layouts(size_t *n)
 const struct greenlet_layout *
 greenlet_layout_find(const char *version, unsigned py_minor, const char **known)
 {
-	*known = "greenlet 3.3 on Python 3.14 and 3.15";
+	*known = "greenlet 3.3 on Python 3.14 and 3.15, 2.0 on 3.11";
 	for (size_t i = 0; i < sizeof layouts / sizeof layouts[0]; i++) {
 		const struct greenlet_layout *g = &layouts[i];
 		size_t n = strlen(g->greenlet_versions);
