@@ -32,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import functional as ft  # noqa: E402
+import cores  # noqa: E402
 import tasks as tk  # noqa: E402
 from functional import Fail, Tap, expect, show  # noqa: E402
 
@@ -208,6 +209,35 @@ def test_gevent(interp):
         expect(re.search(r"(?m)^\u2514\u2500\u2500 Hub \[0x[0-9a-f]+\] hub, running", out) and
                out.count("fetch_inventory (") == STUCK,
                "the text does not draw the requests under the hub", *text.details())
+
+
+def greenlet_view(doc):
+    """Every greenlet as dump --tasks --json gives it, by id."""
+    return {gid: (g["name"], g["parent"], g["hub"], g["main"], g["running"],
+                  [(f["func"], f["file"], f["line"]) for f in g["frames"]])
+            for gid, g in ours(doc).items()}
+
+
+def test_core(interp):
+    """The kernel's core of a gevent process (SIGABRT while parked): dump
+    --core --tasks gives the greenlets the live dump gave just before, each
+    with its class, parent, marks and stack."""
+    with cores.cores_into(None) as dirs, Target(interp, "gevent") as t:
+        live, run = greenlets_json(t.pid)
+        core = cores.abort_for_core(t, dirs)
+        run = ft.tachyon("dump", "--core", core, "--tasks", "--json",
+                         *cores.root_of(interp), timeout=60)
+        run.expect_success()
+        doc = json.loads(run.out.decode("utf-8"))
+        want, got = greenlet_view(live), greenlet_view(doc)
+        Tap.emit("# %s: %d greenlets live, %d in a %d MB core" % (
+            interp, len(want), len(got), os.path.getsize(core) >> 20))
+        expect(len(want) > STUCK and got == want and
+               doc.get("greenlets", {}).get("count") == len(want),
+               "the core's greenlets differ from the live dump's",
+               "only live: %s" % show({k: v for k, v in want.items() if got.get(k) != v}, 1500),
+               "in the core: %s" % show({k: v for k, v in got.items() if want.get(k) != v},
+                                        1500), *run.details())
 
 
 def point_row(point):
@@ -451,7 +481,7 @@ def main():
     interps = [i for i in interps.split() if ft.matrix.get(i).missing is None]
     gevent_interps = [GEVENT_PY] + [i for i in interps if i == HOST_PY]
     started = time.monotonic()
-    tap = Tap(2 * len(interps) + len(gevent_interps) + 3)
+    tap = Tap(2 * len(interps) + 2 * len(gevent_interps) + 3)
     for interp in interps:
         tap.run("%s: greenlet without gevent equals its own view; main running, no hub"
                 % interp, test_plain, interp)
@@ -462,6 +492,8 @@ def main():
     for interp in gevent_interps:
         tap.run("%s: gevent: 8 requests under the hub equal the target's own view" % interp,
                 test_gevent, interp)
+        tap.run("%s: gevent: the kernel's core holds the live dump's greenlets" % interp,
+                test_core, interp)
     tap.run("dump --watch and the tasks view: 8 parked requests unmoved, one row, their stuck "
             "time growing, beside 2,000 greenlets/s sleeping <= 50 ms: never taken for "
             "stuck, errors <= 0.2%, RSS flat",

@@ -223,6 +223,7 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 			l->memsz = ph[i].p_memsz;
 			l->offset = ph[i].p_offset;
 			l->filesz = ph[i].p_filesz;
+			l->writable = (ph[i].p_flags & PF_W) != 0;
 			/* a core cut short keeps what it has */
 			uint64_t have = l->offset < c->size ? c->size - l->offset : 0;
 			if (l->filesz > have) {

@@ -31,6 +31,7 @@ struct core_load {
 	uint64_t vaddr, memsz;
 	uint64_t filesz;           /* bytes of it in the core (0: left out) */
 	uint64_t offset;
+	bool writable;             /* the mapping was writable (PF_W) */
 };
 
 struct core_map {

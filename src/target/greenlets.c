@@ -8,6 +8,7 @@
 
 #include "bytes.h"
 #include "clock.h"
+#include "corefile.h"
 #include "greenlets.h"
 #include "grow.h"
 #include "hash.h"
@@ -59,10 +60,15 @@ read_version(const struct target *t, const char *so_path, char *out, size_t len)
 	const char *slash = strrchr(so_path, '/');
 	if (!slash)
 		return false;
-	/* As the target sees it; else as we do (maps names the file as seen
-	 * from our root: a chroot's target shows the whole path). */
-	snprintf(path, sizeof path, "/proc/%d/root%.*s/__init__.py", (int)t->pid,
-		 (int)(slash - so_path), so_path);
+	/* As the target sees it (a core's: under its root); else as we do
+	 * (maps names the file as seen from our root: a chroot's target shows
+	 * the whole path). */
+	if (t->core)
+		snprintf(path, sizeof path, "%s%.*s/__init__.py", t->core->root,
+			 (int)(slash - so_path), so_path);
+	else
+		snprintf(path, sizeof path, "/proc/%d/root%.*s/__init__.py", (int)t->pid,
+			 (int)(slash - so_path), so_path);
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(path, sizeof path, "%.*s/__init__.py", (int)(slash - so_path), so_path);
@@ -146,9 +152,41 @@ scannable(const struct map_entry *m)
 	       (m->path[0] == '\0' || strcmp(m->path, "[heap]") == 0);
 }
 
+static bool
+add_region(struct greenlet_reader *r, uint64_t lo, uint64_t hi)
+{
+	if (!grow_array((void **)&r->regions, &r->regions_cap, r->nregions + 1, sizeof *r->regions))
+		return false;
+	r->regions[r->nregions++] = (struct gl_region){lo, hi};
+	return true;
+}
+
+/* A core's writable memory that it holds: where a live process's
+ * anonymous memory and heap were (a file's writable data is small, and
+ * the candidates are checked as ever). */
+static tt_status
+new_core_pass(struct greenlet_reader *r, struct tt_error *err)
+{
+	const struct corefile *c = r->target->core;
+	r->nregions = 0;
+	for (size_t i = 0; i < c->nloads; i++) {
+		const struct core_load *l = &c->loads[i];
+		if (l->writable && l->filesz >= PAGE_BYTES &&
+		    !add_region(r, l->vaddr, l->vaddr + l->filesz / PAGE_BYTES * PAGE_BYTES))
+			return tt_fail(err, TT_ENOMEM, 0, "out of memory");
+	}
+	return TT_OK;
+}
+
 static tt_status
 new_pass(struct greenlet_reader *r, struct tt_error *err)
 {
+	if (r->target->core) {
+		tt_status st = new_core_pass(r, err);
+		if (st != TT_OK)
+			return st;
+		goto started;
+	}
 	struct proc_maps maps;
 	tt_status st = procmaps_read(r->target->pid, &maps, err);
 	if (st != TT_OK)
@@ -156,14 +194,10 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 	r->nregions = 0;
 	for (size_t i = 0; i < maps.count; i++) {
 		const struct map_entry *m = &maps.entries[i];
-		if (!scannable(m))
-			continue;
-		if (!grow_array((void **)&r->regions, &r->regions_cap, r->nregions + 1,
-				sizeof *r->regions)) {
+		if (scannable(m) && !add_region(r, m->start, m->end)) {
 			procmaps_free(&maps);
 			return tt_fail(err, TT_ENOMEM, 0, "out of memory");
 		}
-		r->regions[r->nregions++] = (struct gl_region){m->start, m->end};
 	}
 	procmaps_free(&maps);
 	if (r->pagemap_fd < 0) {
@@ -171,6 +205,7 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 		snprintf(path, sizeof path, "/proc/%d/pagemap", (int)r->target->pid);
 		r->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
+started:
 	r->region_at = 0;
 	r->offset_at = 0;
 	r->last_pass_ms = r->pass_ms;
@@ -490,7 +525,7 @@ read_greenlet(struct greenlet_reader *r, struct tt_tasks *out, uint64_t obj, con
 tt_status
 greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 {
-	if (r->target->core || r->target->pid <= 0)
+	if (!r->target->core && r->target->pid <= 0)
 		return TT_OK;
 	if (r->state == GREENLETS_NONE) {
 		uint64_t now = clock_now_ns();

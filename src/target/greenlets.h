@@ -10,7 +10,8 @@
  * anonymous writable memory for those vtable words, a budget of bytes per
  * read, resuming where the last read stopped (a small heap is scanned
  * whole every read); pages not in memory (the page map says) are passed
- * over. Each candidate is kept only while both pointers agree.
+ * over; a core's writable segments are scanned whole. Each candidate is
+ * kept only while both pointers agree.
  * A suspended greenlet's frames start at its saved top frame; the part of
  * its C stack another greenlet now uses is read from its saved copy (frames
  * of the evaluator's entry live there). A greenlet that moves or ends while
@@ -34,7 +35,7 @@
 #define GREENLETS_SCAN_BUDGET (64u << 20)  /* bytes of memory scanned per read */
 
 enum greenlets_state {
-	GREENLETS_NONE,       /* greenlet is not imported (or a core: not read) */
+	GREENLETS_NONE,       /* greenlet is not imported */
 	GREENLETS_UNKNOWN,    /* a greenlet version whose layout is not known: r->why */
 	GREENLETS_READ,
 };
