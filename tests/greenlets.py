@@ -105,19 +105,30 @@ def compare(oracle, doc, run):
 # ----------------------------------------------------------------------
 
 def test_plain(interp):
-    """greenlet without gevent: three suspended under the running main one."""
+    """greenlet without gevent: in each of three threads two or three
+    suspended under the thread's running main one, each greenlet of the
+    thread the target says."""
     with Target(interp, "plain") as t:
         doc, run = greenlets_json(t.pid)
         compare(t.signal_oracle(), doc, run)
         got = ours(doc)
         mains = [g for g in got.values() if g["main"]]
-        expect(len(mains) == 1 and mains[0]["running"] and not mains[0]["hub"],
-               "not one running main greenlet", show(got, 1500))
+        expect(len(mains) == 3 and all(g["running"] and not g["hub"] for g in mains),
+               "not three running main greenlets", show(got, 1500))
         expect(not any(g["hub"] for g in got.values()), "a hub found where there is none")
+        wrong = ["greenlet 0x%x: thread %s, the target says %d"
+                 % (gid, got.get(gid, {}).get("thread"), th["tid"])
+                 for th in t.info["threads"] for gid in th["greenlets"]
+                 if got.get(gid, {}).get("thread") != th["tid"]]
+        expect(not wrong and len(got) == 10, "greenlets not of the thread they run on",
+               *wrong)
         text = ft.tachyon("dump", "-p", t.pid, "--tasks")
         text.expect_success()
-        expect(text.out.decode().count("parked_plain (") == 3,
-               "the text lists no three parked_plain frames", *text.details())
+        out = text.out.decode()
+        expect(out.count("parked_plain (") == 7 and all(
+            "main greenlet of thread %d, running" % th["tid"] in out for th in t.info["threads"]),
+            "the text lists no seven parked_plain frames under three threads' main greenlets",
+            *text.details())
 
 
 def test_none(interp):
@@ -213,7 +224,7 @@ def test_gevent(interp):
 
 def greenlet_view(doc):
     """Every greenlet as dump --tasks --json gives it, by id."""
-    return {gid: (g["name"], g["parent"], g["hub"], g["main"], g["running"],
+    return {gid: (g["name"], g["parent"], g["hub"], g["main"], g["running"], g["thread"],
                   [(f["func"], f["file"], f["line"]) for f in g["frames"]])
             for gid, g in ours(doc).items()}
 
@@ -351,8 +362,9 @@ def test_churn_and_stuck():
                    "the live view's RSS grew from %d KB at %d s to %d KB at %d s"
                    % (rss_warm, CHURN_WARMUP, rss_end, seconds), *lines)
             tk.open_row(tui, r"fetch_inventory \(greenlets\.py")
-            tui.wait(lambda s: re.search(r"Greenlet \[0x[0-9a-f]+\] greenlet, suspended", s),
-                     "the greenlets of the row")
+            tui.wait(lambda s: re.search(r"Greenlet \[0x[0-9a-f]+\] greenlet, thread %d, "
+                                         r"suspended" % t.pid, s),
+                     "the greenlets of the row, of the main thread")
         finally:
             tui.close()
 

@@ -620,7 +620,10 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 			snprintf(where, sizeof where, "process %d, ", (int)p->pid);
 		/* under a process row, one step further in */
 		char what[64];
-		if (task->kind == TASK_GREENLET)
+		if (task->kind == TASK_GREENLET && task->thread)
+			snprintf(what, sizeof what, "greenlet%s%s, thread %llu", task->hub ? ", hub" : "",
+				 task->main_greenlet ? ", main" : "", (unsigned long long)task->thread);
+		else if (task->kind == TASK_GREENLET)
 			snprintf(what, sizeof what, "greenlet%s%s", task->hub ? ", hub" : "",
 				 task->main_greenlet ? ", main" : "");
 		else
@@ -863,11 +866,11 @@ tasksview_key(struct ui *u, const TermKeyKey *k)
 }
 
 static const char *const tasksview_help[][2] = {
-	{"T", "asyncio tasks"},
+	{"T", "asyncio tasks, greenlets"},
 };
 
 const struct view_ops tasksview_ops = {
-	.name = "asyncio tasks",
+	.name = "asyncio tasks and greenlets",
 	.draw = tasksview_draw,
 	.key = tasksview_key,
 	.status = tasksview_status,

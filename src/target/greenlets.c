@@ -15,6 +15,8 @@
 #include "order.h"
 #include "procmaps.h"
 #include "readfile.h"
+#include "tidmap.h"
+#include "unwinder.h"
 
 #define CHUNK_BYTES (1u << 20)
 #define PAGE_BYTES 4096u
@@ -44,6 +46,8 @@ greenlet_reader_free(struct greenlet_reader *r)
 	if (r->chunk && r->pagemap_fd >= 0)    /* initialised: the descriptor is ours */
 		close(r->pagemap_fd);
 	free(r->regions);
+	free(r->threads);
+	free(r->states);
 	free(r->known);
 	free(r->chunk);
 	memset(r, 0, sizeof *r);
@@ -169,6 +173,19 @@ new_core_pass(struct greenlet_reader *r, struct tt_error *err)
 {
 	const struct corefile *c = r->target->core;
 	r->nregions = 0;
+	/* The main thread's stack: where its stack pointer is. */
+	r->main_stack_lo = r->main_stack_hi = r->main_tid = 0;
+	for (size_t i = 0; i < c->nthreads; i++) {
+		if (c->threads[i].tid != c->pid && !(i == 0 && c->pid == 0))
+			continue;
+		uint64_t sp = c->threads[i].regs[CORE_REG_RSP];
+		for (size_t k = 0; k < c->nloads; k++)
+			if (sp >= c->loads[k].vaddr && sp - c->loads[k].vaddr < c->loads[k].memsz) {
+				r->main_stack_lo = c->loads[k].vaddr;
+				r->main_stack_hi = c->loads[k].vaddr + c->loads[k].memsz;
+				r->main_tid = (uint64_t)c->threads[i].tid;
+			}
+	}
 	for (size_t i = 0; i < c->nloads; i++) {
 		const struct core_load *l = &c->loads[i];
 		if (l->writable && l->filesz >= PAGE_BYTES &&
@@ -192,8 +209,15 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 	if (st != TT_OK)
 		return st;
 	r->nregions = 0;
+	r->main_stack_lo = r->main_stack_hi = 0;
+	r->main_tid = (uint64_t)r->target->pid;
+	tidmap_process_ns_pid(r->target->pid, &r->main_tid);
 	for (size_t i = 0; i < maps.count; i++) {
 		const struct map_entry *m = &maps.entries[i];
+		if (strcmp(m->path, "[stack]") == 0) {
+			r->main_stack_lo = m->start;
+			r->main_stack_hi = m->end;
+		}
 		if (scannable(m) && !add_region(r, m->start, m->end)) {
 			procmaps_free(&maps);
 			return tt_fail(err, TT_ENOMEM, 0, "out of memory");
@@ -333,6 +357,110 @@ scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 	}
 	r->pass_ms += (double)(clock_now_ns() - t0) / 1e6;
 	return TT_OK;
+}
+
+/* ---- which thread a greenlet runs on ---- */
+
+static bool
+add_thread(struct greenlet_reader *r, uint64_t lo, uint64_t hi, uint64_t tid)
+{
+	if (!grow_array((void **)&r->threads, &r->threads_cap, r->nthreads + 1,
+			sizeof *r->threads))
+		return false;
+	r->threads[r->nthreads++] = (struct gl_thread){lo, hi, tid};
+	return true;
+}
+
+/* The scannable region holding addr, or NULL (regions are in address
+ * order, as the maps list them). */
+static const struct gl_region *
+region_of(const struct greenlet_reader *r, uint64_t addr)
+{
+	uint32_t lo = 0, hi = r->nregions;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (addr < r->regions[mid].lo)
+			hi = mid;
+		else if (addr >= r->regions[mid].hi)
+			lo = mid + 1;
+		else
+			return &r->regions[mid];
+	}
+	return NULL;
+}
+
+static int
+order_threads(const void *a, const void *b)
+{
+	const struct gl_thread *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int
+order_pthread(const void *a, const void *b)
+{
+	const struct target_thread *x = a, *y = b;
+	return x->pthread_id < y->pthread_id ? -1 : x->pthread_id > y->pthread_id;
+}
+
+/* Each thread's C stack: a core's threads by their stack pointer's
+ * The main thread's is its own mapping (a live process's [stack], the
+ * core's segment its stack pointer is in); every other thread's stack lies
+ * just below its pthread_t (glibc puts a thread's descriptor at the top of
+ * the stack it maps for it). false when memory is short. */
+static bool
+find_threads(struct greenlet_reader *r)
+{
+	struct target *t = r->target;
+	r->nthreads = 0;
+	uint32_t n = 0;
+	for (uint32_t cap = 64;; cap *= 2) {
+		if (cap > r->states_cap) {
+			void *p = realloc(r->states, cap * sizeof *r->states);
+			if (!p)
+				return false;
+			r->states = p;
+			r->states_cap = cap;
+		}
+		target_list_threads(t, r->states, cap, &n);
+		if (n < cap || cap >= UNWIND_MAX_THREADS)
+			break;
+	}
+	if (r->main_stack_hi && !add_thread(r, r->main_stack_lo, r->main_stack_hi, r->main_tid))
+		return false;
+	/* Stacks may share one mapping (glibc's guard regions leave no
+	 * PROT_NONE mapping between them): a thread's stack runs from the
+	 * descriptor below its own down to the one below that. */
+	qsort(r->states, n, sizeof *r->states, order_pthread);
+	uint64_t below = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t p = r->states[i].pthread_id;
+		const struct gl_region *g = region_of(r, p);
+		if (!g || r->states[i].native_id == r->main_tid)
+			continue;
+		uint64_t lo = below > g->lo && below < p ? below : g->lo;
+		if (!add_thread(r, lo, p, r->states[i].native_id))
+			return false;
+		below = p;
+	}
+	qsort(r->threads, r->nthreads, sizeof *r->threads, order_threads);
+	return true;
+}
+
+static uint64_t
+thread_of(const struct greenlet_reader *r, uint64_t addr)
+{
+	uint32_t lo = 0, hi = r->nthreads;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (addr < r->threads[mid].lo)
+			hi = mid;
+		else if (addr >= r->threads[mid].hi)
+			lo = mid + 1;
+		else
+			return r->threads[mid].tid;
+	}
+	return 0;
 }
 
 /* ---- reading greenlets ---- */
@@ -485,6 +613,7 @@ read_greenlet(struct greenlet_reader *r, struct tt_tasks *out, uint64_t obj, con
 	t->coro = obj;
 	t->main_greenlet = main;
 	t->running = is_running(running, nrunning, self);
+	t->thread = thread_of(r, load_u64(g, gl->g_stack_start));
 	const char *name = type_name(r, load_u64(py, l->ob_type));
 	t->hub = strstr(name, "Hub") != NULL;
 	if (!tt_tasks_push_name(out, name, strlen(name), &t->name_off))
@@ -552,6 +681,10 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 	bool *ok = malloc(n), *pyok = malloc(n);
 	st = TT_OK;
 	if (!g || !py || !selfs || !running || !ok || !pyok) {
+		st = tt_fail(err, TT_ENOMEM, 0, "out of memory");
+		goto done;
+	}
+	if (!find_threads(r)) {
 		st = tt_fail(err, TT_ENOMEM, 0, "out of memory");
 		goto done;
 	}

@@ -44,6 +44,13 @@ struct gl_region {
 	uint64_t lo, hi;
 };
 
+/* A thread's C stack, where every greenlet of the thread keeps its own
+ * part while it runs (greenlet's stack_start points into it). */
+struct gl_thread {
+	uint64_t lo, hi;
+	uint64_t tid;               /* as its thread state records it (a core's: the core's) */
+};
+
 struct gl_type_name {
 	uint64_t type;
 	char name[48];
@@ -62,6 +69,12 @@ struct greenlet_reader {
 	struct gl_region *regions;
 	uint32_t nregions, regions_cap, region_at;
 	uint64_t offset_at;         /* within regions[region_at] */
+	uint64_t main_stack_lo, main_stack_hi;   /* its main thread's stack (0, 0: not known) */
+	uint64_t main_tid;                       /* its main thread's id */
+	struct gl_thread *threads;  /* by lo, for this read */
+	uint32_t nthreads, threads_cap;
+	struct target_thread *states;
+	uint32_t states_cap;
 	uint64_t scan_budget;
 	uint8_t *chunk;
 	int pagemap_fd;             /* which pages are in memory; -1: not open */
@@ -85,8 +98,10 @@ void greenlet_reader_free(struct greenlet_reader *r);
 
 /* Add the target's greenlets to out (after what it holds: the task
  * reader's read) as tasks of kind TASK_GREENLET: id the greenlet object's
- * address, coro its C++ object's, its parent as its one awaiter. Fails
- * only when the target is gone. */
+ * address, coro its C++ object's, its parent as its one awaiter, thread
+ * the thread whose C stack it runs on (0: not known: a main greenlet that
+ * never switched, a thread born since the scan's pass began). Fails only
+ * when the target is gone. */
 tt_status greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out,
 			       struct tt_error *err);
 

@@ -16,6 +16,7 @@
 #include "procmaps.h"
 #include "target.h"
 #include "taskinfo.h"
+#include "unwinder.h"
 
 /* A root that is not Python: how many of its descendants are looked at
  * for a Python one (a container's tree, not a whole host's). */
@@ -602,4 +603,37 @@ target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns, struct 
 	return tt_fail(err, TT_ENOTPY, 0,
 		       "process %d is not a Python process, and no Python process appeared "
 		       "under it within %.0f s", (int)root, (double)wait_ns / 1e9);
+}
+
+bool
+target_list_threads(struct target *t, struct target_thread *out, uint32_t max, uint32_t *n)
+{
+	const struct py_layout *l = &t->layout;
+	struct remote *mem = &t->mem;
+	struct tt_error e = {0};
+	uint64_t interp;
+	*n = 0;
+	if (remote_read_u64(mem, t->runtime_addr + l->rt_interpreters_head, &interp, &e) != TT_OK)
+		return false;
+	for (unsigned ni = 0; interp != 0; ni++) {
+		uint64_t ts, next;
+		if (ni >= UNWIND_MAX_INTERPRETERS || (interp & 7) ||
+		    remote_read_u64(mem, interp + l->is_threads_head, &ts, &e) != TT_OK ||
+		    remote_read_u64(mem, interp + l->is_next, &next, &e) != TT_OK)
+			return false;
+		for (unsigned nt = 0; ts != 0; nt++) {
+			struct target_thread th = {.ts = ts};
+			if (nt >= UNWIND_MAX_THREADS || (ts & 7) ||
+			    remote_read_u64(mem, ts + l->ts_native_thread_id, &th.native_id, &e) !=
+				    TT_OK ||
+			    remote_read_u64(mem, ts + l->ts_thread_id, &th.pthread_id, &e) != TT_OK ||
+			    remote_read_u64(mem, ts + l->ts_next, &ts, &e) != TT_OK)
+				return false;
+			if (*n >= max)
+				return true;
+			out[(*n)++] = th;
+		}
+		interp = next;
+	}
+	return true;
 }

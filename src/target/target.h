@@ -3,6 +3,8 @@
 #ifndef TT_TARGET_H
 #define TT_TARGET_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -73,5 +75,16 @@ tt_status target_find_section(const struct target *t, const char *name_part,
 tt_status target_find_symbols(const struct target *t, const char *name_prefix,
 			      const char *const *names, size_t n, uint64_t *addr, char *path,
 			      size_t pathlen, struct tt_error *err);
+
+/* One thread state: its address, the id gettid() gave its thread (in the
+ * thread's own PID namespace) and its pthread_t. */
+struct target_thread {
+	uint64_t ts, native_id, pthread_id;
+};
+
+/* The thread states of every interpreter, up to max, in *n. false when a
+ * list could not be read to its end (what was read is kept). */
+bool target_list_threads(struct target *t, struct target_thread *out, uint32_t max,
+			 uint32_t *n);
 
 #endif

@@ -209,9 +209,15 @@ print_subtree(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes
 		fprintf(f, " (shown above)\n");
 		return;
 	}
-	if (t->kind == TASK_GREENLET)
-		fprintf(f, "%s%s%s", t->hub ? " hub," : "", t->main_greenlet ? " main greenlet," : "",
-			t->running ? " running (its stack is its thread's)" : " suspended");
+	if (t->kind == TASK_GREENLET) {
+		fprintf(f, "%s", t->hub ? " hub," : "");
+		/* its greenlets run on its thread: said once, at the tree's root */
+		if (t->main_greenlet && t->thread)
+			fprintf(f, " main greenlet of thread %llu,", (unsigned long long)t->thread);
+		else if (t->main_greenlet)
+			fprintf(f, " main greenlet,");
+		fprintf(f, "%s", t->running ? " running (its stack is its thread's)" : " suspended");
+	}
 	else
 		fprintf(f, " thread %llu, %s", (unsigned long long)t->thread,
 			t->running ? "running" : "suspended");
@@ -340,9 +346,10 @@ dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 		json_put_string(f, tt_task_name(ts, t));
 		if (t->kind == TASK_GREENLET)
 			fprintf(f, ", \"kind\": \"greenlet\", \"hub\": %s, \"main\": %s, "
-				   "\"parent\": %llu",
+				   "\"parent\": %llu, \"thread\": %llu",
 				t->hub ? "true" : "false", t->main_greenlet ? "true" : "false",
-				(unsigned long long)(t->nawaiters ? ts->awaiters[t->first_awaiter] : 0));
+				(unsigned long long)(t->nawaiters ? ts->awaiters[t->first_awaiter] : 0),
+				(unsigned long long)t->thread);
 		else
 			fprintf(f, ", \"kind\": \"asyncio\", \"thread\": %llu, \"interpreter\": %lld",
 				(unsigned long long)t->thread, (long long)t->interp_id);

@@ -7,6 +7,8 @@ argv[1]: ready file. argv[2] (optional):
       the main greenlet then sleeps, so the hub runs and all else waits.
   plain   greenlet without gevent: three raw greenlets switched into and
       left suspended, no hub; the main greenlet sleeps in time.sleep().
+      Two more threads do the same with two each; which thread each
+      greenlet is of is in the ready file ("threads").
   churn   gevent greenlets spawned at 2,000 a second, each sleeping at most
       50 ms in handler() and then ending (the ready file after a second),
       beside TT_GREENLETS requests parked in fetch_inventory() for good.
@@ -24,6 +26,7 @@ import os
 import random
 import signal
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -71,14 +74,33 @@ def parked_plain(main):
     main.switch()
 
 
-def run_plain():
+def park_greenlets(n, threads):
+    """n greenlets of this thread left suspended; the thread's native id
+    and its greenlets' ids (its main one's first) added to threads."""
     import greenlet
     main = greenlet.getcurrent()
-    kept = [greenlet.greenlet(parked_plain) for _ in range(3)]
+    kept = [greenlet.greenlet(parked_plain) for _ in range(n)]
     for g in kept:
         g.switch(main)
+    threads.append({"tid": threading.get_native_id(), "greenlets": [id(main)] +
+                    [id(g) for g in kept]})
+    return kept
+
+
+def plain_thread(threads):
+    kept = park_greenlets(2, threads)  # noqa: F841 (kept alive while parked)
+    time.sleep(_tt.PARK)
+
+
+def run_plain():
+    threads = []
+    kept = park_greenlets(3, threads)  # noqa: F841
+    for _ in range(2):
+        threading.Thread(target=plain_thread, args=(threads,), daemon=True).start()
+    while len(threads) < 3:
+        time.sleep(0.01)
     signal.signal(signal.SIGUSR1, on_usr1)
-    _tt.ready(OUT, greenlets=_tt.greenlet_stacks(), main=_tt.own_stack()); time.sleep(_tt.PARK)  # noqa: E702
+    _tt.ready(OUT, greenlets=_tt.greenlet_stacks(), main=_tt.own_stack(), threads=threads); time.sleep(_tt.PARK)  # noqa: E702,E501
 
 
 def wait_for_order(event):
