@@ -165,6 +165,110 @@ add_region(struct greenlet_reader *r, uint64_t lo, uint64_t hi)
 	return true;
 }
 
+/* ---- which thread a greenlet runs on ---- */
+
+static bool
+add_thread(struct greenlet_reader *r, uint64_t lo, uint64_t hi, uint64_t tid)
+{
+	if (!grow_array((void **)&r->threads, &r->threads_cap, r->nthreads + 1,
+			sizeof *r->threads))
+		return false;
+	r->threads[r->nthreads++] = (struct gl_thread){lo, hi, tid};
+	return true;
+}
+
+/* The scannable region holding addr, or NULL (regions are in address
+ * order, as the maps list them). */
+static const struct gl_region *
+region_of(const struct greenlet_reader *r, uint64_t addr)
+{
+	uint32_t lo = 0, hi = r->nregions;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (addr < r->regions[mid].lo)
+			hi = mid;
+		else if (addr >= r->regions[mid].hi)
+			lo = mid + 1;
+		else
+			return &r->regions[mid];
+	}
+	return NULL;
+}
+
+static int
+order_threads(const void *a, const void *b)
+{
+	const struct gl_thread *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int
+order_pthread(const void *a, const void *b)
+{
+	const struct target_thread *x = a, *y = b;
+	return x->pthread_id < y->pthread_id ? -1 : x->pthread_id > y->pthread_id;
+}
+
+/* Each thread's C stack: a core's threads by their stack pointer's
+ * The main thread's is its own mapping (a live process's [stack], the
+ * core's segment its stack pointer is in); every other thread's stack lies
+ * just below its pthread_t (glibc puts a thread's descriptor at the top of
+ * the stack it maps for it). false when memory is short. */
+static bool
+find_threads(struct greenlet_reader *r)
+{
+	struct target *t = r->target;
+	r->nthreads = 0;
+	uint32_t n = 0;
+	for (uint32_t cap = 64;; cap *= 2) {
+		if (cap > r->states_cap) {
+			void *p = realloc(r->states, cap * sizeof *r->states);
+			if (!p)
+				return false;
+			r->states = p;
+			r->states_cap = cap;
+		}
+		target_list_threads(t, r->states, cap, &n);
+		if (n < cap || cap >= UNWIND_MAX_THREADS)
+			break;
+	}
+	if (r->main_stack_hi && !add_thread(r, r->main_stack_lo, r->main_stack_hi, r->main_tid))
+		return false;
+	/* Stacks may share one mapping (glibc's guard regions leave no
+	 * PROT_NONE mapping between them): a thread's stack runs from the
+	 * descriptor below its own down to the one below that. */
+	qsort(r->states, n, sizeof *r->states, order_pthread);
+	uint64_t below = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t p = r->states[i].pthread_id;
+		const struct gl_region *g = region_of(r, p);
+		if (!g || r->states[i].native_id == r->main_tid)
+			continue;
+		uint64_t lo = below > g->lo && below < p ? below : g->lo;
+		if (!add_thread(r, lo, p, r->states[i].native_id))
+			return false;
+		below = p;
+	}
+	qsort(r->threads, r->nthreads, sizeof *r->threads, order_threads);
+	return true;
+}
+
+static uint64_t
+thread_of(const struct greenlet_reader *r, uint64_t addr)
+{
+	uint32_t lo = 0, hi = r->nthreads;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (addr < r->threads[mid].lo)
+			hi = mid;
+		else if (addr >= r->threads[mid].hi)
+			lo = mid + 1;
+		else
+			return r->threads[mid].tid;
+	}
+	return 0;
+}
+
 /* A core's writable memory that it holds: where a live process's
  * anonymous memory and heap were (a file's writable data is small, and
  * the candidates are checked as ever). */
@@ -230,6 +334,10 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 		r->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
 	}
 started:
+	/* Threads come and go less often than passes: their stacks are
+	 * found once a pass. */
+	if (!find_threads(r))
+		return tt_fail(err, TT_ENOMEM, 0, "out of memory");
 	r->region_at = 0;
 	r->offset_at = 0;
 	r->last_pass_ms = r->pass_ms;
@@ -357,110 +465,6 @@ scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 	}
 	r->pass_ms += (double)(clock_now_ns() - t0) / 1e6;
 	return TT_OK;
-}
-
-/* ---- which thread a greenlet runs on ---- */
-
-static bool
-add_thread(struct greenlet_reader *r, uint64_t lo, uint64_t hi, uint64_t tid)
-{
-	if (!grow_array((void **)&r->threads, &r->threads_cap, r->nthreads + 1,
-			sizeof *r->threads))
-		return false;
-	r->threads[r->nthreads++] = (struct gl_thread){lo, hi, tid};
-	return true;
-}
-
-/* The scannable region holding addr, or NULL (regions are in address
- * order, as the maps list them). */
-static const struct gl_region *
-region_of(const struct greenlet_reader *r, uint64_t addr)
-{
-	uint32_t lo = 0, hi = r->nregions;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (addr < r->regions[mid].lo)
-			hi = mid;
-		else if (addr >= r->regions[mid].hi)
-			lo = mid + 1;
-		else
-			return &r->regions[mid];
-	}
-	return NULL;
-}
-
-static int
-order_threads(const void *a, const void *b)
-{
-	const struct gl_thread *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
-}
-
-static int
-order_pthread(const void *a, const void *b)
-{
-	const struct target_thread *x = a, *y = b;
-	return x->pthread_id < y->pthread_id ? -1 : x->pthread_id > y->pthread_id;
-}
-
-/* Each thread's C stack: a core's threads by their stack pointer's
- * The main thread's is its own mapping (a live process's [stack], the
- * core's segment its stack pointer is in); every other thread's stack lies
- * just below its pthread_t (glibc puts a thread's descriptor at the top of
- * the stack it maps for it). false when memory is short. */
-static bool
-find_threads(struct greenlet_reader *r)
-{
-	struct target *t = r->target;
-	r->nthreads = 0;
-	uint32_t n = 0;
-	for (uint32_t cap = 64;; cap *= 2) {
-		if (cap > r->states_cap) {
-			void *p = realloc(r->states, cap * sizeof *r->states);
-			if (!p)
-				return false;
-			r->states = p;
-			r->states_cap = cap;
-		}
-		target_list_threads(t, r->states, cap, &n);
-		if (n < cap || cap >= UNWIND_MAX_THREADS)
-			break;
-	}
-	if (r->main_stack_hi && !add_thread(r, r->main_stack_lo, r->main_stack_hi, r->main_tid))
-		return false;
-	/* Stacks may share one mapping (glibc's guard regions leave no
-	 * PROT_NONE mapping between them): a thread's stack runs from the
-	 * descriptor below its own down to the one below that. */
-	qsort(r->states, n, sizeof *r->states, order_pthread);
-	uint64_t below = 0;
-	for (uint32_t i = 0; i < n; i++) {
-		uint64_t p = r->states[i].pthread_id;
-		const struct gl_region *g = region_of(r, p);
-		if (!g || r->states[i].native_id == r->main_tid)
-			continue;
-		uint64_t lo = below > g->lo && below < p ? below : g->lo;
-		if (!add_thread(r, lo, p, r->states[i].native_id))
-			return false;
-		below = p;
-	}
-	qsort(r->threads, r->nthreads, sizeof *r->threads, order_threads);
-	return true;
-}
-
-static uint64_t
-thread_of(const struct greenlet_reader *r, uint64_t addr)
-{
-	uint32_t lo = 0, hi = r->nthreads;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (addr < r->threads[mid].lo)
-			hi = mid;
-		else if (addr >= r->threads[mid].hi)
-			lo = mid + 1;
-		else
-			return r->threads[mid].tid;
-	}
-	return 0;
 }
 
 /* ---- reading greenlets ---- */
@@ -681,10 +685,6 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 	bool *ok = malloc(n), *pyok = malloc(n);
 	st = TT_OK;
 	if (!g || !py || !selfs || !running || !ok || !pyok) {
-		st = tt_fail(err, TT_ENOMEM, 0, "out of memory");
-		goto done;
-	}
-	if (!find_threads(r)) {
 		st = tt_fail(err, TT_ENOMEM, 0, "out of memory");
 		goto done;
 	}
