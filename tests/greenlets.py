@@ -14,8 +14,9 @@ Environment as for tests/functional.py (TT_ROOT, TT_BIN, CI);
 TT_GREENLET_INTERPS (default: TT_INTERPS's python3.14, python3.15 and
 host-python3.11, the builds Debian's python3-greenlet has: 3.3 in the root,
 2.0 on Debian 12's host). gevent's scenarios run whatever the list on the
-root's python3 (python3.14, gevent 25) and, the one equal to its own view,
-on the host's python3.11 (Debian 12's gevent 22.10).
+root's python3 (python3.14, gevent 25) and, those equal to its own view
+and its core, on the host's python3.11 (Debian 12's gevent 22.10), with
+eventlet's (0.33) beside them.
 """
 
 import contextlib
@@ -220,6 +221,23 @@ def test_gevent(interp):
         expect(re.search(r"(?m)^\u2514\u2500\u2500 Hub \[0x[0-9a-f]+\] hub, running", out) and
                out.count("fetch_inventory (") == STUCK,
                "the text does not draw the requests under the hub", *text.details())
+
+
+def test_eventlet():
+    """eventlet (Debian 12's, on greenlet 2.0): 8 green threads of a
+    GreenPool blocked in recv() equal to the target's own view, under the
+    greenlet that runs eventlet's hub (a plain greenlet: not marked hub)."""
+    with Target(HOST_PY, "eventlet") as t:
+        doc, run = greenlets_json(t.pid)
+        compare(t.signal_oracle(), doc, run)
+        got = ours(doc)
+        held = [g for g in got.values() if g["name"] == "GreenThread" and
+                any(f["func"] == "fetch_order" for f in g["frames"])]
+        parents = {g["parent"] for g in held}
+        expect(len(held) == STUCK and len(parents) == 1 and
+               got.get(parents.pop(), {}).get("running"),
+               "not %d green threads in fetch_order under the running hub greenlet" % STUCK,
+               show(got, 2000))
 
 
 def greenlet_view(doc):
@@ -493,7 +511,7 @@ def main():
     interps = [i for i in interps.split() if ft.matrix.get(i).missing is None]
     gevent_interps = [GEVENT_PY] + [i for i in interps if i == HOST_PY]
     started = time.monotonic()
-    tap = Tap(2 * len(interps) + 2 * len(gevent_interps) + 3)
+    tap = Tap(2 * len(interps) + 2 * len(gevent_interps) + 3 + (HOST_PY in interps))
     for interp in interps:
         tap.run("%s: greenlet without gevent equals its own view; main running, no hub"
                 % interp, test_plain, interp)
@@ -501,6 +519,9 @@ def main():
                 % interp, test_none, interp)
     tap.run("a greenlet release not known (9.0.0 on Debian 12's python3.11): one line "
             "says so", test_unknown_version)
+    if HOST_PY in interps:
+        tap.run("%s: eventlet: 8 green threads in recv() equal the target's own view"
+                % HOST_PY, test_eventlet)
     for interp in gevent_interps:
         tap.run("%s: gevent: 8 requests under the hub equal the target's own view" % interp,
                 test_gevent, interp)

@@ -14,6 +14,9 @@ argv[1]: ready file. argv[2] (optional):
       beside TT_GREENLETS requests parked in fetch_inventory() for good.
   parked  TT_GREENLETS gevent greenlets waiting in wait_for_order() on one
       gevent Event that is never set (many: no socket backlog to outgrow).
+  eventlet  eventlet's (OpenStack's) in place of gevent: TT_GREENLETS
+      green threads of a GreenPool blocked in recv() on a silent upstream
+      (eventlet's green socket), the main greenlet in eventlet.sleep().
   imported  imports greenlet and makes no greenlet.
   none    imports neither.
 TT_GREENLETS sets the number of requests, TT_HEAP_OBJECTS adds that many
@@ -72,6 +75,26 @@ def run_gevent():
 
 def parked_plain(main):
     main.switch()
+
+
+def fetch_order(port):
+    import eventlet.green.socket
+    s = eventlet.green.socket.create_connection(("127.0.0.1", port))
+    return s.recv(1024)   # the upstream never answers
+
+
+def run_eventlet():
+    import eventlet
+    import eventlet.green.socket
+    upstream = eventlet.green.socket.socket()
+    upstream.bind(("127.0.0.1", 0))
+    upstream.listen(64)
+    pool = eventlet.GreenPool()
+    for _ in range(N):
+        pool.spawn(fetch_order, upstream.getsockname()[1])
+    eventlet.sleep(0.2)
+    signal.signal(signal.SIGUSR1, on_usr1)
+    _tt.ready(OUT, greenlets=_tt.greenlet_stacks(), main=_tt.own_stack()); eventlet.sleep(_tt.PARK)  # noqa: E702,E501
 
 
 def park_greenlets(n, threads):
@@ -146,6 +169,8 @@ elif MODE == "churn":
     run_churn()
 elif MODE == "parked":
     run_parked()
+elif MODE == "eventlet":
+    run_eventlet()
 elif MODE == "imported":
     import greenlet  # noqa: F401
     _tt.ready(OUT); time.sleep(_tt.PARK)  # noqa: E702
