@@ -139,6 +139,25 @@ note_auxv(struct corefile *c, const uint8_t *d, size_t len)
 	}
 }
 
+/* The next ELF note of buf[*at, end): its header, name and descriptor;
+ * false at the end or at a note that does not fit. */
+static bool
+next_note(const uint8_t *buf, size_t end, size_t *at, Elf64_Nhdr *h, const uint8_t **name,
+	  const uint8_t **desc)
+{
+	if (*at > end || end - *at < sizeof *h)
+		return false;
+	memcpy(h, buf + *at, sizeof *h);
+	size_t nlen = (h->n_namesz + 3) & ~(size_t)3, dlen = (h->n_descsz + 3) & ~(size_t)3;
+	size_t from = *at + sizeof *h;
+	if (nlen > end - from || dlen > end - from - nlen)
+		return false;
+	*name = buf + from;
+	*desc = buf + from + nlen;
+	*at = from + nlen + dlen;
+	return true;
+}
+
 static void
 read_notes(struct corefile *c, uint64_t off, uint64_t len)
 {
@@ -152,15 +171,10 @@ read_notes(struct corefile *c, uint64_t off, uint64_t len)
 		return;
 	}
 	size_t at = 0;
-	while (at + sizeof(Elf64_Nhdr) <= len) {
-		Elf64_Nhdr h;
-		memcpy(&h, buf + at, sizeof h);
-		size_t name = (h.n_namesz + 3) & ~(size_t)3, desc = (h.n_descsz + 3) & ~(size_t)3;
-		at += sizeof h;
-		if (name > len - at || desc > len - at - name)
-			break;
-		const uint8_t *d = buf + at + name;
-		bool core = h.n_namesz >= 4 && memcmp(buf + at, "CORE", 4) == 0;
+	Elf64_Nhdr h;
+	const uint8_t *name, *d;
+	while (next_note(buf, len, &at, &h, &name, &d)) {
+		bool core = h.n_namesz >= 4 && memcmp(name, "CORE", 4) == 0;
 		if (core && h.n_type == NT_PRSTATUS)
 			note_prstatus(c, d, h.n_descsz);
 		else if (core && h.n_type == NT_PRPSINFO)
@@ -169,7 +183,6 @@ read_notes(struct corefile *c, uint64_t off, uint64_t len)
 			note_file(c, d, h.n_descsz);
 		else if (core && h.n_type == NT_AUXV)
 			note_auxv(c, d, h.n_descsz);
-		at += name + desc;
 	}
 	free(buf);
 }
@@ -297,21 +310,15 @@ build_id(const uint8_t *img, size_t len, uint8_t *out, size_t cap)
 		memcpy(&ph, img + eh.e_phoff + i * sizeof ph, sizeof ph);
 		if (ph.p_type != PT_NOTE || ph.p_offset > len || ph.p_filesz > len - ph.p_offset)
 			continue;
-		size_t at = ph.p_offset, end = ph.p_offset + ph.p_filesz;
-		while (at + sizeof(Elf64_Nhdr) <= end) {
-			Elf64_Nhdr h;
-			memcpy(&h, img + at, sizeof h);
-			size_t name = (h.n_namesz + 3) & ~(size_t)3, desc = (h.n_descsz + 3) & ~(size_t)3;
-			at += sizeof h;
-			if (name > end - at || desc > end - at - name)
-				break;
+		size_t at = ph.p_offset;
+		Elf64_Nhdr h;
+		const uint8_t *name, *desc;
+		while (next_note(img, ph.p_offset + ph.p_filesz, &at, &h, &name, &desc))
 			if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 &&
-			    memcmp(img + at, "GNU", 4) == 0 && h.n_descsz <= cap) {
-				memcpy(out, img + at + name, h.n_descsz);
+			    memcmp(name, "GNU", 4) == 0 && h.n_descsz <= cap) {
+				memcpy(out, desc, h.n_descsz);
 				return h.n_descsz;
 			}
-			at += name + desc;
-		}
 	}
 	return 0;
 }
