@@ -138,33 +138,76 @@ str_object(struct pyvalue *v, uint64_t addr)
 	return s;
 }
 
+/* A dict's entries, read from its keys object: each entry's key and value
+ * (a split dict's values are in their own array). */
+struct dict_entries {
+	uint64_t entries, values;   /* values: a split dict's array, else 0 */
+	size_t size;                /* bytes an entry takes */
+	uint8_t kind;               /* DICT_KEYS_GENERAL 0, UNICODE 1, SPLIT 2 */
+	int64_t n;                  /* entries, deleted ones included */
+};
+
+/* Open the dict at dict; budgeted: its reads count against the value's
+ * budget (a repr), else not (a class's or module's own names). */
+static bool
+dict_open(struct pyvalue *v, uint64_t dict, bool budgeted, struct dict_entries *d)
+{
+	const struct py_layout *l = v->l;
+	uint64_t keys;
+	uint8_t hdr[PY_DICTKEYS_INDICES];
+	struct tt_error err;
+	if (budgeted ? !rd_u64(v, dict + l->dict_keys, &keys) ||
+			       !rd_u64(v, dict + l->dict_values, &d->values) ||
+			       !rd(v, keys, hdr, sizeof hdr)
+		     : remote_read_u64(v->mem, dict + l->dict_keys, &keys, &err) != TT_OK ||
+			       remote_read_u64(v->mem, dict + l->dict_values, &d->values, &err) !=
+				       TT_OK ||
+			       remote_read(v->mem, keys, hdr, sizeof hdr, &err) != TT_OK)
+		return false;
+	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES];
+	d->kind = hdr[PY_DICTKEYS_KIND];
+	memcpy(&d->n, hdr + PY_DICTKEYS_NENTRIES, 8);
+	if (log2_index > 40 || d->kind > 2 || d->n < 0 || (uint64_t)d->n > (1ull << 40))
+		return false;
+	d->entries = keys + PY_DICTKEYS_INDICES + (1ull << log2_index);
+	d->size = d->kind == 0 ? 24 : 16;
+	return true;
+}
+
+/* Entry i's key and value (0 and 0: deleted); false when unreadable. */
+static bool
+dict_entry(struct pyvalue *v, const struct dict_entries *d, bool budgeted, int64_t i,
+	   uint64_t *key, uint64_t *value)
+{
+	uint64_t e[3] = {0};
+	struct tt_error err;
+	uint64_t at = d->entries + (uint64_t)i * d->size;
+	if (budgeted ? !rd(v, at, e, d->size) : remote_read(v->mem, at, e, d->size, &err) != TT_OK)
+		return false;
+	*key = d->kind == 0 ? e[1] : e[0];
+	*value = d->kind == 0 ? e[2] : e[1];
+	if (d->values) {
+		uint64_t in = d->values + v->l->dict_values_array + 8ull * (uint64_t)i;
+		if (budgeted ? !rd_u64(v, in, value)
+			     : remote_read_u64(v->mem, in, value, &err) != TT_OK)
+			*value = 0;
+	}
+	return true;
+}
+
 /* The value of key `name` (a str) in the dict at dict, or 0: a class's
- * own dict, small, combined, str keys. */
+ * or a module's own dict, its first entries. */
 static uint64_t
 dict_get_str(struct pyvalue *v, uint64_t dict, const char *name)
 {
-	const struct py_layout *l = v->l;
-	uint64_t keys, values;
-	uint8_t hdr[PY_DICTKEYS_INDICES];
-	struct tt_error err;
-	if (remote_read_u64(v->mem, dict + l->dict_keys, &keys, &err) ||
-	    remote_read_u64(v->mem, dict + l->dict_values, &values, &err) || values ||
-	    remote_read(v->mem, keys, hdr, sizeof hdr, &err))
+	struct dict_entries d;
+	if (!dict_open(v, dict, false, &d))
 		return 0;
-	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES], kind = hdr[PY_DICTKEYS_KIND];
-	int64_t n;
-	memcpy(&n, hdr + PY_DICTKEYS_NENTRIES, 8);
-	if (log2_index > 40 || kind > 1 || n < 0)
-		return 0;
-	if (n > TYPE_DICT_ENTRIES)
-		n = TYPE_DICT_ENTRIES;
-	uint64_t entries = keys + PY_DICTKEYS_INDICES + (1ull << log2_index);
-	size_t size = kind == 0 ? 24 : 16;
+	int64_t n = d.n < TYPE_DICT_ENTRIES ? d.n : TYPE_DICT_ENTRIES;
 	for (int64_t i = 0; i < n; i++) {
-		uint64_t e[3] = {0};
-		if (remote_read(v->mem, entries + (uint64_t)i * size, e, size, &err))
+		uint64_t key, value;
+		if (!dict_entry(v, &d, false, i, &key, &value))
 			return 0;
-		uint64_t key = kind == 0 ? e[1] : e[0], value = kind == 0 ? e[2] : e[1];
 		char *k = key && value ? str_object(v, key) : NULL;
 		bool found = k && strcmp(k, name) == 0;
 		free(k);
@@ -650,19 +693,10 @@ render_sequence(struct pyvalue *v, uint64_t addr, enum kind kind, unsigned depth
 static void
 render_dict(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
 {
-	const struct py_layout *l = v->l;
-	uint64_t used, keys, values;
-	uint8_t hdr[PY_DICTKEYS_INDICES];
-	if (!rd_u64(v, addr + l->dict_used, &used) || (int64_t)used < 0 ||
-	    !rd_u64(v, addr + l->dict_keys, &keys) || !rd_u64(v, addr + l->dict_values, &values) ||
-	    !rd(v, keys, hdr, sizeof hdr)) {
-		puts_(t, "<changing>");
-		return;
-	}
-	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES], kind = hdr[PY_DICTKEYS_KIND];
-	int64_t nentries;
-	memcpy(&nentries, hdr + PY_DICTKEYS_NENTRIES, 8);
-	if (log2_index > 40 || kind > 2 || nentries < 0 || (uint64_t)nentries > (1ull << 40)) {
+	uint64_t used;
+	struct dict_entries d;
+	if (!rd_u64(v, addr + v->l->dict_used, &used) || (int64_t)used < 0 ||
+	    !dict_open(v, addr, true, &d)) {
 		puts_(t, "<changing>");
 		return;
 	}
@@ -672,18 +706,13 @@ render_dict(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
 		puts_(t, "}");
 		return;
 	}
-	uint64_t entries = keys + PY_DICTKEYS_INDICES + (1ull << log2_index);
-	size_t size = kind == 0 ? 24 : 16;
 	unsigned shown = 0;
-	for (int64_t i = 0; i < nentries && !enough(v, t, shown, used); i++) {
-		uint64_t e[3] = {0};
-		if (!rd(v, entries + (uint64_t)i * size, e, size)) {
+	for (int64_t i = 0; i < d.n && !enough(v, t, shown, used); i++) {
+		uint64_t key, value;
+		if (!dict_entry(v, &d, true, i, &key, &value)) {
 			puts_(t, shown ? ", <changing>" : "<changing>");
 			break;
 		}
-		uint64_t key = kind == 0 ? e[1] : e[0], value = kind == 0 ? e[2] : e[1];
-		if (values && !rd_u64(v, values + l->dict_values_array + 8ull * (uint64_t)i, &value))
-			value = 0;
 		if (!key || !value)
 			continue;   /* deleted */
 		if (shown++)
