@@ -48,6 +48,7 @@ greenlet_reader_free(struct greenlet_reader *r)
 	free(r->regions);
 	free(r->threads);
 	free(r->states);
+	free(r->scratch);
 	free(r->known);
 	free(r->chunk);
 	memset(r, 0, sizeof *r);
@@ -678,16 +679,21 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 	if (n == 0)
 		return TT_OK;
 	const struct greenlet_layout *gl = r->gl;
-	uint8_t *g = malloc((size_t)n * gl->read_size);
-	uint8_t *py = malloc((size_t)n * PYGREENLET_READ);
-	uint64_t *selfs = malloc((size_t)n * sizeof *selfs);
-	uint64_t *running = malloc((size_t)n * sizeof *running);
-	bool *ok = malloc(n), *pyok = malloc(n);
-	st = TT_OK;
-	if (!g || !py || !selfs || !running || !ok || !pyok) {
-		st = tt_fail(err, TT_ENOMEM, 0, "out of memory");
-		goto done;
+	/* One buffer, kept from read to read, for what each greenlet needs:
+	 * its self and running words, its C++ and Python objects' bytes, two
+	 * flags (read_size and PYGREENLET_READ are multiples of 8). */
+	size_t per = 16 + gl->read_size + PYGREENLET_READ + 2;
+	if ((size_t)n * per > r->scratch_len) {
+		void *p = realloc(r->scratch, (size_t)n * per);
+		if (!p)
+			return tt_fail(err, TT_ENOMEM, 0, "out of memory");
+		r->scratch = p;
+		r->scratch_len = (size_t)n * per;
 	}
+	uint64_t *selfs = (uint64_t *)r->scratch, *running = selfs + n;
+	uint8_t *g = (uint8_t *)(running + n), *py = g + (size_t)n * gl->read_size;
+	bool *ok = (bool *)(py + (size_t)n * PYGREENLET_READ), *pyok = ok + n;
+	st = TT_OK;
 	if ((st = read_many(r, out, r->known, n, gl->read_size, g, ok, err)) != TT_OK)
 		goto done;
 	for (uint32_t i = 0; i < n; i++) {
@@ -749,11 +755,5 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 	}
 	r->nknown = keep;
 done:
-	free(g);
-	free(py);
-	free(selfs);
-	free(running);
-	free(ok);
-	free(pyok);
 	return st;
 }

@@ -75,6 +75,8 @@ struct greenlet_reader {
 	uint32_t nthreads, threads_cap;
 	struct target_thread *states;
 	uint32_t states_cap;
+	uint8_t *scratch;           /* a read's per-greenlet buffers (greenlet_reader_read) */
+	size_t scratch_len;
 	uint64_t scan_budget;
 	uint8_t *chunk;
 	int pagemap_fd;             /* which pages are in memory; -1: not open */
