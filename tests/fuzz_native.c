@@ -215,6 +215,40 @@ main(int argc, char **argv)
 	if (pipe(pipefd) != 0)
 		return 99;
 	signal(SIGALRM, on_alarm);
+	/* A return address in no file (anonymous memory: where a step that
+	 * went astray lands) is not a frame: the walk ends before it. */
+	{
+		void *anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+				  -1, 0);
+		struct parked *p = calloc(1, sizeof *p);
+		if (anon == MAP_FAILED || !p)
+			return 99;
+		p->ra = (uint64_t)(uintptr_t)anon + 64;
+		p->fd = pipefd[0];
+		pthread_t th;
+		pthread_create(&th, NULL, park, p);
+		pthread_detach(th);
+		while (!atomic_load(&p->tid))
+			usleep(100);
+		usleep(2000);
+		alarm(10);
+		struct native_unwinder *n;
+		struct tt_error err;
+		size_t got = 0, astray = 0;
+		char why[512] = "";
+		if (native_open(&n, getpid(), &err) == TT_OK) {
+			struct native_frame nf[NATIVE_MAX_FRAMES];
+			got = native_thread_frames(n, atomic_load(&p->tid), nf, NATIVE_MAX_FRAMES, why,
+						   sizeof why);
+			for (size_t k = 0; k < got; k++)
+				astray += nf[k].pc == p->ra;
+			native_close(n);
+		}
+		alarm(0);
+		tap_ok(got >= 1 && astray == 0 && why[0],
+		       "a return address in anonymous memory ends the walk before it: %zu frames, "
+		       "%zu at it; %s", got, astray, why);
+	}
 	int walked = 0, refused = 0, frames_total = 0, in_copy = 0, counts[6] = {0};
 	long heap_at_10 = 0, heap_end = 0;
 	for (int i = 0; i < CASES; i++) {

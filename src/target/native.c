@@ -388,6 +388,7 @@ struct walk {
 	 * the innermost evaluator call (0: not asked) */
 	uint64_t expect_frame, expect_instr;
 	bool evaluator_seen;  /* that call was reached */
+	bool astray;          /* the walk stopped at a caller in no file */
 	enum frame_check check;
 };
 
@@ -522,6 +523,17 @@ take_frame(Dwfl_Frame *state, void *arg)
 		return DWARF_CB_ABORT;
 	if (w->count == w->max)
 		return DWARF_CB_ABORT;
+	/* A return address points after the call: look up the call itself. */
+	Dwarf_Addr at = activation ? pc : pc - 1;
+	const struct sym_entry *e = lookup(w->n, at);
+	if ((!e || !e->mapped) && !activation) {
+		/* A caller in no file: the step that found it went astray (code
+		 * without call frame information unwound by an %rbp that held
+		 * no frame pointer), not a frame to show. The walk ends before
+		 * it, as where no call frame information leads on. */
+		w->astray = true;
+		return DWARF_CB_ABORT;
+	}
 	w->last_in_entry = false;
 	struct native_frame *f = &w->out[w->count++];
 	memset(f, 0, sizeof *f);
@@ -529,11 +541,8 @@ take_frame(Dwfl_Frame *state, void *arg)
 	Dwarf_Word reg;
 	w->last_sp = dwfl_frame_reg(state, 7, &reg) == 0 ? reg : 0;
 	w->last_has_rbp = dwfl_frame_reg(state, 6, &reg) == 0;
-	/* A return address points after the call: look up the call itself. */
-	Dwarf_Addr at = activation ? pc : pc - 1;
-	const struct sym_entry *e = lookup(w->n, at);
 	if (!e || !e->mapped)
-		return DWARF_CB_OK;
+		return DWARF_CB_OK;   /* running code in no file (a JIT's) */
 	snprintf(f->library, sizeof f->library, "%s", w->n->names + e->lib);
 	w->last_in_entry = e->entry;
 	if (e->name) {
@@ -622,8 +631,10 @@ walk_thread(struct native_unwinder *n, struct walk *w)
 	w->last_in_entry = false;
 	w->last_sp = 0;
 	w->last_has_rbp = false;
+	w->astray = false;
 	finding_for = n->pid;
-	return dwfl_getthread_frames(n->dwfl, n->tid, take_frame, w);
+	int rc = dwfl_getthread_frames(n->dwfl, n->tid, take_frame, w);
+	return w->astray ? 0 : rc;
 }
 
 /* The kernel gives a blocked thread's %rsp and %rip, not its %rbp: the
@@ -675,6 +686,11 @@ end_reason(const struct native_unwinder *n, const struct walk *w, int rc, char *
 {
 	if (w->count == w->max)
 		snprintf(why, wlen, "more than %zu frames: the rest left out", w->max);
+	else if (w->astray && w->count)
+		snprintf(why, wlen, "the walk ends in %s: the return address its unwinding gave "
+				    "lies in no file", w->out[w->count - 1].library[0]
+							    ? w->out[w->count - 1].library
+							    : "an address in no file");
 	else if (rc == 0 && w->count && !at_thread_start(w) && !n->sample)
 		snprintf(why, wlen, "the walk ends in %s: its caller is found by a register "
 				    "(%%rbp: code built with frame pointers) that the kernel gives "
