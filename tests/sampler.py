@@ -646,12 +646,14 @@ PER_INTERPRETER = [
 
 # Tests of the engine's own behaviour, the same whatever the target's layout
 # (exports, signals, a target's exit, scheduling, the live table, bench's
-# text): run on the layout-free interpreters only (TT_LAYOUT_FREE_INTERPS,
-# one per minor version, a debug build and an embedded libpython), like the
-# suites of views and exports; the rest of the matrix skips them.
+# text, the sampled split of wall time: where each sample falls is the
+# walker's, checked per build by record following hop()): run on the
+# layout-free interpreters only (TT_LAYOUT_FREE_INTERPS, one per minor
+# version, a debug build and an embedded libpython), like the suites of
+# views and exports; the rest of the matrix skips them.
 LAYOUT_FREE = {test_record_formats, test_record_interrupted, test_read_floor,
                test_missed_reason, test_pool_live, test_idle_bench_text,
-               test_exit_during_record}
+               test_exit_during_record, test_cpu_split}
 
 
 def run_interp(tap, suite, interp, free):
