@@ -158,7 +158,8 @@ def test_unknown_version():
     """A greenlet whose layout tachyon-top does not know: Debian 12's
     greenlet 2.0 copied beside the target with the version of a release to
     come in its __init__.py, on the host's python3.11. One line says so and
-    names what is known; the threads are dumped as ever, exit status 0."""
+    names what is known, in dump and in the tasks view; the threads are
+    dumped as ever, exit status 0."""
     have = ft.matrix.get(HOST_PY)
     host_greenlet = "/usr/lib/python3/dist-packages/greenlet"
     if have.missing or not os.path.isdir(host_greenlet):
@@ -190,6 +191,15 @@ def test_unknown_version():
             doc, run = greenlets_json(t.pid)
             expect(not ours(doc) and "not a layout" in doc.get("greenlets", {}).get("note", ""),
                    "the JSON has greenlets, or no note", *run.details())
+            # The tasks view says it too, not only that asyncio is not imported.
+            tui = tk.Tmux("-p", t.pid)
+            try:
+                tui.wait(lambda s: "Functions" in s, "live view")
+                tui.keys("T")
+                tui.wait(lambda s: "greenlets not read: greenlet 9.0.0 on Python 3.11 is not a "
+                         "layout" in s, "the tasks view's line on the unknown greenlet")
+            finally:
+                tui.close()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 

@@ -722,6 +722,17 @@ tasksview_draw(struct ui *u, int y, int h)
 		 procs);
 	draw_text(y, 0, COLS, columns, theme_attr(ROLE_TABLE_HEADER));
 	y++;
+	/* A greenlet this build cannot read: said, whatever else is there. */
+	const char *note = NULL;
+	for (uint32_t p = 0; s && p < s->nprocs && !note; p++)
+		if (s->procs[p].greenlets_note[0] && proc_shown(t, p))
+			note = s->procs[p].greenlets_note;
+	if (note && h > 1) {
+		char line[512];
+		snprintf(line, sizeof line, "  %s", note);
+		draw_text(y++, 0, COLS, line, theme_attr(ROLE_ERROR));
+		h--;
+	}
 	const char *empty = NULL;
 	if (err[0])
 		empty = err;

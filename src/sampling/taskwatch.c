@@ -363,6 +363,8 @@ read_one(struct taskwatch *w, struct watched *wd, struct task_snapshot *s)
 	wd->reads++;
 	/* Greenlets read make the process's tasks readable, whatever asyncio's state. */
 	p->state = wd->greenlets.state == GREENLETS_READ ? TASKS_READ : wd->read.state;
+	if (wd->greenlets.state == GREENLETS_UNKNOWN)
+		snprintf(p->greenlets_note, sizeof p->greenlets_note, "%s", wd->greenlets.why);
 	p->lost = wd->read.lost;
 	p->ts_running_task = wd->reader.found ? wd->reader.ts_running_task : 0;
 	if (!add_process(w, wd, s, clock_now_ns()))

@@ -45,6 +45,7 @@ struct task_proc {
 	uint32_t lost;
 	uint64_t ts_running_task;  /* where a thread state keeps its running task; 0: unknown */
 	char error[384];           /* "" when its read worked */
+	char greenlets_note[400];  /* why its greenlets are not read (an unknown greenlet), or "" */
 };
 
 struct task_snapshot {
