@@ -22,6 +22,7 @@
 #include "mixedstack.h"
 #include "native.h"
 #include "perfsample.h"
+#include "varloc.h"
 #include "procmaps.h"
 #include "readfile.h"
 
@@ -37,6 +38,18 @@ struct call_site {
 	bool learned;            /* frame_reg and instr_reg hold them here */
 	uint8_t frame_reg, instr_reg;   /* indexes into check_frame's registers */
 	uint32_t frame_only;
+	/* what the evaluator's debug information says (varloc.h): */
+	uint8_t dwarf;           /* enum site_dwarf */
+	uint8_t cfa_reg;         /* the CFA is this DWARF register + cfa_off */
+	int64_t cfa_off;
+	struct varloc frame_at, instr_at;   /* where `frame` (VARLOC_NONE: not said) and
+					       `next_instr` are */
+};
+
+enum site_dwarf {
+	SITE_DWARF_UNREAD,       /* not looked up yet */
+	SITE_DWARF_NONE,         /* no debug information, or none for next_instr */
+	SITE_DWARF_KNOWN,        /* instr_at holds, and frame_at unless VARLOC_NONE */
 };
 
 /* Samples at a call site with the frame in a register and no instruction
@@ -465,6 +478,65 @@ near_instr(uint64_t v, uint64_t instr)
 	return v - instr + 64 <= 128;
 }
 
+/* Where this call site's evaluator keeps `next_instr`, and `frame` when
+ * said, from its debug information: a site of the evaluator function
+ * itself, slots off a CFA whose rule is known. The instruction pointer is
+ * what counts: it points into one code object's bytecode, at one place
+ * (Debian's 3.14 describes `frame` at few of its calls, `next_instr` at
+ * most, in a stack slot). */
+static void
+read_site_dwarf(struct native_unwinder *n, struct call_site *site, uint64_t pc)
+{
+	static const char *const names[] = {"frame", "next_instr"};
+	struct varloc at[2];
+	Dwfl_Module *mod = dwfl_addrmodule(n->dwfl, pc - 1);
+	site->dwarf = SITE_DWARF_NONE;
+	if (!mod || !varloc_find(mod, pc - 1, "_PyEval_EvalFrameDefault", names, 2, at) ||
+	    at[1].kind == VARLOC_NONE)
+		return;
+	if ((at[0].kind == VARLOC_CFA_SLOT || at[1].kind == VARLOC_CFA_SLOT) &&
+	    !varloc_cfa_rule(mod, pc - 1, &site->cfa_reg, &site->cfa_off))
+		return;
+	site->frame_at = at[0];
+	site->instr_at = at[1];
+	site->dwarf = SITE_DWARF_KNOWN;
+}
+
+/* The value a location holds in the unwound state of a perf sample: a
+ * register libdwfl recovered, or a stack word the sample copied (a slot
+ * the copy does not reach is not read: the live stack has moved on). */
+static bool
+site_value(const struct native_unwinder *n, Dwfl_Frame *state, const struct call_site *site,
+	   const struct varloc *v, uint64_t *out)
+{
+	Dwarf_Word r;
+	uint64_t addr;
+	const struct user_sample *us = n->sample;
+	switch (v->kind) {
+	case VARLOC_REG:
+		if (dwfl_frame_reg(state, v->reg, &r) != 0)
+			return false;
+		*out = r;
+		return true;
+	case VARLOC_CFA_SLOT:
+		if (dwfl_frame_reg(state, site->cfa_reg, &r) != 0)
+			return false;
+		addr = r + (uint64_t)site->cfa_off + (uint64_t)v->off;
+		break;
+	case VARLOC_REG_SLOT:
+		if (dwfl_frame_reg(state, v->reg, &r) != 0)
+			return false;
+		addr = r + (uint64_t)v->off;
+		break;
+	default:
+		return false;
+	}
+	if (!us || addr < us->stack_at || us->stack_len < 8 || addr - us->stack_at > us->stack_len - 8)
+		return false;
+	memcpy(out, us->stack + (addr - us->stack_at), 8);
+	return true;
+}
+
 /* Was the evaluator call whose unwound state this is (returning to pc)
  * running the Python frame at `frame`, at instruction pointer `instr`? At
  * a given call site the evaluator keeps its frame and next instruction
@@ -489,12 +561,25 @@ check_frame(struct native_unwinder *n, Dwfl_Frame *state, uint64_t pc, uint64_t 
 			has_instr = (int8_t)i;
 	}
 	struct call_site *site = keytab_find(&n->sites, pc);
+	bool added;
+	if (!site && n->sample && (site = keytab_put(&n->sites, pc, &added)))
+		site->dwarf = SITE_DWARF_UNREAD;
+	if (site && n->sample && site->dwarf == SITE_DWARF_UNREAD)
+		read_site_dwarf(n, site, pc);
+	if (site && n->sample && site->dwarf == SITE_DWARF_KNOWN) {
+		/* The debug information says where they are at this call. */
+		uint64_t f = frame, i;
+		if (!site_value(n, state, site, &site->instr_at, &i) ||
+		    (site->frame_at.kind != VARLOC_NONE &&
+		     !site_value(n, state, site, &site->frame_at, &f)))
+			return FRAME_UNVERIFIED;
+		return f == frame && near_instr(i, instr) ? FRAME_VERIFIED : FRAME_MOVED;
+	}
 	if (site && site->learned)
 		return v[site->frame_reg] == frame && near_instr(v[site->instr_reg], instr)
 			       ? FRAME_VERIFIED : FRAME_MOVED;
 	if (has_frame < 0)
 		return FRAME_UNVERIFIED;   /* the frame is kept in a stack slot here */
-	bool added;
 	if (!site && !(site = keytab_put(&n->sites, pc, &added)))
 		return FRAME_UNVERIFIED;
 	if (has_instr >= 0) {
