@@ -1345,8 +1345,8 @@ def test_native_pairing(ctx):
     paired with whichever Python frame the next pass found (about half the
     samples showed libcrypto under compress_block() and libz under
     hash_password()). Now a sample is kept only when taken in the frame the
-    pass read, where the build lets that be checked (native.h): a wrong
-    pair may only come from a sample record counts as not checked."""
+    pass read (native.h): at most 10% not checked on every build, and a
+    wrong pair may only come from a sample record counts as not checked."""
     once_per_minor(ctx)
     for mode in ("sync", "tasks"):
         with rig.Target(ctx.suite, ctx.interp, "native_alternate.py", args=(mode,),
@@ -1381,6 +1381,12 @@ def test_native_pairing(ctx):
             expect(share and left and unchecked and float(share.group(1)) > 0 and paired >= 5,
                    "%s: the native share, what was left out and what was not checked" % mode,
                    *run.details())
+            # Every build here can be checked: by its evaluator's
+            # registers, or where its debug information says it keeps its
+            # next instruction (pyenv's 3.12 and Debian's 3.14 keep it in a
+            # stack slot: 88-91% were not checked by registers alone).
+            expect(float(unchecked.group(1)) <= 10, "%s: %s%% of the samples not checked"
+                   % (mode, unchecked.group(1)), *run.details())
             allowed = paired * 0.02 + (total * float(unchecked.group(1)) / 100)
             expect(wrong <= allowed, "%s: %d of %d samples pair a library's frames with the "
                    "other function, %.0f not checked" % (

@@ -81,6 +81,15 @@ struct native_unwinder {
 	char perf_refused[256];             /* why perf_event_open was refused, once */
 	struct keytab syms;                 /* struct sym_entry by address */
 	struct keytab sites;                /* struct call_site by return address */
+	/* where the evaluator keeps next_instr and frame, per module holding
+	 * one (its debug information read once: varloc.h) */
+	struct evaluator_locs {
+		Dwfl_Module *mod;
+		GElf_Addr bias;             /* its load bias: file address = address - bias */
+		struct varloc_table table;
+		uint8_t tries;              /* reads that did not find the evaluator there */
+	} evaluators[4];
+	uint32_t nevaluators;
 	char *names;                        /* their names and libraries, "" first */
 	uint32_t names_len, names_cap;
 	/* a sampler's: every thread followed at its rate, no waiting */
@@ -383,6 +392,8 @@ native_close(struct native_unwinder *n)
 	perf_threads_free(n->perf);
 	keytab_free(&n->syms);
 	keytab_free(&n->sites);
+	for (uint32_t i = 0; i < n->nevaluators; i++)
+		varloc_table_free(&n->evaluators[i].table);
 	free(n->names);
 	free(n);
 }
@@ -478,6 +489,38 @@ near_instr(uint64_t v, uint64_t instr)
 	return v - instr + 64 <= 128;
 }
 
+/* The evaluator's locals' table for module mod, read the first time
+ * (from the file libdwfl found for it); NULL when there is no room. */
+static const struct evaluator_locs *
+evaluator_locs(struct native_unwinder *n, Dwfl_Module *mod, uint64_t addr)
+{
+	static const char *const names[VARLOC_VARS] = {"frame", "next_instr"};
+	struct evaluator_locs *e = NULL;
+	for (uint32_t i = 0; i < n->nevaluators && !e; i++)
+		if (n->evaluators[i].mod == mod)
+			e = &n->evaluators[i];
+	/* An address that was not the evaluator's (another function taken
+	 * for it) is not the module's last word: a few more are tried. */
+	if (e && (e->table.found || e->tries >= 3))
+		return e;
+	if (!e && n->nevaluators == sizeof n->evaluators / sizeof n->evaluators[0])
+		return NULL;
+	if (!e) {
+		e = &n->evaluators[n->nevaluators++];
+		e->mod = mod;
+	}
+	varloc_table_free(&e->table);
+	e->tries++;
+	const char *file = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+	if (!dwfl_module_getelf(mod, &e->bias) || !file)
+		e->tries = 3;   /* nothing to read it from */
+	else
+		varloc_table_read(&e->table, file, n->debug_path, addr - e->bias,
+				  "_PyEval_EvalFrameDefault", names);
+	return e;
+}
+
 /* Where this call site's evaluator keeps `next_instr`, and `frame` when
  * said, from its debug information: a site of the evaluator function
  * itself, slots off a CFA whose rule is known. The instruction pointer is
@@ -487,18 +530,20 @@ near_instr(uint64_t v, uint64_t instr)
 static void
 read_site_dwarf(struct native_unwinder *n, struct call_site *site, uint64_t pc)
 {
-	static const char *const names[] = {"frame", "next_instr"};
-	struct varloc at[2];
 	Dwfl_Module *mod = dwfl_addrmodule(n->dwfl, pc - 1);
+	const struct evaluator_locs *e = mod ? evaluator_locs(n, mod, pc - 1) : NULL;
 	site->dwarf = SITE_DWARF_NONE;
-	if (!mod || !varloc_find(mod, pc - 1, "_PyEval_EvalFrameDefault", names, 2, at) ||
-	    at[1].kind == VARLOC_NONE)
+	if (!e || !e->table.found)
 		return;
-	if ((at[0].kind == VARLOC_CFA_SLOT || at[1].kind == VARLOC_CFA_SLOT) &&
+	struct varloc frame_at = varloc_table_at(&e->table, 0, pc - 1 - e->bias),
+		      instr_at = varloc_table_at(&e->table, 1, pc - 1 - e->bias);
+	if (instr_at.kind == VARLOC_NONE)
+		return;
+	if ((frame_at.kind == VARLOC_CFA_SLOT || instr_at.kind == VARLOC_CFA_SLOT) &&
 	    !varloc_cfa_rule(mod, pc - 1, &site->cfa_reg, &site->cfa_off))
 		return;
-	site->frame_at = at[0];
-	site->instr_at = at[1];
+	site->frame_at = frame_at;
+	site->instr_at = instr_at;
 	site->dwarf = SITE_DWARF_KNOWN;
 }
 

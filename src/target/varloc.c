@@ -52,42 +52,121 @@ frame_base_is_cfa(Dwarf_Die *sub)
 	       len == 1 && e[0].atom == DW_OP_call_frame_cfa;
 }
 
-bool
-varloc_find(Dwfl_Module *mod, Dwarf_Addr at, const char *func, const char *const *names, size_t n,
-	    struct varloc *out)
+static int
+by_lo(const void *a, const void *b)
 {
-	for (size_t i = 0; i < n; i++)
-		out[i] = (struct varloc){.kind = VARLOC_NONE};
-	Dwarf_Addr bias;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod, at, &bias);
-	if (!cu)
+	const struct varloc_span *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every span of variable die's location list, as file addresses. */
+static bool
+add_spans(struct varloc_table *t, int which, Dwarf_Die *die, bool cfa, Dwarf_Addr to_file)
+{
+	Dwarf_Attribute a;
+	if (!dwarf_attr(die, DW_AT_location, &a))
+		return true;
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Op *e;
+	size_t len, cap = t->nspans[which];
+	for (ptrdiff_t off = 0; (off = dwarf_getlocations(&a, off, &base, &lo, &hi, &e, &len)) > 0;) {
+		struct varloc at = from_expr(e, len, cfa);
+		if (at.kind == VARLOC_NONE)
+			continue;
+		if (t->nspans[which] == cap) {
+			cap = cap ? 2 * cap : 256;
+			void *p = realloc(t->spans[which], cap * sizeof *t->spans[which]);
+			if (!p)
+				return false;
+			t->spans[which] = p;
+		}
+		bool whole = hi == (Dwarf_Addr)-1;   /* one location for the whole scope */
+		t->spans[which][t->nspans[which]++] = (struct varloc_span){
+			.lo = whole ? 0 : lo + to_file, .hi = whole ? UINT64_MAX : hi + to_file, .at = at};
+	}
+	return true;
+}
+
+bool
+varloc_table_read(struct varloc_table *t, const char *elf_path, char *debuginfo_path,
+		  uint64_t addr, const char *func, const char *const names[VARLOC_VARS])
+{
+	memset(t, 0, sizeof *t);
+	t->read = true;
+	char *path = debuginfo_path;
+	const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+		.debuginfo_path = &path,
+	};
+	Dwfl *d = dwfl_begin(&callbacks);
+	if (!d)
 		return false;
+	dwfl_report_begin(d);
+	Dwfl_Module *mod = dwfl_report_elf(d, "evaluator", elf_path, -1, 0, false);
+	dwfl_report_end(d, NULL, NULL);
+	GElf_Addr elf_bias = 0;
+	Dwarf_Addr dw_bias = 0;
+	Dwarf_Die *cu = mod && dwfl_module_getelf(mod, &elf_bias)
+				? dwfl_module_addrdie(mod, addr + elf_bias, &dw_bias) : NULL;
 	Dwarf_Die *scopes = NULL;
-	int ns = dwarf_getscopes(cu, at - bias, &scopes);
+	int ns = cu ? dwarf_getscopes(cu, addr + elf_bias - dw_bias, &scopes) : 0;
 	Dwarf_Die *sub = NULL;
 	for (int k = 0; k < ns && !sub; k++)
 		if (dwarf_tag(&scopes[k]) == DW_TAG_subprogram)
 			sub = &scopes[k];
 	const char *name = sub ? die_name(sub) : NULL;
-	bool found = name && strcmp(name, func) == 0;
+	bool ok = true;
 	Dwarf_Die child;
-	if (found && dwarf_child(sub, &child) == 0) {
+	if (name && strcmp(name, func) == 0 && dwarf_child(sub, &child) == 0) {
+		t->found = true;
 		bool cfa = frame_base_is_cfa(sub);
 		do {
 			int tag = dwarf_tag(&child);
 			const char *var = tag == DW_TAG_variable || tag == DW_TAG_formal_parameter
 						  ? die_name(&child) : NULL;
-			Dwarf_Attribute a;
-			Dwarf_Op *e;
-			size_t len;
-			for (size_t i = 0; var && i < n; i++)
-				if (strcmp(var, names[i]) == 0 && dwarf_attr(&child, DW_AT_location, &a) &&
-				    dwarf_getlocation_addr(&a, at - bias, &e, &len, 1) == 1)
-					out[i] = from_expr(e, len, cfa);
-		} while (dwarf_siblingof(&child, &child) == 0);
+			for (int i = 0; var && ok && i < VARLOC_VARS; i++)
+				if (strcmp(var, names[i]) == 0)
+					ok = add_spans(t, i, &child, cfa, dw_bias - elf_bias);
+		} while (ok && dwarf_siblingof(&child, &child) == 0);
 	}
 	free(scopes);
-	return found;
+	dwfl_end(d);   /* the debug information goes with it: only the spans stay */
+	for (int i = 0; i < VARLOC_VARS; i++)
+		if (t->nspans[i])
+			qsort(t->spans[i], t->nspans[i], sizeof *t->spans[i], by_lo);
+	if (!ok) {
+		varloc_table_free(t);
+		t->read = true;
+	}
+	return t->found;
+}
+
+struct varloc
+varloc_table_at(const struct varloc_table *t, int which, uint64_t addr)
+{
+	const struct varloc_span *s = t->spans[which];
+	size_t lo = 0, hi = t->nspans[which];
+	while (lo < hi) {   /* the first span starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+		if (s[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* A location list's spans seldom overlap: a few back are enough. */
+	for (size_t k = lo, back = 0; k > 0 && back < 4; k--, back++)
+		if (addr >= s[k - 1].lo && addr < s[k - 1].hi)
+			return s[k - 1].at;
+	return (struct varloc){.kind = VARLOC_NONE};
+}
+
+void
+varloc_table_free(struct varloc_table *t)
+{
+	for (int i = 0; i < VARLOC_VARS; i++)
+		free(t->spans[i]);
+	memset(t, 0, sizeof *t);
 }
 
 bool

@@ -1,13 +1,18 @@
-/* Where a function keeps its local variables at a code address, from its
- * module's DWARF (libdw): a register, or a stack slot relative to the
- * frame's canonical frame address or its stack pointer. Used to check a
- * native sample against the Python frame read (native.c): the evaluator
- * keeps its frame and next instruction somewhere at each call it makes,
- * and its debug information says where. */
+/* Where a function keeps two of its local variables, over all of its code,
+ * from its module's DWARF (libdw): at each address a register, or a stack
+ * slot relative to the frame's canonical frame address or to a register.
+ * Used to check a native sample against the Python frame read (native.c):
+ * the evaluator keeps its next instruction (and its frame) somewhere at
+ * each call it makes, and its debug information says where.
+ *
+ * The debug information is read once, in a libdwfl session of its own that
+ * is then ended: decompressed, a build's takes tens of megabytes (Debian's
+ * python3.14: 39 MB), and what is kept is a table of a few thousand spans. */
 #ifndef TT_VARLOC_H
 #define TT_VARLOC_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <elfutils/libdwfl.h>
@@ -26,12 +31,32 @@ struct varloc {
 	int64_t off;
 };
 
-/* The locations, at absolute address `at` in module mod, of the locals
- * names[0..n) of the function named `func` that contains `at` (not of a
- * function inlined into it). false when mod has no debug information or
- * `at` is not in `func`; a local without a location there is VARLOC_NONE. */
-bool varloc_find(Dwfl_Module *mod, Dwarf_Addr at, const char *func, const char *const *names,
-		 size_t n, struct varloc *out);
+struct varloc_span {
+	uint64_t lo, hi;   /* file addresses (the ELF's own vaddrs) */
+	struct varloc at;
+};
+
+#define VARLOC_VARS 2
+
+struct varloc_table {
+	bool read;         /* looked for, found or not */
+	bool found;        /* the function and its debug information were found */
+	struct varloc_span *spans[VARLOC_VARS];   /* per variable, by lo */
+	size_t nspans[VARLOC_VARS];
+};
+
+/* Fill t with where the function named func, which holds file address
+ * `addr` of the ELF file at elf_path, keeps each of names[0..VARLOC_VARS)
+ * (its own locals, not those of a function inlined into it). The debug
+ * file is looked for by build-id in debuginfo_path (libdwfl's syntax).
+ * false (and t->found false) when there is none or addr is not in func. */
+bool varloc_table_read(struct varloc_table *t, const char *elf_path, char *debuginfo_path,
+		       uint64_t addr, const char *func, const char *const names[VARLOC_VARS]);
+
+/* Where variable `which` is at file address addr (VARLOC_NONE: not said). */
+struct varloc varloc_table_at(const struct varloc_table *t, int which, uint64_t addr);
+
+void varloc_table_free(struct varloc_table *t);
 
 /* The rule for the CFA at absolute address `at` in mod: DWARF register
  * *reg plus *off. false when the call frame information has none of that
