@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,12 +83,11 @@ struct native_unwinder {
 	struct keytab syms;                 /* struct sym_entry by address */
 	struct keytab sites;                /* struct call_site by return address */
 	/* where the evaluator keeps next_instr and frame, per module holding
-	 * one (its debug information read once: varloc.h) */
+	 * one: the build's table (evaluator_table) */
 	struct evaluator_locs {
 		Dwfl_Module *mod;
 		GElf_Addr bias;             /* its load bias: file address = address - bias */
-		struct varloc_table table;
-		uint8_t tries;              /* reads that did not find the evaluator there */
+		const struct varloc_table *table;   /* NULL: none */
 	} evaluators[4];
 	uint32_t nevaluators;
 	char *names;                        /* their names and libraries, "" first */
@@ -392,8 +392,6 @@ native_close(struct native_unwinder *n)
 	perf_threads_free(n->perf);
 	keytab_free(&n->syms);
 	keytab_free(&n->sites);
-	for (uint32_t i = 0; i < n->nevaluators; i++)
-		varloc_table_free(&n->evaluators[i].table);
 	free(n->names);
 	free(n);
 }
@@ -489,35 +487,73 @@ near_instr(uint64_t v, uint64_t instr)
 	return v - instr + 64 <= 128;
 }
 
-/* The evaluator's locals' table for module mod, read the first time
- * (from the file libdwfl found for it); NULL when there is no room. */
+/* Each build's table of where its evaluator keeps its locals, read once
+ * and shared by every process's unwinder (a server's workers run one
+ * build: one read, not one a worker), by build-id; kept to the end. */
+#define EVALUATOR_BUILDS 8
+
+static struct evaluator_build {
+	unsigned char id[64];
+	int idlen;
+	struct varloc_table table;
+	uint8_t tries;                  /* reads that did not find the evaluator there */
+} evaluator_builds[EVALUATOR_BUILDS];
+static unsigned nevaluator_builds;
+static pthread_mutex_t evaluator_builds_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The table of mod's build, read when not yet (addr, in the module: where
+ * the evaluator is looked for); NULL when there is none or no room. */
+static const struct varloc_table *
+evaluator_table(struct native_unwinder *n, Dwfl_Module *mod, uint64_t addr, GElf_Addr bias)
+{
+	static const char *const names[VARLOC_VARS] = {"frame", "next_instr"};
+	const unsigned char *id;
+	GElf_Addr id_at;
+	int idlen = dwfl_module_build_id(mod, &id, &id_at);
+	const char *file = NULL;
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
+	if (idlen <= 0 || idlen > 64 || !file)
+		return NULL;
+	pthread_mutex_lock(&evaluator_builds_lock);
+	struct evaluator_build *b = NULL;
+	for (unsigned i = 0; i < nevaluator_builds && !b; i++)
+		if (evaluator_builds[i].idlen == idlen && !memcmp(evaluator_builds[i].id, id, (size_t)idlen))
+			b = &evaluator_builds[i];
+	if (!b && nevaluator_builds < EVALUATOR_BUILDS) {
+		b = &evaluator_builds[nevaluator_builds++];
+		memcpy(b->id, id, (size_t)idlen);
+		b->idlen = idlen;
+	}
+	/* An address that was not the evaluator's (another function taken
+	 * for it) is not the build's last word: a few more are tried. */
+	if (b && !b->table.found && b->tries < 3) {
+		b->tries++;
+		varloc_table_free(&b->table);
+		varloc_table_read(&b->table, file, n->debug_path, addr - bias,
+				  "_PyEval_EvalFrameDefault", names);
+	}
+	pthread_mutex_unlock(&evaluator_builds_lock);
+	return b && b->table.found ? &b->table : NULL;
+}
+
+/* This unwinder's entry for module mod (its bias, its build's table). */
 static const struct evaluator_locs *
 evaluator_locs(struct native_unwinder *n, Dwfl_Module *mod, uint64_t addr)
 {
-	static const char *const names[VARLOC_VARS] = {"frame", "next_instr"};
 	struct evaluator_locs *e = NULL;
 	for (uint32_t i = 0; i < n->nevaluators && !e; i++)
 		if (n->evaluators[i].mod == mod)
 			e = &n->evaluators[i];
-	/* An address that was not the evaluator's (another function taken
-	 * for it) is not the module's last word: a few more are tried. */
-	if (e && (e->table.found || e->tries >= 3))
-		return e;
 	if (!e && n->nevaluators == sizeof n->evaluators / sizeof n->evaluators[0])
 		return NULL;
 	if (!e) {
 		e = &n->evaluators[n->nevaluators++];
 		e->mod = mod;
+		if (!dwfl_module_getelf(mod, &e->bias))
+			return e;
 	}
-	varloc_table_free(&e->table);
-	e->tries++;
-	const char *file = NULL;
-	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &file, NULL);
-	if (!dwfl_module_getelf(mod, &e->bias) || !file)
-		e->tries = 3;   /* nothing to read it from */
-	else
-		varloc_table_read(&e->table, file, n->debug_path, addr - e->bias,
-				  "_PyEval_EvalFrameDefault", names);
+	if (!e->table)
+		e->table = evaluator_table(n, mod, addr, e->bias);
 	return e;
 }
 
@@ -533,10 +569,10 @@ read_site_dwarf(struct native_unwinder *n, struct call_site *site, uint64_t pc)
 	Dwfl_Module *mod = dwfl_addrmodule(n->dwfl, pc - 1);
 	const struct evaluator_locs *e = mod ? evaluator_locs(n, mod, pc - 1) : NULL;
 	site->dwarf = SITE_DWARF_NONE;
-	if (!e || !e->table.found)
+	if (!e || !e->table)
 		return;
-	struct varloc frame_at = varloc_table_at(&e->table, 0, pc - 1 - e->bias),
-		      instr_at = varloc_table_at(&e->table, 1, pc - 1 - e->bias);
+	struct varloc frame_at = varloc_table_at(e->table, 0, pc - 1 - e->bias),
+		      instr_at = varloc_table_at(e->table, 1, pc - 1 - e->bias);
 	if (instr_at.kind == VARLOC_NONE)
 		return;
 	if ((frame_at.kind == VARLOC_CFA_SLOT || instr_at.kind == VARLOC_CFA_SLOT) &&
