@@ -68,6 +68,26 @@ park(void *arg)
 	return NULL;
 }
 
+/* A thread parked in read(fd) with return address ra, once in its read;
+ * its tid (0 when it could not be started). */
+static pid_t
+park_thread(uint64_t ra, int fd)
+{
+	struct parked *p = calloc(1, sizeof *p);
+	if (!p)
+		return 0;
+	p->ra = ra;
+	p->fd = fd;
+	pthread_t th;
+	if (pthread_create(&th, NULL, park, p) != 0)
+		return 0;
+	pthread_detach(th);
+	while (!atomic_load(&p->tid))
+		usleep(100);
+	usleep(2000);   /* into its read */
+	return atomic_load(&p->tid);
+}
+
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 
 static uint32_t
@@ -220,17 +240,10 @@ main(int argc, char **argv)
 	{
 		void *anon = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 				  -1, 0);
-		struct parked *p = calloc(1, sizeof *p);
-		if (anon == MAP_FAILED || !p)
+		uint64_t ra = (uint64_t)(uintptr_t)anon + 64;
+		pid_t tid = anon == MAP_FAILED ? 0 : park_thread(ra, pipefd[0]);
+		if (!tid)
 			return 99;
-		p->ra = (uint64_t)(uintptr_t)anon + 64;
-		p->fd = pipefd[0];
-		pthread_t th;
-		pthread_create(&th, NULL, park, p);
-		pthread_detach(th);
-		while (!atomic_load(&p->tid))
-			usleep(100);
-		usleep(2000);
 		alarm(10);
 		struct native_unwinder *n;
 		struct tt_error err;
@@ -238,10 +251,9 @@ main(int argc, char **argv)
 		char why[512] = "";
 		if (native_open(&n, getpid(), &err) == TT_OK) {
 			struct native_frame nf[NATIVE_MAX_FRAMES];
-			got = native_thread_frames(n, atomic_load(&p->tid), nf, NATIVE_MAX_FRAMES, why,
-						   sizeof why);
+			got = native_thread_frames(n, tid, nf, NATIVE_MAX_FRAMES, why, sizeof why);
 			for (size_t k = 0; k < got; k++)
-				astray += nf[k].pc == p->ra;
+				astray += nf[k].pc == ra;
 			native_close(n);
 		}
 		alarm(0);
@@ -272,15 +284,9 @@ main(int argc, char **argv)
 		uint64_t at = text.off + rnd((uint32_t)text.size);
 		if (at >= len)
 			at = len / 2;
-		struct parked *p = calloc(1, sizeof *p);
-		p->ra = (uint64_t)(uintptr_t)map + at;
-		p->fd = pipefd[0];
-		pthread_t th;
-		pthread_create(&th, NULL, park, p);
-		pthread_detach(th);
-		while (!atomic_load(&p->tid))
-			usleep(100);
-		usleep(2000);   /* into its read */
+		pid_t tid = park_thread((uint64_t)(uintptr_t)map + at, pipefd[0]);
+		if (!tid)
+			return 99;
 		alarm(10);
 		struct native_unwinder *n;
 		struct tt_error err;
@@ -289,7 +295,7 @@ main(int argc, char **argv)
 		} else {
 			struct native_frame nf[NATIVE_MAX_FRAMES];
 			char why[512];
-			size_t got = native_thread_frames(n, atomic_load(&p->tid), nf, NATIVE_MAX_FRAMES,
+			size_t got = native_thread_frames(n, tid, nf, NATIVE_MAX_FRAMES,
 							  why, sizeof why);
 			frames_total += (int)got;
 			for (size_t k = 0; k < got; k++)

@@ -174,8 +174,28 @@ add_thread(struct greenlet_reader *r, uint64_t lo, uint64_t hi, uint64_t tid)
 	if (!grow_array((void **)&r->threads, &r->threads_cap, r->nthreads + 1,
 			sizeof *r->threads))
 		return false;
-	r->threads[r->nthreads++] = (struct gl_thread){lo, hi, tid};
+	r->threads[r->nthreads++] = (struct gl_thread){{lo, hi}, tid};
 	return true;
+}
+
+/* Which of n spans in address order holds addr, each the first member of
+ * an element `stride` bytes long: its index, or -1. */
+static int64_t
+span_index(const void *first, uint32_t n, size_t stride, uint64_t addr)
+{
+	uint32_t lo = 0, hi = n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct gl_region *g =
+			(const struct gl_region *)((const char *)first + (size_t)mid * stride);
+		if (addr < g->lo)
+			hi = mid;
+		else if (addr >= g->hi)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
 }
 
 /* The scannable region holding addr, or NULL (regions are in address
@@ -183,24 +203,15 @@ add_thread(struct greenlet_reader *r, uint64_t lo, uint64_t hi, uint64_t tid)
 static const struct gl_region *
 region_of(const struct greenlet_reader *r, uint64_t addr)
 {
-	uint32_t lo = 0, hi = r->nregions;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (addr < r->regions[mid].lo)
-			hi = mid;
-		else if (addr >= r->regions[mid].hi)
-			lo = mid + 1;
-		else
-			return &r->regions[mid];
-	}
-	return NULL;
+	int64_t i = span_index(r->regions, r->nregions, sizeof *r->regions, addr);
+	return i < 0 ? NULL : &r->regions[i];
 }
 
 static int
 order_threads(const void *a, const void *b)
 {
 	const struct gl_thread *x = a, *y = b;
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	return x->span.lo < y->span.lo ? -1 : x->span.lo > y->span.lo;
 }
 
 static int
@@ -257,17 +268,8 @@ find_threads(struct greenlet_reader *r)
 static uint64_t
 thread_of(const struct greenlet_reader *r, uint64_t addr)
 {
-	uint32_t lo = 0, hi = r->nthreads;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (addr < r->threads[mid].lo)
-			hi = mid;
-		else if (addr >= r->threads[mid].hi)
-			lo = mid + 1;
-		else
-			return r->threads[mid].tid;
-	}
-	return 0;
+	int64_t i = span_index(r->threads, r->nthreads, sizeof *r->threads, addr);
+	return i < 0 ? 0 : r->threads[i].tid;
 }
 
 /* A core's writable memory that it holds: where a live process's

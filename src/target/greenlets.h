@@ -47,7 +47,7 @@ struct gl_region {
 /* A thread's C stack, where every greenlet of the thread keeps its own
  * part while it runs (greenlet's stack_start points into it). */
 struct gl_thread {
-	uint64_t lo, hi;
+	struct gl_region span;      /* first: searched as regions are */
 	uint64_t tid;               /* as its thread state records it (a core's: the core's) */
 };
 
