@@ -13,12 +13,14 @@ workers seen from their master. Output is TAP.
 Environment as for tests/functional.py (TT_ROOT, TT_BIN, CI);
 TT_GREENLET_INTERPS (default: TT_INTERPS's python3.14, python3.15 and
 host-python3.11, the builds Debian's python3-greenlet has: 3.3 in the root,
-2.0 on Debian 12's host). gevent's scenarios run whatever the list on the
+2.0 on Debian 12's host; and python3.13, pyenv-3.11 and pyenv-3.12 with
+greenlet 3.3 built from the root's package's sources, as pip builds it). gevent's scenarios run whatever the list on the
 root's python3 (python3.14, gevent 25) and, those equal to its own view
 and its core, on the host's python3.11 (Debian 12's gevent 22.10), with
 eventlet's (0.33) beside them.
 """
 
+import atexit
 import contextlib
 import json
 import os
@@ -39,15 +41,58 @@ from functional import Fail, Tap, expect, show  # noqa: E402
 
 GEVENT_PY = "python3.14"
 HOST_PY = "host-python3.11"     # Debian 12's, with its python3-greenlet 2.0 and gevent 22.10
-DEFAULT = "python3.14 python3.15 " + HOST_PY
+DEFAULT = "python3.13 python3.14 python3.15 pyenv-3.11 pyenv-3.12 " + HOST_PY
 STUCK = 8
 
 
+# greenlet 3.3 as pip builds it, for the Pythons Debian's python3-greenlet
+# is not built for: from the sources that package ships (the same C++
+# classes), one build per interpreter and run, under the root's /tmp.
+PIP_BUILT = ("python3.13", "pyenv-3.11", "pyenv-3.12")
+_builds = {}
+
+
+def built_greenlet(interp):
+    """The root path to put on PYTHONPATH for interp's greenlet: a build of
+    the root's greenlet sources for it (PIP_BUILT), else None (its own)."""
+    if interp not in PIP_BUILT:
+        return None
+    if interp in _builds:
+        return _builds[interp]
+    it = ft.matrix.get(interp)
+    where = tempfile.mkdtemp(prefix="greenlet-%s-" % interp, dir=ft.in_root("/tmp"))
+    atexit.register(shutil.rmtree, where, True)
+    src = ft.in_root("/usr/lib/python3/dist-packages/greenlet")
+    dst = os.path.join(where, "greenlet")
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns("tests", "*.so", "__pycache__"))
+    minor = re.search(r"3\.(\d+)", interp).group(1)
+    if it.on_host:
+        inc = subprocess.run([it.exe, "-c", "import sysconfig; print(sysconfig.get_paths()"
+                              "['include'])"], capture_output=True, text=True).stdout.strip()
+        extra = []
+    else:
+        inc = ft.in_root("/usr/include/python3." + minor)
+        # its pyconfig.h includes <x86_64-linux-gnu/python3.X/pyconfig.h>: the root's
+        os.symlink(ft.in_root("/usr/include/x86_64-linux-gnu"),
+                   os.path.join(where, "x86_64-linux-gnu"))
+        extra = ["-I" + where]
+    so = os.path.join(dst, "_greenlet.cpython-3%s-x86_64-linux-gnu.so" % minor)
+    cc = subprocess.run(["g++", "-O1", "-fPIC", "-shared", "-std=gnu++11", "-w", "-I" + inc,
+                         "-I" + dst] + extra + [os.path.join(dst, "greenlet.cpp"), "-o", so],
+                        capture_output=True)
+    expect(cc.returncode == 0, "greenlet's sources do not build for %s" % interp,
+           show(cc.stderr[-1500:]))
+    _builds[interp] = "/" + os.path.relpath(where, ft.ROOT)
+    return _builds[interp]
+
+
 class Target(tk.Target):
-    """tests/targets/greenlets.py in one mode, with _ttlib beside it."""
+    """tests/targets/greenlets.py in one mode, with _ttlib beside it (and
+    the interpreter's greenlet build on its path: built_greenlet)."""
 
     def __init__(self, interp, mode, pythonpath=None):
-        super().__init__(interp, "greenlets.py", mode, pythonpath=pythonpath)
+        super().__init__(interp, "greenlets.py", mode,
+                         pythonpath=pythonpath or built_greenlet(interp))
 
     def __enter__(self):
         shutil.copy(os.path.join(tk.TARGETS, "_ttlib.py"), self.dir)
@@ -185,7 +230,7 @@ def test_unknown_version():
             lines = [line for line in out.splitlines() if line.startswith("greenlet")]
             expect(len(lines) == 1 and re.fullmatch(
                 r"greenlets not read: greenlet 9\.0\.0 on Python 3\.11 is not a layout "
-                r"tachyon-top knows \(it knows greenlet 3\.3 on Python 3\.14 and 3\.15, "
+                r"tachyon-top knows \(it knows greenlet 3\.3 on Python 3\.11 to 3\.15, "
                 r"2\.0 on 3\.11\)", lines[0]) and "run_plain (" in out,
                 "no one line naming the unknown greenlet, or no stacks", *run.details())
             doc, run = greenlets_json(t.pid)
@@ -517,7 +562,7 @@ def main():
     interps = os.environ.get("TT_GREENLET_INTERPS")
     if interps is None:
         interps = " ".join(i for i in os.environ.get("TT_INTERPS", DEFAULT).split()
-                           if re.fullmatch(r"python3\.1[45]|host-python3\.11", i))
+                           if re.fullmatch(r"python3\.1[345]|host-python3\.11|pyenv-3\.1[12]", i))
     interps = [i for i in interps.split() if ft.matrix.get(i).missing is None]
     gevent_interps = [GEVENT_PY] + [i for i in interps if i == HOST_PY]
     started = time.monotonic()
