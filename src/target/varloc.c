@@ -71,8 +71,9 @@ add_spans(struct varloc_table *t, int which, Dwarf_Die *die, bool cfa, Dwarf_Add
 	size_t len, cap = t->nspans[which];
 	for (ptrdiff_t off = 0; (off = dwarf_getlocations(&a, off, &base, &lo, &hi, &e, &len)) > 0;) {
 		struct varloc at = from_expr(e, len, cfa);
-		if (at.kind == VARLOC_NONE)
-			continue;
+		bool whole = hi == (Dwarf_Addr)-1;   /* one location for the whole scope */
+		if (at.kind == VARLOC_NONE || (!whole && lo >= hi))
+			continue;   /* not one we read, or an empty span (GCC writes some) */
 		if (t->nspans[which] == cap) {
 			cap = cap ? 2 * cap : 256;
 			void *p = realloc(t->spans[which], cap * sizeof *t->spans[which]);
@@ -80,7 +81,6 @@ add_spans(struct varloc_table *t, int which, Dwarf_Die *die, bool cfa, Dwarf_Add
 				return false;
 			t->spans[which] = p;
 		}
-		bool whole = hi == (Dwarf_Addr)-1;   /* one location for the whole scope */
 		t->spans[which][t->nspans[which]++] = (struct varloc_span){
 			.lo = whole ? 0 : lo + to_file, .hi = whole ? UINT64_MAX : hi + to_file, .at = at};
 	}
