@@ -66,15 +66,15 @@ main(void)
 	bool found = varloc_table_read(&t, PYTHON, DEBUG_DIRS, eval + 16,
 				       "_PyEval_EvalFrameDefault", names);
 	size_t regs = 0, slots = 0;
-	for (size_t i = 0; i < t.nspans[1]; i++) {
+	for (uint32_t i = 0; i < t.nspans[1]; i++) {
 		regs += t.spans[1][i].at.kind == VARLOC_REG;
 		slots += t.spans[1][i].at.kind == VARLOC_CFA_SLOT;
 	}
 	tap_ok(found && t.nspans[1] > 100 && regs > 0 && slots > 0,
-	       "next_instr over %zu spans (%zu in registers, %zu in slots off the CFA); "
-	       "frame over %zu", t.nspans[1], regs, slots, t.nspans[0]);
+	       "next_instr over %u spans (%zu in registers, %zu in slots off the CFA); "
+	       "frame over %u", t.nspans[1], regs, slots, t.nspans[0]);
 	size_t same = 0, looked = 0;
-	for (size_t i = 0; i < t.nspans[1]; i += 7, looked++) {
+	for (uint32_t i = 0; i < t.nspans[1]; i += 7, looked++) {
 		const struct varloc_span *s = &t.spans[1][i];
 		struct varloc at = varloc_table_at(&t, 1, s->lo);
 		same += at.kind == s->at.kind && at.reg == s->at.reg && at.off == s->at.off;

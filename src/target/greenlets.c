@@ -221,8 +221,7 @@ order_pthread(const void *a, const void *b)
 	return x->pthread_id < y->pthread_id ? -1 : x->pthread_id > y->pthread_id;
 }
 
-/* Each thread's C stack: a core's threads by their stack pointer's
- * The main thread's is its own mapping (a live process's [stack], the
+/* Each thread's C stack. The main thread's is its own mapping (a live process's [stack], the
  * core's segment its stack pointer is in); every other thread's stack lies
  * just below its pthread_t (glibc puts a thread's descriptor at the top of
  * the stack it maps for it). false when memory is short. */
@@ -695,9 +694,8 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 	uint64_t *selfs = (uint64_t *)r->scratch, *running = selfs + n;
 	uint8_t *g = (uint8_t *)(running + n), *py = g + (size_t)n * gl->read_size;
 	bool *ok = (bool *)(py + (size_t)n * PYGREENLET_READ), *pyok = ok + n;
-	st = TT_OK;
 	if ((st = read_many(r, out, r->known, n, gl->read_size, g, ok, err)) != TT_OK)
-		goto done;
+		return st;
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *b = g + (size_t)i * gl->read_size;
 		selfs[i] = load_u64(b, gl->g_self);
@@ -707,7 +705,7 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 			selfs[i] = r->known[i];    /* something readable, not used */
 	}
 	if ((st = read_many(r, out, selfs, n, PYGREENLET_READ, py, pyok, err)) != TT_OK)
-		goto done;
+		return st;
 	/* Each thread's running greenlet, from its main greenlet. */
 	uint32_t nrunning = 0;
 	for (uint32_t i = 0; i < n; i++) {
@@ -727,7 +725,7 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 				 (unsigned long long)load_u64(b, gl->g_stack_stop));
 			r->state = GREENLETS_UNKNOWN;
 			r->nknown = 0;
-			goto done;
+			return TT_OK;
 		}
 		if (ok[i] && load_u64(b, 0) == r->vptr_main && load_u64(b, gl->g_stack_start) != 0 &&
 		    (tstate = load_u64(b, gl->mg_thread_state)) != 0 &&
@@ -750,12 +748,9 @@ greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_
 		if (!started || out->n >= TASKS_MAX)
 			continue;
 		if (!read_greenlet(r, out, r->known[keep - 1], b, py + (size_t)i * PYGREENLET_READ,
-				   running, nrunning)) {
-			st = tt_fail(err, TT_ENOMEM, 0, "out of memory");
-			goto done;
-		}
+				   running, nrunning))
+			return tt_fail(err, TT_ENOMEM, 0, "out of memory");
 	}
 	r->nknown = keep;
-done:
-	return st;
+	return TT_OK;
 }

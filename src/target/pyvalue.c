@@ -147,22 +147,26 @@ struct dict_entries {
 	int64_t n;                  /* entries, deleted ones included */
 };
 
-/* Open the dict at dict; budgeted: its reads count against the value's
+/* A read for a dict's reader; budgeted: it counts against the value's
  * budget (a repr), else not (a class's or module's own names). */
+static bool
+dict_read(struct pyvalue *v, bool budgeted, uint64_t addr, void *buf, size_t len)
+{
+	struct tt_error err;
+	return budgeted ? rd(v, addr, buf, len)
+			: remote_read(v->mem, addr, buf, len, &err) == TT_OK;
+}
+
+/* Open the dict at dict (dict_read says what budgeted is). */
 static bool
 dict_open(struct pyvalue *v, uint64_t dict, bool budgeted, struct dict_entries *d)
 {
 	const struct py_layout *l = v->l;
 	uint64_t keys;
 	uint8_t hdr[PY_DICTKEYS_INDICES];
-	struct tt_error err;
-	if (budgeted ? !rd_u64(v, dict + l->dict_keys, &keys) ||
-			       !rd_u64(v, dict + l->dict_values, &d->values) ||
-			       !rd(v, keys, hdr, sizeof hdr)
-		     : remote_read_u64(v->mem, dict + l->dict_keys, &keys, &err) != TT_OK ||
-			       remote_read_u64(v->mem, dict + l->dict_values, &d->values, &err) !=
-				       TT_OK ||
-			       remote_read(v->mem, keys, hdr, sizeof hdr, &err) != TT_OK)
+	if (!dict_read(v, budgeted, dict + l->dict_keys, &keys, 8) ||
+	    !dict_read(v, budgeted, dict + l->dict_values, &d->values, 8) ||
+	    !dict_read(v, budgeted, keys, hdr, sizeof hdr))
 		return false;
 	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES];
 	d->kind = hdr[PY_DICTKEYS_KIND];
@@ -180,18 +184,14 @@ dict_entry(struct pyvalue *v, const struct dict_entries *d, bool budgeted, int64
 	   uint64_t *key, uint64_t *value)
 {
 	uint64_t e[3] = {0};
-	struct tt_error err;
-	uint64_t at = d->entries + (uint64_t)i * d->size;
-	if (budgeted ? !rd(v, at, e, d->size) : remote_read(v->mem, at, e, d->size, &err) != TT_OK)
+	if (!dict_read(v, budgeted, d->entries + (uint64_t)i * d->size, e, d->size))
 		return false;
 	*key = d->kind == 0 ? e[1] : e[0];
 	*value = d->kind == 0 ? e[2] : e[1];
-	if (d->values) {
-		uint64_t in = d->values + v->l->dict_values_array + 8ull * (uint64_t)i;
-		if (budgeted ? !rd_u64(v, in, value)
-			     : remote_read_u64(v->mem, in, value, &err) != TT_OK)
-			*value = 0;
-	}
+	if (d->values &&
+	    !dict_read(v, budgeted, d->values + v->l->dict_values_array + 8ull * (uint64_t)i,
+		       value, 8))
+		*value = 0;
 	return true;
 }
 

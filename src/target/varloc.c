@@ -7,6 +7,7 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 
+#include "grow.h"
 #include "varloc.h"
 
 static const char *
@@ -68,19 +69,15 @@ add_spans(struct varloc_table *t, int which, Dwarf_Die *die, bool cfa, Dwarf_Add
 		return true;
 	Dwarf_Addr base, lo, hi;
 	Dwarf_Op *e;
-	size_t len, cap = t->nspans[which];
+	size_t len;
 	for (ptrdiff_t off = 0; (off = dwarf_getlocations(&a, off, &base, &lo, &hi, &e, &len)) > 0;) {
 		struct varloc at = from_expr(e, len, cfa);
 		bool whole = hi == (Dwarf_Addr)-1;   /* one location for the whole scope */
 		if (at.kind == VARLOC_NONE || (!whole && lo >= hi))
 			continue;   /* not one we read, or an empty span (GCC writes some) */
-		if (t->nspans[which] == cap) {
-			cap = cap ? 2 * cap : 256;
-			void *p = realloc(t->spans[which], cap * sizeof *t->spans[which]);
-			if (!p)
-				return false;
-			t->spans[which] = p;
-		}
+		if (!grow_array((void **)&t->spans[which], &t->caps[which], t->nspans[which] + 1,
+				sizeof *t->spans[which]))
+			return false;
 		t->spans[which][t->nspans[which]++] = (struct varloc_span){
 			.lo = whole ? 0 : lo + to_file, .hi = whole ? UINT64_MAX : hi + to_file, .at = at};
 	}
@@ -92,7 +89,6 @@ varloc_table_read(struct varloc_table *t, const char *elf_path, char *debuginfo_
 		  uint64_t addr, const char *func, const char *const names[VARLOC_VARS])
 {
 	memset(t, 0, sizeof *t);
-	t->read = true;
 	char *path = debuginfo_path;
 	const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_build_id_find_elf,
@@ -135,10 +131,8 @@ varloc_table_read(struct varloc_table *t, const char *elf_path, char *debuginfo_
 	for (int i = 0; i < VARLOC_VARS; i++)
 		if (t->nspans[i])
 			qsort(t->spans[i], t->nspans[i], sizeof *t->spans[i], by_lo);
-	if (!ok) {
+	if (!ok)
 		varloc_table_free(t);
-		t->read = true;
-	}
 	return t->found;
 }
 
@@ -146,16 +140,16 @@ struct varloc
 varloc_table_at(const struct varloc_table *t, int which, uint64_t addr)
 {
 	const struct varloc_span *s = t->spans[which];
-	size_t lo = 0, hi = t->nspans[which];
+	uint32_t lo = 0, hi = t->nspans[which];
 	while (lo < hi) {   /* the first span starting after addr */
-		size_t mid = lo + (hi - lo) / 2;
+		uint32_t mid = lo + (hi - lo) / 2;
 		if (s[mid].lo <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	/* A location list's spans seldom overlap: a few back are enough. */
-	for (size_t k = lo, back = 0; k > 0 && back < 4; k--, back++)
+	for (uint32_t k = lo, back = 0; k > 0 && back < 4; k--, back++)
 		if (addr >= s[k - 1].lo && addr < s[k - 1].hi)
 			return s[k - 1].at;
 	return (struct varloc){.kind = VARLOC_NONE};

@@ -39,10 +39,9 @@ struct varloc_span {
 #define VARLOC_VARS 2
 
 struct varloc_table {
-	bool read;         /* looked for, found or not */
 	bool found;        /* the function and its debug information were found */
 	struct varloc_span *spans[VARLOC_VARS];   /* per variable, by lo */
-	size_t nspans[VARLOC_VARS];
+	uint32_t nspans[VARLOC_VARS], caps[VARLOC_VARS];
 };
 
 /* Fill t with where the function named func, which holds file address
