@@ -1070,8 +1070,9 @@ def test_bad_arguments(suite):
 class Group:
     """Tests sharing one target (script=None: each test fends for itself)."""
 
-    def __init__(self, script, park, tests, subdir=None):
+    def __init__(self, script, park, tests, subdir=None, args=()):
         self.script, self.park, self.tests, self.subdir = script, park, tests, subdir
+        self.args = args  # the script's arguments
 
 
 PER_INTERPRETER = [
@@ -1170,6 +1171,7 @@ def run_group(tap, suite, interp, group):
             target = None
             if group.script:
                 target = stack.enter_context(Target(suite, interp, group.script,
+                                                    args=group.args,
                                                     park=group.park, subdir=group.subdir))
             ctx = Ctx(suite, interp, target)
             while pending:

@@ -492,7 +492,7 @@ def test_missed_reason(ctx):
             h.wait()
     run.expect_success()
     line = rate_line(run)
-    m = re.search(r"missed [\d.]+% \(short of CPU: waited for one (\d+)% of the time\)", line)
+    m = re.search(r"missed [\d.]+% \(short of CPU: waited for one (\d+)% of the time[;)]", line)
     expect(m and int(m.group(1)) >= 10,
            "pinned under two nice -20 spinners: %s" % show(line), *run.details())
 
@@ -500,9 +500,11 @@ def test_missed_reason(ctx):
 def test_sampler_yields(ctx):
     """With a CPU to spare, the sampler thread runs under SCHED_IDLE (a
     target thread that wakes takes its CPU at once) and tachyon-top's other
-    threads under the normal policy; pinned to a CPU that a busy thread
-    holds, it falls back to the normal policy and keeps most of its rate
-    (under SCHED_IDLE it would get almost nothing)."""
+    threads under the normal policy. Pinned to a CPU that a busy thread
+    holds, it never goes idle and keeps its rate; on a machine that gets
+    busy while it is idle (two busy threads a CPU), it falls back to the
+    normal policy and keeps most of its rate (under SCHED_IDLE it would get
+    almost nothing)."""
     with rig.Target(ctx.suite, ctx.interp, "recursion.py", park=rig.PARK_MAIN) as target:
         argv = [rig.BIN, "-p", str(target.pid), "-b", "-d", "3", "--delay", "3", "--limit", "3"]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -527,7 +529,7 @@ def test_sampler_yields(ctx):
         expect(len(idle) == 1 and len(policies) >= 2,
                "threads and their policies (SCHED_IDLE = %d): %s"
                % (os.SCHED_IDLE, show(policies)), *run.details())
-        # The busy thread shares tachyon-top's session: the kernel shares a
+        # The busy threads share tachyon-top's session: the kernel shares a
         # CPU between sessions' autogroups first, so a busy thread of
         # another session would leave an idle-policy thread its group's share.
         cpu = min(os.sched_getaffinity(0))
@@ -541,9 +543,32 @@ def test_sampler_yields(ctx):
             hog.wait()
         run.expect_success()
         doc = json.loads(run.out)
+        expect(doc["sampler_idle_policy"] < 0.1 and doc["samples"] >= 2000,
+               "pinned beside a busy thread: %d samples of 4,000 requested, idle policy %.0f%% "
+               "of the time" % (doc["samples"], 100 * doc["sampler_idle_policy"]),
+               *run.details())
+        argv = [rig.BIN, "bench", "-p", str(target.pid), "--json", "-d", "4", "-r", "1000"]
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        hogs = []
+        try:
+            time.sleep(1.5)
+            hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"])
+                    for _ in range(2 * len(os.sched_getaffinity(0)))]
+            out, err = proc.communicate(timeout=RUN_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            raise Fail("tachyon-top %s hung" % " ".join(argv[1:]))
+        finally:
+            for h in hogs:
+                h.kill()
+                h.wait()
+        run = rig.Run(argv, proc.returncode, out, err)
+        run.expect_success()
+        doc = json.loads(run.out)
         expect(doc["sampler_fallbacks"] >= 1 and doc["samples"] >= 2000,
-               "pinned beside a busy thread: %d samples of 4,000 requested, %d fall-backs"
-               % (doc["samples"], doc["sampler_fallbacks"]), *run.details())
+               "busy threads on every CPU from 1.5 s on: %d samples of 4,000 requested, "
+               "%d fall-backs" % (doc["samples"], doc["sampler_fallbacks"]), *run.details())
 
 
 def test_exit_during_record(ctx):
@@ -680,7 +705,8 @@ ONCE = rig.Group(None, None, [
      test_pool_churn),
     ("3,000 idle threads, 1,500/s coming and going: a changed list's states read once, "
      "threads that end while read left out, not errors", test_big_pool_churn),
-    ("the sampler thread alone runs under SCHED_IDLE; beside a busy thread on its CPU it falls back and keeps its rate",
+    ("the sampler thread alone runs under SCHED_IDLE; never beside a busy thread on its CPU; "
+     "busy threads on every CPU: it falls back and keeps its rate",
      test_sampler_yields)])
 
 

@@ -1,31 +1,43 @@
 /* The sampler's scheduling policy (gentle.c), driven with made-up counts
- * on this test's own thread: SCHED_IDLE while nothing is lost; the normal
- * policy when starved or when it misses more deadlines than the normal
- * policy did; back to idle after the hold, judged against what the normal
- * policy missed meanwhile. */
+ * on this test's own thread, as the guard drives it every 50 ms: the
+ * normal policy at first; SCHED_IDLE once the machine left a CPU to spare;
+ * the normal policy at the first tick that finds it starved, or after two
+ * windows missing more deadlines than the normal policy did; idle again
+ * after the hold, only if the machine has a CPU to spare then. */
 #include "config.h"
 
 #include <sched.h>
 #include <stdint.h>
+#include <unistd.h>
 
 #include "gentle.h"
 #include "tap.h"
 
 #define MS 1000000ull
 
-static struct gentle_counts c;
+static struct gentle_counts c = {.spare_known = true};
 static uint64_t now;
 
-/* One 250 ms check in which the thread waited wait_pct% of the time and
- * missed miss_pct% of its 2,500 deadlines. */
+/* One 50 ms tick in which the thread waited wait_pct% of the time, missed
+ * miss_pct% of its 500 deadlines, and the CPUs it may run on were idle
+ * spare_pct% of the time. */
 static void
-check(struct gentle *g, unsigned wait_pct, unsigned miss_pct)
+tick(struct gentle *g, unsigned wait_pct, unsigned miss_pct, unsigned spare_pct)
 {
-	now += 250 * MS;
-	c.wait_ns += 250 * MS * wait_pct / 100;
-	c.missed += 25 * miss_pct;
-	c.passes += 2500 - 25 * miss_pct;
+	now += 50 * MS;
+	c.wait_ns += 50 * MS * wait_pct / 100;
+	c.missed += 5 * miss_pct;
+	c.passes += 500 - 5 * miss_pct;
+	c.spare_ns += 50 * MS * spare_pct / 100;
 	gentle_check(g, now, &c);
+}
+
+/* n ticks alike. */
+static void
+ticks(struct gentle *g, int n, unsigned wait_pct, unsigned miss_pct, unsigned spare_pct)
+{
+	for (int i = 0; i < n; i++)
+		tick(g, wait_pct, miss_pct, spare_pct);
 }
 
 static int
@@ -39,39 +51,56 @@ main(void)
 {
 	struct gentle g;
 	now = 1000 * MS;
-	gentle_start(&g, true, now, &c);
+	gentle_start(&g, true, gettid(), now, &c);
 	if (!g.available) {
 		printf("1..0 # SKIP this process cannot leave SCHED_IDLE again (no CAP_SYS_NICE)\n");
 		return 0;
 	}
-	tap_ok(g.idle && policy() == SCHED_IDLE, "starts under SCHED_IDLE (policy %d)", policy());
-	for (int i = 0; i < 8; i++)
-		check(&g, 10, 0);
+	tap_ok(!g.idle && policy() == SCHED_OTHER, "starts under the normal policy (%d)", policy());
+	ticks(&g, 40, 5, 0, 10);
+	tap_ok(!g.idle && policy() == SCHED_OTHER,
+	       "2 s with its CPUs idle 10%% of the time (a busy machine): never idle");
+	ticks(&g, 5, 5, 23, 60);
+	tap_ok(g.idle && policy() == SCHED_IDLE,
+	       "a 250 ms window with its CPUs idle 60%% of the time: SCHED_IDLE");
+	ticks(&g, 40, 10, 0, 60);
 	tap_ok(g.idle && g.fallbacks == 0, "2 s of a little waiting, nothing missed: still idle");
-	check(&g, 30, 26);
-	tap_ok(g.idle, "one check missing 26%%: still idle (two in a row needed)");
-	check(&g, 30, 26);
+	tick(&g, 60, 30, 0);
 	tap_ok(!g.idle && g.fallbacks == 1 && policy() == SCHED_OTHER,
-	       "two checks missing 26%% (nothing known of the normal policy yet): normal policy");
-	for (int i = 0; i < 8; i++)
-		check(&g, 10, 23);
+	       "one 50 ms tick waiting 60%% (the machine got busy): normal policy at once");
+	ticks(&g, 20, 5, 23, 60);
+	tap_ok(!g.idle, "held: not idle again within 1 s");
+	ticks(&g, 25, 5, 23, 60);
 	tap_ok(g.idle && policy() == SCHED_IDLE && g.normal_miss >= 225 && g.normal_miss <= 235,
 	       "after the 2 s hold, idle again; the normal policy missed %u per mille", g.normal_miss);
-	for (int i = 0; i < 8; i++)
-		check(&g, 30, 26);
+	ticks(&g, 40, 30, 26, 60);
 	tap_ok(g.idle && g.fallbacks == 1,
 	       "missing 26%% where the normal policy missed 23%%: stays idle (the work misses, not the policy)");
-	check(&g, 30, 40);
-	check(&g, 30, 40);
-	tap_ok(!g.idle && g.fallbacks == 2, "missing 40%% twice: normal policy again");
-	for (int i = 0; i < 16; i++)
-		check(&g, 10, 23);
-	tap_ok(g.idle, "after the doubled hold (4 s): idle again");
-	check(&g, 60, 0);
-	check(&g, 60, 0);
-	tap_ok(!g.idle && g.fallbacks == 3 && policy() == SCHED_OTHER,
-	       "waiting 60%% of two checks (a busy machine): normal policy");
-	check(&g, 10, 0);
-	tap_ok(!g.idle, "held: 8 s this time, not over after 250 ms");
+	ticks(&g, 5, 30, 40, 60);
+	tap_ok(g.idle, "one window missing 40%%: still idle (two in a row needed)");
+	ticks(&g, 5, 30, 40, 60);
+	tap_ok(!g.idle && g.fallbacks == 2, "two windows missing 40%%: normal policy again");
+	ticks(&g, 100, 5, 23, 5);
+	tap_ok(!g.idle, "the doubled hold (4 s) over, but no CPU to spare for 5 s: still normal");
+	ticks(&g, 5, 5, 23, 60);
+	tap_ok(g.idle, "a CPU to spare again: idle");
+	tick(&g, 55, 0, 0);
+	tick(&g, 10, 0, 60);
+	tap_ok(!g.idle && g.fallbacks == 3, "starved once more: normal");
+	ticks(&g, 40, 5, 0, 60);
+	tap_ok(!g.idle, "held 8 s this time, not over after 2 s");
+
+	struct gentle u;
+	c.spare_known = false;
+	gentle_start(&u, true, gettid(), now, &c);
+	ticks(&u, 5, 5, 0, 0);
+	tap_ok(u.idle, "the machine's idle time unknown: taken as a CPU to spare");
+	struct gentle never;
+	gentle_start(&never, false, gettid(), now, &c);
+	ticks(&never, 20, 0, 0, 100);
+	tap_ok(!never.idle && policy() == SCHED_IDLE,
+	       "not wanted (max rate, --native): never idle (and the policy left alone)");
+	ticks(&u, 2, 80, 0, 0);
+	tap_ok(!u.idle && policy() == SCHED_OTHER, "starved: back to normal");
 	return tap_done();
 }

@@ -32,7 +32,7 @@ reason(char *buf, size_t len, double rate_hz, uint64_t passes, uint64_t missed,
 int
 main(void)
 {
-	char buf[160];
+	char buf[SAMPLER_REASON_MAX];
 
 	reason(buf, sizeof buf, 1e6, 300000, 700000, 3.3, 990, 5);
 	tap_ok(strcmp(buf, "a pass takes 3.3 us, the rate leaves 1.0 us") == 0,
@@ -53,6 +53,37 @@ main(void)
 	reason(buf, sizeof buf, 1e4, 6000, 4000, 160, 700, 250);
 	tap_ok(strcmp(buf, "a pass takes 160 us, the rate leaves 100 us") == 0,
 	       "10 kHz, passes of 160 us, ran 70%% and waited 25%%: the work (%s)", buf);
+
+	/* The guard's figures of the machine: said after the reason when
+	 * more tasks want a CPU than there are, or the host steals. */
+	struct engine_stats st;
+	memset(&st, 0, sizeof st);
+	atomic_store(&st.elapsed_ns, 1000 * MS);
+	atomic_store(&st.samples, 500);
+	atomic_store(&st.missed, 9500);
+	atomic_store(&st.busy_ns, 500 * 20000);
+	atomic_store(&st.sched_cpu_ns, 50 * MS);
+	atomic_store(&st.sched_wait_ns, 900 * MS);
+	atomic_store(&st.host_cpus, 2);
+	atomic_store(&st.host_runnable_milli, 6200);
+	atomic_store(&st.host_steal_pm, 118);
+	sampler_missed_reason(&st, 1e4, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "short of CPU: waited for one 90% of the time; the machine is busy: "
+			   "6 tasks want 2 CPUs; CPU stolen by the host: 12%") == 0,
+	       "6.2 tasks wanting 2 CPUs, 11.8%% stolen: both said (%s)", buf);
+	atomic_store(&st.host_runnable_milli, 1500);
+	atomic_store(&st.host_steal_pm, 10);
+	sampler_missed_reason(&st, 1e4, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "short of CPU: waited for one 90% of the time") == 0,
+	       "1.5 tasks for 2 CPUs, 1%% stolen: the machine not blamed (%s)", buf);
+	atomic_store(&st.host_runnable_milli, 2600);
+	atomic_store(&st.busy_ns, 500 * 300000);
+	atomic_store(&st.sched_cpu_ns, 950 * MS);
+	atomic_store(&st.sched_wait_ns, 40 * MS);
+	sampler_missed_reason(&st, 1e4, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "a pass takes 300 us, the rate leaves 100 us; the machine is busy: "
+			   "3 tasks want 2 CPUs") == 0,
+	       "passes too long on a busy machine: both said (%s)", buf);
 
 	reason(buf, sizeof buf, 1e4, 9500, 500, 15, 300, 300);
 	tap_ok(buf[0] == '\0', "5%% missed: no reason given (%s)", buf);

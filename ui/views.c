@@ -90,7 +90,7 @@ draw_rate_line(struct ui *u, int y)
 		uint32_t live;
 		uint64_t ended;
 		procset_counts(&s->sampler.procs, &live, &ended);
-		char why[128];
+		char why[SAMPLER_REASON_MAX];
 		sampler_missed_reason(st, s->rate_hz, live, why, sizeof why);
 		if (why[0]) {
 			snprintf(buf, sizeof buf, " (%s)", why);

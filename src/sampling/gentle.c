@@ -6,28 +6,30 @@
 
 #include "gentle.h"
 
-/* Waiting half of a check's interval under SCHED_IDLE, or missing more
- * deadlines than the normal policy did by MISS_MARGIN per mille, twice in
- * a row: back to the normal policy. A thread pool keeping one CPU of two
- * busy makes the idle sampler wait 20-35% of a 250 ms interval, missing
- * what it misses anyway (a pass over 21 threads is longer than 100 us);
- * both CPUs taken by busy threads, ~95%; the demo's three processes, 27%,
- * missing 26% of deadlines where the normal policy misses 13%. */
+/* Waiting half of a check's interval under SCHED_IDLE: back to the normal
+ * policy at once (a thread pool keeping one CPU of two busy makes the idle
+ * sampler wait 20-35%; both CPUs taken by busy threads, ~95%). Missing more
+ * deadlines than the normal policy did by MISS_MARGIN per mille, two
+ * windows in a row: back too. Going idle needs the CPUs the sampler may
+ * run on idle a quarter of a window (SPARE_DIVISOR), the sampler's own
+ * time not counted. */
 #define BUSY_WAIT_DIVISOR 2
 #define MISS_MARGIN 50u
-#define BUSY_CHECKS 2
+#define BUSY_WINDOWS 2
+#define SPARE_DIVISOR 4
+#define WINDOW_NS (250ull * 1000000ull)
 #define HOLD_FIRST_NS (2ull * 1000000000ull)
 #define HOLD_MAX_NS (64ull * 1000000000ull)
 /* Idle this long without falling back: the machine is calm again. */
 #define CALM_NS (60ull * 1000000000ull)
 
 static bool
-set_policy(int policy)
+set_policy(pid_t tid, int policy)
 {
 	struct sched_param p;
 	memset(&p, 0, sizeof p);
-	/* pid 0: the calling thread (Linux schedules threads, not processes). */
-	return sched_setscheduler(0, policy, &p) == 0;
+	/* A thread id: Linux schedules threads, not processes (0: the caller). */
+	return sched_setscheduler(tid, policy, &p) == 0;
 }
 
 /* Leaving SCHED_IDLE needs CAP_SYS_NICE or an RLIMIT_NICE that allows the
@@ -36,7 +38,7 @@ static void *
 probe(void *arg)
 {
 	bool *ok = arg;
-	*ok = set_policy(SCHED_IDLE) && set_policy(SCHED_OTHER);
+	*ok = set_policy(0, SCHED_IDLE) && set_policy(0, SCHED_OTHER);
 	return NULL;
 }
 
@@ -51,34 +53,59 @@ can_leave_idle(void)
 	return ok;
 }
 
-static void
-go_idle(struct gentle *g, uint64_t now_ns)
-{
-	if (set_policy(SCHED_IDLE)) {
-		g->idle = true;
-		g->idle_since_ns = now_ns;
-	}
-}
-
-void
-gentle_start(struct gentle *g, bool want, uint64_t now_ns, const struct gentle_counts *c)
-{
-	memset(g, 0, sizeof *g);
-	g->last_ns = now_ns;
-	g->last_wait_ns = c->wait_ns;
-	g->last_passes = c->passes;
-	g->last_missed = c->missed;
-	g->hold_ns = HOLD_FIRST_NS;
-	g->available = want && can_leave_idle();
-	if (g->available)
-		go_idle(g, now_ns);
-}
-
 /* Deadlines missed per mille of those due. */
 static uint32_t
 missed_per_mille(uint64_t passes, uint64_t missed)
 {
 	return passes + missed ? (uint32_t)(missed * 1000 / (passes + missed)) : 0;
+}
+
+static void
+new_window(struct gentle *g, uint64_t now_ns)
+{
+	g->win_start_ns = now_ns;
+	g->win_passes = g->win_missed = g->win_spare_ns = 0;
+}
+
+void
+gentle_start(struct gentle *g, bool want, pid_t tid, uint64_t now_ns, const struct gentle_counts *c)
+{
+	memset(g, 0, sizeof *g);
+	g->tid = tid;
+	g->last_ns = now_ns;
+	g->last_wait_ns = c->wait_ns;
+	g->last_passes = c->passes;
+	g->last_missed = c->missed;
+	g->last_spare_ns = c->spare_ns;
+	g->hold_ns = HOLD_FIRST_NS;
+	g->retry_ns = now_ns;
+	new_window(g, now_ns);
+	g->available = want && can_leave_idle();
+}
+
+static void
+fall_back(struct gentle *g, uint64_t now_ns)
+{
+	if (!set_policy(g->tid, SCHED_OTHER))
+		return;   /* cannot happen once probed; stay and retry */
+	g->idle = false;
+	g->busy_windows = 0;
+	g->fallbacks++;
+	g->held_passes = g->held_missed = 0;
+	g->retry_ns = now_ns + g->hold_ns;
+	g->hold_ns = g->hold_ns * 2 > HOLD_MAX_NS ? HOLD_MAX_NS : g->hold_ns * 2;
+}
+
+static void
+go_idle(struct gentle *g, uint64_t now_ns)
+{
+	/* What the normal policy missed is the bar idle has to meet. */
+	g->normal_miss = missed_per_mille(g->held_passes, g->held_missed);
+	if (set_policy(g->tid, SCHED_IDLE)) {
+		g->idle = true;
+		g->idle_since_ns = now_ns;
+		g->busy_windows = 0;
+	}
 }
 
 void
@@ -87,37 +114,39 @@ gentle_check(struct gentle *g, uint64_t now_ns, const struct gentle_counts *c)
 	uint64_t dt = now_ns - g->last_ns;
 	uint64_t waited = c->wait_ns >= g->last_wait_ns ? c->wait_ns - g->last_wait_ns : 0;
 	uint64_t passes = c->passes - g->last_passes, missed = c->missed - g->last_missed;
+	uint64_t spare = c->spare_ns >= g->last_spare_ns ? c->spare_ns - g->last_spare_ns : 0;
 	if (g->idle)
 		g->idle_ns += dt;
 	g->last_ns = now_ns;
 	g->last_wait_ns = c->wait_ns;
 	g->last_passes = c->passes;
 	g->last_missed = c->missed;
+	g->last_spare_ns = c->spare_ns;
 	if (!g->available || !dt)
 		return;
+	g->win_passes += passes;
+	g->win_missed += missed;
+	g->win_spare_ns += spare;
+	uint64_t win = now_ns - g->win_start_ns;
+	bool window_done = win >= WINDOW_NS;
+	if (window_done)
+		g->calm = !c->spare_known || g->win_spare_ns * SPARE_DIVISOR >= win;
 	if (g->idle) {
-		bool starved = waited * BUSY_WAIT_DIVISOR >= dt;
-		bool costly = missed_per_mille(passes, missed) > g->normal_miss + MISS_MARGIN;
-		g->busy_checks = starved || costly ? g->busy_checks + 1 : 0;
-		if (g->busy_checks >= BUSY_CHECKS) {
-			if (!set_policy(SCHED_OTHER))
-				return;   /* cannot happen once probed; stay and retry */
-			g->idle = false;
-			g->busy_checks = 0;
-			g->fallbacks++;
-			g->held_passes = g->held_missed = 0;
-			g->retry_ns = now_ns + g->hold_ns;
-			g->hold_ns = g->hold_ns * 2 > HOLD_MAX_NS ? HOLD_MAX_NS : g->hold_ns * 2;
-		} else if (now_ns - g->idle_since_ns >= CALM_NS) {
-			g->hold_ns = HOLD_FIRST_NS;
+		if (window_done) {
+			bool costly = missed_per_mille(g->win_passes, g->win_missed) >
+				      g->normal_miss + MISS_MARGIN;
+			g->busy_windows = costly ? g->busy_windows + 1 : 0;
 		}
+		if (waited * BUSY_WAIT_DIVISOR >= dt || g->busy_windows >= BUSY_WINDOWS)
+			fall_back(g, now_ns);
+		else if (now_ns - g->idle_since_ns >= CALM_NS)
+			g->hold_ns = HOLD_FIRST_NS;
 	} else {
-		/* What the normal policy misses is the bar idle has to meet. */
 		g->held_passes += passes;
 		g->held_missed += missed;
-		if (now_ns >= g->retry_ns) {
-			g->normal_miss = missed_per_mille(g->held_passes, g->held_missed);
+		if (window_done && g->calm && now_ns >= g->retry_ns)
 			go_idle(g, now_ns);
-		}
 	}
+	if (window_done)
+		new_window(g, now_ns);
 }

@@ -14,6 +14,7 @@
 #include "discover.h"
 #include "follow.h"
 #include "grow.h"
+#include "hostload.h"
 #include "readfile.h"
 #include "nativestack.h"
 #include "sampler.h"
@@ -27,8 +28,6 @@
 #define SPIN_BELOW_NS 60000ull
 /* Publish walker counters to the shared statistics this often. */
 #define PUBLISH_NS 2000000ull
-/* Read what the scheduler says of the sampler thread this often. */
-#define SCHED_READ_NS 250000000ull
 /* A torn pass is read again at most this many times before it counts. */
 #define SAMPLE_READ_AGAIN 2
 
@@ -177,29 +176,15 @@ publish(struct sampler *s, uint64_t now)
 	stat_set(&st->elapsed_ns, now - s->start_ns);
 }
 
-/* The sampler thread's time on a CPU and waiting for one, from the
- * scheduler: a starved sampler waits, an overloaded one runs. Its
- * scheduling policy follows (gentle.h). */
-static bool
-own_schedstat(unsigned long long *on, unsigned long long *wait)
-{
-	char buf[128];
-	return read_small_file("/proc/thread-self/schedstat", buf, sizeof buf) > 0 &&
-	       sscanf(buf, "%llu %llu", on, wait) == 2;
-}
-
+/* The sampler thread's own time on a CPU and waiting for one, at its end
+ * (the guard publishes it while the thread runs). */
 static void
-read_schedstat(struct sampler *s, uint64_t now)
+read_schedstat(struct sampler *s)
 {
-	unsigned long long on, wait;
-	if (own_schedstat(&on, &wait)) {
+	uint64_t on, wait;
+	if (hostload_thread(0, &on, &wait)) {
 		stat_set(&s->stats.sched_cpu_ns, on);
 		stat_set(&s->stats.sched_wait_ns, wait);
-		struct gentle_counts gc = {wait, atomic_load_explicit(&s->stats.samples, memory_order_relaxed),
-					   atomic_load_explicit(&s->stats.missed, memory_order_relaxed)};
-		gentle_check(&s->gentle, now, &gc);
-		stat_set(&s->stats.sched_idle_ns, s->gentle.idle_ns);
-		stat_set(&s->stats.sched_fallbacks, s->gentle.fallbacks);
 	}
 }
 
@@ -218,6 +203,26 @@ sampler_native_shares(const struct sampler *s, struct native_shares *out)
 	out->unverified_pct = asked ? 100.0 * (double)unverified / (double)asked : 0.0;
 	out->refusal = atomic_load_explicit(&s->native_refused, memory_order_acquire)
 			       ? s->native_refusal : NULL;
+}
+
+/* What the guard saw of the machine, in words a user can act on: more
+ * tasks want a CPU than there are, the host steals CPU time; "" when
+ * neither. */
+static void
+machine_reason(struct engine_stats *st, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	uint64_t cpus = atomic_load_explicit(&st->host_cpus, memory_order_relaxed);
+	uint64_t runnable = atomic_load_explicit(&st->host_runnable_milli, memory_order_relaxed);
+	uint64_t steal = atomic_load_explicit(&st->host_steal_pm, memory_order_relaxed);
+	size_t at = 0;
+	if (cpus && runnable > cpus * 1000)
+		at += (size_t)snprintf(buf, len, "; the machine is busy: %.0f tasks want %llu CPU%s",
+				       (double)runnable / 1000, (unsigned long long)cpus,
+				       cpus == 1 ? "" : "s");
+	if (steal >= 20 && at < len)
+		snprintf(buf + at, len - at, "; CPU stolen by the host: %llu%%",
+			 (unsigned long long)(steal + 5) / 10);
 }
 
 void
@@ -244,13 +249,16 @@ sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, c
 	 * are long because they are interrupted). Otherwise a sampler that
 	 * waits is starved. */
 	bool overloaded = per_pass_us >= budget_us && ran >= waited;
+	char machine[96];
+	machine_reason(st, machine, sizeof machine);
 	if (waited >= 0.1 && !overloaded) {
-		snprintf(buf, len, "short of CPU: waited for one %.0f%% of the time", 100 * waited);
+		snprintf(buf, len, "short of CPU: waited for one %.0f%% of the time%s", 100 * waited,
+			 machine);
 		return;
 	}
-	snprintf(buf, len, budget_us < 10 ? "a pass takes %.1f us, the rate leaves %.1f us"
-					  : "a pass takes %.0f us, the rate leaves %.0f us",
-		 per_pass_us, budget_us);
+	snprintf(buf, len, budget_us < 10 ? "a pass takes %.1f us, the rate leaves %.1f us%s"
+					  : "a pass takes %.0f us, the rate leaves %.0f us%s",
+		 per_pass_us, budget_us, machine);
 }
 
 static void
@@ -354,7 +362,7 @@ finish(struct sampler *s, enum sampler_end how)
 {
 	uint64_t now = clock_now_ns();
 	flush_pending(s, now, true);
-	read_schedstat(s, now);
+	read_schedstat(s);
 	publish(s, now);
 	atomic_store_explicit(&s->end, how, memory_order_release);
 	if (s->wake_write >= 0) {
@@ -508,17 +516,13 @@ sample_failed(struct sampler *s, struct proc_run *r, struct proc_info *p, tt_sta
 	return SAMPLER_RUNNING;
 }
 
-/* After each pass, at their own paces: pending folds out to the ring, the
- * sampler's own CPU figures, and the published counters. */
+/* After each pass, at their own paces: pending folds out to the ring and
+ * the published counters. */
 static void
-after_pass(struct sampler *s, uint64_t t1, uint64_t *last_sched, uint64_t *last_publish)
+after_pass(struct sampler *s, uint64_t t1, uint64_t *last_publish)
 {
 	if (t1 - s->last_flush_ns >= FOLD_MAX_NS)
 		flush_pending(s, t1, false);
-	if (t1 - *last_sched >= SCHED_READ_NS) {
-		read_schedstat(s, t1);
-		*last_sched = t1;
-	}
 	if (t1 - *last_publish >= PUBLISH_NS) {
 		publish(s, t1);
 		*last_publish = t1;
@@ -571,18 +575,9 @@ sampler_main(void *arg)
 	struct tt_sample rs = {0};
 	bool verify = s->cfg.verify &&
 		      unwinder_init(&ref, s->target, 0, &s->error) == TT_OK;
-	uint64_t last_publish = 0, last_sched = 0;
+	uint64_t last_publish = 0;
 	enum sampler_end how = SAMPLER_STOPPED;
-	unsigned long long on = 0, wait = 0;
-	own_schedstat(&on, &wait);
-	/* At max rate the sampler is asked for all the CPU it can get: a
-	 * target thread preempting it mid-pass only stretches the pass (bench
-	 * on a churning pool of 500: half the rate; under ASan, 40% torn). */
-	struct gentle_counts gc = {wait, 0, 0};
-	/* A pass with native walks takes milliseconds (its first ones read
-	 * the libraries' symbols): under SCHED_IDLE on a busy machine it would
-	 * wait seconds for a CPU, so --native keeps the normal policy. */
-	gentle_start(&s->gentle, s->cfg.interval_ns != 0 && !s->cfg.native, clock_now_ns(), &gc);
+	atomic_store_explicit(&s->tid, gettid(), memory_order_release);
 	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
 		uint64_t t0 = clock_now_ns();
 		if (s->cfg.duration_ns && t0 - s->start_ns >= s->cfg.duration_ns) {
@@ -663,13 +658,15 @@ sampler_main(void *arg)
 		}
 		uint64_t t1 = clock_now_ns();
 		stat_add(&s->stats.busy_ns, t1 - t0);
-		after_pass(s, t1, &last_sched, &last_publish);
+		after_pass(s, t1, &last_publish);
 		if (dropped)
 			continue;   /* the last run took this place: it is next */
 		if (s->cfg.interval_ns)
 			next_deadline(s, r, t1);
 		s->cursor++;
 	}
+	if (how == SAMPLER_STOPPED && atomic_load_explicit(&s->duration_over, memory_order_relaxed))
+		how = SAMPLER_DURATION;
 	if (verify) {
 		tt_sample_free(&rs);
 		unwinder_free(&ref);
@@ -727,14 +724,21 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	s->procs.epoch_ns = s->start_ns;
 	stackwalk_set_epoch(s->walk, s->start_ns);
 	int rc = worker_start(&s->thread, sampler_main, s);
-	if (rc == 0 && cfg->follow && t->pid > 0)
-		s->follow = follow_start(&s->procs, &cfg->walk);
 	s->started = rc == 0;
-	if (rc != 0) {
-		s->started = false;
+	/* At max rate the sampler is asked for all the CPU it can get: a
+	 * target thread preempting it mid-pass only stretches the pass (bench
+	 * on a churning pool of 500: half the rate; under ASan, 40% torn). A
+	 * pass with native walks takes milliseconds (its first ones read the
+	 * libraries' symbols): under SCHED_IDLE it would wait for a CPU, so
+	 * --native keeps the normal policy too. */
+	int guard_rc = rc == 0 ? guard_start(&s->guard, s, cfg->interval_ns != 0 && !cfg->native) : 0;
+	if (rc != 0 || guard_rc != 0) {
 		sampler_free(s);
-		return tt_fail(err, TT_EIO, rc, "cannot start the sampler thread: %s", strerror(rc));
+		return tt_fail(err, TT_EIO, rc ? rc : guard_rc, "cannot start the sampler%s thread: %s",
+			       rc ? "" : "'s guard", strerror(rc ? rc : guard_rc));
 	}
+	if (cfg->follow && t->pid > 0)
+		s->follow = follow_start(&s->procs, &cfg->walk);
 	return TT_OK;
 }
 
@@ -751,6 +755,7 @@ sampler_stop(struct sampler *s)
 		pthread_join(s->thread, NULL);
 		s->started = false;
 	}
+	guard_stop(&s->guard);
 }
 
 void

@@ -10,7 +10,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "gentle.h"
+#include "guard.h"
 #include "procset.h"
 #include "ring.h"
 #include "stackwalk.h"
@@ -37,6 +37,11 @@ struct engine_stats {
 	_Atomic uint64_t sched_wait_ns;      /* runnable, waiting for a CPU */
 	_Atomic uint64_t sched_idle_ns;      /* under SCHED_IDLE (gentle.h) */
 	_Atomic uint64_t sched_fallbacks;    /* times it left SCHED_IDLE: the machine was busy */
+	/* the machine, over the guard's last half second (guard.h; 0 until
+	 * known): its CPUs, tasks wanting one (per mille of a task), time
+	 * stolen by the host (per mille of CPU time), time some task waited
+	 * for a CPU (per mille of wall time) */
+	_Atomic uint64_t host_cpus, host_runnable_milli, host_steal_pm, host_pressure_pm;
 	/* from the walker */
 	_Atomic uint64_t full_hits, partial_hits, misses;
 	_Atomic uint64_t frames_reused, frames_read;
@@ -107,6 +112,9 @@ struct sampler {
 	pthread_t thread;
 	bool started;
 	_Atomic bool stop;
+	_Atomic bool duration_over;   /* the guard stopped it: the duration passed */
+	_Atomic pid_t tid;            /* the sampler thread's, once it runs */
+	struct guard guard;
 	_Atomic bool pause;           /* sampler_pause */
 	bool paused;                  /* as the sampler thread last applied it */
 	_Atomic int end;              /* enum sampler_end once the thread is done */
@@ -124,7 +132,6 @@ struct sampler {
 	struct pending_record *pending;
 	uint32_t npending;
 	uint64_t last_flush_ns;
-	struct gentle gentle;         /* the sampler thread's scheduling policy */
 	char mismatch_example[512];
 	char error_example[384];      /* first sample error's message */
 	/* --native: why running threads have no native frames (perf_event_open
@@ -166,10 +173,7 @@ sampler_end_state(struct sampler *s)
 typedef void sampler_take_fn(void *ctx, const struct sample_record *r, size_t n);
 void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
 
-/* Why deadlines were missed, in a few words for a header ("" when too few
- * were): the sampler waited for a CPU (the machine is busy), or a pass
- * takes longer than the rate leaves it (rate_hz per process, `procs`
- * processes sampled). From the session's figures so far. */
+
 /* --native's rate when none is given: each native sample's stack copy is
  * the target's to pay (the README's cost table: none measurable at 100/s,
  * 2.9% at 1 kHz). */
@@ -186,6 +190,13 @@ struct native_shares {
 };
 void sampler_native_shares(const struct sampler *s, struct native_shares *out);
 
+/* Why deadlines were missed, in a few words for a header ("" when too few
+ * were): the sampler waited for a CPU, or a pass takes longer than the
+ * rate leaves it (rate_hz per process, `procs` processes sampled); then
+ * what the machine is doing when that is a cause (more tasks wanting a
+ * CPU than it has, time stolen by the host). From the session's figures
+ * so far and the guard's last half second. SAMPLER_REASON_MAX bytes do. */
+#define SAMPLER_REASON_MAX 192
 void sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, char *buf,
 			   size_t len);
 

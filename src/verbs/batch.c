@@ -118,7 +118,7 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	uint32_t live;
 	uint64_t ended;
 	procset_counts(&s->sampler.procs, &live, &ended);
-	char why[128], why_s[140] = "";
+	char why[SAMPLER_REASON_MAX], why_s[SAMPLER_REASON_MAX + 4] = "";
 	sampler_missed_reason(st, s->rate_hz, live, why, sizeof why);
 	if (why[0])
 		snprintf(why_s, sizeof why_s, " (%s)", why);

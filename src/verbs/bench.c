@@ -300,6 +300,10 @@ print_json(const struct bench_args *a, struct session *session, const struct ben
 	       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)),
 	       ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
 	       (unsigned long long)get(&st->sched_fallbacks), r->peak_rss_kb);
+	printf(" \"machine\": {\"cpus\": %llu, \"runnable\": %.2f, \"stolen\": %.3f, "
+	       "\"cpu_pressure\": %.3f},\n",
+	       (unsigned long long)get(&st->host_cpus), (double)get(&st->host_runnable_milli) / 1e3,
+	       (double)get(&st->host_steal_pm) / 1e3, (double)get(&st->host_pressure_pm) / 1e3);
 	if (a->want_floor)
 		printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
 		       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
@@ -369,6 +373,10 @@ print_text(const struct bench_args *a, struct session *session, const struct ben
 	       "its CPU), %llu fall-backs to the normal policy (the machine was busy)\n",
 	       100 * ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
 	       (unsigned long long)get(&st->sched_fallbacks));
+	printf("machine       %.1f tasks wanting %llu CPUs, %.1f%% of CPU time stolen by the host, "
+	       "some task waiting for a CPU %.0f%% of the time (the last half second)\n",
+	       (double)get(&st->host_runnable_milli) / 1e3, (unsigned long long)get(&st->host_cpus),
+	       (double)get(&st->host_steal_pm) / 10, (double)get(&st->host_pressure_pm) / 10);
 	if (a->want_floor)
 		printf("read floor    %.3f us per 8-byte process_vm_readv (%.3f us for 8 bytes "
 		       "from each of two pages), %.3f us per 8-byte /proc/PID/mem pread, "
