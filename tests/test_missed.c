@@ -71,12 +71,12 @@ main(void)
 	tap_ok(strcmp(buf, "short of CPU: waited for one 90% of the time; the machine is busy: "
 			   "6 tasks want 2 CPUs; CPU stolen by the host: 12%") == 0,
 	       "6.2 tasks wanting 2 CPUs, 11.8%% stolen: both said (%s)", buf);
-	atomic_store(&st.host_runnable_milli, 1500);
+	atomic_store(&st.host_runnable_milli, 2900);
 	atomic_store(&st.host_steal_pm, 10);
 	sampler_missed_reason(&st, 1e4, 1, buf, sizeof buf);
 	tap_ok(strcmp(buf, "short of CPU: waited for one 90% of the time") == 0,
-	       "1.5 tasks for 2 CPUs, 1%% stolen: the machine not blamed (%s)", buf);
-	atomic_store(&st.host_runnable_milli, 2600);
+	       "2.9 tasks for 2 CPUs (not one waiting all the time), 1%% stolen: the machine not blamed (%s)", buf);
+	atomic_store(&st.host_runnable_milli, 3200);
 	atomic_store(&st.busy_ns, 500 * 300000);
 	atomic_store(&st.sched_cpu_ns, 950 * MS);
 	atomic_store(&st.sched_wait_ns, 40 * MS);
@@ -84,6 +84,14 @@ main(void)
 	tap_ok(strcmp(buf, "a pass takes 300 us, the rate leaves 100 us; the machine is busy: "
 			   "3 tasks want 2 CPUs") == 0,
 	       "passes too long on a busy machine: both said (%s)", buf);
+
+	atomic_store(&st.busy_ns, 500 * 30000);
+	atomic_store(&st.sched_cpu_ns, 300 * MS);
+	atomic_store(&st.sched_wait_ns, 50 * MS);
+	sampler_missed_reason(&st, 1e4, 1, buf, sizeof buf);
+	tap_ok(strcmp(buf, "the machine is busy: 3 tasks want 2 CPUs") == 0,
+	       "passes that fit, waited 5%%, 3.2 tasks for 2 CPUs: the machine, not the passes (%s)",
+	       buf);
 
 	reason(buf, sizeof buf, 1e4, 9500, 500, 15, 300, 300);
 	tap_ok(buf[0] == '\0', "5%% missed: no reason given (%s)", buf);

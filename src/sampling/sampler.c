@@ -205,8 +205,8 @@ sampler_native_shares(const struct sampler *s, struct native_shares *out)
 			       ? s->native_refusal : NULL;
 }
 
-/* What the guard saw of the machine, in words a user can act on: more
- * tasks want a CPU than there are, the host steals CPU time; "" when
+/* What the guard saw of the machine, in words a user can act on: a task
+ * or more waits for a CPU all the time, the host steals CPU time; "" when
  * neither. */
 static void
 machine_reason(struct engine_stats *st, char *buf, size_t len)
@@ -216,7 +216,7 @@ machine_reason(struct engine_stats *st, char *buf, size_t len)
 	uint64_t runnable = atomic_load_explicit(&st->host_runnable_milli, memory_order_relaxed);
 	uint64_t steal = atomic_load_explicit(&st->host_steal_pm, memory_order_relaxed);
 	size_t at = 0;
-	if (cpus && runnable > cpus * 1000)
+	if (cpus && runnable >= (cpus + 1) * 1000)
 		at += (size_t)snprintf(buf, len, "; the machine is busy: %.0f tasks want %llu CPU%s",
 				       (double)runnable / 1000, (unsigned long long)cpus,
 				       cpus == 1 ? "" : "s");
@@ -254,6 +254,12 @@ sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, c
 	if (waited >= 0.1 && !overloaded) {
 		snprintf(buf, len, "short of CPU: waited for one %.0f%% of the time%s", 100 * waited,
 			 machine);
+		return;
+	}
+	if (!overloaded && machine[0]) {
+		/* Passes that fit, little waiting counted: late wake-ups on a
+		 * machine whose CPUs are all taken. */
+		snprintf(buf, len, "%s", machine + 2);
 		return;
 	}
 	snprintf(buf, len, budget_us < 10 ? "a pass takes %.1f us, the rate leaves %.1f us%s"
