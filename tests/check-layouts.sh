@@ -113,6 +113,9 @@ cat >"$work/values.h" <<'CEOF'
 	P("cfunction.m_self", offsetof(PyCFunctionObject, m_self));
 	P("methoddef.ml_name", offsetof(PyMethodDef, ml_name));
 	P("module.md_dict", offsetof(PyModuleObject, md_dict));
+	/* an object's own attributes (the names of threads) */
+	P("type.tp_basicsize", offsetof(PyTypeObject, tp_basicsize));
+	P("heaptype.ht_cached_keys", offsetof(PyHeapTypeObject, ht_cached_keys));
 CEOF
 cat >"$work/offsets.c" <<'CEOF'
 #define Py_BUILD_CORE 1
@@ -221,6 +224,11 @@ int main(void) {
 	P("interp.threads_next_unique_id", offsetof(PyInterpreterState, threads.next_unique_id));
 	P("interp.threads_count", offsetof(PyInterpreterState, threads.count));
 	P("interp.gc_collecting", offsetof(PyInterpreterState, gc.collecting));
+#if PY_MINOR_VERSION == 11
+	P("interp.modules", offsetof(PyInterpreterState, modules));
+#else
+	P("interp.modules", offsetof(PyInterpreterState, imports.modules));
+#endif
 	P("tstate.next", offsetof(PyThreadState, next));
 	P("tstate.interp", offsetof(PyThreadState, interp));
 	P("tstate.cframe", offsetof(PyThreadState, cframe));

@@ -735,6 +735,38 @@ def test_text_mode(ctx):
                "from text output" % (innermost, tid), *run.details())
 
 
+def test_thread_names(ctx):
+    """Each thread under the name threading gives it (a long name, a
+    pool's, one renamed after start, non-ASCII with an escape sequence,
+    MainThread), the kernel's beside it: --json's name and os_name, the
+    text's "NAME", OS name "COMM" with no raw control byte."""
+    want = {int(tid): name for tid, name in ctx.target.info["names"].items()}
+    pid = ctx.target.pid
+    comms = {}
+    for tid in want:
+        with open("/proc/%d/task/%d/comm" % (pid, tid), encoding="utf-8",
+                  errors="replace") as f:
+            comms[tid] = f.read().rstrip("\n")
+    doc = dump_target(ctx)
+    got = threads_by_tid(doc)
+    wrong = ["%d: %r / %r, want %r / %r" % (tid, got.get(tid, {}).get("name"),
+                                           got.get(tid, {}).get("os_name"), name, comms[tid])
+             for tid, name in sorted(want.items())
+             if got.get(tid, {}).get("name") != name
+             or got.get(tid, {}).get("os_name") != comms[tid]]
+    expect(not wrong, "%d of %d threads named otherwise (name / os_name)" % (len(wrong), len(want)),
+           *wrong)
+    run = tachyon("dump", "-p", pid)
+    run.expect_success()
+    expect_no_control_bytes(run.out, "stdout of " + run.cmd, allowed=b"\n\t")
+    text = run.out.decode("utf-8", "replace")
+    for tid, name in want.items():
+        if name.isprintable():
+            line = '"%s"' % name + (', OS name "%s"' % comms[tid] if comms[tid] != name else "")
+            expect(re.search(r"^Thread %d .*%s" % (tid, re.escape(line)), text, re.M),
+                   "thread %d's line does not say %s" % (tid, line), *run.details())
+
+
 def test_python_version(ctx):
     doc = dump_target(ctx)
     expect(doc["python"] == ctx.target.info["python"],
@@ -1084,6 +1116,9 @@ PER_INTERPRETER = [
          test_threads),
         ("text mode lists every thread id and innermost function", test_text_mode),
         ("python field equals platform.python_version()", test_python_version)]),
+    Group("names.py", PARK_MAIN, [
+        ("threads under threading's names (long, a pool's, renamed, non-ASCII, MainThread), "
+         "the kernel's beside them", test_thread_names)]),
     Group("qualnames.py", PARK_ALL, [
         ("qualnames: nested classes, closures, lambda, generator, coroutines, asyncio",
          test_qualnames)]),

@@ -328,6 +328,8 @@ set_fixed_value_offsets(struct py_layout *l)
 	l->bytearray_start = 40;
 	l->type_dict = 264;
 	l->func_qualname = 40;
+	l->tp_basicsize = 32;
+	l->heap_cached_keys = l->heap_qualname + 8;
 }
 
 /* Every field of the table we use (a name missing is left in t->missing). */
@@ -341,6 +343,7 @@ read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
 	l->is_id = table_get(t, "interpreter_state.id");
 	l->is_next = table_get(t, "interpreter_state.next");
 	l->is_threads_head = table_get(t, "interpreter_state.threads_head");
+	l->is_modules = table_get(t, "interpreter_state.imports_modules");
 	l->has_threads_main = table_has(t, "interpreter_state.threads_main");
 	if (l->has_threads_main)
 		l->is_threads_main = table_get(t, "interpreter_state.threads_main");
@@ -629,7 +632,7 @@ struct compiled_layout {
 	uint64_t rt_interpreters_head, rt_gil, is_gil_ptr;
 	uint64_t gil_holder, gil_locked, gil_switch;
 	uint64_t is_size, is_id, is_next, is_threads_unique_id, is_threads_head, is_threads_count;
-	uint64_t is_gc_collecting;
+	uint64_t is_gc_collecting, is_modules;
 	uint64_t ts_size, ts_next, ts_interp, ts_cframe, ts_thread_id, ts_native_thread_id;
 	uint64_t ts_datastack_chunk, ts_datastack_top, ts_root_cframe, cf_current_frame;
 	uint64_t fr_previous, fr_code, fr_prev_instr, fr_owner;
@@ -654,6 +657,7 @@ static const struct compiled_layout compiled[] = {
 		.gil_holder = 8, .gil_locked = 16, .gil_switch = 24,
 		.is_size = 107752, .is_id = 48, .is_next = 0, .is_threads_unique_id = 8,
 		.is_threads_head = 16, .is_threads_count = 24, .is_gc_collecting = 848,
+		.is_modules = 888,
 		.ts_size = 360, .ts_next = 8, .ts_interp = 16, .ts_cframe = 56,
 		.ts_thread_id = 152, .ts_native_thread_id = 160, .ts_datastack_chunk = 296,
 		.ts_datastack_top = 304, .ts_root_cframe = 336,
@@ -683,6 +687,7 @@ static const struct compiled_layout compiled[] = {
 		.gil_holder = 8, .gil_locked = 16, .gil_switch = 24,
 		.is_size = 383552, .is_id = 8, .is_next = 0, .is_threads_unique_id = 64,
 		.is_threads_head = 72, .is_threads_count = 80, .is_gc_collecting = 312,
+		.is_modules = 944,
 		.ts_size = 288, .ts_next = 8, .ts_interp = 16, .ts_cframe = 56,
 		.ts_thread_id = 136, .ts_native_thread_id = 144, .ts_datastack_chunk = 232,
 		.ts_datastack_top = 240, .ts_root_cframe = 272,
@@ -741,6 +746,7 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->is_threads_unique_id = c->is_threads_unique_id;
 	l->is_threads_count = c->is_threads_count;
 	l->is_gc_collecting = c->is_gc_collecting;
+	l->is_modules = c->is_modules;
 	l->gil_place = c->minor == 11 ? PY_GIL_IN_RUNTIME : PY_GIL_BEHIND_POINTER;
 	l->rt_gil = c->rt_gil;
 	l->is_gil_ptr = c->is_gil_ptr;
@@ -926,6 +932,9 @@ pylayout_print(FILE *f, const struct py_layout *l)
 		{"cfunction.m_self", l->cfunc_self, true},
 		{"methoddef.ml_name", PY_METHODDEF_NAME, true},
 		{"module.md_dict", l->module_dict, true},
+		{"type.tp_basicsize", l->tp_basicsize, true},
+		{"heaptype.ht_cached_keys", l->heap_cached_keys, true},
+		{"interp.modules", l->is_modules, true},
 		{"stackchunk.previous", PY_STACKCHUNK_PREVIOUS, true},
 		{"stackchunk.size", PY_STACKCHUNK_SIZE, true},
 	};

@@ -44,6 +44,14 @@
 #define PY_CO_FAST_FREE 0x80
 /* A type allocated on the heap (a class statement), not a built-in one. */
 #define PY_TPFLAGS_HEAPTYPE (1ul << 9)
+/* An instance's dict kept before it (3.11+), its values after it (3.13+). */
+#define PY_TPFLAGS_MANAGED_DICT (1ul << 4)
+#define PY_TPFLAGS_INLINE_VALUES (1ul << 2)
+/* Where a managed dict is kept: three pointers before the object (3.11
+ * keeps its values pointer one further); and PyDictValues.valid (3.13+). */
+#define PY_MANAGED_DICT_BEFORE 24
+#define PY_MANAGED_VALUES_BEFORE_311 32
+#define PY_DICTVALUES_VALID 3
 
 /* The versions tachyon-top reads, for messages and --help. */
 #define PY_SUPPORTED_RANGE "3.11 to 3.15"
@@ -179,6 +187,12 @@ struct py_layout {
 	/* a bound method's function and self; a built-in function's
 	 * PyMethodDef and self; a module's dict */
 	uint64_t method_func, method_self, cfunc_ml, cfunc_self, module_dict;
+	/* an object's own attributes (the names Python gives threads, in
+	 * threading's Thread objects): each interpreter's sys.modules; a
+	 * type's instance size (inline values follow it) and the keys its
+	 * instances' values share */
+	uint64_t is_modules;
+	uint64_t tp_basicsize, heap_cached_keys;
 
 	/* Semantics not in the table */
 	uint64_t tag_mask;             /* bits to clear from tagged _PyStackRef pointers */

@@ -157,16 +157,15 @@ dict_read(struct pyvalue *v, bool budgeted, uint64_t addr, void *buf, size_t len
 			: remote_read(v->mem, addr, buf, len, &err) == TT_OK;
 }
 
-/* Open the dict at dict (dict_read says what budgeted is). */
+/* Open the keys object at keys, whose values are in the array at values
+ * when the dict is split (else 0). */
 static bool
-dict_open(struct pyvalue *v, uint64_t dict, bool budgeted, struct dict_entries *d)
+keys_open(struct pyvalue *v, uint64_t keys, uint64_t values, bool budgeted,
+	  struct dict_entries *d)
 {
-	const struct py_layout *l = v->l;
-	uint64_t keys;
 	uint8_t hdr[PY_DICTKEYS_INDICES];
-	if (!dict_read(v, budgeted, dict + l->dict_keys, &keys, 8) ||
-	    !dict_read(v, budgeted, dict + l->dict_values, &d->values, 8) ||
-	    !dict_read(v, budgeted, keys, hdr, sizeof hdr))
+	d->values = values;
+	if (!keys || (keys & 7) || !dict_read(v, budgeted, keys, hdr, sizeof hdr))
 		return false;
 	uint8_t log2_index = hdr[PY_DICTKEYS_LOG2_INDEX_BYTES];
 	d->kind = hdr[PY_DICTKEYS_KIND];
@@ -176,6 +175,17 @@ dict_open(struct pyvalue *v, uint64_t dict, bool budgeted, struct dict_entries *
 	d->entries = keys + PY_DICTKEYS_INDICES + (1ull << log2_index);
 	d->size = d->kind == 0 ? 24 : 16;
 	return true;
+}
+
+/* Open the dict at dict (dict_read says what budgeted is). */
+static bool
+dict_open(struct pyvalue *v, uint64_t dict, bool budgeted, struct dict_entries *d)
+{
+	const struct py_layout *l = v->l;
+	uint64_t keys, values;
+	return dict && !(dict & 7) && dict_read(v, budgeted, dict + l->dict_keys, &keys, 8) &&
+	       dict_read(v, budgeted, dict + l->dict_values, &values, 8) &&
+	       keys_open(v, keys, values, budgeted, d);
 }
 
 /* Entry i's key and value (0 and 0: deleted); false when unreadable. */
@@ -195,18 +205,15 @@ dict_entry(struct pyvalue *v, const struct dict_entries *d, bool budgeted, int64
 	return true;
 }
 
-/* The value of key `name` (a str) in the dict at dict, or 0: a class's
- * or a module's own dict, its first entries. */
+/* The value of key `name` (a str) among the first `max` entries of the
+ * open dict d, or 0. */
 static uint64_t
-dict_get_str(struct pyvalue *v, uint64_t dict, const char *name)
+entries_get_str(struct pyvalue *v, const struct dict_entries *d, const char *name, int64_t max)
 {
-	struct dict_entries d;
-	if (!dict_open(v, dict, false, &d))
-		return 0;
-	int64_t n = d.n < TYPE_DICT_ENTRIES ? d.n : TYPE_DICT_ENTRIES;
+	int64_t n = d->n < max ? d->n : max;
 	for (int64_t i = 0; i < n; i++) {
 		uint64_t key, value;
-		if (!dict_entry(v, &d, false, i, &key, &value))
+		if (!dict_entry(v, d, false, i, &key, &value))
 			return 0;
 		char *k = key && value ? str_object(v, key) : NULL;
 		bool found = k && strcmp(k, name) == 0;
@@ -215,6 +222,15 @@ dict_get_str(struct pyvalue *v, uint64_t dict, const char *name)
 			return value;
 	}
 	return 0;
+}
+
+/* The value of key `name` (a str) in the dict at dict, or 0: a class's
+ * or a module's own dict, its first entries. */
+static uint64_t
+dict_get_str(struct pyvalue *v, uint64_t dict, const char *name)
+{
+	struct dict_entries d;
+	return dict_open(v, dict, false, &d) ? entries_get_str(v, &d, name, TYPE_DICT_ENTRIES) : 0;
 }
 
 /* A class's name as repr() writes it: its __module__ (unless builtins)
@@ -1077,4 +1093,123 @@ pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr, struct
 		return tt_fail(err, TT_EBADMEM, 0, "the frame returned while its locals were read"),
 		       -1;
 	return n;
+}
+
+/* ---------------------------------------------------------------------
+ * What objects hold, for readers other than repr (pyvalue.h)
+ * ------------------------------------------------------------------- */
+
+char *
+pyvalue_str(struct pyvalue *v, uint64_t addr)
+{
+	return str_object(v, addr);
+}
+
+bool
+pyvalue_u64(struct pyvalue *v, uint64_t addr, uint64_t *out)
+{
+	const struct py_layout *l = v->l;
+	const struct type_info *ti;
+	uint64_t type, size;
+	struct tt_error err;
+	if (!addr || (addr & 7) || remote_read_u64(v->mem, addr + l->ob_type, &type, &err) ||
+	    !(ti = type_of(v, type)) || ti->kind != K_INT ||
+	    remote_read_u64(v->mem, addr + l->long_size, &size, &err))
+		return false;
+	uint64_t n;
+	if (l->long_signed_size) {
+		if ((int64_t)size < 0)
+			return false;
+		n = size;
+	} else {
+		if ((size & 3) == 2 || (size & 3) == 3)
+			return false;   /* negative, or garbage */
+		n = size >> 3;
+	}
+	uint32_t d[3] = {0};
+	if (n > 3 || (n && remote_read(v->mem, addr + l->long_digits, d, n * 4, &err)))
+		return false;
+	if ((d[0] | d[1] | d[2]) >> 30 || d[2] >> 4)
+		return false;   /* not a digit, or past 64 bits */
+	*out = (uint64_t)d[0] | (uint64_t)d[1] << 30 | (uint64_t)d[2] << 60;
+	return true;
+}
+
+uint64_t
+pyvalue_dict_get(struct pyvalue *v, uint64_t dict, const char *key, unsigned max)
+{
+	struct dict_entries d;
+	return dict_open(v, dict, false, &d) ? entries_get_str(v, &d, key, max) : 0;
+}
+
+bool
+pyvalue_dict_each(struct pyvalue *v, uint64_t dict, unsigned max, pyvalue_entry_fn *fn,
+		  void *ctx)
+{
+	struct dict_entries d;
+	if (!dict_open(v, dict, false, &d))
+		return false;
+	int64_t n = d.n < (int64_t)max ? d.n : (int64_t)max;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t key, value;
+		if (!dict_entry(v, &d, false, i, &key, &value))
+			return false;
+		if (key && value && !fn(ctx, key, value))
+			break;
+	}
+	return true;
+}
+
+/* Attribute `name` among an instance's split values (at values: their
+ * array follows PyDictValues' header), named by its type's shared keys. */
+static uint64_t
+split_get(struct pyvalue *v, uint64_t type, uint64_t values, const char *name)
+{
+	uint64_t keys;
+	struct dict_entries d;
+	struct tt_error err;
+	if (remote_read_u64(v->mem, type + v->l->heap_cached_keys, &keys, &err) ||
+	    !keys_open(v, keys, values, false, &d))
+		return 0;
+	return entries_get_str(v, &d, name, TYPE_DICT_ENTRIES);
+}
+
+uint64_t
+pyvalue_attr(struct pyvalue *v, uint64_t obj, const char *name)
+{
+	const struct py_layout *l = v->l;
+	uint64_t type, flags, dict;
+	struct tt_error err;
+	if (!obj || (obj & 7) || remote_read_u64(v->mem, obj + l->ob_type, &type, &err) ||
+	    remote_read_u64(v->mem, type + l->type_flags, &flags, &err) ||
+	    !(flags & PY_TPFLAGS_HEAPTYPE) || !(flags & PY_TPFLAGS_MANAGED_DICT) ||
+	    remote_read_u64(v->mem, obj - PY_MANAGED_DICT_BEFORE, &dict, &err))
+		return 0;
+	if (l->minor == 11) {
+		/* the dict once made, else the values pointer one further */
+		uint64_t values;
+		if (dict)
+			return dict_get_str(v, dict, name);
+		return !remote_read_u64(v->mem, obj - PY_MANAGED_VALUES_BEFORE_311, &values, &err) &&
+			       values
+			       ? split_get(v, type, values, name)
+			       : 0;
+	}
+	if (l->minor == 12) {
+		/* dict or values, the values kept as their address - 1 (odd) */
+		if (dict & 1)
+			return split_get(v, type, dict + 1, name);
+		return dict ? dict_get_str(v, dict, name) : 0;
+	}
+	/* 3.13+: the dict once made, else the values inline after the
+	 * object (when its type keeps them there and they are still valid) */
+	if (dict)
+		return dict_get_str(v, dict, name);
+	uint64_t size;
+	uint8_t valid;
+	if (!(flags & PY_TPFLAGS_INLINE_VALUES) ||
+	    remote_read_u64(v->mem, type + l->tp_basicsize, &size, &err) || size > (1u << 20) ||
+	    remote_read(v->mem, obj + size + PY_DICTVALUES_VALID, &valid, 1, &err) || !valid)
+		return 0;
+	return split_get(v, type, obj + size, name);
 }

@@ -77,4 +77,24 @@ struct pylocal {
 int pylocals_read(struct pyvalue *v, uint64_t frame_addr, uint64_t code_addr,
 		  struct pylocal *out, size_t max, struct tt_error *err);
 
+/* What objects hold, for readers of the target's own state (the names of
+ * its threads): reads outside any value's budget; 0, NULL or false when
+ * the object cannot be read or is not what was asked for. */
+
+/* A str object's text as UTF-8 (free it). */
+char *pyvalue_str(struct pyvalue *v, uint64_t addr);
+/* An int object's value, when it is one from 0 to 2^64 - 1. */
+bool pyvalue_u64(struct pyvalue *v, uint64_t addr, uint64_t *out);
+/* The value of str key `key` among the first `max` entries of the dict at
+ * dict. */
+uint64_t pyvalue_dict_get(struct pyvalue *v, uint64_t dict, const char *key, unsigned max);
+/* fn(ctx, key, value) for each of the first `max` entries of the dict at
+ * dict, until it returns false; false when the dict cannot be read. */
+typedef bool pyvalue_entry_fn(void *ctx, uint64_t key, uint64_t value);
+bool pyvalue_dict_each(struct pyvalue *v, uint64_t dict, unsigned max, pyvalue_entry_fn *fn,
+		       void *ctx);
+/* Attribute `name` of an instance of a class (its own, in its dict or
+ * its values, wherever this version keeps them), or 0. */
+uint64_t pyvalue_attr(struct pyvalue *v, uint64_t obj, const char *name);
+
 #endif

@@ -23,6 +23,7 @@
 #include "sanitize.h"
 #include "schedclock.h"
 #include "taskinfo.h"
+#include "threadnames.h"
 #include "target.h"
 #include "tidmap.h"
 #include "unwinder.h"
@@ -111,6 +112,7 @@ struct kernel_view {
 	struct pyvalue *values;           /* their reader, or NULL (out of memory) */
 	struct native_unwinder *native;   /* --native: the process's unwinder, or NULL */
 	char native_error[400];           /* why there is none */
+	struct thread_names names;        /* the names Python gives the threads */
 };
 
 /* What was asked of the dump. */
@@ -136,6 +138,7 @@ kernel_view_open(struct kernel_view *kv, struct target *t, const struct dump_opt
 	kv->core = o->core;
 	kv->core_path = o->core_path;
 	kv->want_native = native;
+	threadnames_read(t, &kv->names);
 	if (o->core) {
 		/* the kernel's view is of live processes; the registers are in the core */
 		struct tt_error nerr = {0};
@@ -159,6 +162,7 @@ kernel_view_close(struct kernel_view *kv)
 	schedclock_free(kv->clock);
 	owners_free(kv->owners);
 	native_close(kv->native);
+	threadnames_free(&kv->names);
 	if (kv->values)
 		pyvalue_free(kv->values);
 	free(kv->values);
@@ -400,12 +404,18 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
 		core_or_live_name(kv, t, th, comm, sizeof comm);
-		sanitize_for_terminal(comm, safe, sizeof safe);
+		const char *pyname = threadnames_of(u->target, &kv->names, th->tstate);
 		printf("\nThread %llu", (unsigned long long)th->native_tid);
 		/* Logs print the id in the thread's own namespace: say it too. */
 		if (th->ns_tid != th->native_tid)
 			printf(" (ns %llu)", (unsigned long long)th->ns_tid);
+		/* Python's name first; the kernel's beside it where it differs */
+		sanitize_for_terminal(pyname ? pyname : comm, safe, sizeof safe);
 		printf(" \"%s\"", safe);
+		if (pyname && comm[0] && strcmp(pyname, comm) != 0) {
+			sanitize_for_terminal(comm, safe, sizeof safe);
+			printf(", OS name \"%s\"", safe);
+		}
 		if (th->interp_id != 0)
 			printf(" interpreter %lld", (long long)th->interp_id);
 		const char *sep = " (";
@@ -552,9 +562,14 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
 		core_or_live_name(kv, t, th, comm, sizeof comm);
+		const char *pyname = threadnames_of(u->target, &kv->names, th->tstate);
 		printf("%s\n  {\"tid\": %llu, \"ns_tid\": %llu, \"tid_known\": %s, \"name\": ",
 		       i ? "," : "", (unsigned long long)th->native_tid,
 		       (unsigned long long)th->ns_tid, th->tid_unknown ? "false" : "true");
+		/* Python's name (threading's), else the kernel's; the kernel's as
+		 * os_name either way */
+		json_put_string(stdout, pyname ? pyname : comm);
+		printf(", \"os_name\": ");
 		json_put_string(stdout, comm);
 		/* One OS thread running a subinterpreter has a thread state in
 		 * each interpreter: (tid, interpreter) names an entry. */
