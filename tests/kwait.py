@@ -1219,10 +1219,21 @@ def test_bench_cost(ctx):
         if r["native"]:
             expect(r["native_pct"] > 50 and r["us_per_native_walk"] > 0,
                    "%s: native frames in %.0f%% of thread samples" % (name, r["native_pct"]))
+    first = (rows["native 10k/s"]["loss_pct"], rows["native 100/s"]["loss_pct"])
+    if first[0] <= first[1]:
+        # Four pairs a setting cannot tell a cost of 10-15% (this VM's at
+        # 10k/s) from windows whose own speed varies by as much: measured
+        # again over thirteen pairs, which must show it.
+        rig.Tap.emit("# 10k/s %.1f%% vs 100/s %.1f%% over 4 pairs: measured again over 13"
+                     % first)
+        again = rig.tachyon("bench", "--cost", "-d", "10", "--json", "--",
+                            *rig.command(ctx.suite, ctx.interp, ["-E", "-s"]), timeout=240)
+        again.expect_success()
+        rows = {r["setting"]: r for r in json.loads(again.out)["settings"]}
     expect(rows["native 10k/s"]["loss_pct"] > rows["native 100/s"]["loss_pct"],
            "the kernel's stack copies at 10k/s cost the target no more than at 100/s: "
-           "%.1f%% vs %.1f%%" % (rows["native 10k/s"]["loss_pct"],
-                                 rows["native 100/s"]["loss_pct"]))
+           "%.1f%% vs %.1f%% (over 4 pairs first: %.1f%% vs %.1f%%)"
+           % ((rows["native 10k/s"]["loss_pct"], rows["native 100/s"]["loss_pct"]) + first))
     bad = rig.tachyon("bench", "--cost", "-d", "1", "--", "/bin/false", timeout=30)
     lines = bad.err.decode("utf-8", "replace").strip().splitlines()
     expect(bad.rc == 1 and len(lines) == 1 and "printed no count" in lines[0],
