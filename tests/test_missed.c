@@ -93,6 +93,11 @@ main(void)
 	       "passes that fit, waited 5%%, 3.2 tasks for 2 CPUs: the machine, not the passes (%s)",
 	       buf);
 
+	reason(buf, sizeof buf, 1e4, 8900, 1100, 37, 400, 20);
+	tap_ok(strcmp(buf, "woke late: a pass takes 37 us of the 100 us the rate leaves") == 0,
+	       "10 kHz, 11%% missed, passes of 37 us, waited 2%%, a machine not full: late "
+	       "wake-ups, not the passes (%s)", buf);
+
 	reason(buf, sizeof buf, 1e4, 9500, 500, 15, 300, 300);
 	tap_ok(buf[0] == '\0', "5%% missed: no reason given (%s)", buf);
 

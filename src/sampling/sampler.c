@@ -262,6 +262,16 @@ sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, c
 		snprintf(buf, len, "%s", machine + 2);
 		return;
 	}
+	if (per_pass_us < budget_us) {
+		/* Passes that fit, no waiting counted, a machine not full: the
+		 * deadlines went by before the sampler woke for them. */
+		snprintf(buf, len, budget_us < 10 ? "woke late: a pass takes %.1f us of the %.1f us "
+						    "the rate leaves"
+						  : "woke late: a pass takes %.0f us of the %.0f us "
+						    "the rate leaves",
+			 per_pass_us, budget_us);
+		return;
+	}
 	snprintf(buf, len, budget_us < 10 ? "a pass takes %.1f us, the rate leaves %.1f us%s"
 					  : "a pass takes %.0f us, the rate leaves %.0f us%s",
 		 per_pass_us, budget_us, machine);
