@@ -236,7 +236,7 @@ def test_text(ctx):
     r, info = roles(ctx.target), ctx.target.info
 
     def header(tid, rest):
-        m = re.search(r'^Thread %d "[^"\n]*" \(idle, blocked (\d+\.\d s )?in %s\)$' % (tid, rest),
+        m = re.search(r'^Thread %d "[^"\n]*"(?:, OS name "[^"\n]*")? \(idle, blocked (\d+\.\d s )?in %s\)$' % (tid, rest),
                       text, re.M)
         if m and not m.group(1) and migrated_unrun(ctx.target, tid):
             rig.Tap.emit("# thread %d: the kernel keeps no last-run time for it "
@@ -827,7 +827,7 @@ def check_pidns(ctx, wrapper):
         text = run.out.decode("utf-8", "replace")
         expect(text.startswith("Process %d (pid 1 in its PID namespace): " % target.pid),
                "dump text does not say the process is pid 1 in its namespace", *run.details())
-        expect(re.search(r'^Thread %d \(ns %d\) "[^"\n]*" \(idle, blocked \d+\.\d s in recvfrom '
+        expect(re.search(r'^Thread %d \(ns %d\) "[^"\n]*"(?:, OS name "[^"\n]*")? \(idle, blocked \d+\.\d s in recvfrom '
                          % (host, r["recv"]), text, re.M),
                "dump text has no 'Thread %d (ns %d) ... blocked N s in recvfrom' line"
                % (host, r["recv"]), *run.details())
