@@ -296,7 +296,7 @@ def figure(text):
 
 
 def bench_doc(pid):
-    run = run_tt("bench", "-p", pid, "-d", "1", "--json")
+    run = run_tt("bench", "-p", pid, "-d", "0.4", "--json")
     run.expect_success()
     doc = json.loads(run.out)
     expect(doc["errors"] <= doc["samples"] // 100, "bench: %d errors in %d samples"

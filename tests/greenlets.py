@@ -330,7 +330,7 @@ def point_row(point):
                       + point)
 
 
-CHURN_SECONDS = 30
+CHURN_SECONDS = 20
 CHURN_WARMUP = 10
 CHURN_ROW = point_row(r"sleep \u2190 handler \(greenlets\.py:\d+\)")
 STUCK_ROW = point_row(r"SocketMixin\.recv \u2190 fetch_inventory \(greenlets\.py:\d+\)\s+"

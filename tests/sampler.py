@@ -648,7 +648,7 @@ def test_attach_at_startup(ctx):
         ready = os.path.join(root_dir, "ready-%d.json" % i)
         command = rig.command(ctx.suite, ctx.interp,
                               ["-E", "-s", "-B", os.path.join(root_dir, "exiting.py"), ready,
-                               "0.2", "return"])
+                               "0.05", "return"])
         run = run_tt("--batch", "-r", "max", "--delay", "0.3", "--", *command)
         run.expect_success()
         expect(re.search(rb"^process \d+ exited with status 0$", run.out, re.M),
