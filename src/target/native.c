@@ -268,19 +268,26 @@ static bool
 set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 {
 	struct native_unwinder *n = thread_arg;
+	/* The pc goes in twice: as the frame's pc, and as DWARF register 16
+	 * (%rip), which call frame information may read: a PLT stub's CFA
+	 * depends on where in the stub it is, and without %rip no caller of
+	 * a thread sampled there is found. */
 	if (n->sample) {
-		Dwarf_Word regs[16];
+		Dwarf_Word regs[17];
 		for (size_t i = 0; i < 16; i++)
 			regs[i] = n->sample->regs[i];
-		if (!dwfl_thread_state_registers(thread, 0, 16, regs))
+		regs[16] = n->sample->pc;
+		if (!dwfl_thread_state_registers(thread, 0, 17, regs))
 			return false;
 		dwfl_thread_state_register_pc(thread, n->sample->pc);
 		return true;
 	}
-	/* x86-64 DWARF registers 6 and 7 are %rbp and %rsp; the pc goes apart */
-	Dwarf_Word regs[2] = {n->rbp, n->sp};
+	/* x86-64 DWARF registers 6 and 7 are %rbp and %rsp */
+	Dwarf_Word regs[2] = {n->rbp, n->sp}, pc = n->pc;
 	if (n->rbp ? !dwfl_thread_state_registers(thread, 6, 2, regs)
 		   : !dwfl_thread_state_registers(thread, 7, 1, &regs[1]))
+		return false;
+	if (!dwfl_thread_state_registers(thread, 16, 1, &pc))
 		return false;
 	dwfl_thread_state_register_pc(thread, n->pc);
 	return true;
