@@ -117,6 +117,27 @@ pystr_to_utf8(unsigned kind, bool ascii, const uint8_t *data, uint64_t length, c
 	return TT_OK;
 }
 
+/* UTF-8 of the str of this shape whose first nchars characters are at
+ * data, "..." after them when cut. */
+static tt_status
+shape_to_utf8(const struct pystr_shape *shape, const uint8_t *data, uint64_t nchars, bool cut,
+	      char **out, struct tt_error *err)
+{
+	char *utf8 = malloc((size_t)nchars * 4 + 4);
+	if (!utf8)
+		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading a str");
+	size_t len;
+	tt_status st = pystr_to_utf8(shape->kind, shape->ascii, data, nchars, utf8, &len, err);
+	if (st != TT_OK) {
+		free(utf8);
+		return st;
+	}
+	if (cut)
+		memcpy(utf8 + len, "...", 4);
+	*out = utf8;
+	return TT_OK;
+}
+
 tt_status
 pystr_read(struct remote *r, const struct py_layout *l, uint64_t addr, char **out,
 	   struct tt_error *err)
@@ -151,37 +172,34 @@ pystr_read(struct remote *r, const struct py_layout *l, uint64_t addr, char **ou
 	if (cut)
 		nchars = PYSTR_MAX_CHARS;
 	size_t nbytes = (size_t)nchars * shape.kind;
-	const uint8_t *data;
-	uint8_t *heap = NULL;
-	if (shape.data_offset + nbytes <= have) {
-		data = buf + shape.data_offset;
-	} else {
-		heap = malloc(nbytes ? nbytes : 1);
-		if (!heap)
-			return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading a str");
-		st = remote_read(r, addr + shape.data_offset, heap, nbytes, err);
-		if (st != TT_OK) {
-			free(heap);
-			return st;
-		}
-		data = heap;
-	}
-	char *utf8 = malloc((size_t)nchars * 4 + 4);
-	if (!utf8) {
-		free(heap);
+	if (shape.data_offset + nbytes <= have)
+		return shape_to_utf8(&shape, buf + shape.data_offset, nchars, cut, out, err);
+	uint8_t *heap = malloc(nbytes ? nbytes : 1);
+	if (!heap)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading a str");
-	}
-	size_t len;
-	st = pystr_to_utf8(shape.kind, shape.ascii, data, nchars, utf8, &len, err);
+	st = remote_read(r, addr + shape.data_offset, heap, nbytes, err);
+	if (st == TT_OK)
+		st = shape_to_utf8(&shape, heap, nchars, cut, out, err);
 	free(heap);
-	if (st != TT_OK) {
-		free(utf8);
+	return st;
+}
+
+tt_status
+pystr_from_bytes(const struct py_layout *l, const uint8_t *buf, size_t have, char **out,
+		 struct tt_error *err)
+{
+	*out = NULL;
+	struct pystr_shape shape;
+	tt_status st = pystr_parse_header(l, buf, have, &shape, err);
+	if (st != TT_OK)
 		return st;
-	}
+	uint64_t nchars = shape.length;
+	bool cut = nchars > PYSTR_MAX_CHARS;
 	if (cut)
-		memcpy(utf8 + len, "...", 4);
-	*out = utf8;
-	return TT_OK;
+		nchars = PYSTR_MAX_CHARS;
+	if (shape.data_offset + nchars * shape.kind > have)
+		return tt_fail(err, TT_EFAULT, 0, "the str goes on past the bytes read");
+	return shape_to_utf8(&shape, buf + shape.data_offset, nchars, cut, out, err);
 }
 
 tt_status

@@ -46,6 +46,11 @@ tt_status pystr_to_utf8(unsigned kind, bool ascii, const uint8_t *data, uint64_t
 tt_status pystr_read(struct remote *r, const struct py_layout *l, uint64_t addr, char **out,
 		     struct tt_error *err);
 
+/* The same from bytes already read: buf holds the object's first `have`
+ * bytes. TT_EFAULT when its characters go on past them (pystr_read it). */
+tt_status pystr_from_bytes(const struct py_layout *l, const uint8_t *buf, size_t have,
+			   char **out, struct tt_error *err);
+
 /* Read a bytes object at addr: malloc'd data in *out, length in *len. */
 tt_status pybytes_read(struct remote *r, const struct py_layout *l, uint64_t addr,
 		       uint8_t **out, size_t *len, struct tt_error *err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "grow.h"
 #include "pystr.h"
 #include "pyvalue.h"
 
@@ -1105,17 +1106,13 @@ pyvalue_str(struct pyvalue *v, uint64_t addr)
 	return str_object(v, addr);
 }
 
-bool
-pyvalue_u64(struct pyvalue *v, uint64_t addr, uint64_t *out)
+/* An int's value from its size field and the digits after it (avail
+ * bytes of them at digits): false when it is negative, past 64 bits, or
+ * its digits are not all there. */
+static bool
+long_value(const struct py_layout *l, uint64_t size, const uint8_t *digits, size_t avail,
+	   uint64_t *out)
 {
-	const struct py_layout *l = v->l;
-	const struct type_info *ti;
-	uint64_t type, size;
-	struct tt_error err;
-	if (!addr || (addr & 7) || remote_read_u64(v->mem, addr + l->ob_type, &type, &err) ||
-	    !(ti = type_of(v, type)) || ti->kind != K_INT ||
-	    remote_read_u64(v->mem, addr + l->long_size, &size, &err))
-		return false;
 	uint64_t n;
 	if (l->long_signed_size) {
 		if ((int64_t)size < 0)
@@ -1127,20 +1124,84 @@ pyvalue_u64(struct pyvalue *v, uint64_t addr, uint64_t *out)
 		n = size >> 3;
 	}
 	uint32_t d[3] = {0};
-	if (n > 3 || (n && remote_read(v->mem, addr + l->long_digits, d, n * 4, &err)))
+	if (n > 3 || n * 4 > avail)
 		return false;
+	memcpy(d, digits, n * 4);
 	if ((d[0] | d[1] | d[2]) >> 30 || d[2] >> 4)
 		return false;   /* not a digit, or past 64 bits */
 	*out = (uint64_t)d[0] | (uint64_t)d[1] << 30 | (uint64_t)d[2] << 60;
 	return true;
 }
 
+/* How many digits an int with this size field has (at most 3 asked). */
+static size_t
+long_digit_bytes(const struct py_layout *l, uint64_t size)
+{
+	uint64_t n = l->long_signed_size ? size : size >> 3;
+	return n <= 3 ? n * 4 : 0;
+}
+
+bool
+pyvalue_u64(struct pyvalue *v, uint64_t addr, uint64_t *out)
+{
+	const struct py_layout *l = v->l;
+	const struct type_info *ti;
+	uint64_t type, size;
+	uint8_t d[12];
+	struct tt_error err;
+	if (!addr || (addr & 7) || remote_read_u64(v->mem, addr + l->ob_type, &type, &err) ||
+	    !(ti = type_of(v, type)) || ti->kind != K_INT ||
+	    remote_read_u64(v->mem, addr + l->long_size, &size, &err))
+		return false;
+	size_t nd = long_digit_bytes(l, size);
+	if (nd && remote_read(v->mem, addr + l->long_digits, d, nd, &err))
+		return false;
+	return long_value(l, size, d, nd, out);
+}
+
+/* A dict's entries gathered by pyvalue_dict_each. */
+struct gathered {
+	uint64_t *keys, *values;
+	uint32_t n, cap, vcap;
+};
+
+static bool
+gather(void *ctx, uint64_t key, uint64_t value)
+{
+	struct gathered *g = ctx;
+	if ((g->n == g->cap && !grow_array((void **)&g->keys, &g->cap, g->n + 1, sizeof *g->keys)) ||
+	    (g->n == g->vcap &&
+	     !grow_array((void **)&g->values, &g->vcap, g->n + 1, sizeof *g->values)))
+		return false;
+	g->keys[g->n] = key;
+	g->values[g->n++] = value;
+	return true;
+}
+
 uint64_t
 pyvalue_dict_get(struct pyvalue *v, uint64_t dict, const char *key, unsigned max)
 {
-	struct dict_entries d;
-	return dict_open(v, dict, false, &d) ? entries_get_str(v, &d, key, max) : 0;
+	/* every key's text in a few reads (sys.modules holds hundreds) */
+	struct gathered g = {0};
+	uint64_t found = 0;
+	char **keys = NULL;
+	if (pyvalue_dict_each(v, dict, max, gather, &g) && g.n &&
+	    (keys = calloc(g.n, sizeof *keys)) != NULL) {
+		pyvalue_str_many(v, g.keys, g.n, keys);
+		for (uint32_t i = 0; i < g.n; i++) {
+			if (!found && keys[i] && strcmp(keys[i], key) == 0)
+				found = g.values[i];
+			free(keys[i]);
+		}
+	}
+	free(keys);
+	free(g.keys);
+	free(g.values);
+	return found;
 }
+
+/* Entries read per backend call by pyvalue_dict_each. */
+#define DICT_CHUNK 256
 
 bool
 pyvalue_dict_each(struct pyvalue *v, uint64_t dict, unsigned max, pyvalue_entry_fn *fn,
@@ -1150,14 +1211,128 @@ pyvalue_dict_each(struct pyvalue *v, uint64_t dict, unsigned max, pyvalue_entry_
 	if (!dict_open(v, dict, false, &d))
 		return false;
 	int64_t n = d.n < (int64_t)max ? d.n : (int64_t)max;
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t key, value;
-		if (!dict_entry(v, &d, false, i, &key, &value))
+	uint64_t e[DICT_CHUNK * 3], vals[DICT_CHUNK];
+	for (int64_t at = 0; at < n; at += DICT_CHUNK) {
+		int64_t k = n - at < DICT_CHUNK ? n - at : DICT_CHUNK;
+		struct remote_seg seg[2] = {
+			{d.entries + (uint64_t)at * d.size, e, (size_t)k * d.size},
+			{d.values + v->l->dict_values_array + 8ull * (uint64_t)at, vals, (size_t)k * 8},
+		};
+		size_t want = d.values ? 2 : 1, got;
+		struct tt_error err;
+		if (remote_readv(v->mem, seg, want, &got, &err) != TT_OK || got != want)
 			return false;
-		if (key && value && !fn(ctx, key, value))
-			break;
+		size_t words = d.size / 8;
+		for (int64_t i = 0; i < k; i++) {
+			const uint64_t *entry = e + (size_t)i * words;
+			uint64_t key = d.kind == 0 ? entry[1] : entry[0];
+			uint64_t value = d.values ? vals[i] : d.kind == 0 ? entry[2] : entry[1];
+			if (key && value && !fn(ctx, key, value))
+				return true;
+		}
 	}
 	return true;
+}
+
+/* Read each of segs into its own buffer: ok[i] says whether segs[i] was
+ * read in full (a segment that was not does not stop the rest). */
+static void
+read_each(struct pyvalue *v, struct remote_seg *segs, size_t n, bool *ok)
+{
+	size_t i = 0;
+	while (i < n) {
+		size_t got = 0;
+		struct tt_error err;
+		if (remote_readv(v->mem, segs + i, n - i, &got, &err) != TT_OK) {
+			memset(ok + i, 0, (n - i) * sizeof *ok);
+			return;
+		}
+		for (size_t k = 0; k < got; k++)
+			ok[i + k] = true;
+		if (i + got < n)
+			ok[i + got] = false;
+		i += got + 1;
+	}
+}
+
+/* n segments of len bytes each, the i-th at addrs[i] + off, into one
+ * buffer (buf + i * len); NULL when memory is short. */
+static struct remote_seg *
+segs_at(const uint64_t *addrs, size_t n, int64_t off, size_t len, uint8_t *buf)
+{
+	struct remote_seg *segs = malloc((n ? n : 1) * sizeof *segs);
+	if (segs)
+		for (size_t i = 0; i < n; i++)
+			segs[i] = (struct remote_seg){addrs[i] + (uint64_t)off, buf + i * len, len};
+	return segs;
+}
+
+/* The type of the object whose ob_type field holds type, if it is of
+ * kind k. */
+static bool
+is_kind(struct pyvalue *v, uint64_t type, enum kind k)
+{
+	const struct type_info *ti = type_of(v, type);
+	return ti && ti->kind == k;
+}
+
+void
+pyvalue_u64_many(struct pyvalue *v, const uint64_t *addrs, size_t n, uint64_t *out, bool *ok)
+{
+	const struct py_layout *l = v->l;
+	size_t len = l->long_digits + 12;
+	uint8_t *buf = malloc((n ? n : 1) * len);
+	bool *read = malloc((n ? n : 1) * sizeof *read);
+	struct remote_seg *segs = buf && read ? segs_at(addrs, n, 0, len, buf) : NULL;
+	if (segs)
+		read_each(v, segs, n, read);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = buf + i * len;
+		uint64_t type, size;
+		if (!segs || !read[i] || !addrs[i] || (addrs[i] & 7)) {
+			ok[i] = pyvalue_u64(v, addrs[i], &out[i]);
+			continue;
+		}
+		memcpy(&type, b + l->ob_type, 8);
+		memcpy(&size, b + l->long_size, 8);
+		ok[i] = is_kind(v, type, K_INT) &&
+			long_value(l, size, b + l->long_digits, 12, &out[i]);
+	}
+	free(segs);
+	free(read);
+	free(buf);
+}
+
+void
+pyvalue_str_many(struct pyvalue *v, const uint64_t *addrs, size_t n, char **out)
+{
+	const struct py_layout *l = v->l;
+	/* the header and a name's characters, most names whole */
+	size_t len = l->str_compact_size + 128;
+	uint8_t *buf = malloc((n ? n : 1) * len);
+	bool *read = malloc((n ? n : 1) * sizeof *read);
+	struct remote_seg *segs = buf && read ? segs_at(addrs, n, 0, len, buf) : NULL;
+	if (segs)
+		read_each(v, segs, n, read);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = buf + i * len;
+		uint64_t type;
+		struct tt_error err;
+		out[i] = NULL;
+		if (!segs || !read[i] || !addrs[i] || (addrs[i] & 7)) {
+			out[i] = str_object(v, addrs[i]);
+			continue;
+		}
+		memcpy(&type, b + l->ob_type, 8);
+		if (!is_kind(v, type, K_STR))
+			continue;
+		tt_status st = pystr_from_bytes(l, b, len, &out[i], &err);
+		if (st == TT_EFAULT)
+			out[i] = str_object(v, addrs[i]);   /* longer than was read */
+	}
+	free(segs);
+	free(read);
+	free(buf);
 }
 
 /* Attribute `name` among an instance's split values (at values: their
@@ -1212,4 +1387,152 @@ pyvalue_attr(struct pyvalue *v, uint64_t obj, const char *name)
 	    remote_read(v->mem, obj + size + PY_DICTVALUES_VALID, &valid, 1, &err) || !valid)
 		return 0;
 	return split_get(v, type, obj + size, name);
+}
+
+/* Where instances of one type keep attribute `name` while their values
+ * are their own (no dict made for them): entry `index` of the type's
+ * shared keys. */
+struct attr_site {
+	uint64_t type;
+	uint64_t size;    /* tp_basicsize: 3.13+ keeps the values after it */
+	int64_t index;    /* -1: not one the batch can read (read one by one) */
+};
+
+/* Attr sites remembered per batch: the classes of the objects asked for
+ * (a thread's is threading.Thread or one of a few subclasses). */
+#define ATTR_SITES_MAX 32
+
+static int64_t
+keys_index(struct pyvalue *v, uint64_t keys, const char *name)
+{
+	struct dict_entries d;
+	if (!keys_open(v, keys, 0, false, &d))
+		return -1;
+	int64_t n = d.n < TYPE_DICT_ENTRIES ? d.n : TYPE_DICT_ENTRIES;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t e[3] = {0};
+		if (!dict_read(v, false, d.entries + (uint64_t)i * d.size, e, d.size))
+			return -1;
+		char *k = str_object(v, d.kind == 0 ? e[1] : e[0]);
+		bool found = k && strcmp(k, name) == 0;
+		free(k);
+		if (found)
+			return i;
+	}
+	return -1;
+}
+
+static void
+attr_site_learn(struct pyvalue *v, uint64_t type, const char *name, struct attr_site *site)
+{
+	const struct py_layout *l = v->l;
+	uint64_t flags, keys;
+	struct tt_error err;
+	site->type = type;
+	site->index = -1;
+	if (!type || (type & 7) || remote_read_u64(v->mem, type + l->type_flags, &flags, &err) ||
+	    !(flags & PY_TPFLAGS_HEAPTYPE) || !(flags & PY_TPFLAGS_MANAGED_DICT) ||
+	    (l->minor >= 13 && !(flags & PY_TPFLAGS_INLINE_VALUES)) ||
+	    remote_read_u64(v->mem, type + l->tp_basicsize, &site->size, &err) ||
+	    site->size > (1u << 20) ||
+	    remote_read_u64(v->mem, type + l->heap_cached_keys, &keys, &err))
+		return;
+	site->index = keys_index(v, keys, name);
+}
+
+void
+pyvalue_attr_many(struct pyvalue *v, const uint64_t *objs, size_t n, const char *name,
+		  uint64_t *out)
+{
+	const struct py_layout *l = v->l;
+	/* each object's pre-header (3.11's values pointer, the managed dict)
+	 * to its type pointer */
+	int64_t from = -(int64_t)PY_MANAGED_VALUES_BEFORE_311;
+	size_t len = (size_t)(PY_MANAGED_VALUES_BEFORE_311 + l->ob_type + 8);
+	uint8_t *head = malloc((n ? n : 1) * len);
+	bool *read = malloc((n ? n : 1) * sizeof *read);
+	uint64_t *at = malloc((n ? n : 1) * sizeof *at);
+	int64_t *slot = malloc((n ? n : 1) * sizeof *slot);
+	struct remote_seg *segs = head && read && at && slot ? segs_at(objs, n, from, len, head)
+							     : NULL;
+	if (!segs) {
+		for (size_t i = 0; i < n; i++)
+			out[i] = pyvalue_attr(v, objs[i], name);
+		goto done;
+	}
+	read_each(v, segs, n, read);
+	struct attr_site sites[ATTR_SITES_MAX];
+	size_t nsites = 0;
+	/* Where each object's value is: values + (dict_values_array +
+	 * 8 * index), read from `at` on; -1: one by one. */
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *b = head + i * len;
+		uint64_t values, dict, type;
+		slot[i] = -1;
+		if (!read[i] || !objs[i] || (objs[i] & 7))
+			continue;
+		memcpy(&values, b, 8);
+		memcpy(&dict, b + PY_MANAGED_VALUES_BEFORE_311 - PY_MANAGED_DICT_BEFORE, 8);
+		memcpy(&type, b + PY_MANAGED_VALUES_BEFORE_311 + l->ob_type, 8);
+		struct attr_site *site = NULL;
+		for (size_t k = 0; k < nsites && !site; k++)
+			if (sites[k].type == type)
+				site = &sites[k];
+		if (!site && nsites < ATTR_SITES_MAX)
+			attr_site_learn(v, type, name, site = &sites[nsites++]);
+		if (!site || site->index < 0)
+			continue;
+		if (l->minor == 11 && !dict && values)
+			at[i] = values;
+		else if (l->minor == 12 && (dict & 1))
+			at[i] = dict + 1;
+		else if (l->minor >= 13 && !dict)
+			at[i] = objs[i] + site->size;
+		else
+			continue;
+		slot[i] = site->index;
+	}
+	/* the values up to the one asked for: from 3.13, their header's
+	 * valid byte too */
+	uint8_t *vals = NULL;
+	size_t vlen = 0;
+	for (size_t i = 0; i < n; i++)
+		if (slot[i] >= 0 && l->dict_values_array + 8 * (size_t)slot[i] + 8 > vlen)
+			vlen = l->dict_values_array + 8 * (size_t)slot[i] + 8;
+	size_t *which = malloc((n ? n : 1) * sizeof *which);   /* each segment's object */
+	if (vlen && which && (vals = malloc(n * vlen)) != NULL) {
+		size_t k = 0;
+		for (size_t i = 0; i < n; i++)
+			if (slot[i] >= 0) {
+				segs[k] = (struct remote_seg){at[i], vals + k * vlen,
+							      l->dict_values_array +
+								      8 * (size_t)slot[i] + 8};
+				which[k++] = i;
+			}
+		read_each(v, segs, k, read);
+		for (size_t j = 0; j < k; j++) {
+			size_t i = which[j];
+			const uint8_t *b = vals + j * vlen;
+			if (!read[j] || (l->minor >= 13 && !b[PY_DICTVALUES_VALID])) {
+				slot[i] = -1;
+				continue;
+			}
+			memcpy(&out[i], b + l->dict_values_array + 8 * (size_t)slot[i], 8);
+		}
+	} else {
+		for (size_t i = 0; i < n; i++)
+			slot[i] = -1;
+	}
+	free(vals);
+	free(which);
+	/* the rest as pyvalue_attr reads them: a dict made, another class */
+	for (size_t i = 0; i < n; i++)
+		if (slot[i] < 0)
+			out[i] = pyvalue_attr(v, objs[i], name);
+done:
+	free(segs);
+	free(slot);
+	free(at);
+	free(read);
+	free(head);
 }

@@ -97,4 +97,13 @@ bool pyvalue_dict_each(struct pyvalue *v, uint64_t dict, unsigned max, pyvalue_e
  * its values, wherever this version keeps them), or 0. */
 uint64_t pyvalue_attr(struct pyvalue *v, uint64_t obj, const char *name);
 
+/* The same for many objects at once (each thread's name of a pool of
+ * thousands): a few backend calls for all, where one by one takes tens
+ * per object. out[i] (and ok[i]) for addrs[i]; strs to be freed. */
+void pyvalue_u64_many(struct pyvalue *v, const uint64_t *addrs, size_t n, uint64_t *out,
+		      bool *ok);
+void pyvalue_str_many(struct pyvalue *v, const uint64_t *addrs, size_t n, char **out);
+void pyvalue_attr_many(struct pyvalue *v, const uint64_t *objs, size_t n, const char *name,
+		       uint64_t *out);
+
 #endif

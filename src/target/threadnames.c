@@ -15,9 +15,10 @@
 #define MODULE_NAMES_MAX 4096u
 #define THREADS_MAX 65536u
 
-struct reading {
-	struct pyvalue *v;
-	struct thread_names *tn;
+/* A registry's entries: each thread's ident object and Thread. */
+struct entries {
+	uint64_t *keys, *threads;
+	uint32_t n, cap, keys_cap;
 };
 
 /* Copy s into out (len bytes with the NUL), cut at a UTF-8 character's end. */
@@ -35,26 +36,50 @@ copy_cut(char *out, size_t len, const char *s)
 }
 
 static bool
-add_thread(void *ctx, uint64_t key, uint64_t value)
+add_entry(void *ctx, uint64_t key, uint64_t value)
 {
-	struct reading *r = ctx;
-	uint64_t ident;
-	if (!pyvalue_u64(r->v, key, &ident))
-		return true;
-	char *name = pyvalue_str(r->v, pyvalue_attr(r->v, value, "_name"));
-	if (!name)
-		return true;
-	struct thread_names *tn = r->tn;
-	if (tn->n == tn->cap &&
-	    !grow_array((void **)&tn->names, &tn->cap, tn->n + 1, sizeof *tn->names)) {
-		free(name);
+	struct entries *e = ctx;
+	if (e->n == e->cap &&
+	    !grow_array((void **)&e->threads, &e->cap, e->n + 1, sizeof *e->threads))
 		return false;
-	}
-	struct thread_name *e = &tn->names[tn->n++];
-	e->ident = ident;
-	copy_cut(e->name, sizeof e->name, name);
-	free(name);
+	if (e->n == e->keys_cap &&
+	    !grow_array((void **)&e->keys, &e->keys_cap, e->n + 1, sizeof *e->keys))
+		return false;
+	e->keys[e->n] = key;
+	e->threads[e->n++] = value;
 	return true;
+}
+
+/* Each entry's ident and name into tn, a few backend calls for all. */
+static void
+name_entries(struct pyvalue *v, const struct entries *e, struct thread_names *tn)
+{
+	size_t n = e->n;
+	uint64_t *idents = malloc((n ? n : 1) * sizeof *idents);
+	uint64_t *strs = malloc((n ? n : 1) * sizeof *strs);
+	bool *ok = malloc((n ? n : 1) * sizeof *ok);
+	char **names = calloc(n ? n : 1, sizeof *names);
+	if (!idents || !strs || !ok || !names ||
+	    (tn->cap < tn->n + n &&
+	     !grow_array((void **)&tn->names, &tn->cap, tn->n + n, sizeof *tn->names)))
+		goto done;
+	pyvalue_u64_many(v, e->keys, n, idents, ok);
+	pyvalue_attr_many(v, e->threads, n, "_name", strs);
+	pyvalue_str_many(v, strs, n, names);
+	for (size_t i = 0; i < n; i++) {
+		if (!ok[i] || !names[i])
+			continue;
+		struct thread_name *t = &tn->names[tn->n++];
+		t->ident = idents[i];
+		copy_cut(t->name, sizeof t->name, names[i]);
+	}
+done:
+	for (size_t i = 0; names && i < n; i++)
+		free(names[i]);
+	free(names);
+	free(ok);
+	free(strs);
+	free(idents);
 }
 
 uint32_t
@@ -70,17 +95,21 @@ threadnames_read(struct target *t, struct thread_names *tn)
 	    remote_read_u64(&t->mem, t->runtime_addr + l->rt_interpreters_head, &interp, &err))
 		return 0;
 	pyvalue_init(&v, &t->mem, l, &lim);
-	struct reading r = {&v, tn};
+	struct entries e = {0};
 	for (unsigned i = 0; interp && !(interp & 7) && i < UNWIND_MAX_INTERPRETERS; i++) {
 		uint64_t modules, threading, names, active;
+		e.n = 0;
 		if (!remote_read_u64(&t->mem, interp + l->is_modules, &modules, &err) &&
 		    (threading = pyvalue_dict_get(&v, modules, "threading", MODULES_MAX)) &&
 		    !remote_read_u64(&t->mem, threading + l->module_dict, &names, &err) &&
-		    (active = pyvalue_dict_get(&v, names, "_active", MODULE_NAMES_MAX)))
-			pyvalue_dict_each(&v, active, THREADS_MAX, add_thread, &r);
+		    (active = pyvalue_dict_get(&v, names, "_active", MODULE_NAMES_MAX)) &&
+		    pyvalue_dict_each(&v, active, THREADS_MAX, add_entry, &e))
+			name_entries(&v, &e, tn);
 		if (remote_read_u64(&t->mem, interp + l->is_next, &interp, &err))
 			break;
 	}
+	free(e.keys);
+	free(e.threads);
 	pyvalue_free(&v);
 	return tn->n;
 }
