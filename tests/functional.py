@@ -739,14 +739,20 @@ def test_thread_names(ctx):
     """Each thread under the name threading gives it (a long name, a
     pool's, one renamed after start, non-ASCII with an escape sequence,
     MainThread), the kernel's beside it: --json's name and os_name, the
-    text's "NAME", OS name "COMM" with no raw control byte."""
+    text's "NAME", OS name "COMM" with no raw control byte; a thread
+    threading does not know under the kernel's name. The same names in
+    --batch's thread table and in record -t's thread frames."""
     want = {int(tid): name for tid, name in ctx.target.info["names"].items()}
     pid = ctx.target.pid
     comms = {}
-    for tid in want:
+    unregistered = ctx.target.info["unregistered"]
+    for tid in list(want) + [unregistered]:
         with open("/proc/%d/task/%d/comm" % (pid, tid), encoding="utf-8",
                   errors="replace") as f:
             comms[tid] = f.read().rstrip("\n")
+    # a thread threading does not know: the kernel's name
+    shown = dict(want)
+    shown[unregistered] = comms[unregistered]
     doc = dump_target(ctx)
     got = threads_by_tid(doc)
     wrong = ["%d: %r / %r, want %r / %r" % (tid, got.get(tid, {}).get("name"),
@@ -756,6 +762,10 @@ def test_thread_names(ctx):
              or got.get(tid, {}).get("os_name") != comms[tid]]
     expect(not wrong, "%d of %d threads named otherwise (name / os_name)" % (len(wrong), len(want)),
            *wrong)
+    u = got.get(unregistered, {})
+    expect(u.get("name") == comms[unregistered] and u.get("os_name") == comms[unregistered],
+           "the thread threading does not know: name %r, os_name %r; want the kernel's %r"
+           % (u.get("name"), u.get("os_name"), comms[unregistered]))
     run = tachyon("dump", "-p", pid)
     run.expect_success()
     expect_no_control_bytes(run.out, "stdout of " + run.cmd, allowed=b"\n\t")
@@ -765,6 +775,27 @@ def test_thread_names(ctx):
             line = '"%s"' % name + (', OS name "%s"' % comms[tid] if comms[tid] != name else "")
             expect(re.search(r"^Thread %d .*%s" % (tid, re.escape(line)), text, re.M),
                    "thread %d's line does not say %s" % (tid, line), *run.details())
+    # --batch's thread table: TID, the name, the kernel's column
+    run = tachyon("-p", pid, "--batch", "-d", "0.5", "--delay", "0.5", "-n", "1")
+    run.expect_success()
+    expect_no_control_bytes(run.out, "stdout of " + run.cmd, allowed=b"\n\t")
+    text = run.out.decode("utf-8", "replace")
+    for tid, name in shown.items():
+        if name.isprintable():
+            expect(re.search(r"^\s*%d  %s +\S" % (tid, re.escape(name)), text, re.M),
+                   "--batch: thread %d's row does not name it %s" % (tid, name),
+                   *run.details())
+    # record -t: each thread's frame says its name
+    path = in_root(os.path.join(ctx.target.dir, "names.collapsed"))
+    rec = tachyon("record", "-p", pid, "-t", "-d", "0.5", "-r", "500", "-o", path)
+    rec.expect_success()
+    with open(path, encoding="utf-8") as f:
+        roots = {line.split(";", 1)[0] for line in f.read().splitlines()}
+    for tid, name in shown.items():
+        if name.isprintable():
+            expect("thread %d %s" % (tid, name) in roots,
+                   "record -t: no frame 'thread %d %s'" % (tid, name),
+                   *["root frame: " + show(r) for r in sorted(roots)])
 
 
 def test_python_version(ctx):

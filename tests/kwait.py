@@ -1100,9 +1100,15 @@ def test_native_running(ctx):
                 return (t["merged"] and caller in names and
                         any(n.startswith(lib) for n in names[:names.index(caller)]))
             good = [t for t in dumps if shows(t)]
-            # The thread is in its library nearly all the time, and a walk
-            # from anywhere in it (a PLT stub too) reaches the caller.
-            expect(len(good) == len(dumps), "thread %s: %d of %d dumps show %s above %s merged; %s" % (
+            # The thread is in its library nearly all the time (now and then
+            # in the interpreter's own C code between calls), and a walk
+            # from anywhere (a PLT stub too) reaches the caller.
+            unmerged = [t for t in dumps if not t["merged"]]
+            expect(not unmerged, "thread %s: %d of %d dumps not merged: %s" % (
+                name, len(unmerged), len(dumps),
+                [show(t.get("stack"))[:600] + " / " + show(t["native_end"])
+                 for t in unmerged][:2]))
+            expect(len(good) >= len(dumps) - 2, "thread %s: %d of %d dumps show %s above %s merged; %s" % (
                 name, len(good), len(dumps), lib, caller,
                 [show(t.get("stack"))[:600] + " / " + show(t["native_end"]) for t in dumps
                  if not shows(t)][:2]))

@@ -855,12 +855,14 @@ def test_threads(ctx):
         if tid == second_tid:
             if not ("second" in funcs and "leaf" in funcs and "hop" not in funcs):
                 return "thread 'second' shows functions %s" % sorted(funcs)
-            # Python >= 3.14 gives its threads' names to the OS.
-            if name != "second" and ctx.version() >= (3, 14):
+            # the name threading gives it, on every version
+            if name != "second":
                 return "thread %d is called %s, not second" % (tid, show(name))
         elif tid == main_tid:
             if not ("hop" in funcs and "second" not in funcs):
                 return "the main thread shows functions %s" % sorted(funcs)
+            if name != "MainThread":
+                return "the main thread is called %s, not MainThread" % show(name)
         marked = [line for line in screen.lines if line.startswith("> ")]
         if not (len(marked) == 1 and marked[0].split()[1] == str(tid)):
             return "threads panel does not mark thread %d" % tid
@@ -1409,7 +1411,6 @@ def pool_checks(suite, interp, base):
             Tmux("pool") as tmux:
         pane = Pane(tmux, "pool", ["--delay", DELAY, "-p", target.pid], workdir, size=(120, 30))
         tids = set(target.info["tids"])
-        version = tuple(int(x) for x in re.findall(r"\d+", target.info["python"])[:2])
 
         def counts(s):
             """{"total": N, state: count} from the header (states at 0 are left out)."""
@@ -1528,28 +1529,24 @@ def pool_checks(suite, interp, base):
             names = [n for _, n in view_rows(s)[1]]
             expect(names == sorted(names), "sorted by name, the first rows are %s" % names[:5],
                    *pane.details(s))
-            # Python 3.14+ gives its threads' names to the kernel.
-            if version >= (3, 14):
-                expect(names[0] == "pool-0000", "sorted by name, the first is %s" % names[0],
-                       *pane.details(s))
-        check("s cycles the sort to name: in order (pool-0000 first on 3.14+)", sort_name)
+            # the names threading gives them, on every version
+            expect(names[:2] == ["MainThread", "pool-0000"],
+                   "sorted by name, the first are %s" % names[:2], *pane.details(s))
+        check("s cycles the sort to name: in order (MainThread, then pool-0000)", sort_name)
 
         def filters():
-            # Python 3.14+ gives its threads' names to the kernel.
-            wanted = sorted(tids)[-1]
-            text = "pool-0999" if version >= (3, 14) else str(wanted)
+            text = "pool-0999"
             pane.keys("/")
             pane.type(text)
             pane.keys("Enter")
-            s = pane.wait(lambda s: view_rows(s)[0].group(4) == str(len(tids)) and (
-                version < (3, 14) or view_rows(s)[1][0][1] == text),
+            s = pane.wait(lambda s: view_rows(s)[0].group(4) == str(len(tids)) and
+                          view_rows(s)[1] and view_rows(s)[1][0][1] == text,
                           "the view filtered by %s, its row drawn" % text)
             title, rows = view_rows(s)
             expect(title.group(3) == "1" and len(rows) == 1, "filter %s: %s, rows %s"
                    % (text, title.group(0), rows), *pane.details(s))
-            if version >= (3, 14):
-                expect(rows[0][1] == "pool-0999", "filter pool-0999 shows %s" % (rows,),
-                       *pane.details(s))
+            expect(rows[0][1] == "pool-0999", "filter pool-0999 shows %s" % (rows,),
+                   *pane.details(s))
             pane.keys("Enter")
             # One capture can land between two writes of a frame: wait for
             # the whole table (its title, no view's) of that thread.
@@ -1557,7 +1554,7 @@ def pool_checks(suite, interp, base):
                       s.title and not any(VIEW_TITLE_RE.match(ln) for ln in s.lines),
                       "the table of thread %d after Enter, the threads view closed"
                       % rows[0][0])
-        check("/ filters by name (3.14+) or id to one thread; Enter shows its functions",
+        check("/ filters by name to one thread; Enter shows its functions",
               filters)
 
     with rig.Target(suite, interp, "pool_churn.py", park=rig.PARK_NONE) as target, \

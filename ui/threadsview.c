@@ -9,6 +9,7 @@
 #include "frameview.h"
 #include "grow.h"
 #include "kwatch.h"
+#include "sanitize.h"
 #include "theme.h"
 #include "threadsview.h"
 #include "ui.h"
@@ -145,8 +146,33 @@ pid_column(const struct ui *u)
 	return u->proc < 0 && procset_count(&u->s->sampler.procs) > 1;
 }
 
+/* The NAME column: as wide as the longest name of a thread with samples
+ * (a pool's "ThreadPoolExecutor-0_12" told from "...-0_1"), from 17 to
+ * NAME_COLUMN_MAX columns, and never more than a fifth of the screen. */
+#define NAME_COLUMN_MIN 17
+#define NAME_COLUMN_MAX 32
+
+static int
+name_column(const struct ui *u)
+{
+	int w = NAME_COLUMN_MIN, most = COLS / 5 > NAME_COLUMN_MIN ? COLS / 5 : NAME_COLUMN_MIN;
+	if (most > NAME_COLUMN_MAX)
+		most = NAME_COLUMN_MAX;
+	for (uint32_t i = 0; i < u->agg.nthreads && w < most; i++) {
+		const char *name = u->agg.threads[i].seen ? thread_name(u, i) : NULL;
+		char safe[256];
+		if (!name)
+			continue;
+		sanitize_for_terminal(name, safe, sizeof safe);
+		int n = draw_text_width(safe, strlen(safe)) + 1;
+		if (n > w)
+			w = n < most ? n : most;
+	}
+	return w;
+}
+
 static void
-draw_heading(const struct ui *u, int y)
+draw_heading(const struct ui *u, int y, int name_w)
 {
 	move(y, 0);
 	clrtoeol();
@@ -154,15 +180,16 @@ draw_heading(const struct ui *u, int y)
 	int px = pid_column(u) ? 8 : 0;
 	if (px)
 		draw_text(y, 0, COLS, "  PID", theme_attr(ROLE_TABLE_HEADER));
-	draw_text(y, px, COLS - px,
-		     "  TID        NAME             SAMPLES   GIL%  WAIT%   CPU%  IDLE%  NOW",
-		     theme_attr(ROLE_TABLE_HEADER));
+	char heading[160];
+	snprintf(heading, sizeof heading, "  TID        %-*s SAMPLES   GIL%%  WAIT%%   CPU%%  IDLE%%  NOW",
+		 name_w, "NAME");
+	draw_text(y, px, COLS - px, heading, theme_attr(ROLE_TABLE_HEADER));
 }
 
 /* Slot i's row at y: `cursor` draws it selected, `marked` puts '>' before
  * it (the thread whose functions the table shows). */
 static void
-draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now)
+draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now, int name_w)
 {
 	const struct agg_thread *t = &u->agg.threads[i];
 	const struct thread_slot *ts = procset_slot(&u->s->sampler.procs, i);
@@ -188,8 +215,8 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	snprintf(buf, sizeof buf, "%c %-10llu", marked && !pids ? '>' : ' ',
 		 (unsigned long long)ts->native_tid);
 	x += draw_text(y, x, COLS - x, buf, base);
-	x += draw_text(y, x, 17, name ? name : "?", base);
-	x = px + 29;
+	x += draw_text(y, x, name_w - 1, name ? name : "?", base);
+	x = px + 12 + name_w;
 	snprintf(buf, sizeof buf, "%8s ", cnt);
 	x += draw_text(y, x, COLS - x, buf, base);
 	double g = ui_pct(t->gil[sc], n), w = ui_pct(t->gil_wait[sc], n), c = ui_pct(t->on_cpu[sc], n),
@@ -377,13 +404,14 @@ threads_panel_draw(struct ui *u, int y, int height)
 		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
 	}
 	y++;
-	draw_heading(u, y++);
+	int name_w = name_column(u);
+	draw_heading(u, y++, name_w);
 	for (uint32_t k = 0; k < norder && shown < rows; k++) {
 		uint32_t i = order[k];
 		if (visible && !visible[i])
 			continue;
 		bool sel = u->slot == (int32_t)i;
-		draw_row(u, y++, i, sel, sel, now);
+		draw_row(u, y++, i, sel, sel, now, name_w);
 		shown++;
 	}
 	if (hidden && shown < rows) {
@@ -578,7 +606,8 @@ threadsview_draw(struct ui *u, int y, int height)
 	draw_bar(y, theme_attr(ROLE_BORDER));
 	draw_text(y, 0, COLS, title, theme_attr(t->filter[0] ? ROLE_FILTER : ROLE_BORDER));
 	y++;
-	draw_heading(u, y++);
+	int name_w = name_column(u);
+	draw_heading(u, y++, name_w);
 	uint64_t now = view_now(u);
 	if (t->nrows == 0) {
 		move(y, 0);
@@ -590,7 +619,8 @@ threadsview_draw(struct ui *u, int y, int height)
 	}
 	for (int r = 0; r < rows && t->top + r < (int32_t)t->nrows; r++) {
 		uint32_t i = t->rows[t->top + r];
-		draw_row(u, y + r, i, t->top + r == t->selected, u->slot == (int32_t)i, now);
+		draw_row(u, y + r, i, t->top + r == t->selected, u->slot == (int32_t)i, now,
+			 name_w);
 	}
 }
 

@@ -155,6 +155,7 @@ free_sampling_state(struct stackwalk *w)
 	w->out_tc = NULL;
 	w->nout = w->out_cap = w->out_tc_cap = 0;
 	tidmap_free(&w->tids);
+	threadnames_free(&w->names);
 }
 
 void
@@ -844,5 +845,6 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 	}
 	w->switch_rate = w->switch_rate * 0.95 + (any_switch ? 0.05 : 0.0);
 	w->first = false;
+	sw_refresh_names(w, now);
 	return TT_OK;
 }

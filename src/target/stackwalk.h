@@ -54,6 +54,7 @@ struct walk_counters {
 	uint64_t threads_gone;    /* ... of which left the target */
 	uint64_t slots_revived;   /* threads a torn list read had dropped, back in their slot */
 	uint64_t threads_skipped; /* thread samples left out: the thread ended while read */
+	uint64_t name_reads;      /* reads of threading's registry for the threads' names */
 };
 
 struct stackwalk_options {

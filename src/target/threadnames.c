@@ -82,6 +82,13 @@ done:
 	free(idents);
 }
 
+static int
+by_ident(const void *a, const void *b)
+{
+	uint64_t x = ((const struct thread_name *)a)->ident, y = ((const struct thread_name *)b)->ident;
+	return x < y ? -1 : x > y;
+}
+
 uint32_t
 threadnames_read(struct target *t, struct thread_names *tn)
 {
@@ -111,7 +118,22 @@ threadnames_read(struct target *t, struct thread_names *tn)
 	free(e.keys);
 	free(e.threads);
 	pyvalue_free(&v);
+	qsort(tn->names, tn->n, sizeof *tn->names, by_ident);
 	return tn->n;
+}
+
+const char *
+threadnames_find(const struct thread_names *tn, uint64_t ident)
+{
+	uint32_t lo = 0, hi = tn->n;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (tn->names[mid].ident < ident)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < tn->n && tn->names[lo].ident == ident ? tn->names[lo].name : NULL;
 }
 
 const char *
@@ -121,10 +143,7 @@ threadnames_of(struct target *t, const struct thread_names *tn, uint64_t tstate)
 	struct tt_error err;
 	if (!tn->n || remote_read_u64(&t->mem, tstate + t->layout.ts_thread_id, &ident, &err))
 		return NULL;
-	for (uint32_t i = 0; i < tn->n; i++)
-		if (tn->names[i].ident == ident)
-			return tn->names[i].name;
-	return NULL;
+	return threadnames_find(tn, ident);
 }
 
 void

@@ -25,9 +25,13 @@ struct thread_names {
 };
 
 /* Read every interpreter's registry into tn (what was there before is
- * replaced); a process that has not imported threading has none. Returns
- * the number of names read. */
+ * replaced), sorted by ident; a process that has not imported threading
+ * has none. Returns the number of names read. */
 uint32_t threadnames_read(struct target *t, struct thread_names *tn);
+
+/* The name of the thread whose ident (its state's thread_id) is ident, or
+ * NULL. */
+const char *threadnames_find(const struct thread_names *tn, uint64_t ident);
 
 /* The name of the thread whose thread state is at tstate, or NULL. */
 const char *threadnames_of(struct target *t, const struct thread_names *tn, uint64_t tstate);

@@ -42,10 +42,9 @@ retire_name(struct thread_slots *s, char *name, uint64_t now)
 	return graceq_push(&s->retired, name, now);
 }
 
-bool
-threadslots_set_name(struct thread_slots *s, uint32_t slot, const char *name, uint64_t now_rel)
+static bool
+replace_name(struct thread_slots *s, struct thread_slot *t, const char *name, uint64_t now_rel)
 {
-	struct thread_slot *t = threadslots_at(s, slot);
 	char *old = atomic_load_explicit(&t->name, memory_order_relaxed);
 	if (old && strcmp(old, name) == 0)
 		return true;
@@ -57,6 +56,24 @@ threadslots_set_name(struct thread_slots *s, uint32_t slot, const char *name, ui
 		return false;
 	}
 	atomic_store_explicit(&t->name, copy, memory_order_release);
+	return true;
+}
+
+bool
+threadslots_set_name(struct thread_slots *s, uint32_t slot, const char *name, uint64_t now_rel)
+{
+	struct thread_slot *t = threadslots_at(s, slot);
+	return t->py_named || replace_name(s, t, name, now_rel);
+}
+
+bool
+threadslots_set_pyname(struct thread_slots *s, uint32_t slot, const char *name,
+		       uint64_t now_rel)
+{
+	struct thread_slot *t = threadslots_at(s, slot);
+	if (!replace_name(s, t, name, now_rel))
+		return false;
+	t->py_named = true;
 	return true;
 }
 
@@ -139,6 +156,7 @@ threadslots_take(struct thread_slots *s, const struct slot_owner *who, uint64_t 
 	struct thread_slot *t = reuse(s, now_rel, slot);
 	if (t) {
 		atomic_store_explicit(&t->name, NULL, memory_order_relaxed);
+		t->py_named = false;
 		t->native_tid = who->native_tid;
 		t->ns_tid = who->ns_tid;
 		atomic_store_explicit(&t->tid_unknown, who->tid_unknown, memory_order_relaxed);
@@ -159,6 +177,7 @@ threadslots_take(struct thread_slots *s, const struct slot_owner *who, uint64_t 
 	t->interp_id = who->interp_id;
 	t->proc = t->prev_proc = who->proc;
 	atomic_init(&t->name, NULL);
+	t->py_named = false;
 	atomic_init(&t->born_ns, now_rel);
 	atomic_init(&t->gone_ns, 0);
 	*slot = appendlog_publish(s->log);
@@ -183,6 +202,7 @@ threadslots_put(struct thread_slots *s, uint32_t slot, const struct thread_slot 
 			return tt_fail(err, TT_ENOMEM, ENOMEM, "too many threads");
 		}
 		atomic_init(&t->name, NULL);
+		t->py_named = false;
 		appendlog_publish(s->log);
 	} else {
 		t = threadslots_at(s, slot);

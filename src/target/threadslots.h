@@ -33,7 +33,10 @@ struct thread_slot {
 	int64_t interp_id;
 	uint32_t proc;            /* its process's index (0 for a lone walker) */
 	uint32_t prev_proc;       /* the previous occupant's (samples before born_ns) */
-	_Atomic(char *) name;     /* kernel thread name, refreshed while young */
+	_Atomic(char *) name;     /* what the thread is called: the name Python gives it
+				     (threading's) once known, else the kernel's,
+				     refreshed while young */
+	bool py_named;            /* the writer's: name is Python's */
 	_Atomic uint64_t born_ns; /* when this occupant got the slot, since the epoch */
 	_Atomic uint64_t gone_ns; /* when its thread left its process; 0 while alive */
 };
@@ -85,8 +88,12 @@ void threadslots_gone(struct thread_slots *s, uint32_t slot, uint64_t now_rel);
  * a replaced name is freed at once. */
 tt_status threadslots_put(struct thread_slots *s, uint32_t slot, const struct thread_slot *v,
 			  const char *name, struct tt_error *err);
-/* Give the slot's thread a (new) name; false when memory is short. */
+/* Give the slot's thread the kernel's (new) name, unless Python's is
+ * known; false when memory is short. */
 bool threadslots_set_name(struct thread_slots *s, uint32_t slot, const char *name,
 			  uint64_t now_rel);
+/* Give the slot's thread the name Python gives it (a rename replaces it). */
+bool threadslots_set_pyname(struct thread_slots *s, uint32_t slot, const char *name,
+			    uint64_t now_rel);
 
 #endif

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "clock.h"
 #include "cycle.h"
 #include "grow.h"
 #include "hash.h"
@@ -23,6 +24,7 @@
 #include "stackwalk.h"
 #include "tidmap.h"
 #include "taskinfo.h"
+#include "threadnames.h"
 #include "unwinder.h"
 
 #define MAX_INTERPS 16
@@ -96,6 +98,7 @@ struct tcache {
 	uint64_t validated_ns, cpu_checked_ns, born_ns;
 	bool revalidate;             /* due for a full re-walk, and chosen this sample */
 	unsigned name_reads;
+	uint64_t ident;              /* its state's thread_id: threading's key for it */
 	uint32_t code_epoch;
 	int stat_fd;
 	/* this sample */
@@ -184,6 +187,11 @@ struct stackwalk {
 	double switch_rate;          /* how often the GIL changed hands recently */
 	unsigned cpu_reads_left;     /* on-CPU state refreshes this sample may still make */
 	uint64_t revalidate_scan_ns; /* when due re-walks were last chosen */
+	/* the names Python gives the threads: read when threads are new,
+	 * and now and then for renames (sw_refresh_names) */
+	struct thread_names names;
+	unsigned names_due;          /* reads owed for threads new since the last */
+	uint64_t names_read_ns, names_gap_ns;
 	struct walk_counters c;
 };
 
@@ -195,6 +203,7 @@ void sw_tcache_release(struct stackwalk *w, struct tcache *tc);
 /* threadlist.c: interpreters and thread lists; on-CPU state and names */
 void sw_refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now);
 void sw_refresh_cpu_states(struct stackwalk *w, struct interp *iv, uint64_t now);
+void sw_refresh_names(struct stackwalk *w, uint64_t now);
 void sw_parse_block(const struct py_layout *l, struct interp *iv, const uint8_t *block);
 void sw_release_gone(struct stackwalk *w, struct tcache *tc, uint64_t now);
 tt_status sw_rebuild_threads(struct stackwalk *w, struct interp *iv, uint64_t now,

@@ -11,6 +11,7 @@
 #include "batchtree.h"
 #include "cli.h"
 #include "clock.h"
+#include "draw.h"
 #include "kwatch.h"
 #include "sanitize.h"
 
@@ -185,6 +186,16 @@ print_table(const struct live_options *o, struct session *s, struct aggregate *a
 	fflush(stdout);
 }
 
+#define THREAD_COLUMN_MAX 40
+
+/* The slot's thread's name, sanitized for a terminal. */
+static void
+thread_name(const struct thread_slot *ts, char *out, size_t len)
+{
+	char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
+	sanitize_for_terminal(name ? name : "?", out, len);
+}
+
 /* Each thread and what it waits for in the kernel (the watcher's newest
  * look; kept in *kw, which this owns). */
 static void
@@ -199,14 +210,25 @@ print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot *
 		return;
 	const struct appendlog *slots = s->sampler.procs.threads.log;
 	uint64_t now = clock_now_ns();
-	printf("%10s  %-16s %s\n", "TID", "THREAD", "KERNEL");
+	/* the THREAD column as wide as its longest name (Python's names run
+	 * long: "ThreadPoolExecutor-0_12"), up to THREAD_COLUMN_MAX */
+	int width = 16;
+	for (uint32_t i = 0; i < agg->nthreads; i++) {
+		char safe_name[128];
+		if (!agg->threads[i].seen)
+			continue;
+		thread_name(appendlog_at(slots, i), safe_name, sizeof safe_name);
+		int w = draw_text_width(safe_name, strlen(safe_name));
+		if (w > width)
+			width = w < THREAD_COLUMN_MAX ? w : THREAD_COLUMN_MAX;
+	}
+	printf("%10s  %s%*s %s\n", "TID", "THREAD", width - 6, "", "KERNEL");
 	for (uint32_t i = 0; i < agg->nthreads; i++) {
 		if (!agg->threads[i].seen)
 			continue;
 		const struct thread_slot *ts = appendlog_at(slots, i);
-		char *name = atomic_load_explicit(&((struct thread_slot *)ts)->name, memory_order_acquire);
 		char safe_name[128], raw[2 * KWAIT_OBJECT_MAX], safe[4 * KWAIT_OBJECT_MAX];
-		sanitize_for_terminal(name ? name : "?", safe_name, sizeof safe_name);
+		thread_name(ts, safe_name, sizeof safe_name);
 		const struct kwatch_entry *e = ts->tid_unknown ? NULL : kwatch_find(*kw, ts->native_tid);
 		if (e)
 			kwait_format(&e->info, kwatch_seconds(e, now), raw, sizeof raw);
@@ -216,7 +238,8 @@ print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot *
 		sanitize_for_terminal(raw, safe, sizeof safe);
 		char tid[48];
 		format_tid(ts, tid, sizeof tid);
-		printf("%10s  %-16s %s\n", tid, safe_name, safe);
+		int pad = width - draw_text_width(safe_name, strlen(safe_name));
+		printf("%10s  %s%*s %s\n", tid, safe_name, pad > 0 ? pad : 0, "", safe);
 	}
 	printf("\n");
 	fflush(stdout);
