@@ -798,6 +798,34 @@ def test_thread_names(ctx):
                    *["root frame: " + show(r) for r in sorted(roots)])
 
 
+RENAME_INTERPS = ("python3.15", "host-python3.11")
+
+
+def test_thread_rename(ctx):
+    """A thread renamed while --batch runs: its last table has the new name
+    (the registry is read again each second)."""
+    if ctx.interp not in RENAME_INTERPS:
+        raise Skip("the live refresh is the same code on every version: runs on %s"
+                   % ", ".join(RENAME_INTERPS))
+    tid = next(int(t) for t, n in ctx.target.info["names"].items() if n == "renamed-later")
+    argv = [BIN, "-p", str(ctx.target.pid), "--batch", "-d", "2.5", "--delay", "2.5", "-n", "1"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        time.sleep(1.0)
+        os.kill(ctx.target.pid, signal.SIGUSR1)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    run = Run(argv, proc.returncode, out, err)
+    run.expect_success()
+    text = run.out.decode("utf-8", "replace")
+    last = text[text.rfind("TID  THREAD"):]
+    expect(re.search(r"^\s*%d  renamed-live +\S" % tid, last, re.M),
+           "--batch's last table does not name thread %d renamed-live" % tid, *run.details())
+
+
 def test_python_version(ctx):
     doc = dump_target(ctx)
     expect(doc["python"] == ctx.target.info["python"],
@@ -1149,7 +1177,9 @@ PER_INTERPRETER = [
         ("python field equals platform.python_version()", test_python_version)]),
     Group("names.py", PARK_MAIN, [
         ("threads under threading's names (long, a pool's, renamed, non-ASCII, MainThread), "
-         "the kernel's beside them", test_thread_names)]),
+         "the kernel's beside them", test_thread_names),
+        ("a thread renamed while --batch runs: the new name in its last table",
+         test_thread_rename)]),
     Group("qualnames.py", PARK_ALL, [
         ("qualnames: nested classes, closures, lambda, generator, coroutines, asyncio",
          test_qualnames)]),

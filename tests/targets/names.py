@@ -3,6 +3,7 @@ longer than the kernel's 15 bytes, a ThreadPoolExecutor's default names,
 a thread renamed after it started, a name with non-ASCII characters and a
 terminal escape sequence, and the main thread; and one started with
 _thread.start_new_thread, which threading does not know (no name of its).
+SIGUSR1 renames "renamed-later" to "renamed-live".
 
 Ready file: {"tids": [every native id, main included],
              "names": {native id: threading's name of it},
@@ -11,6 +12,7 @@ Ready file: {"tids": [every native id, main included],
 
 import _thread
 import concurrent.futures
+import signal
 import threading
 import time
 
@@ -44,6 +46,8 @@ def main():
     for _ in range(len(named) + 3):
         started.acquire()
     named[1].name = "renamed-later"
+    # SIGUSR1: renamed again while a tool watches
+    signal.signal(signal.SIGUSR1, lambda *_: setattr(named[1], "name", "renamed-live"))
     names = {t.native_id: t.name for t in threading.enumerate()}
     _tt.ready(OUT, tids=_tt.all_native_ids(), names=names, unregistered=unregistered[0])
     time.sleep(_tt.PARK)
