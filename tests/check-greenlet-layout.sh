@@ -1,6 +1,6 @@
 #!/bin/sh
 # Compare the greenlet layouts compiled into tachyon-top
-# (src/target/greenletlayout.c) with offsetof() of each field in the C++
+# (src/target/async/greenletlayout.c) with offsetof() of each field in the C++
 # classes of each greenlet installed here (Debian's package ships its
 # headers), compiled against each Python it is built for: the provisioned
 # root's greenlet 3 (TGreenlet.hpp) on its Pythons, and the host's greenlet
@@ -49,7 +49,7 @@ cat >"$work/check.cpp" <<'CPP'
 #include <cstdlib>
 #include <cstddef>
 extern "C" {
-#include "greenletlayout.h"
+#include "async/greenletlayout.h"
 }
 using namespace greenlet;
 static int bad;
@@ -94,7 +94,7 @@ int main(int argc, char **argv)
 	return bad != 0;
 }
 CPP
-gcc -c -std=c11 -I"$SRC/src/target" "$SRC/src/target/greenletlayout.c" \
+gcc -c -std=c11 -I"$SRC/src/target" "$SRC/src/target/async/greenletlayout.c" \
 	-o "$work/layout.o" 2>"$work/layout.err"
 n=0
 fail=0

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Compare the _Py_DebugOffsets field lists compiled into tachyon-top
-# (src/target/pylayout.c) with the struct declared by each real interpreter's
+# (src/target/python/pylayout.c) with the struct declared by each real interpreter's
 # headers in the provisioned root, and the layouts compiled in for 3.11 and
 # 3.12 with offsetof() against the headers of the host's and pyenv's builds. A new micro release that reorders the
 # table would otherwise silently misread every target. Emits TAP.

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "remote.h"
+#include "mem/remote.h"
 
 #define FAKEMEM_MAX_REGIONS 64
 

@@ -11,13 +11,13 @@
 #include <string.h>
 #include <time.h>
 
-#include "asynctasks.h"
+#include "async/asynctasks.h"
 #include "fakemem.h"
-#include "pylayout.h"
-#include "stackwalk.h"
+#include "python/pylayout.h"
+#include "walk/stackwalk.h"
 #include "tap.h"
 #include "target.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 /* Addresses of the synthetic objects (regions of the fake memory). */
 enum {

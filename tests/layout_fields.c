@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pylayout.h"
+#include "python/pylayout.h"
 
 int
 main(int argc, char **argv)

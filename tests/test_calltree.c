@@ -17,9 +17,9 @@
 #include "calltree.h"
 #include "intern.h"
 #include "procset.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 #include "tap.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 struct stackwalk {
 	struct appendlog *slots;

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "discover.h"
+#include "proc/discover.h"
 #include "tap.h"
 
 #define THREADS 200

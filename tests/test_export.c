@@ -28,9 +28,9 @@
 #include "pprof.h"
 #include "speedscope.h"
 #include "procset.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 #include "tap.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 #define NCODES 2000
 #define NSTACKS 50000

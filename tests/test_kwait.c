@@ -7,11 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "kwait.h"
-#include "owners.h"
-#include "schedclock.h"
+#include "waits/kwait.h"
+#include "waits/owners.h"
+#include "proc/schedclock.h"
 #include "tap.h"
-#include "unixdiag.h"
+#include "waits/unixdiag.h"
 
 static void
 test_syscall(void)

@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "discover.h"
+#include "proc/discover.h"
 #include "grow.h"
 #include "kwatch.h"
 #include "tap.h"

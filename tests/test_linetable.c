@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "linetable.h"
+#include "python/linetable.h"
 #include "tap.h"
 
 struct lt_range {

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "mixedstack.h"
+#include "native/mixedstack.h"
 #include "tap.h"
 
 struct pyf {

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "perfsample.h"
+#include "native/perfsample.h"
 #include "tap.h"
 
 static _Atomic int spin_stop;

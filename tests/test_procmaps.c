@@ -11,7 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 
-#include "procmaps.h"
+#include "mem/procmaps.h"
 #include "readfile.h"
 #include "tap.h"
 

@@ -5,7 +5,7 @@
 
 #include <string.h>
 
-#include "pylayout.h"
+#include "python/pylayout.h"
 #include "tap.h"
 
 /* A table for version `hex`, its offsets made plausible (field i at 64+8i,

@@ -8,9 +8,9 @@
 #include <string.h>
 
 #include "fakemem.h"
-#include "pylayout.h"
-#include "pystr.h"
-#include "remote.h"
+#include "python/pylayout.h"
+#include "python/pystr.h"
+#include "mem/remote.h"
 #include "tap.h"
 
 /* Objects copied byte for byte out of a live CPython 3.15.2 (GIL build,

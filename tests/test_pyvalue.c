@@ -14,9 +14,9 @@
 #include <string.h>
 
 #include "fakemem.h"
-#include "pylayout.h"
-#include "pyvalue.h"
-#include "remote.h"
+#include "python/pylayout.h"
+#include "python/pyvalue.h"
+#include "mem/remote.h"
 #include "tap.h"
 
 #define HEAP 0x100000ull

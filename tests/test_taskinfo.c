@@ -13,8 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "taskinfo.h"
-#include "tidmap.h"
+#include "proc/taskinfo.h"
+#include "proc/tidmap.h"
 #include "tap.h"
 
 static const char *

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "tap.h"
-#include "threadslots.h"
+#include "walk/threadslots.h"
 
 #define PROCS 100000u
 #define THREADS 3u     /* per process */

@@ -13,7 +13,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "tap.h"
-#include "varloc.h"
+#include "native/varloc.h"
 
 #define PYTHON "/usr/bin/python3.11"
 #define DEBUG_DIRS "/usr/lib/debug"

@@ -7,7 +7,7 @@
 
 #include "clock.h"
 #include "grow.h"
-#include "procmaps.h"
+#include "mem/procmaps.h"
 #include "taskwatch.h"
 #include "tasksview.h"
 #include "theme.h"

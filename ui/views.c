@@ -20,7 +20,7 @@
 #include "theme.h"
 #include "threadsview.h"
 #include "ui.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 /* ---------------------------------------------------------------------
  * Header and statistics

@@ -17,7 +17,7 @@
 #include "pprof.h"
 #include "protobuf.h"
 #include "sanitize.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 /* profile.proto field numbers */
 enum {

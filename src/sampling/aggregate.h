@@ -14,7 +14,7 @@
 #include "occupants.h"
 #include "procset.h"
 #include "ring.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 
 enum agg_mode {
 	AGG_WALL,       /* every sample */

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "error.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 #include "target.h"
 
 /* The marker frames' file name, as exports and views show it. */

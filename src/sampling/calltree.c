@@ -8,7 +8,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "intern.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 
 #define ROOT_KEY 0x9e3779b97f4a7c15ull
 

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "clock.h"
-#include "discover.h"
+#include "proc/discover.h"
 #include "follow.h"
 #include "grow.h"
 #include "workers.h"

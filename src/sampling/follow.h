@@ -1,5 +1,5 @@
 /* Following a process tree: a thread that finds the root's descendants
- * (src/target/discover.h) about every 100 ms, attaches to the Python ones
+ * (src/target/proc/discover.h) about every 100 ms, attaches to the Python ones
  * and publishes them in the sampler's process set. Non-Python descendants
  * are remembered and skipped (their children are still followed), and
  * looked at again only when they exec another program. A fork is attached
@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "procset.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 
 /* Costs, for bench and measurements (any thread; relaxed). */
 struct follow_stats {

@@ -9,7 +9,7 @@
 #include "clock.h"
 #include "framewatch.h"
 #include "target.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 #include "workers.h"
 
 /* A view that stops asking stops the reads this long after. */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "pyvalue.h"
+#include "python/pyvalue.h"
 #include "workers.h"
 
 struct framewatch_frame {

@@ -13,8 +13,8 @@
 #include "clock.h"
 #include "grow.h"
 #include "kwatch.h"
-#include "owners.h"
-#include "schedclock.h"
+#include "waits/owners.h"
+#include "proc/schedclock.h"
 #include "workers.h"
 
 /* One watched process: the watcher's own reader (the sampler's is not shared). */

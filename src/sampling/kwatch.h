@@ -16,7 +16,7 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "kwait.h"
+#include "waits/kwait.h"
 
 /* How often the watcher looks. */
 #define KWATCH_INTERVAL_NS 250000000ull

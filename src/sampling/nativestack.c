@@ -6,11 +6,11 @@
 
 #include "clock.h"
 #include "grow.h"
-#include "mixedstack.h"
-#include "native.h"
+#include "native/mixedstack.h"
+#include "native/native.h"
 #include "nativestack.h"
-#include "perfsample.h"
-#include "unwinder.h"
+#include "native/perfsample.h"
+#include "walk/unwinder.h"
 
 /* Python frames taken into a mixed stack: deeper ones keep their own. */
 #define PY_MAX 1024

@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 
 struct nativestack;
 

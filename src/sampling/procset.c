@@ -7,8 +7,8 @@
 
 #include "clock.h"
 #include "procset.h"
-#include "tidmap.h"
-#include "taskinfo.h"
+#include "proc/tidmap.h"
+#include "proc/taskinfo.h"
 
 /* Most processes one session follows at once (ended ones give their entry
  * to new ones: see procset.h); records carry 16 bits, and 0xffff is the

@@ -28,7 +28,7 @@
 #include "graceq.h"
 #include "error.h"
 #include "intern.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 #include "target.h"
 
 enum proc_state {

@@ -6,7 +6,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "profile.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 void
 profile_init(struct profile *p)

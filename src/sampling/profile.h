@@ -12,8 +12,8 @@
 #include "occupants.h"
 #include "procset.h"
 #include "ring.h"
-#include "stackwalk.h"
-#include "unwinder.h"
+#include "walk/stackwalk.h"
+#include "walk/unwinder.h"
 
 struct profile_entry {
 	uint32_t stack_id;

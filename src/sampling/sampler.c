@@ -11,14 +11,14 @@
 
 #include "asyncstack.h"
 #include "clock.h"
-#include "discover.h"
+#include "proc/discover.h"
 #include "follow.h"
 #include "grow.h"
 #include "hostload.h"
 #include "readfile.h"
 #include "nativestack.h"
 #include "sampler.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 #include "workers.h"
 
 /* Identical consecutive samples of a thread fold into one record, for at

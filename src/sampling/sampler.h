@@ -13,7 +13,7 @@
 #include "guard.h"
 #include "procset.h"
 #include "ring.h"
-#include "stackwalk.h"
+#include "walk/stackwalk.h"
 #include "target.h"
 
 #define TT_STATUS_COUNT (TT_EUSAGE + 1)

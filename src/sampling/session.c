@@ -15,7 +15,7 @@
 #include "fdlimit.h"
 #include "grow.h"
 #include "session.h"
-#include "taskinfo.h"
+#include "proc/taskinfo.h"
 
 /* How long a started command has to become an attachable Python process
  * (it may be a wrapper that execs python, or load libpython late). */

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "asynctasks.h"
+#include "async/asynctasks.h"
 #include "keytab.h"
 
 struct stuck_time {

@@ -14,10 +14,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "asynctasks.h"
-#include "codecache.h"
+#include "async/asynctasks.h"
+#include "python/codecache.h"
 #include "error.h"
-#include "greenlets.h"
+#include "async/greenlets.h"
 #include "idindex.h"
 #include "intern.h"
 #include "procset.h"

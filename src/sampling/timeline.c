@@ -5,7 +5,7 @@
 
 #include "grow.h"
 #include "timeline.h"
-#include "unwinder.h"
+#include "walk/unwinder.h"
 
 void
 timeline_init(struct timeline *t)

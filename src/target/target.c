@@ -10,13 +10,12 @@
 #include <unistd.h>
 
 #include "clock.h"
-#include "corefile.h"
-#include "discover.h"
-#include "elffile.h"
-#include "procmaps.h"
+#include "mem/corefile.h"
+#include "proc/discover.h"
+#include "mem/elffile.h"
+#include "mem/procmaps.h"
 #include "target.h"
-#include "taskinfo.h"
-#include "unwinder.h"
+#include "proc/taskinfo.h"
 
 /* A root that is not Python: how many of its descendants are looked at
  * for a Python one (a container's tree, not a whole host's). */
@@ -617,13 +616,13 @@ target_list_threads(struct target *t, struct target_thread *out, uint32_t max, u
 		return false;
 	for (unsigned ni = 0; interp != 0; ni++) {
 		uint64_t ts, next;
-		if (ni >= UNWIND_MAX_INTERPRETERS || (interp & 7) ||
+		if (ni >= TARGET_MAX_INTERPRETERS || (interp & 7) ||
 		    remote_read_u64(mem, interp + l->is_threads_head, &ts, &e) != TT_OK ||
 		    remote_read_u64(mem, interp + l->is_next, &next, &e) != TT_OK)
 			return false;
 		for (unsigned nt = 0; ts != 0; nt++) {
 			struct target_thread th = {.ts = ts};
-			if (nt >= UNWIND_MAX_THREADS || (ts & 7) ||
+			if (nt >= TARGET_MAX_THREADS || (ts & 7) ||
 			    remote_read_u64(mem, ts + l->ts_native_thread_id, &th.native_id, &e) !=
 				    TT_OK ||
 			    remote_read_u64(mem, ts + l->ts_thread_id, &th.pthread_id, &e) != TT_OK ||

@@ -8,8 +8,13 @@
 #include <sys/types.h>
 
 #include "error.h"
-#include "pylayout.h"
-#include "remote.h"
+#include "python/pylayout.h"
+#include "mem/remote.h"
+
+/* Most interpreters and threads per process walked through: longer lists
+ * are taken for corrupt ones (a thread slot is 16 bits: threadslots.h). */
+#define TARGET_MAX_INTERPRETERS 256
+#define TARGET_MAX_THREADS 65535
 
 struct target {
 	pid_t pid;

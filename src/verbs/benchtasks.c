@@ -2,11 +2,11 @@
 
 #include <stdio.h>
 
-#include "asynctasks.h"
+#include "async/asynctasks.h"
 #include "benchtasks.h"
 #include "cli.h"
 #include "clock.h"
-#include "greenlets.h"
+#include "async/greenlets.h"
 #include "sanitize.h"
 
 struct readers {

@@ -4,8 +4,8 @@
 
 #include <stdio.h>
 
-#include "pyvalue.h"
-#include "unwinder.h"
+#include "python/pyvalue.h"
+#include "walk/unwinder.h"
 
 /* Under a frame's line: "        name = value", one a line, arguments
  * first, sanitized; "(locals not read: ...)" when they cannot be (v NULL:

@@ -5,9 +5,9 @@
 
 #include <stdio.h>
 
-#include "asynctasks.h"
-#include "codecache.h"
-#include "greenlets.h"
+#include "async/asynctasks.h"
+#include "python/codecache.h"
+#include "async/greenlets.h"
 
 /* `--watch SECONDS`: per task of the last read, how long it sat where it
  * is (stucktime.h), read four times a second over the watch. */

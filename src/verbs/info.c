@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "corefile.h"
+#include "mem/corefile.h"
 #include "info.h"
 #include "sanitize.h"
 #include "target.h"

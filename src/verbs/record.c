@@ -20,7 +20,7 @@
 #include "record.h"
 #include "samplelog.h"
 #include "session.h"
-#include "taskinfo.h"
+#include "proc/taskinfo.h"
 
 /* A command we started: how it ended is the last line, and our exit
  * status: its own exit code, or 128 + the signal that killed it; if we

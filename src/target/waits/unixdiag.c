@@ -1,0 +1,198 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/netlink.h>
+#include <linux/rtnetlink.h>
+#include <linux/sock_diag.h>
+#include <linux/unix_diag.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "waits/unixdiag.h"
+#include "workers.h"
+
+struct unixdiag {
+	int fd;
+	uint32_t seq;
+};
+
+static int
+netlink_socket(void)
+{
+	return socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+}
+
+struct in_netns {
+	int nsfd;
+	int sock;
+};
+
+/* On a thread of its own: enter the namespace, make the socket there. The
+ * thread ends with it; the socket stays in that namespace. */
+static void *
+socket_in_netns(void *arg)
+{
+	struct in_netns *job = arg;
+	job->sock = setns(job->nsfd, CLONE_NEWNET) == 0 ? netlink_socket() : -1;
+	return NULL;
+}
+
+static bool
+same_netns(pid_t pid, int *nsfd)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/ns/net", (int)pid);
+	struct stat theirs, ours;
+	*nsfd = -1;
+	if (stat(path, &theirs) != 0 || stat("/proc/self/ns/net", &ours) != 0)
+		return true; /* cannot tell: ask in ours */
+	if (theirs.st_ino == ours.st_ino && theirs.st_dev == ours.st_dev)
+		return true;
+	*nsfd = open(path, O_RDONLY | O_CLOEXEC);
+	return false;
+}
+
+struct unixdiag *
+unixdiag_open(pid_t pid)
+{
+	struct unixdiag *d = calloc(1, sizeof *d);
+	if (!d)
+		return NULL;
+	int nsfd;
+	d->fd = -1;
+	if (!same_netns(pid, &nsfd) && nsfd >= 0) {
+		struct in_netns job = {nsfd, -1};
+		pthread_t t;
+		if (worker_start(&t, socket_in_netns, &job) == 0)
+			pthread_join(t, NULL);
+		close(nsfd);
+		d->fd = job.sock;
+	}
+	if (d->fd < 0)
+		d->fd = netlink_socket();
+	if (d->fd < 0) {
+		free(d);
+		return NULL;
+	}
+	struct timeval tv = {0, 200000}; /* never hang on a reply */
+	setsockopt(d->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	return d;
+}
+
+void
+unixdiag_close(struct unixdiag *d)
+{
+	if (!d)
+		return;
+	close(d->fd);
+	free(d);
+}
+
+void
+unixdiag_format_name(const unsigned char *path, size_t n, char *out, size_t len)
+{
+	if (len == 0)
+		return;
+	size_t o = 0;
+	size_t i = 0;
+	if (n > 0 && path[0] == '\0') {
+		if (o + 1 < len)
+			out[o++] = '@';
+		i = 1;
+	} else {
+		/* A pathname may come with its terminating NUL. */
+		size_t end = 0;
+		while (end < n && path[end])
+			end++;
+		n = end;
+	}
+	for (; i < n && o + 1 < len; i++)
+		out[o++] = path[i] ? (char)path[i] : '@';
+	out[o] = '\0';
+}
+
+/* Ask for one socket by inode; fill what was asked for. */
+static bool
+query(struct unixdiag *d, unsigned long inode, unsigned long *peer, char *name, size_t len)
+{
+	if (inode == 0 || inode > UINT32_MAX)
+		return false;
+	struct {
+		struct nlmsghdr nlh;
+		struct unix_diag_req req;
+	} msg;
+	memset(&msg, 0, sizeof msg);
+	msg.nlh.nlmsg_len = sizeof msg;
+	msg.nlh.nlmsg_type = SOCK_DIAG_BY_FAMILY;
+	msg.nlh.nlmsg_flags = NLM_F_REQUEST;
+	msg.nlh.nlmsg_seq = ++d->seq;
+	msg.req.sdiag_family = AF_UNIX;
+	msg.req.udiag_states = ~0u;
+	msg.req.udiag_ino = (uint32_t)inode;
+	msg.req.udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME;
+	msg.req.udiag_cookie[0] = msg.req.udiag_cookie[1] = ~0u; /* INET_DIAG_NOCOOKIE */
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	if (sendto(d->fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
+		return false;
+	union {
+		struct nlmsghdr h;
+		char bytes[8192];
+	} buf;
+	for (;;) {
+		ssize_t got = recv(d->fd, &buf, sizeof buf, 0);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return false;
+		int n = (int)got;
+		for (struct nlmsghdr *h = &buf.h; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != d->seq)
+				continue; /* a late answer to an earlier question */
+			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+			    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+				return false; /* NLMSG_ERROR: no such socket here */
+			const struct unix_diag_msg *m = NLMSG_DATA(h);
+			if (m->udiag_ino != inode)
+				return false;
+			if (peer)
+				*peer = 0;
+			if (name && len)
+				name[0] = '\0';
+			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen);
+			     a = RTA_NEXT(a, alen)) {
+				if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= 4 && peer) {
+					uint32_t v;
+					memcpy(&v, RTA_DATA(a), 4);
+					*peer = v;
+				} else if (a->rta_type == UNIX_DIAG_NAME && name) {
+					unixdiag_format_name(RTA_DATA(a), RTA_PAYLOAD(a), name, len);
+				}
+			}
+			return true;
+		}
+	}
+}
+
+bool
+unixdiag_peer(struct unixdiag *d, unsigned long inode, unsigned long *peer, char *peer_name,
+	      size_t len)
+{
+	if (!d || !query(d, inode, peer, NULL, 0))
+		return false;
+	if (len)
+		peer_name[0] = '\0';
+	/* An accepted connection carries its listener's name, so the client
+	 * side learns the server's path here. */
+	if (*peer)
+		query(d, *peer, NULL, peer_name, len);
+	return true;
+}
