@@ -61,12 +61,6 @@ export_format_list(void)
 }
 
 const char *
-export_format_name(enum export_format f)
-{
-	return formats[f].name;
-}
-
-const char *
 export_format_extension(enum export_format f)
 {
 	return formats[f].ext;

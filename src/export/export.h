@@ -77,7 +77,6 @@ struct export_meta {
 bool export_parse_format(const char *name, enum export_format *out);
 /* The accepted names, for error messages ("collapsed, ..., pprof or pstats"). */
 const char *export_format_list(void);
-const char *export_format_name(enum export_format f);
 /* The format a file name asks for by its extension (.svg, .gecko.json,
  * .json, .pb.gz, .pprof, .prof, .pstats, .html), else collapsed. */
 enum export_format export_format_for_path(const char *path);

@@ -797,13 +797,6 @@ cmp_links(const void *pa, const void *pb)
 }
 
 bool
-agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
-		struct agg_links *out)
-{
-	return agg_build_line_links(a, q, func, -1, out);
-}
-
-bool
 agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func, int32_t line,
 		     struct agg_links *out)
 {

@@ -182,10 +182,6 @@ size_t agg_entries_bytes(const struct aggregate *a);
 bool agg_build_table(struct aggregate *a, const struct agg_query *q, struct agg_table *t);
 void agg_table_free(struct agg_table *t);
 
-/* Callers and callees of function `func` under the query's thread, mode and
- * scope, heaviest first. */
-bool agg_build_links(struct aggregate *a, const struct agg_query *q, uint32_t func,
-		     struct agg_links *out);
 /* The same for one line of it (line >= 0): stacks whose frame in func is
  * at that line; callees are what that line calls. */
 bool agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t func,

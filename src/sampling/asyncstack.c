@@ -121,12 +121,6 @@ asyncstack_bases(const struct asyncstack *a)
 	return a->nbases ? a->bases : NULL;
 }
 
-void
-asyncstack_error(struct asyncstack *a, char *buf, size_t len)
-{
-	taskwatch_error(&a->watch, buf, len);
-}
-
 /* ---- one task read ---- */
 
 static uint32_t

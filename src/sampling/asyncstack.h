@@ -49,7 +49,4 @@ const struct walk_thread *asyncstack_apply(struct asyncstack *a, struct stackwal
  * NULL when there was no memory for them. */
 const uint32_t *asyncstack_bases(const struct asyncstack *a);
 
-/* What the task watcher last said went wrong ("" when nothing). */
-void asyncstack_error(struct asyncstack *a, char *buf, size_t len);
-
 #endif

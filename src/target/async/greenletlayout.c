@@ -90,13 +90,6 @@ static const struct greenlet_layout layouts[] = {
 };
 
 const struct greenlet_layout *
-greenlet_layouts(size_t *n)
-{
-	*n = sizeof layouts / sizeof layouts[0];
-	return layouts;
-}
-
-const struct greenlet_layout *
 greenlet_layout_find(const char *version, unsigned py_minor, const char **known)
 {
 	*known = "greenlet 3.3 on Python 3.11 to 3.15, 2.0 on 3.11";

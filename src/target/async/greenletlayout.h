@@ -33,7 +33,4 @@ struct greenlet_layout {
 const struct greenlet_layout *greenlet_layout_find(const char *version, unsigned py_minor,
 						   const char **known);
 
-/* Every layout this build knows (the layout check prints them). */
-const struct greenlet_layout *greenlet_layouts(size_t *n);
-
 #endif

@@ -111,12 +111,6 @@ schedclock_free(struct schedclock *c)
 	free(c);
 }
 
-uint64_t
-schedclock_calibrations(const struct schedclock *c)
-{
-	return c->calibrations;
-}
-
 bool
 schedclock_offset_now(struct schedclock *c, int cpu, int64_t *offset_ns)
 {

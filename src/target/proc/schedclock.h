@@ -42,10 +42,6 @@ void schedclock_free(struct schedclock *c);
  * phrase. Callers fall back to what they saw themselves. */
 double schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid, const char **why);
 
-/* How many times offsets were learnt so far (the cost: each is two
- * migrations of the calling thread). */
-uint64_t schedclock_calibrations(const struct schedclock *c);
-
 /* The offset of cpu's scheduler clock from CLOCK_MONOTONIC, in ns, learnt
  * now (monotonic = scheduler clock + offset). False when the calling thread
  * cannot run there or the clock cannot be read. For measurements and tests. */

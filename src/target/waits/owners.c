@@ -41,14 +41,6 @@ owners_free(struct owners *o)
 	free(o);
 }
 
-void
-owners_stats(const struct owners *o, uint64_t *scans, size_t *fds, uint64_t *last_ns)
-{
-	*scans = o->scans;
-	*fds = o->n;
-	*last_ns = o->last_scan_ns;
-}
-
 bool
 owners_parse_link(const char *link, enum owner_kind *kind, unsigned long *inode)
 {

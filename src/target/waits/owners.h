@@ -43,10 +43,6 @@ void owners_free(struct owners *o);
 size_t owners_find(struct owners *o, enum owner_kind kind, unsigned long inode, pid_t not_pid,
 		   int not_fd, int writes, struct owner *out, size_t max);
 
-/* Scans so far, descriptors seen by the last one, and its duration: the
- * cost, for measurements. */
-void owners_stats(const struct owners *o, uint64_t *scans, size_t *fds, uint64_t *last_ns);
-
 /* The socket or pipe descriptor fd of pid is: its kind and inode. False
  * for anything else, or a descriptor that cannot be read. */
 bool owners_fd_inode(pid_t pid, int fd, enum owner_kind *kind, unsigned long *inode);
