@@ -82,3 +82,18 @@ read_fd_whole(int fd, size_t max, size_t *len, bool *cut)
 	*len = n;
 	return buf;
 }
+
+bool
+read_fd_at(int fd, uint64_t off, void *buf, size_t len)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return false;
+		done += (size_t)n;
+	}
+	return true;
+}

@@ -1,10 +1,11 @@
-/* Reading a file whole: a small /proc file into a caller's buffer, or any
- * file into one that grows as it fills. */
+/* Reading files: a small /proc file into a caller's buffer, any file into
+ * one that grows as it fills, or exactly len bytes at an offset. */
 #ifndef TT_READFILE_H
 #define TT_READFILE_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /* Up to len - 1 bytes of the file at path into buf (len >= 1), then a NUL
@@ -17,5 +18,9 @@ ssize_t read_small_file(const char *path, char *buf, size_t len);
  * *cut whether the file went on past max. NULL with errno set when reading
  * fails (ENOMEM: memory ran short). The descriptor stays open. */
 char *read_fd_whole(int fd, size_t max, size_t *len, bool *cut);
+
+/* Exactly len bytes of an open file from offset off into buf (pread, again
+ * after EINTR and short reads); false at its end or on an error. */
+bool read_fd_at(int fd, uint64_t off, void *buf, size_t len);
 
 #endif

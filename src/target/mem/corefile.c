@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "mem/corefile.h"
+#include "readfile.h"
 
 /* Bounds on what a core may declare before it is taken for garbage. */
 #define MAX_PHDRS (1u << 20)
@@ -28,19 +29,6 @@
 #define PRPSINFO_FNAME 40
 #define PRPSINFO_PSARGS 56
 #define NOTE_FILE 0x46494c45   /* NT_FILE: "FILE" */
-
-static bool
-read_at(int fd, uint64_t off, void *buf, size_t len)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n <= 0)
-			return false;
-		done += (size_t)n;
-	}
-	return true;
-}
 
 void
 corefile_close(struct corefile *c)
@@ -166,7 +154,7 @@ read_notes(struct corefile *c, uint64_t off, uint64_t len)
 	if (len > c->size - off)
 		len = c->size - off;
 	uint8_t *buf = malloc(len ? len : 1);
-	if (!buf || !read_at(c->fd, off, buf, len)) {
+	if (!buf || !read_fd_at(c->fd, off, buf, len)) {
 		free(buf);
 		return;
 	}
@@ -198,7 +186,7 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 	snprintf(c->root, sizeof c->root, "%s", root && strcmp(root, "/") ? root : "");
 	struct stat st;
 	Elf64_Ehdr eh;
-	if (fstat(c->fd, &st) != 0 || !read_at(c->fd, 0, &eh, sizeof eh) ||
+	if (fstat(c->fd, &st) != 0 || !read_fd_at(c->fd, 0, &eh, sizeof eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) {
 		corefile_close(c);
 		return tt_fail(err, TT_EUSAGE, 0, "%s is not an ELF file (not a core)", path);
@@ -212,7 +200,7 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 	uint32_t phnum = eh.e_phnum;
 	Elf64_Shdr sh0;
 	if (phnum == PN_XNUM)
-		phnum = read_at(c->fd, eh.e_shoff, &sh0, sizeof sh0) ? sh0.sh_info : 0;
+		phnum = read_fd_at(c->fd, eh.e_shoff, &sh0, sizeof sh0) ? sh0.sh_info : 0;
 	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
 	    eh.e_phentsize != sizeof(Elf64_Phdr) || phnum == 0 || phnum > MAX_PHDRS) {
 		corefile_close(c);
@@ -221,7 +209,7 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 	}
 	Elf64_Phdr *ph = calloc(phnum, sizeof *ph);
 	c->loads = calloc(phnum, sizeof *c->loads);
-	if (!ph || !c->loads || !read_at(c->fd, eh.e_phoff, ph, phnum * sizeof *ph)) {
+	if (!ph || !c->loads || !read_fd_at(c->fd, eh.e_phoff, ph, phnum * sizeof *ph)) {
 		free(ph);
 		corefile_close(c);
 		return tt_fail(err, TT_EUSAGE, 0, "%s: its program headers cannot be read (cut "
@@ -338,7 +326,7 @@ corefile_check_map(struct corefile *c, size_t i)
 		if (m->offset == 0 && m->start >= l->vaddr && m->start - l->vaddr < l->filesz) {
 			uint64_t n = l->filesz - (m->start - l->vaddr);
 			have = n < sizeof page ? (size_t)n : sizeof page;
-			if (!read_at(c->fd, l->offset + (m->start - l->vaddr), page, have))
+			if (!read_fd_at(c->fd, l->offset + (m->start - l->vaddr), page, have))
 				have = 0;
 		}
 	}
@@ -361,7 +349,7 @@ read_some(struct corefile *c, uint64_t addr, uint8_t *buf, size_t len)
 			continue;
 		uint64_t n = l->filesz - (addr - l->vaddr);
 		n = n < len ? n : len;
-		return read_at(c->fd, l->offset + (addr - l->vaddr), buf, n) ? (size_t)n : 0;
+		return read_fd_at(c->fd, l->offset + (addr - l->vaddr), buf, n) ? (size_t)n : 0;
 	}
 	for (size_t i = 0; i < c->nmaps; i++) {
 		const struct core_map *m = &c->maps[i];

@@ -8,26 +8,12 @@
 #include <unistd.h>
 
 #include "mem/elffile.h"
+#include "readfile.h"
 
 /* Bounds on what we believe from a file header: sane binaries stay far below. */
 #define ELF_MAX_PHDRS 4096
 #define ELF_MAX_SHSTRTAB (1u << 20)
 #define ELF_MAX_STRTAB (64u << 20)
-
-static bool
-pread_full(int fd, void *buf, size_t len, uint64_t off)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		done += (size_t)n;
-	}
-	return true;
-}
 
 /* What every lookup needs: the ELF header, the load bias origin and the
  * section headers with their names. */
@@ -57,7 +43,7 @@ elf_view_open(int fd, struct elf_view *v, struct tt_error *err)
 	uint64_t fsize = v->fsize = (uint64_t)sb.st_size;
 
 	Elf64_Ehdr eh;
-	if (fsize < sizeof eh || !pread_full(fd, &eh, sizeof eh, 0))
+	if (fsize < sizeof eh || !read_fd_at(fd, 0, &eh, sizeof eh))
 		return tt_fail(err, TT_ENOTPY, 0, "not an ELF file");
 	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
 	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
@@ -75,7 +61,7 @@ elf_view_open(int fd, struct elf_view *v, struct tt_error *err)
 	bool have_load = false;
 	for (unsigned i = 0; i < eh.e_phnum && !have_load; i++) {
 		Elf64_Phdr ph;
-		if (!pread_full(fd, &ph, sizeof ph, eh.e_phoff + (uint64_t)i * sizeof ph))
+		if (!read_fd_at(fd, eh.e_phoff + (uint64_t)i * sizeof ph, &ph, sizeof ph))
 			return tt_fail(err, TT_EIO, errno, "reading ELF program headers");
 		if (ph.p_type != PT_LOAD)
 			continue;
@@ -93,7 +79,7 @@ elf_view_open(int fd, struct elf_view *v, struct tt_error *err)
 	if (!v->sh)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading ELF sections");
 	tt_status st = TT_OK;
-	if (!pread_full(fd, v->sh, shbytes, eh.e_shoff)) {
+	if (!read_fd_at(fd, eh.e_shoff, v->sh, shbytes)) {
 		st = tt_fail(err, TT_EIO, errno, "reading ELF section headers");
 		goto fail;
 	}
@@ -108,7 +94,7 @@ elf_view_open(int fd, struct elf_view *v, struct tt_error *err)
 		st = tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading ELF sections");
 		goto fail;
 	}
-	if (!pread_full(fd, v->names, strtab->sh_size, strtab->sh_offset)) {
+	if (!read_fd_at(fd, strtab->sh_offset, v->names, strtab->sh_size)) {
 		st = tt_fail(err, TT_EIO, errno, "reading ELF section names");
 		goto fail;
 	}
@@ -161,7 +147,7 @@ scan_symtab(int fd, const struct elf_view *v, const Elf64_Shdr *symtab,
 	char *str = malloc(strs->sh_size + 1);
 	if (!str)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory reading ELF symbols");
-	if (!pread_full(fd, str, strs->sh_size, strs->sh_offset)) {
+	if (!read_fd_at(fd, strs->sh_offset, str, strs->sh_size)) {
 		free(str);
 		return tt_fail(err, TT_EIO, errno, "reading ELF symbol names");
 	}
@@ -171,7 +157,8 @@ scan_symtab(int fd, const struct elf_view *v, const Elf64_Shdr *symtab,
 	tt_status st = TT_OK;
 	for (uint64_t i = 0; i < count && st == TT_OK;) {
 		uint64_t take = count - i < 512 ? count - i : 512;
-		if (!pread_full(fd, chunk, take * sizeof *chunk, symtab->sh_offset + i * sizeof *chunk)) {
+		if (!read_fd_at(fd, symtab->sh_offset + i * sizeof *chunk, chunk,
+				take * sizeof *chunk)) {
 			st = tt_fail(err, TT_EIO, errno, "reading ELF symbols");
 			break;
 		}
