@@ -117,7 +117,8 @@ threadnames_read(struct target *t, struct thread_names *tn)
 	free(e.keys);
 	free(e.threads);
 	pyvalue_free(&v);
-	qsort(tn->names, tn->n, sizeof *tn->names, by_ident);
+	if (tn->n > 1)
+		qsort(tn->names, tn->n, sizeof *tn->names, by_ident);
 	return tn->n;
 }
 
