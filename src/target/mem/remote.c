@@ -136,6 +136,36 @@ retarget(struct remote *r)
 	return true;
 }
 
+/* One backend call, counted; again through another thread of the process
+ * when its main thread has gone (retarget). */
+static ssize_t
+backend_readv(struct remote *r, const struct remote_seg *segs, size_t nsegs)
+{
+	r->counters.reads++;
+	ssize_t got = r->backend.readv(r->backend.ctx, segs, nsegs);
+	if (got < 0 && errno == ESRCH) {
+		if (retarget(r)) {
+			r->counters.reads++;
+			got = r->backend.readv(r->backend.ctx, segs, nsegs);
+		} else {
+			errno = ESRCH; /* retarget's own calls may have changed it */
+		}
+	}
+	return got;
+}
+
+size_t
+remote_read_upto(struct remote *r, uint64_t addr, void *buf, size_t len)
+{
+	struct remote_seg seg = {addr, buf, len};
+	ssize_t got = len ? backend_readv(r, &seg, 1) : 0;
+	if (got < 0 || (size_t)got < len)
+		r->counters.failures++;
+	if (got > 0)
+		r->counters.bytes += (uint64_t)got;
+	return got > 0 ? (size_t)got : 0;
+}
+
 tt_status
 remote_readv(struct remote *r, struct remote_seg *segs, size_t nsegs, size_t *ncomplete,
 	     struct tt_error *err)
@@ -149,16 +179,7 @@ remote_readv(struct remote *r, struct remote_seg *segs, size_t nsegs, size_t *nc
 		size_t want = 0;
 		for (size_t i = 0; i < batch; i++)
 			want += segs[done + i].len;
-		r->counters.reads++;
-		ssize_t got = r->backend.readv(r->backend.ctx, segs + done, batch);
-		if (got < 0 && errno == ESRCH) {
-			if (retarget(r)) {
-				r->counters.reads++;
-				got = r->backend.readv(r->backend.ctx, segs + done, batch);
-			} else {
-				errno = ESRCH; /* retarget's own calls may have changed it */
-			}
-		}
+		ssize_t got = backend_readv(r, segs + done, batch);
 		if (got < 0) {
 			int e = errno;
 			r->counters.failures++;

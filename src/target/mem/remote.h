@@ -62,6 +62,11 @@ tt_status remote_read(struct remote *r, uint64_t addr, void *buf, size_t len,
 tt_status remote_readv(struct remote *r, struct remote_seg *segs, size_t nsegs,
 		       size_t *ncomplete, struct tt_error *err);
 
+/* Up to len bytes from addr: as many as are mapped from there on (a
+ * stack's top, whose end is not known). Returns the bytes read, 0 when
+ * none could be. */
+size_t remote_read_upto(struct remote *r, uint64_t addr, void *buf, size_t len);
+
 /* Read a pointer-sized little-endian value. */
 tt_status remote_read_u64(struct remote *r, uint64_t addr, uint64_t *out,
 			  struct tt_error *err);

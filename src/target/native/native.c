@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 #include <dwarf.h>
@@ -63,6 +62,7 @@ enum site_dwarf {
 
 struct native_unwinder {
 	pid_t pid;
+	struct remote mem;                  /* its memory: a live process's or a core's */
 	struct corefile *core;              /* a core's process: its memory and files; NULL: live */
 	Elf *core_elf;
 	Dwfl *dwfl;
@@ -234,19 +234,12 @@ get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_arg)
 	return tid == n->tid;
 }
 
+/* The target's memory (a core's, or a live process's through remote.c):
+ * up to len bytes, as many as are mapped. */
 static size_t
-read_target(pid_t pid, uint64_t addr, void *buf, size_t len)
+read_target(struct native_unwinder *n, uint64_t addr, void *buf, size_t len)
 {
-	if (finding_in) {   /* a core's memory */
-		struct remote_seg seg = {addr, buf, len};
-		struct remote_backend b = corefile_backend(finding_in);
-		ssize_t got = b.readv(b.ctx, &seg, 1);
-		return got > 0 ? (size_t)got : 0;
-	}
-	struct iovec local = {buf, len};
-	struct iovec remote = {(void *)(uintptr_t)addr, len};
-	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-	return got > 0 ? (size_t)got : 0;
+	return remote_read_upto(&n->mem, addr, buf, len);
 }
 
 static bool
@@ -261,7 +254,7 @@ memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
 		memcpy(result, us->stack + (addr - us->stack_at), sizeof *result);
 		return true;
 	}
-	return read_target(n->pid, addr, result, sizeof *result) == sizeof *result;
+	return read_target(n, addr, result, sizeof *result) == sizeof *result;
 }
 
 static bool
@@ -309,6 +302,11 @@ native_open(struct native_unwinder **out, pid_t pid, struct tt_error *err)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
 	n->pid = pid;
 	finding_for = pid;
+	tt_status st = remote_open_pid(&n->mem, pid, err);
+	if (st != TT_OK) {
+		free(n);
+		return st;
+	}
 	keytab_init(&n->syms, sizeof(struct sym_entry));
 	keytab_init(&n->sites, sizeof(struct call_site));
 	if (add_name(n, "") != 0) {
@@ -350,6 +348,7 @@ native_open_core(struct native_unwinder **out, struct corefile *core, struct tt_
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
 	n->core = core;
 	n->pid = core->pid;
+	remote_open_backend(&n->mem, corefile_backend(core));
 	keytab_init(&n->syms, sizeof(struct sym_entry));
 	keytab_init(&n->sites, sizeof(struct call_site));
 	if (add_name(n, "") != 0) {
@@ -751,10 +750,10 @@ at_thread_start(const struct walk *w)
  * (e8 rel32) or an indirect one (ff /2: register, memory, rip-relative,
  * with an optional REX prefix), its length worked out from its ModRM. */
 static bool
-call_ends_at(pid_t pid, uint64_t ra)
+call_ends_at(struct native_unwinder *n, uint64_t ra)
 {
 	uint8_t code[8];
-	if (ra < sizeof code || read_target(pid, ra - sizeof code, code, sizeof code) != sizeof code)
+	if (ra < sizeof code || read_target(n, ra - sizeof code, code, sizeof code) != sizeof code)
 		return false;
 	const uint8_t *end = code + sizeof code;
 	if (end[-5] == 0xe8)
@@ -778,10 +777,10 @@ call_ends_at(pid_t pid, uint64_t ra)
  * just after a call instruction). Code built with frame pointers pushes
  * its caller's %rbp beside the return address and points %rbp there. */
 static size_t
-frame_pointer_candidates(pid_t pid, uint64_t sp, uint64_t *out, size_t max)
+frame_pointer_candidates(struct native_unwinder *n, uint64_t sp, uint64_t *out, size_t max)
 {
 	uint64_t words[1024];   /* 8 KiB of stack above sp */
-	size_t got = read_target(pid, sp, words, sizeof words) / sizeof words[0];
+	size_t got = read_target(n, sp, words, sizeof words) / sizeof words[0];
 	size_t k = 0;
 	/* A caller built the same way saved its own frame pointer, higher on
 	 * the stack: those first, then the rest (a caller without one). */
@@ -789,7 +788,7 @@ frame_pointer_candidates(pid_t pid, uint64_t sp, uint64_t *out, size_t max)
 		for (size_t i = 0; i + 1 < got && k < max; i++) {
 			uint64_t at = sp + i * sizeof words[0], saved = words[i];
 			if ((saved > at && saved - at < (1u << 20)) == (bool)chained &&
-			    call_ends_at(pid, words[i + 1]))
+			    call_ends_at(n, words[i + 1]))
 				out[k++] = at;
 		}
 	return k;
@@ -825,7 +824,7 @@ recover_frame_pointer(struct native_unwinder *n, struct walk *w, int *rc)
 	    at_thread_start(w))
 		return false;
 	uint64_t cand[8];
-	size_t ncand = frame_pointer_candidates(n->pid, w->last_sp, cand, 8);
+	size_t ncand = frame_pointer_candidates(n, w->last_sp, cand, 8);
 	struct native_frame *first = malloc(w->count * sizeof *first);
 	if (!first)
 		return false;
@@ -840,7 +839,7 @@ recover_frame_pointer(struct native_unwinder *n, struct walk *w, int *rc)
 		/* stale words in a frame's locals lead to addresses in no file,
 		 * or to words that follow no call */
 		for (size_t k = nfirst; same && k < w->count; k++)
-			same = w->out[k].library[0] != '\0' && call_ends_at(n->pid, w->out[k].pc);
+			same = w->out[k].library[0] != '\0' && call_ends_at(n, w->out[k].pc);
 		if (same && (w->count == w->max || (*rc == 0 && at_thread_start(w)))) {
 			n->rbp = 0;
 			free(first);
