@@ -1015,8 +1015,8 @@ add_tasks(struct fakemem *m, const struct py_layout *l)
 	for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
 		put64(tab, 8 * i, table[i]);
 	uint8_t *ty = fakemem_add(m, A_TYPES, 1024);
-	put64(ty, l->tp_flags, 1ull << 28);          /* Py_TPFLAGS_UNICODE_SUBCLASS */
-	put64(ty + 512, l->tp_flags, 1ull << 24);    /* Py_TPFLAGS_LONG_SUBCLASS */
+	put64(ty, l->type_flags, 1ull << 28);          /* Py_TPFLAGS_UNICODE_SUBCLASS */
+	put64(ty + 512, l->type_flags, 1ull << 24);    /* Py_TPFLAGS_LONG_SUBCLASS */
 	uint8_t *tasks = fakemem_add(m, A_TASKS, 4096);
 	uint8_t *coros = fakemem_add(m, A_COROS, CORO_STRIDE * 8);
 	static const char *const names[] = {"main", "conn-1", "conn-2"};
@@ -1029,8 +1029,8 @@ add_tasks(struct fakemem *m, const struct py_layout *l)
 		} else {
 			uint8_t *n = tasks + (name - A_TASKS);
 			put64(n, 8, LONG_TYPE);
-			put64(n, l->long_lv_tag, 1u << 3);   /* one digit, positive */
-			put32(n, l->long_digit, 7);
+			put64(n, l->long_size, 1u << 3);   /* one digit, positive */
+			put32(n, l->long_digits, 7);
 		}
 		put64(t, TASK_NAME, name);
 		put64(t, TASK_CORO, A_COROS + CORO_STRIDE * (uint64_t)k);

@@ -292,7 +292,7 @@ name_kind(struct task_reader *r, struct tt_tasks *out, uint64_t type)
 			return NAME_LONG;
 	}
 	uint64_t flags;
-	if (!rd_u64(r, out, type + r->target->layout.tp_flags, &flags))
+	if (!rd_u64(r, out, type + r->target->layout.type_flags, &flags))
 		return NAME_OTHER;
 	uint64_t *slot = NULL;
 	enum name_kind k = NAME_OTHER;
@@ -325,10 +325,10 @@ read_name(struct task_reader *r, struct tt_tasks *out, uint64_t obj, char *buf, 
 	case NAME_LONG: {
 		uint64_t tag;
 		uint32_t digits[3] = {0};
-		if (!rd_u64(r, out, obj + l->long_lv_tag, &tag))
+		if (!rd_u64(r, out, obj + l->long_size, &tag))
 			return false;
 		uint64_t ndigits = tag >> 3;
-		if (ndigits > 2 || !rd(r, out, obj + l->long_digit, digits, ndigits * 4))
+		if (ndigits > 2 || !rd(r, out, obj + l->long_digits, digits, ndigits * 4))
 			return false;
 		uint64_t v = (uint64_t)digits[0] | ((uint64_t)digits[1] << 30);
 		snprintf(buf, len, "Task-%s%llu", (tag & 3) == 2 ? "-" : "", (unsigned long long)v);

@@ -455,9 +455,6 @@ read_fields(struct table *t, struct py_layout *l, struct table_sizes *z)
 		l->set_table = table_get(t, "set_object.table");
 		l->set_mask = table_get(t, "set_object.mask");
 		l->llist_next = table_get(t, "llist_node.next");
-		l->tp_flags = table_get(t, "type_object.tp_flags");
-		l->long_lv_tag = table_get(t, "long_object.lv_tag");
-		l->long_digit = table_get(t, "long_object.ob_digit");
 	}
 }
 
@@ -565,7 +562,7 @@ async_plausible(const struct py_layout *l, const struct table_sizes *z)
 		 !fits(l->fr_stackpointer, 8, z->fr) || z->set > MAX_SMALL_STRUCT ||
 		 !fits(l->set_used, 8, z->set) || !fits(l->set_table, 8, z->set) ||
 		 !fits(l->set_mask, 8, z->set) || l->llist_next > 64 ||
-		 !fits(l->tp_flags, 8, z->type) || l->long_lv_tag > 64 || l->long_digit > 64);
+		 !fits(l->type_flags, 8, z->type) || l->long_size > 64 || l->long_digits > 64);
 }
 
 /* Where the values' fields are, by the struct sizes the table gives: a
@@ -794,7 +791,6 @@ pylayout_compiled_in(uint64_t version_hex, unsigned build_flags, struct py_layou
 	l->co_localsplusnames = c->co_localsplusnames;
 	l->co_localspluskinds = c->co_localspluskinds;
 	l->type_flags = c->type_flags;
-	l->tp_flags = c->type_flags;
 	/* object layouts the same in both: var-objects' items after ob_size,
 	 * a list's behind a pointer; ob_digit after the size or tag */
 	l->tuple_size = l->list_size = 16;

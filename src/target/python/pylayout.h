@@ -217,8 +217,6 @@ struct py_layout {
 	uint64_t set_used, set_table, set_mask;
 	uint64_t set_read_size;
 	uint64_t llist_next;
-	uint64_t tp_flags;
-	uint64_t long_lv_tag, long_digit;
 	int gen_state_yield_from;      /* suspended in `await` / `yield from` */
 	int gen_state_yield_from_locked; /* 3.15: same, while inspected; -128 if none */
 	int gen_state_cleared;
