@@ -206,23 +206,33 @@ dict_entry(struct pyvalue *v, const struct dict_entries *d, bool budgeted, int64
 	return true;
 }
 
+/* The index of str key `name` among the first `max` entries of the open
+ * dict d, or -1 (keys only: shared keys have no values of their own). */
+static int64_t
+entries_index(struct pyvalue *v, const struct dict_entries *d, const char *name, int64_t max)
+{
+	int64_t n = d->n < max ? d->n : max;
+	for (int64_t i = 0; i < n; i++) {
+		uint64_t e[3] = {0};
+		if (!dict_read(v, false, d->entries + (uint64_t)i * d->size, e, d->size))
+			return -1;
+		char *k = str_object(v, d->kind == 0 ? e[1] : e[0]);
+		bool found = k && strcmp(k, name) == 0;
+		free(k);
+		if (found)
+			return i;
+	}
+	return -1;
+}
+
 /* The value of key `name` (a str) among the first `max` entries of the
  * open dict d, or 0. */
 static uint64_t
 entries_get_str(struct pyvalue *v, const struct dict_entries *d, const char *name, int64_t max)
 {
-	int64_t n = d->n < max ? d->n : max;
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t key, value;
-		if (!dict_entry(v, d, false, i, &key, &value))
-			return 0;
-		char *k = key && value ? str_object(v, key) : NULL;
-		bool found = k && strcmp(k, name) == 0;
-		free(k);
-		if (found)
-			return value;
-	}
-	return 0;
+	int64_t i = entries_index(v, d, name, max);
+	uint64_t key, value;
+	return i >= 0 && dict_entry(v, d, false, i, &key, &value) ? value : 0;
 }
 
 /* The value of key `name` (a str) in the dict at dict, or 0: a class's
@@ -1159,16 +1169,10 @@ pyvalue_u64(struct pyvalue *v, uint64_t addr, uint64_t *out)
 	return long_value(l, size, d, nd, out);
 }
 
-/* A dict's entries gathered by pyvalue_dict_each. */
-struct gathered {
-	uint64_t *keys, *values;
-	uint32_t n, cap, vcap;
-};
-
 static bool
 gather(void *ctx, uint64_t key, uint64_t value)
 {
-	struct gathered *g = ctx;
+	struct pyvalue_items *g = ctx;
 	if ((g->n == g->cap && !grow_array((void **)&g->keys, &g->cap, g->n + 1, sizeof *g->keys)) ||
 	    (g->n == g->vcap &&
 	     !grow_array((void **)&g->values, &g->vcap, g->n + 1, sizeof *g->values)))
@@ -1178,14 +1182,29 @@ gather(void *ctx, uint64_t key, uint64_t value)
 	return true;
 }
 
+bool
+pyvalue_dict_items(struct pyvalue *v, uint64_t dict, unsigned max, struct pyvalue_items *out)
+{
+	out->n = 0;
+	return pyvalue_dict_each(v, dict, max, gather, out);
+}
+
+void
+pyvalue_items_free(struct pyvalue_items *items)
+{
+	free(items->keys);
+	free(items->values);
+	*items = (struct pyvalue_items){0};
+}
+
 uint64_t
 pyvalue_dict_get(struct pyvalue *v, uint64_t dict, const char *key, unsigned max)
 {
 	/* every key's text in a few reads (sys.modules holds hundreds) */
-	struct gathered g = {0};
+	struct pyvalue_items g = {0};
 	uint64_t found = 0;
 	char **keys = NULL;
-	if (pyvalue_dict_each(v, dict, max, gather, &g) && g.n &&
+	if (pyvalue_dict_items(v, dict, max, &g) && g.n &&
 	    (keys = calloc(g.n, sizeof *keys)) != NULL) {
 		pyvalue_str_many(v, g.keys, g.n, keys);
 		for (uint32_t i = 0; i < g.n; i++) {
@@ -1195,8 +1214,7 @@ pyvalue_dict_get(struct pyvalue *v, uint64_t dict, const char *key, unsigned max
 		}
 	}
 	free(keys);
-	free(g.keys);
-	free(g.values);
+	pyvalue_items_free(&g);
 	return found;
 }
 
@@ -1255,16 +1273,50 @@ read_each(struct pyvalue *v, struct remote_seg *segs, size_t n, bool *ok)
 	}
 }
 
-/* n segments of len bytes each, the i-th at addrs[i] + off, into one
- * buffer (buf + i * len); NULL when memory is short. */
-static struct remote_seg *
-segs_at(const uint64_t *addrs, size_t n, int64_t off, size_t len, uint8_t *buf)
+/* Windows of len bytes, one per object, from its address + off, read in
+ * a few backend calls: window i at buf + i * len, read[i] whether it was
+ * read whole (never for a NULL or misaligned address). */
+struct windows {
+	uint8_t *buf;
+	bool *read;
+	size_t len;
+};
+
+/* false when memory is short (nothing read: read them one by one) */
+static bool
+windows_read(struct pyvalue *v, const uint64_t *addrs, size_t n, int64_t off, size_t len,
+	     struct windows *w)
 {
-	struct remote_seg *segs = malloc((n ? n : 1) * sizeof *segs);
-	if (segs)
-		for (size_t i = 0; i < n; i++)
-			segs[i] = (struct remote_seg){addrs[i] + (uint64_t)off, buf + i * len, len};
-	return segs;
+	size_t m = n ? n : 1;
+	w->len = len;
+	w->buf = malloc(m * len);
+	w->read = malloc(m * sizeof *w->read);
+	struct remote_seg *segs = malloc(m * sizeof *segs);
+	if (!w->buf || !w->read || !segs) {
+		free(segs);
+		free(w->buf);
+		free(w->read);
+		w->buf = NULL;
+		w->read = NULL;
+		return false;
+	}
+	for (size_t i = 0; i < n; i++) {
+		bool valid = addrs[i] && !(addrs[i] & 7);
+		segs[i] = (struct remote_seg){addrs[i] + (uint64_t)off, w->buf + i * len,
+					      valid ? len : 0};
+	}
+	read_each(v, segs, n, w->read);
+	for (size_t i = 0; i < n; i++)
+		w->read[i] = w->read[i] && segs[i].len;
+	free(segs);
+	return true;
+}
+
+static void
+windows_free(struct windows *w)
+{
+	free(w->buf);
+	free(w->read);
 }
 
 /* The type of the object whose ob_type field holds type, if it is of
@@ -1280,16 +1332,12 @@ void
 pyvalue_u64_many(struct pyvalue *v, const uint64_t *addrs, size_t n, uint64_t *out, bool *ok)
 {
 	const struct py_layout *l = v->l;
-	size_t len = l->long_digits + 12;
-	uint8_t *buf = malloc((n ? n : 1) * len);
-	bool *read = malloc((n ? n : 1) * sizeof *read);
-	struct remote_seg *segs = buf && read ? segs_at(addrs, n, 0, len, buf) : NULL;
-	if (segs)
-		read_each(v, segs, n, read);
+	struct windows w;
+	bool batched = windows_read(v, addrs, n, 0, l->long_digits + 12, &w);
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *b = buf + i * len;
+		const uint8_t *b = batched ? w.buf + i * w.len : NULL;
 		uint64_t type, size;
-		if (!segs || !read[i] || !addrs[i] || (addrs[i] & 7)) {
+		if (!batched || !w.read[i]) {
 			ok[i] = pyvalue_u64(v, addrs[i], &out[i]);
 			continue;
 		}
@@ -1298,9 +1346,8 @@ pyvalue_u64_many(struct pyvalue *v, const uint64_t *addrs, size_t n, uint64_t *o
 		ok[i] = is_kind(v, type, K_INT) &&
 			long_value(l, size, b + l->long_digits, 12, &out[i]);
 	}
-	free(segs);
-	free(read);
-	free(buf);
+	if (batched)
+		windows_free(&w);
 }
 
 void
@@ -1308,31 +1355,24 @@ pyvalue_str_many(struct pyvalue *v, const uint64_t *addrs, size_t n, char **out)
 {
 	const struct py_layout *l = v->l;
 	/* the header and a name's characters, most names whole */
-	size_t len = l->str_compact_size + 128;
-	uint8_t *buf = malloc((n ? n : 1) * len);
-	bool *read = malloc((n ? n : 1) * sizeof *read);
-	struct remote_seg *segs = buf && read ? segs_at(addrs, n, 0, len, buf) : NULL;
-	if (segs)
-		read_each(v, segs, n, read);
+	struct windows w;
+	bool batched = windows_read(v, addrs, n, 0, l->str_compact_size + 128, &w);
 	for (size_t i = 0; i < n; i++) {
-		const uint8_t *b = buf + i * len;
+		const uint8_t *b = batched ? w.buf + i * w.len : NULL;
 		uint64_t type;
 		struct tt_error err;
 		out[i] = NULL;
-		if (!segs || !read[i] || !addrs[i] || (addrs[i] & 7)) {
+		if (!batched || !w.read[i]) {
 			out[i] = str_object(v, addrs[i]);
 			continue;
 		}
 		memcpy(&type, b + l->ob_type, 8);
-		if (!is_kind(v, type, K_STR))
-			continue;
-		tt_status st = pystr_from_bytes(l, b, len, &out[i], &err);
-		if (st == TT_EFAULT)
+		if (is_kind(v, type, K_STR) &&
+		    pystr_from_bytes(l, b, w.len, &out[i], &err) == TT_EFAULT)
 			out[i] = str_object(v, addrs[i]);   /* longer than was read */
 	}
-	free(segs);
-	free(read);
-	free(buf);
+	if (batched)
+		windows_free(&w);
 }
 
 /* Attribute `name` among an instance's split values (at values: their
@@ -1402,31 +1442,12 @@ struct attr_site {
  * (a thread's is threading.Thread or one of a few subclasses). */
 #define ATTR_SITES_MAX 32
 
-static int64_t
-keys_index(struct pyvalue *v, uint64_t keys, const char *name)
-{
-	struct dict_entries d;
-	if (!keys_open(v, keys, 0, false, &d))
-		return -1;
-	int64_t n = d.n < TYPE_DICT_ENTRIES ? d.n : TYPE_DICT_ENTRIES;
-	for (int64_t i = 0; i < n; i++) {
-		uint64_t e[3] = {0};
-		if (!dict_read(v, false, d.entries + (uint64_t)i * d.size, e, d.size))
-			return -1;
-		char *k = str_object(v, d.kind == 0 ? e[1] : e[0]);
-		bool found = k && strcmp(k, name) == 0;
-		free(k);
-		if (found)
-			return i;
-	}
-	return -1;
-}
-
 static void
 attr_site_learn(struct pyvalue *v, uint64_t type, const char *name, struct attr_site *site)
 {
 	const struct py_layout *l = v->l;
 	uint64_t flags, keys;
+	struct dict_entries d;
 	struct tt_error err;
 	site->type = type;
 	site->index = -1;
@@ -1435,9 +1456,10 @@ attr_site_learn(struct pyvalue *v, uint64_t type, const char *name, struct attr_
 	    (l->minor >= 13 && !(flags & PY_TPFLAGS_INLINE_VALUES)) ||
 	    remote_read_u64(v->mem, type + l->tp_basicsize, &site->size, &err) ||
 	    site->size > (1u << 20) ||
-	    remote_read_u64(v->mem, type + l->heap_cached_keys, &keys, &err))
+	    remote_read_u64(v->mem, type + l->heap_cached_keys, &keys, &err) ||
+	    !keys_open(v, keys, 0, false, &d))
 		return;
-	site->index = keys_index(v, keys, name);
+	site->index = entries_index(v, &d, name, TYPE_DICT_ENTRIES);
 }
 
 void
@@ -1445,31 +1467,23 @@ pyvalue_attr_many(struct pyvalue *v, const uint64_t *objs, size_t n, const char 
 		  uint64_t *out)
 {
 	const struct py_layout *l = v->l;
+	uint64_t *at = calloc(n ? n : 1, sizeof *at);   /* where each one's values are */
+	int64_t *slot = malloc((n ? n : 1) * sizeof *slot);
 	/* each object's pre-header (3.11's values pointer, the managed dict)
 	 * to its type pointer */
-	int64_t from = -(int64_t)PY_MANAGED_VALUES_BEFORE_311;
-	size_t len = (size_t)(PY_MANAGED_VALUES_BEFORE_311 + l->ob_type + 8);
-	uint8_t *head = malloc((n ? n : 1) * len);
-	bool *read = malloc((n ? n : 1) * sizeof *read);
-	uint64_t *at = malloc((n ? n : 1) * sizeof *at);
-	int64_t *slot = malloc((n ? n : 1) * sizeof *slot);
-	struct remote_seg *segs = head && read && at && slot ? segs_at(objs, n, from, len, head)
-							     : NULL;
-	if (!segs) {
-		for (size_t i = 0; i < n; i++)
-			out[i] = pyvalue_attr(v, objs[i], name);
-		goto done;
-	}
-	read_each(v, segs, n, read);
+	struct windows head = {0}, vals = {0};
+	bool batched = at && slot &&
+		       windows_read(v, objs, n, -(int64_t)PY_MANAGED_VALUES_BEFORE_311,
+				    (size_t)(PY_MANAGED_VALUES_BEFORE_311 + l->ob_type + 8), &head);
 	struct attr_site sites[ATTR_SITES_MAX];
-	size_t nsites = 0;
-	/* Where each object's value is: values + (dict_values_array +
-	 * 8 * index), read from `at` on; -1: one by one. */
-	for (size_t i = 0; i < n; i++) {
-		const uint8_t *b = head + i * len;
+	size_t nsites = 0, vlen = 0;
+	/* Where each object's value is: values + dict_values_array + 8 *
+	 * slot[i]; -1: read one by one. */
+	for (size_t i = 0; i < n && batched; i++) {
+		const uint8_t *b = head.buf + i * head.len;
 		uint64_t values, dict, type;
 		slot[i] = -1;
-		if (!read[i] || !objs[i] || (objs[i] & 7))
+		if (!head.read[i])
 			continue;
 		memcpy(&values, b, 8);
 		memcpy(&dict, b + PY_MANAGED_VALUES_BEFORE_311 - PY_MANAGED_DICT_BEFORE, 8);
@@ -1491,48 +1505,32 @@ pyvalue_attr_many(struct pyvalue *v, const uint64_t *objs, size_t n, const char 
 		else
 			continue;
 		slot[i] = site->index;
+		if (l->dict_values_array + 8 * (size_t)slot[i] + 8 > vlen)
+			vlen = l->dict_values_array + 8 * (size_t)slot[i] + 8;
 	}
 	/* the values up to the one asked for: from 3.13, their header's
-	 * valid byte too */
-	uint8_t *vals = NULL;
-	size_t vlen = 0;
-	for (size_t i = 0; i < n; i++)
-		if (slot[i] >= 0 && l->dict_values_array + 8 * (size_t)slot[i] + 8 > vlen)
-			vlen = l->dict_values_array + 8 * (size_t)slot[i] + 8;
-	size_t *which = malloc((n ? n : 1) * sizeof *which);   /* each segment's object */
-	if (vlen && which && (vals = malloc(n * vlen)) != NULL) {
-		size_t k = 0;
-		for (size_t i = 0; i < n; i++)
-			if (slot[i] >= 0) {
-				segs[k] = (struct remote_seg){at[i], vals + k * vlen,
-							      l->dict_values_array +
-								      8 * (size_t)slot[i] + 8};
-				which[k++] = i;
-			}
-		read_each(v, segs, k, read);
-		for (size_t j = 0; j < k; j++) {
-			size_t i = which[j];
-			const uint8_t *b = vals + j * vlen;
-			if (!read[j] || (l->minor >= 13 && !b[PY_DICTVALUES_VALID])) {
-				slot[i] = -1;
+	 * valid byte too (those of no slot have no address: not read) */
+	if (batched && vlen && windows_read(v, at, n, 0, vlen, &vals)) {
+		for (size_t i = 0; i < n; i++) {
+			const uint8_t *b = vals.buf + i * vals.len;
+			if (slot[i] < 0)
 				continue;
-			}
-			memcpy(&out[i], b + l->dict_values_array + 8 * (size_t)slot[i], 8);
+			if (!vals.read[i] || (l->minor >= 13 && !b[PY_DICTVALUES_VALID]))
+				slot[i] = -1;
+			else
+				memcpy(&out[i], b + l->dict_values_array + 8 * (size_t)slot[i], 8);
 		}
-	} else {
+		windows_free(&vals);
+	} else if (slot) {
 		for (size_t i = 0; i < n; i++)
 			slot[i] = -1;
 	}
-	free(vals);
-	free(which);
 	/* the rest as pyvalue_attr reads them: a dict made, another class */
 	for (size_t i = 0; i < n; i++)
-		if (slot[i] < 0)
+		if (!batched || slot[i] < 0)
 			out[i] = pyvalue_attr(v, objs[i], name);
-done:
-	free(segs);
+	if (batched)
+		windows_free(&head);
 	free(slot);
 	free(at);
-	free(read);
-	free(head);
 }

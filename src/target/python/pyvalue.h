@@ -93,6 +93,16 @@ uint64_t pyvalue_dict_get(struct pyvalue *v, uint64_t dict, const char *key, uns
 typedef bool pyvalue_entry_fn(void *ctx, uint64_t key, uint64_t value);
 bool pyvalue_dict_each(struct pyvalue *v, uint64_t dict, unsigned max, pyvalue_entry_fn *fn,
 		       void *ctx);
+/* The first `max` entries of the dict at dict, their keys and values
+ * gathered (out's arrays grow; free them with pyvalue_items_free); false
+ * when the dict cannot be read or memory is short. */
+struct pyvalue_items {
+	uint64_t *keys, *values;
+	uint32_t n, cap, vcap;
+};
+bool pyvalue_dict_items(struct pyvalue *v, uint64_t dict, unsigned max,
+			struct pyvalue_items *out);
+void pyvalue_items_free(struct pyvalue_items *items);
 /* Attribute `name` of an instance of a class (its own, in its dict or
  * its values, wherever this version keeps them), or 0. */
 uint64_t pyvalue_attr(struct pyvalue *v, uint64_t obj, const char *name);

@@ -14,12 +14,6 @@
 #define MODULE_NAMES_MAX 4096u
 #define THREADS_MAX 65536u
 
-/* A registry's entries: each thread's ident object and Thread. */
-struct entries {
-	uint64_t *keys, *threads;
-	uint32_t n, cap, keys_cap;
-};
-
 /* Copy s into out (len bytes with the NUL), cut at a UTF-8 character's end. */
 static void
 copy_cut(char *out, size_t len, const char *s)
@@ -34,24 +28,10 @@ copy_cut(char *out, size_t len, const char *s)
 	out[n] = '\0';
 }
 
-static bool
-add_entry(void *ctx, uint64_t key, uint64_t value)
-{
-	struct entries *e = ctx;
-	if (e->n == e->cap &&
-	    !grow_array((void **)&e->threads, &e->cap, e->n + 1, sizeof *e->threads))
-		return false;
-	if (e->n == e->keys_cap &&
-	    !grow_array((void **)&e->keys, &e->keys_cap, e->n + 1, sizeof *e->keys))
-		return false;
-	e->keys[e->n] = key;
-	e->threads[e->n++] = value;
-	return true;
-}
-
-/* Each entry's ident and name into tn, a few backend calls for all. */
+/* Each registry entry's ident (its key) and its Thread's name into tn, a
+ * few backend calls for all. */
 static void
-name_entries(struct pyvalue *v, const struct entries *e, struct thread_names *tn)
+name_entries(struct pyvalue *v, const struct pyvalue_items *e, struct thread_names *tn)
 {
 	size_t n = e->n;
 	uint64_t *idents = malloc((n ? n : 1) * sizeof *idents);
@@ -63,7 +43,7 @@ name_entries(struct pyvalue *v, const struct entries *e, struct thread_names *tn
 	     !grow_array((void **)&tn->names, &tn->cap, tn->n + n, sizeof *tn->names)))
 		goto done;
 	pyvalue_u64_many(v, e->keys, n, idents, ok);
-	pyvalue_attr_many(v, e->threads, n, "_name", strs);
+	pyvalue_attr_many(v, e->values, n, "_name", strs);
 	pyvalue_str_many(v, strs, n, names);
 	for (size_t i = 0; i < n; i++) {
 		if (!ok[i] || !names[i])
@@ -101,21 +81,19 @@ threadnames_read(struct target *t, struct thread_names *tn)
 	    remote_read_u64(&t->mem, t->runtime_addr + l->rt_interpreters_head, &interp, &err))
 		return 0;
 	pyvalue_init(&v, &t->mem, l, &lim);
-	struct entries e = {0};
+	struct pyvalue_items e = {0};
 	for (unsigned i = 0; interp && !(interp & 7) && i < TARGET_MAX_INTERPRETERS; i++) {
 		uint64_t modules, threading, names, active;
-		e.n = 0;
 		if (!remote_read_u64(&t->mem, interp + l->is_modules, &modules, &err) &&
 		    (threading = pyvalue_dict_get(&v, modules, "threading", MODULES_MAX)) &&
 		    !remote_read_u64(&t->mem, threading + l->module_dict, &names, &err) &&
 		    (active = pyvalue_dict_get(&v, names, "_active", MODULE_NAMES_MAX)) &&
-		    pyvalue_dict_each(&v, active, THREADS_MAX, add_entry, &e))
+		    pyvalue_dict_items(&v, active, THREADS_MAX, &e))
 			name_entries(&v, &e, tn);
 		if (remote_read_u64(&t->mem, interp + l->is_next, &interp, &err))
 			break;
 	}
-	free(e.keys);
-	free(e.threads);
+	pyvalue_items_free(&e);
 	pyvalue_free(&v);
 	if (tn->n > 1)
 		qsort(tn->names, tn->n, sizeof *tn->names, by_ident);
