@@ -565,7 +565,7 @@ next_deadline(struct sampler *s, struct proc_run *r, uint64_t t1)
 static void
 apply_pause(struct sampler *s, bool pause, uint64_t now)
 {
-	s->paused = pause;
+	atomic_store_explicit(&s->paused, pause, memory_order_release);
 	for (uint32_t i = 0; i < s->nrun; i++) {
 		if (s->run[i].native) {
 			uint64_t before = nativestack_counts(s->run[i].native)->paused_samples;
@@ -581,6 +581,12 @@ void
 sampler_pause(struct sampler *s, bool paused)
 {
 	atomic_store_explicit(&s->pause, paused, memory_order_relaxed);
+}
+
+bool
+sampler_paused(struct sampler *s)
+{
+	return atomic_load_explicit(&s->paused, memory_order_acquire);
 }
 
 static void *
@@ -602,7 +608,7 @@ sampler_main(void *arg)
 		}
 		adopt(s, t0);
 		bool pause = atomic_load_explicit(&s->pause, memory_order_relaxed);
-		if (pause != s->paused)
+		if (pause != atomic_load_explicit(&s->paused, memory_order_relaxed))
 			apply_pause(s, pause, t0);
 		if (pause) {
 			struct timespec ts = {0, 1000000L};

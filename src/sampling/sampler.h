@@ -116,7 +116,7 @@ struct sampler {
 	_Atomic pid_t tid;            /* the sampler thread's, once it runs */
 	struct guard guard;
 	_Atomic bool pause;           /* sampler_pause */
-	bool paused;                  /* as the sampler thread last applied it */
+	_Atomic bool paused;          /* as the sampler thread last applied it */
 	_Atomic int end;              /* enum sampler_end once the thread is done */
 	struct tt_error error;        /* valid when end == SAMPLER_FAILED */
 	int wake_fd;                  /* readable when the sampler ends (for poll) */
@@ -153,6 +153,9 @@ tt_status sampler_start(struct sampler *s, struct target *t, const struct sample
  * target is read and --native's perf events are disabled, so the target
  * pays nothing (bench measures what it pays by pausing). */
 void sampler_pause(struct sampler *s, bool paused);
+/* Whether the sampler thread has applied a pause (true) or a resumption:
+ * from then on the last asked for holds. */
+bool sampler_paused(struct sampler *s);
 
 /* Ask the thread to stop and wait for it; safe to call more than once. */
 void sampler_stop(struct sampler *s);

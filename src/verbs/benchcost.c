@@ -1,10 +1,11 @@
 /* bench --cost (benchcost.h).
  *
- * A virtual machine's speed drifts by 10-30% over seconds, so separate runs
- * cannot show a loss of 1%: each setting is measured in pairs of short
- * windows on one target, sampled and paused (sampler_pause: nothing read,
- * perf events disabled) in random order, and the loss is the median over
- * the pairs of each pair's own ratio. */
+ * A virtual machine's speed varies by 10-30% from one fraction of a second
+ * to the next, so separate runs cannot show a loss of 1%: each setting is
+ * measured in many pairs of short windows on one target, sampled and paused
+ * (sampler_pause: nothing read, perf events disabled) in random order, and
+ * the loss is the median over the pairs of each pair's own ratio, with a
+ * confidence interval from the spread of the pairs. */
 #include "config.h"
 
 #include <dirent.h>
@@ -29,11 +30,12 @@
 #include "session.h"
 
 /* The target: one thread doing units of work (about 50 us at a stack 8
- * frames deep) and counting them; the main thread prints "UNITS
- * MONOTONIC_SECONDS" every 50 ms, and ends when the pipe is closed. */
+ * frames deep) and writing "UNITS MONOTONIC_SECONDS" every 20 units, the
+ * main thread waiting for it; it ends when the pipe is closed. The count is
+ * written by the worker itself: a second thread waking to write it would
+ * wait for the GIL, and its lines would come late by up to 5 ms. */
 static const char COUNTER_PROGRAM[] =
-	"import sys, threading, time\n"
-	"n = 0\n"
+	"import os, threading, time\n"
 	"def unit():\n"
 	"    x = 0\n"
 	"    for i in range(400):\n"
@@ -42,18 +44,22 @@ static const char COUNTER_PROGRAM[] =
 	"def nested(d):\n"
 	"    return unit() if d == 0 else nested(d - 1)\n"
 	"def work():\n"
-	"    global n\n"
+	"    n = 0\n"
 	"    while True:\n"
 	"        nested(6)\n"
 	"        n += 1\n"
-	"threading.Thread(target=work, daemon=True).start()\n"
-	"while True:\n"
-	"    time.sleep(0.05)\n"
-	"    sys.stdout.write('%d %.6f\\n' % (n, time.monotonic()))\n"
-	"    sys.stdout.flush()\n";
+	"        if n % 20 == 0:\n"
+	"            os.write(1, b'%d %.6f\\n' % (n, time.monotonic()))\n"
+	"t = threading.Thread(target=work)\n"
+	"t.start()\n"
+	"t.join()\n";
 
-#define WINDOW_S 0.4    /* each window of a pair */
-#define SETTLE_S 0.1    /* after pausing or resuming, before a window opens */
+/* Windows of 30 ms: the machine's speed changes less between two of them
+ * than between two of 0.4 s (measured on a 2-CPU VM: pair differences of
+ * -4..+4% between quartiles, against -18..+10%), so many short pairs tell
+ * a loss of a fraction of a percent apart where fewer long ones cannot. */
+#define WINDOW_S 0.03   /* each window of a pair */
+#define SETTLE_S 0.01   /* after pausing or resuming, before a window opens */
 #define WARMUP_S 1.0    /* after attaching (a native walk's first passes read symbols) */
 #define COUNT_WAIT_S 3.0
 
@@ -216,6 +222,7 @@ struct cost_row {
 	bool done;
 	double alone, sampled;          /* units/s, medians */
 	double loss, q1, q3;            /* % of the pair's alone figure */
+	double ci_low, ci_high;         /* the median loss's 95% confidence interval */
 	double cpu_loss;                /* the same per CPU-second of the target */
 	double sampler_cpu;             /* share of a CPU while sampling */
 	double samples_per_s;           /* passes per second while sampling */
@@ -272,6 +279,11 @@ measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
 		for (int j = 0; j < 2; j++) {
 			bool on = (j == 0) == first_on;
 			sampler_pause(s, !on);
+			/* Applied between two passes: a pass under way ends first. */
+			double give_up = now_s() + COUNT_WAIT_S;
+			while (sampler_paused(s) == on && sampler_end_state(s) == SAMPLER_RUNNING &&
+			       now_s() < give_up)
+				sleep_s(0.0005);
 			sleep_s(SETTLE_S);
 			uint64_t n0 = get(&es->samples), b0 = get(&es->busy_ns);
 			double t0 = now_s();
@@ -308,6 +320,11 @@ measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
 	row->loss = median_of(loss, k);   /* sorts: the quartiles next */
 	row->q1 = quantile(loss, k, 0.25);
 	row->q3 = quantile(loss, k, 0.75);
+	/* The median's standard error from the spread between the quartiles
+	 * (robust against the odd window the host took the CPU away in). */
+	double se = k ? 1.2533 * (row->q3 - row->q1) / 1.349 / sqrt((double)k) : NAN;
+	row->ci_low = row->loss - 1.96 * se;
+	row->ci_high = row->loss + 1.96 * se;
 	row->sampler_cpu = on_s > 0 ? (double)busy / 1e9 / on_s : 0;
 	row->samples_per_s = on_s > 0 ? (double)passes / on_s : 0;
 	row->paused_perf = get(&es->native_paused_samples);
@@ -413,9 +430,9 @@ stop_counter(struct counter *c)
 static void
 print_row_text(const struct cost_setting *set, const struct cost_row *r)
 {
-	printf("%-14s %9.0f %9.0f %+7.1f%% %+6.1f..%+5.1f %+7.1f%%   %5.1f%% %8.0f",
-	       set->name, r->alone, r->sampled, r->loss, r->q1, r->q3, r->cpu_loss,
-	       100 * r->sampler_cpu, r->samples_per_s);
+	printf("%-14s %9.0f %9.0f %+7.2f%% %+6.2f..%+5.2f %+6.1f..%+5.1f %+7.1f%%   %5.1f%% %8.0f",
+	       set->name, r->alone, r->sampled, r->loss, r->ci_low, r->ci_high, r->q1, r->q3,
+	       r->cpu_loss, 100 * r->sampler_cpu, r->samples_per_s);
 	if (set->native)
 		printf("   %6.0f us, native in %.0f%%", r->us_per_walk, r->native_pct);
 	printf("\n");
@@ -427,7 +444,7 @@ print_json(pid_t pid, const char *python, size_t pairs, const struct cost_row *r
 {
 	printf("{\"pid\": %d, \"python\": ", (int)pid);
 	json_put_string(stdout, python);
-	printf(", \"pairs\": %zu, \"window_s\": %.2f, \"settings\": [", pairs, WINDOW_S);
+	printf(", \"pairs\": %zu, \"window_s\": %.3f, \"settings\": [", pairs, WINDOW_S);
 	bool first = true;
 	for (size_t i = 0; i < NSETTINGS; i++) {
 		const struct cost_row *r = &rows[i];
@@ -435,12 +452,13 @@ print_json(pid_t pid, const char *python, size_t pairs, const struct cost_row *r
 			continue;
 		printf("%s\n  {\"setting\": \"%s\", \"rate\": %.0f, \"native\": %s, \"pairs\": %zu, "
 		       "\"alone_per_s\": %.1f, \"sampled_per_s\": %.1f, \"loss_pct\": %.2f, "
+		       "\"loss_ci_low\": %.2f, \"loss_ci_high\": %.2f, "
 		       "\"loss_q1\": %.2f, \"loss_q3\": %.2f, \"cpu_loss_pct\": %.2f, "
 		       "\"sampler_cpu\": %.4f, \"samples_per_s\": %.1f, \"us_per_native_walk\": %.1f, "
 		       "\"native_pct\": %.1f, \"paused_passes\": %llu, \"paused_perf_samples\": %llu}",
 		       first ? "" : ",", SETTINGS[i].name, SETTINGS[i].hz,
 		       SETTINGS[i].native ? "true" : "false", r->pairs, r->alone, r->sampled, r->loss,
-		       r->q1, r->q3, r->cpu_loss, r->sampler_cpu, r->samples_per_s, r->us_per_walk,
+		       r->ci_low, r->ci_high, r->q1, r->q3, r->cpu_loss, r->sampler_cpu, r->samples_per_s, r->us_per_walk,
 		       r->native_pct, (unsigned long long)r->paused_passes,
 		       (unsigned long long)r->paused_perf);
 		first = false;
@@ -454,7 +472,7 @@ benchcost_run(char **python, double seconds, bool json)
 	struct tt_error err = {0};
 	if (session_catch_stop_signals(&err) != TT_OK)
 		return cli_report(&err);
-	size_t pairs = (size_t)lround(seconds / (2 * WINDOW_S));
+	size_t pairs = (size_t)lround(seconds / (2 * (WINDOW_S + SETTLE_S)));
 	if (pairs < 4)
 		pairs = 4;   /* a median and quartiles need a few */
 	struct counter c = {0};
@@ -472,11 +490,12 @@ benchcost_run(char **python, double seconds, bool json)
 			printf("%s ", label);
 		}
 		printf("-c PROGRAM (pid %d): one thread counting units of its work; per setting "
-		       "%zu pairs of %.1f s windows, sampled and alone (the sampler paused, perf "
-		       "events off) in random order; loss: the median over the pairs and its "
-		       "interquartile range\n", (int)c.pid, pairs, WINDOW_S);
-		printf("%-14s %9s %9s %8s %13s %8s   %6s %8s   %s\n", "setting", "alone/s",
-		       "sampled/s", "loss", "IQR", "loss/CPU", "sampler", "passes/s",
+		       "%zu pairs of %.0f ms windows, sampled and alone (the sampler paused, perf "
+		       "events off) in random order; loss: the median over the pairs, its 95%% "
+		       "confidence interval and the pairs' interquartile range\n", (int)c.pid, pairs,
+		       WINDOW_S * 1e3);
+		printf("%-14s %9s %9s %8s %14s %13s %8s   %6s %8s   %s\n", "setting", "alone/s",
+		       "sampled/s", "loss", "95% CI", "IQR", "loss/CPU", "sampler", "passes/s",
 		       "per native walk");
 	}
 	uint32_t rng = 2463534242u;
