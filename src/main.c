@@ -12,32 +12,18 @@
 #include <unistd.h>
 
 #include "batch.h"
-#include "bench.h"
 #include "cli.h"
-#include "dump.h"
 #include "fdlimit.h"
-#include "info.h"
 #include "live.h"
-#include "record.h"
-#include "replay.h"
 #include "tui.h"
+#include "verbs.h"
 
 static int
 run(int argc, char **argv)
 {
-	if (argc >= 2) {
-		const char *verb = argv[1];
-		if (strcmp(verb, "dump") == 0)
-			return dump_main(argc - 1, argv + 1);
-		if (strcmp(verb, "record") == 0)
-			return record_main(argc - 1, argv + 1);
-		if (strcmp(verb, "replay") == 0)
-			return replay_main(argc - 1, argv + 1);
-		if (strcmp(verb, "bench") == 0)
-			return bench_main(argc - 1, argv + 1);
-		if (strcmp(verb, "info") == 0)
-			return info_main(argc - 1, argv + 1);
-	}
+	const struct verb *v = argc >= 2 ? verb_find(argv[1]) : NULL;
+	if (v)
+		return v->main(argc - 1, argv + 1);
 	struct live_options o;
 	int rc = live_parse(argc, argv, &o);
 	if (rc != 0)

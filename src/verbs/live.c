@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "live.h"
+#include "verbs.h"
 
 void
 live_print_help(void)
@@ -48,15 +49,9 @@ live_print_help(void)
 	       "      --threshold PCT      batch --tree: fold children below PCT%% (default 1)\n"
 	       "  -h, --help               show this help and exit\n"
 	       "  -V, --version            show the version and exit\n"
-	       "\n"
-	       "Verbs:\n"
-	       "  dump -p PID [--json]     print the Python stack of every thread once\n"
-	       "  record -o FILE -- CMD    run CMD and write its profile (SVG, pprof, speedscope,\n"
-	       "                           collapsed); or record -p PID -o FILE\n"
-	       "  bench -p PID [-d S]      sample as fast as possible and report engine figures\n"
-	       "  info -p PID              print the interpreter found and the offsets used\n"
-	       "Run 'tachyon-top VERB --help' for a verb's options.\n"
-	       "\n"
+	       "\n");
+	verbs_print_help(stdout);
+	printf("\n"
 	       "Reading another process needs root, CAP_SYS_PTRACE, or\n"
 	       "kernel.yama.ptrace_scope=0 for processes of the same user.\n"
 	       "Report bugs to the project's issue tracker.\n");

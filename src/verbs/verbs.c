@@ -1,0 +1,47 @@
+#include "config.h"
+
+#include <string.h>
+
+#include "bench.h"
+#include "dump.h"
+#include "info.h"
+#include "record.h"
+#include "replay.h"
+#include "verbs.h"
+
+static const struct verb VERBS[] = {
+	{"dump", dump_main, "dump -p PID [--json]", "print the Python stack of every thread once"},
+	{"record", record_main, "record -o FILE -- CMD",
+	 "run CMD and write its profile (SVG, pprof, speedscope,\n"
+	 "collapsed); or record -p PID -o FILE"},
+	{"replay", replay_main, "replay FILE -o OUTPUT", "write a recording's profile in any format"},
+	{"bench", bench_main, "bench -p PID [-d S]",
+	 "sample as fast as possible and report engine figures"},
+	{"info", info_main, "info -p PID", "print the interpreter found and the offsets used"},
+};
+#define NVERBS (sizeof VERBS / sizeof VERBS[0])
+
+const struct verb *
+verb_find(const char *name)
+{
+	for (size_t i = 0; i < NVERBS; i++)
+		if (strcmp(VERBS[i].name, name) == 0)
+			return &VERBS[i];
+	return NULL;
+}
+
+void
+verbs_print_help(FILE *f)
+{
+	fputs("Verbs:\n", f);
+	for (size_t i = 0; i < NVERBS; i++) {
+		fprintf(f, "  %-24s ", VERBS[i].synopsis);
+		for (const char *s = VERBS[i].summary; *s; s++) {
+			fputc(*s, f);
+			if (*s == '\n')
+				fprintf(f, "%27s", "");
+		}
+		fputc('\n', f);
+	}
+	fputs("Run 'tachyon-top VERB --help' for a verb's options.\n", f);
+}
