@@ -19,37 +19,67 @@
 #include "pstats.h"
 #include "speedscope.h"
 
+typedef int export_writer(const struct profile *p, const struct procset *ps,
+			  const struct export_meta *meta, FILE *f);
+
+static int
+write_collapsed(const struct profile *p, const struct procset *ps, const struct export_meta *meta,
+		FILE *f)
+{
+	return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
+}
+
+static int
+write_speedscope(const struct profile *p, const struct procset *ps,
+		 const struct export_meta *meta, FILE *f)
+{
+	char name[96];
+	snprintf(name, sizeof name, "tachyon-top pid %d%s (%s)", (int)meta->pid,
+		 meta->per_process ? " and descendants" : "", export_mode_name(meta->mode));
+	return profile_write_speedscope(p, ps, f, name, (double)meta->period_ns / 1e9,
+					meta->per_process);
+}
+
+static int
+write_gecko(const struct profile *p, const struct procset *ps, const struct export_meta *meta,
+	    FILE *f)
+{
+	(void)p;
+	return meta->timeline ? gecko_write(meta->timeline, ps, meta, f) : -1;
+}
+
+/* Every format: its name and other names it answers to, the extensions
+ * that ask for it (the first is what the live view gives its files), and
+ * its writer. A file name with none of the extensions is collapsed. */
 static const struct {
-	const char *name, *ext;
-} formats[EXPORT_FORMAT_COUNT] = {
-	[EXPORT_COLLAPSED] = {"collapsed", ".collapsed"},
-	[EXPORT_SPEEDSCOPE] = {"speedscope", ".speedscope.json"},
-	[EXPORT_FLAMEGRAPH] = {"flamegraph", ".svg"},
-	[EXPORT_PPROF] = {"pprof", ".pb.gz"},
-	[EXPORT_PSTATS] = {"pstats", ".prof"},
-	[EXPORT_HEATMAP] = {"heatmap", ".html"},
-	[EXPORT_GECKO] = {"gecko", ".gecko.json"},
+	const char *name;
+	const char *aliases[2];
+	const char *exts[3];
+	export_writer *write;
+} FORMATS[EXPORT_FORMAT_COUNT] = {
+	[EXPORT_COLLAPSED] = {"collapsed", {"folded"}, {".collapsed"}, write_collapsed},
+	[EXPORT_SPEEDSCOPE] = {"speedscope", {NULL}, {".speedscope.json", ".json"},
+			       write_speedscope},
+	[EXPORT_FLAMEGRAPH] = {"flamegraph", {"svg"}, {".svg"}, flamegraph_write},
+	[EXPORT_PPROF] = {"pprof", {NULL}, {".pb.gz", ".pprof"}, pprof_write},
+	[EXPORT_PSTATS] = {"pstats", {NULL}, {".prof", ".pstats"}, pstats_write},
+	[EXPORT_HEATMAP] = {"heatmap", {NULL}, {".html", ".htm"}, heatmap_write},
+	[EXPORT_GECKO] = {"gecko", {"firefox"}, {".gecko.json"}, write_gecko},
 };
+#define NALIASES (sizeof FORMATS[0].aliases / sizeof FORMATS[0].aliases[0])
+#define NEXTS (sizeof FORMATS[0].exts / sizeof FORMATS[0].exts[0])
 
 bool
 export_parse_format(const char *name, enum export_format *out)
 {
-	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++)
-		if (strcmp(name, formats[i].name) == 0) {
+	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++) {
+		bool match = strcmp(name, FORMATS[i].name) == 0;
+		for (size_t j = 0; j < NALIASES && FORMATS[i].aliases[j] && !match; j++)
+			match = strcmp(name, FORMATS[i].aliases[j]) == 0;
+		if (match) {
 			*out = (enum export_format)i;
 			return true;
 		}
-	if (strcmp(name, "svg") == 0) {
-		*out = EXPORT_FLAMEGRAPH;
-		return true;
-	}
-	if (strcmp(name, "firefox") == 0) {
-		*out = EXPORT_GECKO;
-		return true;
-	}
-	if (strcmp(name, "folded") == 0) {
-		*out = EXPORT_COLLAPSED;
-		return true;
 	}
 	return false;
 }
@@ -57,13 +87,22 @@ export_parse_format(const char *name, enum export_format *out)
 const char *
 export_format_list(void)
 {
-	return "collapsed, speedscope, flamegraph, pprof, pstats, heatmap or gecko";
+	/* "collapsed, speedscope, ... or gecko": made once, from the table */
+	static char list[256];
+	if (!list[0]) {
+		size_t len = 0;
+		for (int i = 0; i < EXPORT_FORMAT_COUNT; i++)
+			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+						i == 0 ? "" : i + 1 < EXPORT_FORMAT_COUNT ? ", " : " or ",
+						FORMATS[i].name);
+	}
+	return list;
 }
 
 const char *
 export_format_extension(enum export_format f)
 {
-	return formats[f].ext;
+	return FORMATS[f].exts[0];
 }
 
 static bool
@@ -73,22 +112,22 @@ ends_with(const char *s, const char *suffix)
 	return n > m && strcmp(s + n - m, suffix) == 0;
 }
 
+/* The format whose extension is the longest that the name ends with
+ * (".gecko.json" over ".json"). */
 enum export_format
 export_format_for_path(const char *path)
 {
-	if (ends_with(path, ".svg"))
-		return EXPORT_FLAMEGRAPH;
-	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof"))
-		return EXPORT_PPROF;
-	if (ends_with(path, ".gecko.json"))
-		return EXPORT_GECKO;
-	if (ends_with(path, ".json"))
-		return EXPORT_SPEEDSCOPE;
-	if (ends_with(path, ".prof") || ends_with(path, ".pstats"))
-		return EXPORT_PSTATS;
-	if (ends_with(path, ".html") || ends_with(path, ".htm"))
-		return EXPORT_HEATMAP;
-	return EXPORT_COLLAPSED;
+	enum export_format best = EXPORT_COLLAPSED;
+	size_t best_len = 0;
+	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++)
+		for (size_t j = 0; j < NEXTS && FORMATS[i].exts[j]; j++) {
+			size_t len = strlen(FORMATS[i].exts[j]);
+			if (len > best_len && ends_with(path, FORMATS[i].exts[j])) {
+				best = (enum export_format)i;
+				best_len = len;
+			}
+		}
+	return best;
 }
 
 bool
@@ -229,25 +268,5 @@ int
 export_write(enum export_format fmt, const struct profile *p, const struct procset *ps,
 	     const struct export_meta *meta, FILE *f)
 {
-	switch (fmt) {
-	case EXPORT_SPEEDSCOPE: {
-		char name[96];
-		snprintf(name, sizeof name, "tachyon-top pid %d%s (%s)", (int)meta->pid,
-			 meta->per_process ? " and descendants" : "", export_mode_name(meta->mode));
-		return profile_write_speedscope(p, ps, f, name, (double)meta->period_ns / 1e9,
-						meta->per_process);
-	}
-	case EXPORT_FLAMEGRAPH:
-		return flamegraph_write(p, ps, meta, f);
-	case EXPORT_PPROF:
-		return pprof_write(p, ps, meta, f);
-	case EXPORT_PSTATS:
-		return pstats_write(p, ps, meta, f);
-	case EXPORT_HEATMAP:
-		return heatmap_write(p, ps, meta, f);
-	case EXPORT_GECKO:
-		return meta->timeline ? gecko_write(meta->timeline, ps, meta, f) : -1;
-	default:
-		return profile_write_collapsed(p, ps, f, meta->per_thread, meta->per_process);
-	}
+	return FORMATS[fmt].write(p, ps, meta, f);
 }
