@@ -378,9 +378,10 @@ def test_pool_churn(ctx):
         # then 10-52 when a list read torn (a node read after its thread
         # ended, ending the list) dropped the pool, to be found again as
         # 500 new threads a few samples on -- hundreds of reads per thread
-        # started. Now about 1-2 (its state and its first frames).
+        # started. Now 1-8: its state, its first frames one by one, a pass
+        # torn by a thread that ended while read read again.
         started = target.info["churn_per_s"] / max(1.0, doc["samples_per_sec"])
-        allowed = 2 + 4 * started
+        allowed = 2 + 10 * started
         expect(doc["reads_per_sample"] <= allowed and errors < 0.2,
                "%.1f reads per sample (allowed %.1f: %.2f threads started a sample), %.1f%% "
                "errors with 500 idle threads and %d/s churning (%d samples/s, the list read "
@@ -414,15 +415,26 @@ def test_big_pool_churn(ctx):
                     park=rig.PARK_MAIN) as target:
         doc, run = bench_json(target.pid, "-d", "3")
         samples = max(1, doc["samples"])
-        per_thread = doc["bytes_per_sample"] / max(1.0, doc["thread_samples"] / samples)
+        # A pass torn by a thread that ended while read is read again at
+        # once: the longer a pass takes (a busy machine), the more are.
+        # Bytes are counted per read of the whole list, torn or not.
+        reads = samples + doc["read_again"]
+        per_thread = (doc["bytes_per_sample"] * samples / reads /
+                      max(1.0, doc["thread_samples"] / samples))
         ts_bytes = doc["thread_state_bytes"]
+        rig.Tap.emit("# %.0f bytes per thread and read of the list, %.1f thread states; %d "
+                     "samples/s, %d read again, %d errors" % (
+                         per_thread, per_thread / max(1, ts_bytes), doc["samples_per_sec"],
+                         doc["read_again"], doc["errors"]))
         # The build before read each thread's state twice when the list
         # changed (with the block, then again to walk the list): 17-18
         # thread states' worth per thread and sample; now about 7 (the
         # state and its top frames).
         expect(ts_bytes > 0 and per_thread <= 11 * ts_bytes,
-               "%.0f bytes per thread and sample, %.1f times a thread state's %d bytes"
-               % (per_thread, per_thread / max(1, ts_bytes), ts_bytes), *run.details())
+               "%.0f bytes per thread and read of the list, %.1f times a thread state's %d "
+               "bytes (%d samples, %d read again)"
+               % (per_thread, per_thread / max(1, ts_bytes), ts_bytes, samples,
+                  doc["read_again"]), *run.details())
         # 25-29% of samples failed before; 8-14% now (torn list reads).
         errors = doc["errors"] / samples
         expect(doc["thread_samples_left_out"] > 0 and errors < 0.25,
@@ -748,7 +760,7 @@ def run_interp(tap, suite, interp, free):
 ONCE = rig.Group(None, None, [
     ("10,000 idle threads: works, says its rate, every thread in dump, spin() on top",
      test_huge_pool),
-    ("500 idle threads, 1,000/s coming and going: <= 2 reads per sample and 4 per thread started, "
+    ("500 idle threads, 1,000/s coming and going: <= 2 reads per sample and 10 per thread started, "
      "each thread once, pool whole",
      test_pool_churn),
     ("3,000 idle threads, 1,500/s coming and going: a changed list's states read once, "

@@ -258,8 +258,9 @@ print_json(const struct bench_args *a, struct session *session, const struct ben
 	const struct bench_figures *f = &r->f;
 	printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)session->pid,
 	       session->target.layout.version_str, a->cfg.walk.cache ? "true" : "false", f->secs);
-	printf(" \"samples\": %llu, \"errors\": %llu, \"samples_per_sec\": %.1f,\n",
+	printf(" \"samples\": %llu, \"errors\": %llu, \"read_again\": %llu, \"samples_per_sec\": %.1f,\n",
 	       (unsigned long long)f->samples, (unsigned long long)f->errors,
+	       (unsigned long long)get(&st->retried),
 	       f->secs > 0 ? (double)f->samples / f->secs : 0.0);
 	printf(" \"us_per_sample\": %.3f, \"thread_samples\": %llu, \"consumed\": %llu,\n",
 	       ratio(get(&st->busy_ns), f->samples) / 1e3, (unsigned long long)f->tsamples,
