@@ -366,8 +366,11 @@ advance(struct ui *u)
 {
 	uint64_t now = clock_now_ns();
 	if (!u->finished) {
+		/* before the drain: the pass it says ended is in what is drained */
+		bool passed = sampler_passed(&u->s->sampler);
 		drain(u);
-		if (now >= u->next_roll_ns) {
+		if (now >= u->next_roll_ns &&
+		    (passed || now - u->start_ns >= u->delay_ns + SAMPLER_FIRST_PASS_WAIT_NS)) {
 			agg_roll_window(&u->agg, now);
 			u->next_roll_ns += u->delay_ns;
 			if (u->next_roll_ns < now)

@@ -589,6 +589,12 @@ sampler_paused(struct sampler *s)
 	return atomic_load_explicit(&s->paused, memory_order_acquire);
 }
 
+bool
+sampler_passed(struct sampler *s)
+{
+	return atomic_load_explicit(&s->passed, memory_order_acquire);
+}
+
 static void *
 sampler_main(void *arg)
 {
@@ -680,6 +686,7 @@ sampler_main(void *arg)
 		}
 		uint64_t t1 = clock_now_ns();
 		stat_add(&s->stats.busy_ns, t1 - t0);
+		atomic_store_explicit(&s->passed, true, memory_order_release);
 		after_pass(s, t1, &last_publish);
 		if (dropped)
 			continue;   /* the last run took this place: it is next */

@@ -117,6 +117,7 @@ struct sampler {
 	struct guard guard;
 	_Atomic bool pause;           /* sampler_pause */
 	_Atomic bool paused;          /* as the sampler thread last applied it */
+	_Atomic bool passed;          /* a first pass ended, its samples in the ring */
 	_Atomic int end;              /* enum sampler_end once the thread is done */
 	struct tt_error error;        /* valid when end == SAMPLER_FAILED */
 	int wake_fd;                  /* readable when the sampler ends (for poll) */
@@ -156,6 +157,15 @@ void sampler_pause(struct sampler *s, bool paused);
 /* Whether the sampler thread has applied a pause (true) or a resumption:
  * from then on the last asked for holds. */
 bool sampler_paused(struct sampler *s);
+/* Whether a first pass over the target has ended, its samples (if any)
+ * already in the ring: what a consumer drains after this is true holds
+ * them. A first pass reads every library's symbols and call frame
+ * information and walks every thread: long on a big process, longer on a
+ * busy machine. */
+bool sampler_passed(struct sampler *s);
+/* A first window waits for the first pass this long at most: a table of
+ * no samples says nothing a table a little later would not. */
+#define SAMPLER_FIRST_PASS_WAIT_NS 5000000000ull
 
 /* Ask the thread to stop and wait for it; safe to call more than once. */
 void sampler_stop(struct sampler *s);

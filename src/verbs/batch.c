@@ -263,10 +263,12 @@ batch_run(const struct live_options *o)
 	while (!session_stop_signal() && sampler_end_state(&s.sampler) == SAMPLER_RUNNING) {
 		struct pollfd pfd = {.fd = s.sampler.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
+		/* before the drain: the pass it says ended is in what is drained */
+		bool passed = sampler_passed(&s.sampler);
 		drain(&s, &agg);
 		session_poll_child(&s);
 		uint64_t now = clock_now_ns();
-		if (now >= next) {
+		if (now >= next && (passed || now - start >= delay + SAMPLER_FIRST_PASS_WAIT_NS)) {
 			agg_roll_window(&agg, now);
 			print_table(o, &s, &agg, &table, AGG_WINDOW, (double)agg.window_ns / 1e9, "window");
 			print_threads(&s, &agg, &kw);
