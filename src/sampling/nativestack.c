@@ -32,6 +32,11 @@ struct thread_native {
 	uint32_t count;
 	bool complete;                      /* the walk reached the thread's start */
 	uint32_t py_stack, py_state;        /* its Python sample when last looked at */
+	/* The mixed stack last made of these frames, on Python stack
+	 * mixed_py and base mixed_base: a pool's waiting threads give the
+	 * same one pass after pass (0: none made since the last walk). */
+	uint32_t mixed_id, mixed_py, mixed_base;
+	bool mixed_merged;
 };
 
 struct nativestack {
@@ -140,6 +145,7 @@ read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thre
 	ns->counts.unverified += native_unverified(ns->u);
 	ns->counts.walks++;
 	ns->counts.walk_ns += clock_now_ns() - t0;
+	t->mixed_id = 0;
 	t->tid = tid;
 	t->sp = blocked ? sp : 0;
 	t->pc = blocked ? pc : 0;
@@ -161,9 +167,10 @@ read_native(struct nativestack *ns, struct intern *in, uint64_t tid, struct thre
  * base only the frames down to its coroutine's (its first task_depth
  * Python frames) and the native ones they called are kept. */
 static uint32_t
-mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, uint32_t i,
-	       const struct thread_native *t, uint32_t base)
+make_mixed_stack(struct nativestack *ns, struct stackwalk *w, struct intern *in, uint32_t i,
+		 const struct thread_native *t, uint32_t base, bool *merged)
 {
+	*merged = false;
 	uint32_t np = stackwalk_thread_frames(w, i, ns->py_ids, ns->py_entry, PY_MAX);
 	struct mixed_stack ms;
 	mixed_stack_build(t->evaluator, t->count, t->complete, ns->py_entry, np, ns->order, &ms);
@@ -187,9 +194,26 @@ mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, u
 		if (!id)
 			return 0;
 	}
-	/* counted with the stack it gave: merged never outnumbers native */
-	ns->counts.merged += ms.merged;
+	*merged = ms.merged;
 	return id;
+}
+
+/* make_mixed_stack's, made again only when the native frames, the Python
+ * stack or the base changed since it was last made (the same frames
+ * interned again give the same stack). */
+static uint32_t
+mixed_stack_id(struct nativestack *ns, struct stackwalk *w, struct intern *in, uint32_t i,
+	       struct thread_native *t, uint32_t py_stack, uint32_t base)
+{
+	if (!t->mixed_id || t->mixed_py != py_stack || t->mixed_base != base) {
+		t->mixed_id = make_mixed_stack(ns, w, in, i, t, base, &t->mixed_merged);
+		t->mixed_py = py_stack;
+		t->mixed_base = base;
+	}
+	/* counted with the stack it gave: merged never outnumbers native */
+	if (t->mixed_id)
+		ns->counts.merged += t->mixed_merged;
+	return t->mixed_id;
 }
 
 /* A thread that ended lets go of its perf event (a descriptor and a
@@ -248,7 +272,7 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 		}
 		if (!t->count)
 			continue;
-		uint32_t id = mixed_stack_id(ns, w, in, i, t, bases ? bases[i] : 0);
+		uint32_t id = mixed_stack_id(ns, w, in, i, t, threads[i].stack_id, bases ? bases[i] : 0);
 		if (id) {
 			ns->out[i].stack_id = id;
 			ns->counts.native++;
