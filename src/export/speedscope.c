@@ -3,9 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonw.h"
 #include "labels.h"
 #include "order.h"
-#include "sanitize.h"
 #include "speedscope.h"
 
 /* Which speedscope profile an entry is in: its thread, and its process
@@ -26,31 +26,41 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 	/* Frame IDs are dense and shared by every process: speedscope's frame
 	 * index is the frame ID - 1. */
 	const struct intern *in = &ps->in;
-	fputs("{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\",\n"
-	      " \"exporter\": \"tachyon-top " PACKAGE_VERSION "\", \"name\": ", f);
-	json_put_string(f, name);
-	fputs(", \"activeProfileIndex\": 0,\n \"shared\": {\"frames\": [", f);
+	struct jsonw w;
+	jsonw_init(&w, f);
+	jsonw_object(&w, NULL);
+	jsonw_string(&w, "$schema", "https://www.speedscope.app/file-format-schema.json");
+	jsonw_break(&w, "\n ");
+	jsonw_string(&w, "exporter", "tachyon-top " PACKAGE_VERSION);
+	jsonw_string(&w, "name", name);
+	jsonw_u64(&w, "activeProfileIndex", 0);
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "shared");
+	jsonw_array(&w, "frames");
+	jsonw_style(&w, true, "\n  ");
 	uint32_t nframes = appendlog_count(in->frames);
 	for (uint32_t id = 1; id < nframes; id++) {
 		const struct interned_frame *fr = intern_frame_at(in, id);
 		const struct interned_func *c = intern_func_at(in, fr->func_id);
-		fprintf(f, "%s\n  {\"name\": ", id > 1 ? "," : "");
+		jsonw_object(&w, NULL);
 		if (c->kind == FUNC_NATIVE) {
 			/* C code: "symbol (library)", the library as its file */
 			char label[1200];
 			snprintf(label, sizeof label, "%s (%s)", c->qualname, c->filename);
-			json_put_string(f, label);
-			fputs(", \"file\": ", f);
-			json_put_string(f, c->filename);
-			fputs("}", f);
-			continue;
+			jsonw_string(&w, "name", label);
+			jsonw_string(&w, "file", c->filename);
+		} else {
+			jsonw_string(&w, "name", c->qualname);
+			jsonw_string(&w, "file", c->filename);
+			jsonw_i64(&w, "line", fr->line);
 		}
-		json_put_string(f, c->qualname);
-		fputs(", \"file\": ", f);
-		json_put_string(f, c->filename);
-		fprintf(f, ", \"line\": %d}", fr->line);
+		jsonw_end(&w);
 	}
-	fputs("]},\n \"profiles\": [", f);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_array(&w, "profiles");
+	jsonw_style(&w, true, "\n  ");
 	/* One profile per thread (per process and thread), in slot order. */
 	uint64_t *keys = malloc((p->count ? p->count : 1) * sizeof *keys);
 	if (!keys) {
@@ -60,7 +70,6 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 	for (uint32_t i = 0; i < p->count; i++)
 		keys[i] = entry_key(ps, &v[i], per_process);
 	qsort(keys, p->count, sizeof *keys, order_u64);
-	bool first_profile = true;
 	for (uint32_t k = 0; k < p->count; k++) {
 		if (k && keys[k] == keys[k - 1])
 			continue;
@@ -82,15 +91,17 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 		} else {
 			profile_thread_label(ps, t, label, sizeof label);
 		}
-		fprintf(f, "%s\n  {\"type\": \"sampled\", \"name\": ", first_profile ? "" : ",");
-		json_put_string(f, label);
-		fprintf(f, ", \"unit\": \"seconds\", \"startValue\": 0, \"endValue\": %.6f,\n   \"samples\": [",
-			(double)total * interval_s);
-		bool first = true;
+		jsonw_object(&w, NULL);
+		jsonw_string(&w, "type", "sampled");
+		jsonw_string(&w, "name", label);
+		jsonw_string(&w, "unit", "seconds");
+		jsonw_u64(&w, "startValue", 0);
+		jsonw_double(&w, "endValue", 6, (double)total * interval_s);
+		jsonw_break(&w, "\n   ");
+		jsonw_array(&w, "samples");
 		for (uint32_t i = 0; i < p->count; i++) {
 			if (entry_key(ps, &v[i], per_process) != keys[k])
 				continue;
-			fprintf(f, "%s[", first ? "" : ", ");
 			uint32_t depth = v[i].stack_id ? intern_stack_at(in, v[i].stack_id)->depth : 0;
 			/* root first: walk to the root, print backwards */
 			uint32_t stackbuf[256];
@@ -103,26 +114,27 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 			uint32_t n = 0;
 			for (uint32_t s = v[i].stack_id; s; s = intern_stack_at(in, s)->parent)
 				ids[n++] = intern_stack_at(in, s)->frame;
+			jsonw_array(&w, NULL);
+			jsonw_style(&w, true, NULL);
 			for (uint32_t d = n; d-- > 0;)
-				fprintf(f, "%s%u", d + 1 == n ? "" : ",", ids[d] - 1);
+				jsonw_u64(&w, NULL, ids[d] - 1);
+			jsonw_end(&w);
 			if (ids != stackbuf)
 				free(ids);
-			fputc(']', f);
-			first = false;
 		}
-		fputs("],\n   \"weights\": [", f);
-		first = true;
-		for (uint32_t i = 0; i < p->count; i++) {
-			if (entry_key(ps, &v[i], per_process) != keys[k])
-				continue;
-			fprintf(f, "%s%.6f", first ? "" : ", ", (double)v[i].weight * interval_s);
-			first = false;
-		}
-		fputs("]}", f);
-		first_profile = false;
+		jsonw_end(&w);
+		jsonw_break(&w, "\n   ");
+		jsonw_array(&w, "weights");
+		for (uint32_t i = 0; i < p->count; i++)
+			if (entry_key(ps, &v[i], per_process) == keys[k])
+				jsonw_double(&w, NULL, 6, (double)v[i].weight * interval_s);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
 	free(keys);
-	fputs("]}\n", f);
+	jsonw_end(&w);
+	jsonw_end(&w);
+	fputc('\n', f);
 	free(v);
 	return ferror(f) ? -1 : 0;
 }
