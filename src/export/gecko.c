@@ -12,7 +12,7 @@
 
 #include "gecko.h"
 #include "grow.h"
-#include "sanitize.h"
+#include "jsonw.h"
 
 #define PREPROCESSED_VERSION 57
 #define GECKO_VERSION 32
@@ -130,117 +130,138 @@ stack_row(struct gecko_build *b, uint32_t s, uint32_t *row)
 }
 
 static void
-put_u32_column(FILE *f, const char *name, const struct u32s *a, bool last)
+put_u32_column(struct jsonw *w, const char *name, const struct u32s *a)
 {
-	fprintf(f, "\"%s\":[", name);
+	jsonw_array(w, name);
 	for (uint32_t i = 0; i < a->n; i++)
 		if (a->v[i] == UINT32_MAX)
-			fputs(i ? ",null" : "null", f);
+			jsonw_null(w, NULL);
 		else
-			fprintf(f, i ? ",%u" : "%u", a->v[i]);
-	fputs(last ? "]" : "],", f);
+			jsonw_u64(w, NULL, a->v[i]);
+	jsonw_end(w);
 }
 
-/* `n` copies of a constant. */
+/* `n` copies of a constant (a JSON literal). */
 static void
-put_repeat(FILE *f, const char *name, const char *value, uint32_t n)
+put_repeat(struct jsonw *w, const char *name, const char *value, uint32_t n)
 {
-	fprintf(f, "\"%s\":[", name);
-	for (uint32_t i = 0; i < n; i++)
-		fprintf(f, i ? ",%s" : "%s", value);
-	fputs("],", f);
+	jsonw_array(w, name);
+	for (uint32_t i = 0; i < n; i++) {
+		jsonw_key(w, NULL);
+		fputs(value, w->f);
+	}
+	jsonw_end(w);
+}
+
+/* Tables the profiler wants that tachyon-top has nothing for: empty. */
+static void
+put_empty_table(struct jsonw *w, const char *name, const char *const *columns)
+{
+	jsonw_object(w, name);
+	for (const char *const *c = columns; *c; c++) {
+		jsonw_array(w, *c);
+		jsonw_end(w);
+	}
+	jsonw_u64(w, "length", 0);
+	jsonw_end(w);
 }
 
 static void
-put_thread_tables(FILE *f, struct gecko_build *b)
+put_thread_tables(struct jsonw *w, struct gecko_build *b)
 {
 	uint32_t ns = b->stack_frame.n, nf = b->frame_func.n, nfn = b->func_of.n;
-	fputs("\"stackTable\":{", f);
-	put_u32_column(f, "frame", &b->stack_frame, false);
-	put_u32_column(f, "prefix", &b->stack_prefix, false);
-	fputs("\"category\":[", f);
+	jsonw_object(w, "stackTable");
+	put_u32_column(w, "frame", &b->stack_frame);
+	put_u32_column(w, "prefix", &b->stack_prefix);
+	jsonw_array(w, "category");
 	for (uint32_t i = 0; i < ns; i++)
-		fprintf(f, i ? ",%d" : "%d", b->stack_frame.v[i] == b->pseudo_frame ? CAT_OTHER : CAT_PYTHON);
-	fputs("],", f);
-	put_repeat(f, "subcategory", "0", ns);
-	fprintf(f, "\"length\":%u},\"frameTable\":{", ns);
-	put_repeat(f, "address", "-1", nf);
-	put_repeat(f, "inlineDepth", "0", nf);
-	fputs("\"category\":[", f);
+		jsonw_i64(w, NULL, b->stack_frame.v[i] == b->pseudo_frame ? CAT_OTHER : CAT_PYTHON);
+	jsonw_end(w);
+	put_repeat(w, "subcategory", "0", ns);
+	jsonw_u64(w, "length", ns);
+	jsonw_end(w);
+	jsonw_object(w, "frameTable");
+	put_repeat(w, "address", "-1", nf);
+	put_repeat(w, "inlineDepth", "0", nf);
+	jsonw_array(w, "category");
 	for (uint32_t i = 0; i < nf; i++)
-		fprintf(f, i ? ",%d" : "%d", i == b->pseudo_frame ? CAT_OTHER : CAT_PYTHON);
-	fputs("],", f);
-	put_repeat(f, "subcategory", "0", nf);
+		jsonw_i64(w, NULL, i == b->pseudo_frame ? CAT_OTHER : CAT_PYTHON);
+	jsonw_end(w);
+	put_repeat(w, "subcategory", "0", nf);
 	/* the pseudo frame's function is the last row of the function table */
-	fputs("\"func\":[", f);
+	jsonw_array(w, "func");
 	for (uint32_t i = 0; i < nf; i++)
-		fprintf(f, i ? ",%u" : "%u", b->frame_func.v[i] == UINT32_MAX ? nfn : b->frame_func.v[i]);
-	fputs("],", f);
-	put_repeat(f, "nativeSymbol", "null", nf);
-	put_repeat(f, "innerWindowID", "null", nf);
-	put_repeat(f, "implementation", "null", nf);
-	fputs("\"line\":[", f);
+		jsonw_u64(w, NULL, b->frame_func.v[i] == UINT32_MAX ? nfn : b->frame_func.v[i]);
+	jsonw_end(w);
+	put_repeat(w, "nativeSymbol", "null", nf);
+	put_repeat(w, "innerWindowID", "null", nf);
+	put_repeat(w, "implementation", "null", nf);
+	jsonw_array(w, "line");
 	for (uint32_t i = 0; i < nf; i++)
 		if (i == b->pseudo_frame)
-			fputs(i ? ",null" : "null", f);
+			jsonw_null(w, NULL);
 		else
-			fprintf(f, i ? ",%d" : "%d", (int32_t)b->frame_line.v[i]);
-	fputs("],", f);
-	put_repeat(f, "column", "null", nf);
-	put_repeat(f, "optimizations", "null", nf);
+			jsonw_i64(w, NULL, (int32_t)b->frame_line.v[i]);
+	jsonw_end(w);
+	put_repeat(w, "column", "null", nf);
+	put_repeat(w, "optimizations", "null", nf);
+	jsonw_u64(w, "length", nf);
+	jsonw_end(w);
 	bool pseudo = b->pseudo_frame != UINT32_MAX;
 	uint32_t nfuncs = nfn + pseudo;
-	fprintf(f, "\"length\":%u},\"funcTable\":{\"name\":[", nf);
+	jsonw_object(w, "funcTable");
+	jsonw_array(w, "name");
 	for (uint32_t i = 0; i < nfn; i++)
-		fprintf(f, i ? ",%u" : "%u", b->name_str[b->func_of.v[i]] - 1);
+		jsonw_u64(w, NULL, b->name_str[b->func_of.v[i]] - 1);
 	if (pseudo)
-		fputs(nfn ? ",0" : "0", f);
-	fputs("],", f);
+		jsonw_u64(w, NULL, 0);
+	jsonw_end(w);
 	/* Python code is the profiler's "JS"; native (C) code is not */
-	fputs("\"isJS\":[", f);
-	for (uint32_t i = 0; i < nfn; i++) {
-		const struct interned_func *fn = intern_func_at(b->in, b->func_of.v[i]);
-		fprintf(f, "%s%s", i ? "," : "", fn->kind == FUNC_NATIVE ? "false" : "true");
-	}
+	jsonw_array(w, "isJS");
+	for (uint32_t i = 0; i < nfn; i++)
+		jsonw_bool(w, NULL, intern_func_at(b->in, b->func_of.v[i])->kind != FUNC_NATIVE);
 	if (pseudo)
-		fputs(nfn ? ",true" : "true", f);
-	fputs("],", f);
-	put_repeat(f, "relevantForJS", "false", nfuncs);
-	put_repeat(f, "resource", "-1", nfuncs);
-	fputs("\"fileName\":[", f);
+		jsonw_bool(w, NULL, true);
+	jsonw_end(w);
+	put_repeat(w, "relevantForJS", "false", nfuncs);
+	put_repeat(w, "resource", "-1", nfuncs);
+	jsonw_array(w, "fileName");
 	for (uint32_t i = 0; i < nfn; i++) {
-		const struct interned_func *fn = intern_func_at(b->in, b->func_of.v[i]);
-		if (fn->kind == FUNC_MADE_UP)
-			fputs(i ? ",null" : "null", f);
+		if (intern_func_at(b->in, b->func_of.v[i])->kind == FUNC_MADE_UP)
+			jsonw_null(w, NULL);
 		else
-			fprintf(f, i ? ",%u" : "%u", b->file_str[b->func_of.v[i]] - 1);
+			jsonw_u64(w, NULL, b->file_str[b->func_of.v[i]] - 1);
 	}
 	if (pseudo)
-		fputs(nfn ? ",null" : "null", f);
-	fputs("],\"lineNumber\":[", f);
+		jsonw_null(w, NULL);
+	jsonw_end(w);
+	jsonw_array(w, "lineNumber");
 	for (uint32_t i = 0; i < nfn; i++) {
 		const struct interned_func *fn = intern_func_at(b->in, b->func_of.v[i]);
 		if (fn->kind == FUNC_NATIVE)
-			fputs(i ? ",null" : "null", f);
+			jsonw_null(w, NULL);
 		else
-			fprintf(f, i ? ",%d" : "%d", fn->firstlineno);
+			jsonw_i64(w, NULL, fn->firstlineno);
 	}
 	if (pseudo)
-		fputs(nfn ? ",null" : "null", f);
-	fputs("],", f);
-	put_repeat(f, "columnNumber", "null", nfuncs);
-	fprintf(f, "\"length\":%u},", nfuncs);
-	fputs("\"resourceTable\":{\"lib\":[],\"name\":[],\"host\":[],\"type\":[],\"length\":0},"
-	      "\"nativeSymbols\":{\"libIndex\":[],\"address\":[],\"name\":[],\"functionSize\":[],"
-	      "\"length\":0},"
-	      "\"markers\":{\"data\":[],\"name\":[],\"startTime\":[],\"endTime\":[],\"phase\":[],"
-	      "\"category\":[],\"length\":0}", f);
+		jsonw_null(w, NULL);
+	jsonw_end(w);
+	put_repeat(w, "columnNumber", "null", nfuncs);
+	jsonw_u64(w, "length", nfuncs);
+	jsonw_end(w);
+	static const char *const resources[] = {"lib", "name", "host", "type", NULL};
+	static const char *const symbols[] = {"libIndex", "address", "name", "functionSize", NULL};
+	static const char *const markers[] = {"data", "name", "startTime", "endTime", "phase",
+					      "category", NULL};
+	put_empty_table(w, "resourceTable", resources);
+	put_empty_table(w, "nativeSymbols", symbols);
+	put_empty_table(w, "markers", markers);
 }
 
 /* One thread: its moments (order[first..last), in time order) as samples. */
 static bool
-put_thread(FILE *f, struct gecko_build *b, const struct timeline *t, uint32_t track,
-	   const uint32_t *order, uint32_t first, uint32_t last, bool comma)
+put_thread(struct jsonw *w, struct gecko_build *b, const struct timeline *t, uint32_t track,
+	   const uint32_t *order, uint32_t first, uint32_t last)
 {
 	const struct timeline_track *tr = &t->tracks[track];
 	b->mark = track + 1;
@@ -253,27 +274,36 @@ put_thread(FILE *f, struct gecko_build *b, const struct timeline *t, uint32_t tr
 		ok = stack_row(b, t->moments[order[i]].stack, &row) && push(&rows, row);
 	}
 	if (ok) {
-		fputs(comma ? ",\n{" : "\n{", f);
-		fputs("\"name\":", f);
-		json_put_string(f, tr->earlier ? "exited thread" : tr->name[0] ? tr->name : "thread");
-		fprintf(f, ",\"isMainThread\":%s,\"processType\":\"default\",\"processName\":",
-			tr->main ? "true" : "false");
-		json_put_string(f, tr->cmdline);
-		fprintf(f, ",\"processStartupTime\":0,\"processShutdownTime\":null,\"registerTime\":0,"
-			"\"unregisterTime\":null,\"pausedRanges\":[],\"pid\":\"%d\",\"tid\":%llu,",
-			(int)tr->pid, (unsigned long long)tr->tid);
-		fputs("\"samples\":{", f);
-		put_u32_column(f, "stack", &rows, false);
-		fputs("\"time\":[", f);
+		jsonw_object(w, NULL);
+		jsonw_string(w, "name", tr->earlier ? "exited thread" : tr->name[0] ? tr->name : "thread");
+		jsonw_bool(w, "isMainThread", tr->main);
+		jsonw_string(w, "processType", "default");
+		jsonw_string(w, "processName", tr->cmdline);
+		jsonw_u64(w, "processStartupTime", 0);
+		jsonw_null(w, "processShutdownTime");
+		jsonw_u64(w, "registerTime", 0);
+		jsonw_null(w, "unregisterTime");
+		jsonw_array(w, "pausedRanges");
+		jsonw_end(w);
+		char pid[16];
+		snprintf(pid, sizeof pid, "%d", (int)tr->pid);
+		jsonw_string(w, "pid", pid);
+		jsonw_u64(w, "tid", tr->tid);
+		jsonw_object(w, "samples");
+		put_u32_column(w, "stack", &rows);
+		jsonw_array(w, "time");
 		for (uint32_t i = first; i < last; i++)
-			fprintf(f, i > first ? ",%.3f" : "%.3f",
-				(double)t->moments[order[i]].time_ns / 1e6);
-		fputs("],\"weight\":[", f);
+			jsonw_double(w, NULL, 3, (double)t->moments[order[i]].time_ns / 1e6);
+		jsonw_end(w);
+		jsonw_array(w, "weight");
 		for (uint32_t i = first; i < last; i++)
-			fprintf(f, i > first ? ",%u" : "%u", t->moments[order[i]].weight);
-		fprintf(f, "],\"weightType\":\"samples\",\"length\":%u},", last - first);
-		put_thread_tables(f, b);
-		fputc('}', f);
+			jsonw_u64(w, NULL, t->moments[order[i]].weight);
+		jsonw_end(w);
+		jsonw_string(w, "weightType", "samples");
+		jsonw_u64(w, "length", last - first);
+		jsonw_end(w);
+		put_thread_tables(w, b);
+		jsonw_end(w);
 	}
 	free(rows.v);
 	return ok;
@@ -284,6 +314,9 @@ gecko_write(const struct timeline *t, const struct procset *ps, const struct exp
 	    FILE *f)
 {
 	struct gecko_build b = {.in = &ps->in};
+	struct jsonw w;
+	jsonw_init(&w, f);
+	jsonw_tight(&w);
 	uint32_t nstacks = appendlog_count(ps->in.stacks), nframes = appendlog_count(ps->in.frames);
 	uint32_t nfuncs = appendlog_count(ps->in.funcs);
 	b.stack_at = calloc(nstacks, sizeof *b.stack_at);
@@ -312,36 +345,68 @@ gecko_write(const struct timeline *t, const struct procset *ps, const struct exp
 	}
 	if (ok) {
 		double interval_ms = (double)meta->period_ns / 1e6;
-		fprintf(f, "{\"meta\":{\"interval\":%.6f,\"startTime\":%.3f,\"processType\":0,"
-			"\"product\":", interval_ms, (double)meta->start_unix_ns / 1e6);
+		jsonw_object(&w, NULL);
+		jsonw_object(&w, "meta");
+		jsonw_double(&w, "interval", 6, interval_ms);
+		jsonw_double(&w, "startTime", 3, (double)meta->start_unix_ns / 1e6);
+		jsonw_u64(&w, "processType", 0);
 		char product[160];
 		snprintf(product, sizeof product, "tachyon-top: pid %d", (int)meta->pid);
-		json_put_string(f, product);
-		fputs(",\"importedFrom\":\"tachyon-top " PACKAGE_VERSION "\",\"stackwalk\":0,"
-		      "\"symbolicated\":true,\"platform\":\"Linux\",\"toolkit\":\"\",\"misc\":", f);
-		json_put_string(f, meta->command ? meta->command : "");
-		fprintf(f, ",\"version\":%d,\"preprocessedProfileVersion\":%d,"
-			"\"categories\":[{\"name\":\"Other\",\"color\":\"grey\",\"subcategories\":"
-			"[\"Other\"]},{\"name\":\"Python\",\"color\":\"yellow\",\"subcategories\":"
-			"[\"Other\"]}],\"markerSchema\":[],\"extensions\":{\"id\":[],\"name\":[],"
-			"\"baseURL\":[],\"length\":0}},\n\"libs\":[],\"pages\":[],\"threads\":[",
-			GECKO_VERSION, PREPROCESSED_VERSION);
-		bool comma = false;
-		for (uint32_t k = 0; k < t->ntracks && ok; k++) {
-			if (start[k] == start[k + 1])
-				continue;
-			ok = put_thread(f, &b, t, k, order, start[k], start[k + 1], comma);
-			comma = true;
+		jsonw_string(&w, "product", product);
+		jsonw_string(&w, "importedFrom", "tachyon-top " PACKAGE_VERSION);
+		jsonw_u64(&w, "stackwalk", 0);
+		jsonw_bool(&w, "symbolicated", true);
+		jsonw_string(&w, "platform", "Linux");
+		jsonw_string(&w, "toolkit", "");
+		jsonw_string(&w, "misc", meta->command ? meta->command : "");
+		jsonw_i64(&w, "version", GECKO_VERSION);
+		jsonw_i64(&w, "preprocessedProfileVersion", PREPROCESSED_VERSION);
+		jsonw_array(&w, "categories");
+		static const char *const categories[][2] = {{"Other", "grey"}, {"Python", "yellow"}};
+		for (size_t i = 0; i < 2; i++) {
+			jsonw_object(&w, NULL);
+			jsonw_string(&w, "name", categories[i][0]);
+			jsonw_string(&w, "color", categories[i][1]);
+			jsonw_array(&w, "subcategories");
+			jsonw_string(&w, NULL, "Other");
+			jsonw_end(&w);
+			jsonw_end(&w);
 		}
+		jsonw_end(&w);
+		jsonw_array(&w, "markerSchema");
+		jsonw_end(&w);
+		static const char *const extensions[] = {"id", "name", "baseURL", NULL};
+		put_empty_table(&w, "extensions", extensions);
+		jsonw_end(&w);
+		jsonw_break(&w, "\n");
+		jsonw_array(&w, "libs");
+		jsonw_end(&w);
+		jsonw_array(&w, "pages");
+		jsonw_end(&w);
+		jsonw_array(&w, "threads");
+		jsonw_style(&w, true, "\n");
+		for (uint32_t k = 0; k < t->ntracks && ok; k++)
+			if (start[k] != start[k + 1])
+				ok = put_thread(&w, &b, t, k, order, start[k], start[k + 1]);
 	}
 	if (ok) {
-		fputs("],\n\"shared\":{\"stringArray\":[", f);
-		for (uint32_t i = 0; i < b.nstrings; i++) {
-			if (i)
-				fputc(',', f);
-			json_put_string(f, b.strings[i]);
-		}
-		fputs("],\"sources\":{\"length\":0,\"uuid\":[],\"filename\":[]}}}\n", f);
+		jsonw_end(&w);
+		jsonw_break(&w, "\n");
+		jsonw_object(&w, "shared");
+		jsonw_array(&w, "stringArray");
+		for (uint32_t i = 0; i < b.nstrings; i++)
+			jsonw_string(&w, NULL, b.strings[i]);
+		jsonw_end(&w);
+		jsonw_object(&w, "sources");
+		jsonw_u64(&w, "length", 0);
+		jsonw_array(&w, "uuid");
+		jsonw_end(&w);
+		jsonw_array(&w, "filename");
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		jsonw_end(&w);
+		fputc('\n', f);
 	}
 	free(b.stack_at);
 	free(b.frame_at);
