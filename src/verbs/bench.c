@@ -15,7 +15,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "follow.h"
-#include "sanitize.h"
+#include "jsonw.h"
 #include "session.h"
 
 static void
@@ -107,30 +107,38 @@ print_processes(struct sampler *s, double secs, const struct disc_figures *d)
 }
 
 static void
-print_processes_json(struct sampler *s, double secs, const struct disc_figures *d)
+print_processes_json(struct jsonw *w, struct sampler *s, double secs, const struct disc_figures *d)
 {
 	const struct procset *ps = &s->procs;
 	uint32_t n = procset_count(ps);
-	printf(" \"processes\": [");
+	jsonw_array(w, "processes");
+	jsonw_style(w, true, "\n  ");
 	for (uint32_t i = 0; i < n; i++) {
 		const struct proc_info *p = procset_at(ps, i);
 		uint64_t samples = get((_Atomic uint64_t *)&p->samples);
 		double t = proc_seconds(s, p, secs);
-		printf("%s\n  {\"pid\": %d, \"ppid\": %d, \"python\": ", i ? "," : "", (int)p->pid,
-		       (int)p->ppid);
-		json_put_string(stdout, p->version);
-		printf(", \"samples\": %llu, \"samples_per_sec\": %.1f, \"reads_per_sample\": %.4f, "
-		       "\"errors\": %llu, \"live\": %s, \"first_sample_s\": %.6f}",
-		       (unsigned long long)samples, t > 0 ? (double)samples / t : 0.0,
-		       p->target ? ratio(p->target->mem.counters.reads, samples) : 0.0,
-		       (unsigned long long)get((_Atomic uint64_t *)&p->errors),
-		       procset_state(p) == PROC_LIVE ? "true" : "false",
-		       /* CLOCK_MONOTONIC seconds, comparable with time.monotonic() */
-		       (double)get((_Atomic uint64_t *)&p->first_ns) / 1e9);
+		jsonw_object(w, NULL);
+		jsonw_i64(w, "pid", p->pid);
+		jsonw_i64(w, "ppid", p->ppid);
+		jsonw_string(w, "python", p->version);
+		jsonw_u64(w, "samples", samples);
+		jsonw_double(w, "samples_per_sec", 1, t > 0 ? (double)samples / t : 0.0);
+		jsonw_double(w, "reads_per_sample", 4,
+			     p->target ? ratio(p->target->mem.counters.reads, samples) : 0.0);
+		jsonw_u64(w, "errors", get((_Atomic uint64_t *)&p->errors));
+		jsonw_bool(w, "live", procset_state(p) == PROC_LIVE);
+		/* CLOCK_MONOTONIC seconds, comparable with time.monotonic() */
+		jsonw_double(w, "first_sample_s", 6, (double)get((_Atomic uint64_t *)&p->first_ns) / 1e9);
+		jsonw_end(w);
 	}
-	printf("],\n \"discovery\": {\"cpu\": %.5f, \"passes\": %llu, \"scans\": %llu},\n",
-	       secs > 0 ? (double)d->busy_ns / 1e9 / secs : 0.0, (unsigned long long)d->passes,
-	       (unsigned long long)d->scans);
+	jsonw_end(w);
+	jsonw_break(w, "\n ");
+	jsonw_object(w, "discovery");
+	jsonw_double(w, "cpu", 5, secs > 0 ? (double)d->busy_ns / 1e9 / secs : 0.0);
+	jsonw_u64(w, "passes", d->passes);
+	jsonw_u64(w, "scans", d->scans);
+	jsonw_end(w);
+	jsonw_break(w, "\n ");
 }
 
 /* Each record's weight: the samples a consumer would count. */
@@ -256,73 +264,112 @@ print_json(const struct bench_args *a, struct session *session, const struct ben
 	struct sampler *s = &session->sampler;
 	struct engine_stats *st = &s->stats;
 	const struct bench_figures *f = &r->f;
-	printf("{\"pid\": %d, \"python\": \"%s\", \"cache\": %s, \"seconds\": %.3f,\n", (int)session->pid,
-	       session->target.layout.version_str, a->cfg.walk.cache ? "true" : "false", f->secs);
-	printf(" \"samples\": %llu, \"errors\": %llu, \"read_again\": %llu, \"samples_per_sec\": %.1f,\n",
-	       (unsigned long long)f->samples, (unsigned long long)f->errors,
-	       (unsigned long long)get(&st->retried),
-	       f->secs > 0 ? (double)f->samples / f->secs : 0.0);
-	printf(" \"us_per_sample\": %.3f, \"thread_samples\": %llu, \"consumed\": %llu,\n",
-	       ratio(get(&st->busy_ns), f->samples) / 1e3, (unsigned long long)f->tsamples,
-	       (unsigned long long)r->consumed);
-	printf(" \"reads_per_sample\": %.4f, \"bytes_per_sample\": %.1f, "
-	       "\"single_reads_per_sample\": %.4f, \"proc_reads_per_sample\": %.4f,\n",
-	       ratio(get(&st->remote_reads), f->samples), ratio(get(&st->remote_bytes), f->samples),
-	       ratio(get(&st->single_reads), f->samples), ratio(get(&st->proc_reads), f->samples));
-	printf(" \"frame_cache\": {\"full_hits\": %llu, \"partial_hits\": %llu, \"misses\": %llu, "
-	       "\"frames_reused\": %llu, \"frames_read\": %llu},\n",
-	       (unsigned long long)f->fh, (unsigned long long)f->ph, (unsigned long long)f->fm,
-	       (unsigned long long)get(&st->frames_reused),
-	       (unsigned long long)get(&st->frames_read));
-	printf(" \"code_cache\": {\"hits\": %llu, \"misses\": %llu, \"rechecks\": %llu},\n",
-	       (unsigned long long)f->ch, (unsigned long long)f->cm,
-	       (unsigned long long)get(&st->code_rechecks));
-	printf(" \"batched_reads\": {\"attempts\": %llu, \"successes\": %llu},\n",
-	       (unsigned long long)get(&st->batch_attempts),
-	       (unsigned long long)get(&st->batch_successes));
-	printf(" \"ring\": {\"capacity\": %u, \"high_water\": %u, \"drops\": %llu, \"records\": %llu},\n",
-	       ring_capacity(&s->ring), atomic_load(&s->ring.high_water),
-	       (unsigned long long)ring_dropped(&s->ring), (unsigned long long)get(&st->records));
-	printf(" \"interned\": {\"stacks\": %llu, \"frames\": %llu, \"code_objects\": %llu, "
-	       "\"threads\": %llu},\n",
-	       (unsigned long long)get(&st->stacks), (unsigned long long)get(&st->frames),
-	       (unsigned long long)get(&st->codes), (unsigned long long)get(&st->threads));
-	printf(" \"thread_samples_left_out\": %llu, \"thread_list_reads\": %llu, "
-	       "\"thread_state_bytes\": %llu,\n",
-	       (unsigned long long)get(&st->threads_skipped),
-	       (unsigned long long)get(&st->list_rebuilds),
-	       (unsigned long long)session->target.layout.ts_read_size);
-	printf(" \"late\": %llu, \"missed\": %llu, \"sampler_cpu\": %.3f, "
-	       "\"sampler_on_cpu\": %.3f, \"sampler_waiting\": %.3f, \"sampler_idle_policy\": %.3f, "
-	       "\"sampler_fallbacks\": %llu, \"peak_rss_kb\": %ld,\n",
-	       (unsigned long long)get(&st->late), (unsigned long long)get(&st->missed),
-	       ratio(get(&st->busy_ns), get(&st->elapsed_ns)),
-	       ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)),
-	       ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)),
-	       ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)),
-	       (unsigned long long)get(&st->sched_fallbacks), r->peak_rss_kb);
-	printf(" \"machine\": {\"cpus\": %llu, \"runnable\": %.2f, \"stolen\": %.3f, "
-	       "\"cpu_pressure\": %.3f},\n",
-	       (unsigned long long)get(&st->host_cpus), (double)get(&st->host_runnable_milli) / 1e3,
-	       (double)get(&st->host_steal_pm) / 1e3, (double)get(&st->host_pressure_pm) / 1e3);
-	if (a->want_floor)
-		printf(" \"floor\": {\"syscall_us\": %.3f, \"readv_us\": %.3f, "
-		       "\"readv2_us\": %.3f, \"proc_mem_us\": %.3f},\n",
-		       r->floor.syscall_us, r->floor.readv_us, r->floor.readv2_us, r->floor.proc_mem_us);
+	struct jsonw w;
+	jsonw_init(&w, stdout);
+	jsonw_object(&w, NULL);
+	jsonw_i64(&w, "pid", session->pid);
+	jsonw_string(&w, "python", session->target.layout.version_str);
+	jsonw_bool(&w, "cache", a->cfg.walk.cache);
+	jsonw_double(&w, "seconds", 3, f->secs);
+	jsonw_break(&w, "\n ");
+	jsonw_u64(&w, "samples", f->samples);
+	jsonw_u64(&w, "errors", f->errors);
+	jsonw_u64(&w, "read_again", get(&st->retried));
+	jsonw_double(&w, "samples_per_sec", 1, f->secs > 0 ? (double)f->samples / f->secs : 0.0);
+	jsonw_break(&w, "\n ");
+	jsonw_double(&w, "us_per_sample", 3, ratio(get(&st->busy_ns), f->samples) / 1e3);
+	jsonw_u64(&w, "thread_samples", f->tsamples);
+	jsonw_u64(&w, "consumed", r->consumed);
+	jsonw_break(&w, "\n ");
+	jsonw_double(&w, "reads_per_sample", 4, ratio(get(&st->remote_reads), f->samples));
+	jsonw_double(&w, "bytes_per_sample", 1, ratio(get(&st->remote_bytes), f->samples));
+	jsonw_double(&w, "single_reads_per_sample", 4, ratio(get(&st->single_reads), f->samples));
+	jsonw_double(&w, "proc_reads_per_sample", 4, ratio(get(&st->proc_reads), f->samples));
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "frame_cache");
+	jsonw_u64(&w, "full_hits", f->fh);
+	jsonw_u64(&w, "partial_hits", f->ph);
+	jsonw_u64(&w, "misses", f->fm);
+	jsonw_u64(&w, "frames_reused", get(&st->frames_reused));
+	jsonw_u64(&w, "frames_read", get(&st->frames_read));
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "code_cache");
+	jsonw_u64(&w, "hits", f->ch);
+	jsonw_u64(&w, "misses", f->cm);
+	jsonw_u64(&w, "rechecks", get(&st->code_rechecks));
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "batched_reads");
+	jsonw_u64(&w, "attempts", get(&st->batch_attempts));
+	jsonw_u64(&w, "successes", get(&st->batch_successes));
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "ring");
+	jsonw_u64(&w, "capacity", ring_capacity(&s->ring));
+	jsonw_u64(&w, "high_water", atomic_load(&s->ring.high_water));
+	jsonw_u64(&w, "drops", ring_dropped(&s->ring));
+	jsonw_u64(&w, "records", get(&st->records));
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "interned");
+	jsonw_u64(&w, "stacks", get(&st->stacks));
+	jsonw_u64(&w, "frames", get(&st->frames));
+	jsonw_u64(&w, "code_objects", get(&st->codes));
+	jsonw_u64(&w, "threads", get(&st->threads));
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_u64(&w, "thread_samples_left_out", get(&st->threads_skipped));
+	jsonw_u64(&w, "thread_list_reads", get(&st->list_rebuilds));
+	jsonw_u64(&w, "thread_state_bytes", session->target.layout.ts_read_size);
+	jsonw_break(&w, "\n ");
+	jsonw_u64(&w, "late", get(&st->late));
+	jsonw_u64(&w, "missed", get(&st->missed));
+	jsonw_double(&w, "sampler_cpu", 3, ratio(get(&st->busy_ns), get(&st->elapsed_ns)));
+	jsonw_double(&w, "sampler_on_cpu", 3, ratio(get(&st->sched_cpu_ns), get(&st->elapsed_ns)));
+	jsonw_double(&w, "sampler_waiting", 3, ratio(get(&st->sched_wait_ns), get(&st->elapsed_ns)));
+	jsonw_double(&w, "sampler_idle_policy", 3,
+		     ratio(get(&st->sched_idle_ns), get(&st->elapsed_ns)));
+	jsonw_u64(&w, "sampler_fallbacks", get(&st->sched_fallbacks));
+	jsonw_i64(&w, "peak_rss_kb", r->peak_rss_kb);
+	jsonw_break(&w, "\n ");
+	jsonw_object(&w, "machine");
+	jsonw_u64(&w, "cpus", get(&st->host_cpus));
+	jsonw_double(&w, "runnable", 2, (double)get(&st->host_runnable_milli) / 1e3);
+	jsonw_double(&w, "stolen", 3, (double)get(&st->host_steal_pm) / 1e3);
+	jsonw_double(&w, "cpu_pressure", 3, (double)get(&st->host_pressure_pm) / 1e3);
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	if (a->want_floor) {
+		jsonw_object(&w, "floor");
+		jsonw_double(&w, "syscall_us", 3, r->floor.syscall_us);
+		jsonw_double(&w, "readv_us", 3, r->floor.readv_us);
+		jsonw_double(&w, "readv2_us", 3, r->floor.readv2_us);
+		jsonw_double(&w, "proc_mem_us", 3, r->floor.proc_mem_us);
+		jsonw_end(&w);
+		jsonw_break(&w, "\n ");
+	}
 	if (a->cfg.follow)
-		print_processes_json(s, f->secs, &r->disc);
-	if (a->cfg.native)
-		printf(" \"native\": {\"thread_samples\": %llu, \"with_native\": %llu, "
-		       "\"merged\": %llu, \"walks\": %llu, \"us_per_walk\": %.1f},\n",
-		       (unsigned long long)get(&st->native_threads),
-		       (unsigned long long)get(&st->native_given),
-		       (unsigned long long)get(&st->native_merged),
-		       (unsigned long long)get(&st->native_walks),
-		       ratio(get(&st->native_walk_ns), get(&st->native_walks)) / 1e3);
-	printf(" \"verify\": {\"checked\": %llu, \"mismatched\": %llu}, \"target_exited\": %s, "
-	       "\"interrupted\": %s}\n",
-	       (unsigned long long)get(&st->verified), (unsigned long long)get(&st->mismatched),
-	       r->how == SAMPLER_TARGET_EXITED ? "true" : "false", r->interrupted ? "true" : "false");
+		print_processes_json(&w, s, f->secs, &r->disc);
+	if (a->cfg.native) {
+		jsonw_object(&w, "native");
+		jsonw_u64(&w, "thread_samples", get(&st->native_threads));
+		jsonw_u64(&w, "with_native", get(&st->native_given));
+		jsonw_u64(&w, "merged", get(&st->native_merged));
+		jsonw_u64(&w, "walks", get(&st->native_walks));
+		jsonw_double(&w, "us_per_walk", 1,
+			     ratio(get(&st->native_walk_ns), get(&st->native_walks)) / 1e3);
+		jsonw_end(&w);
+		jsonw_break(&w, "\n ");
+	}
+	jsonw_object(&w, "verify");
+	jsonw_u64(&w, "checked", get(&st->verified));
+	jsonw_u64(&w, "mismatched", get(&st->mismatched));
+	jsonw_end(&w);
+	jsonw_bool(&w, "target_exited", r->how == SAMPLER_TARGET_EXITED);
+	jsonw_bool(&w, "interrupted", r->interrupted);
+	jsonw_end(&w);
+	putchar('\n');
 }
 
 static void

@@ -27,6 +27,7 @@
 #include "readfile.h"
 #include "sanitize.h"
 #include "fdlimit.h"
+#include "jsonw.h"
 #include "session.h"
 
 /* The target: one thread doing units of work (about 50 us at a stack 8
@@ -442,28 +443,45 @@ print_row_text(const struct cost_setting *set, const struct cost_row *r)
 static void
 print_json(pid_t pid, const char *python, size_t pairs, const struct cost_row *rows, bool interrupted)
 {
-	printf("{\"pid\": %d, \"python\": ", (int)pid);
-	json_put_string(stdout, python);
-	printf(", \"pairs\": %zu, \"window_s\": %.3f, \"settings\": [", pairs, WINDOW_S);
-	bool first = true;
+	struct jsonw w;
+	jsonw_init(&w, stdout);
+	jsonw_object(&w, NULL);
+	jsonw_i64(&w, "pid", pid);
+	jsonw_string(&w, "python", python);
+	jsonw_u64(&w, "pairs", pairs);
+	jsonw_double(&w, "window_s", 3, WINDOW_S);
+	jsonw_array(&w, "settings");
+	jsonw_style(&w, true, "\n  ");
 	for (size_t i = 0; i < NSETTINGS; i++) {
 		const struct cost_row *r = &rows[i];
 		if (!r->pairs)
 			continue;
-		printf("%s\n  {\"setting\": \"%s\", \"rate\": %.0f, \"native\": %s, \"pairs\": %zu, "
-		       "\"alone_per_s\": %.1f, \"sampled_per_s\": %.1f, \"loss_pct\": %.2f, "
-		       "\"loss_ci_low\": %.2f, \"loss_ci_high\": %.2f, "
-		       "\"loss_q1\": %.2f, \"loss_q3\": %.2f, \"cpu_loss_pct\": %.2f, "
-		       "\"sampler_cpu\": %.4f, \"samples_per_s\": %.1f, \"us_per_native_walk\": %.1f, "
-		       "\"native_pct\": %.1f, \"paused_passes\": %llu, \"paused_perf_samples\": %llu}",
-		       first ? "" : ",", SETTINGS[i].name, SETTINGS[i].hz,
-		       SETTINGS[i].native ? "true" : "false", r->pairs, r->alone, r->sampled, r->loss,
-		       r->ci_low, r->ci_high, r->q1, r->q3, r->cpu_loss, r->sampler_cpu, r->samples_per_s, r->us_per_walk,
-		       r->native_pct, (unsigned long long)r->paused_passes,
-		       (unsigned long long)r->paused_perf);
-		first = false;
+		jsonw_object(&w, NULL);
+		jsonw_string(&w, "setting", SETTINGS[i].name);
+		jsonw_double(&w, "rate", 0, SETTINGS[i].hz);
+		jsonw_bool(&w, "native", SETTINGS[i].native);
+		jsonw_u64(&w, "pairs", r->pairs);
+		jsonw_double(&w, "alone_per_s", 1, r->alone);
+		jsonw_double(&w, "sampled_per_s", 1, r->sampled);
+		jsonw_double(&w, "loss_pct", 2, r->loss);
+		jsonw_double(&w, "loss_ci_low", 2, r->ci_low);
+		jsonw_double(&w, "loss_ci_high", 2, r->ci_high);
+		jsonw_double(&w, "loss_q1", 2, r->q1);
+		jsonw_double(&w, "loss_q3", 2, r->q3);
+		jsonw_double(&w, "cpu_loss_pct", 2, r->cpu_loss);
+		jsonw_double(&w, "sampler_cpu", 4, r->sampler_cpu);
+		jsonw_double(&w, "samples_per_s", 1, r->samples_per_s);
+		jsonw_double(&w, "us_per_native_walk", 1, r->us_per_walk);
+		jsonw_double(&w, "native_pct", 1, r->native_pct);
+		jsonw_u64(&w, "paused_passes", r->paused_passes);
+		jsonw_u64(&w, "paused_perf_samples", r->paused_perf);
+		jsonw_end(&w);
 	}
-	printf("],\n \"interrupted\": %s}\n", interrupted ? "true" : "false");
+	jsonw_end(&w);
+	jsonw_break(&w, "\n ");
+	jsonw_bool(&w, "interrupted", interrupted);
+	jsonw_end(&w);
+	putchar('\n');
 }
 
 int

@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "async/greenlets.h"
+#include "jsonw.h"
 #include "sanitize.h"
 
 struct readers {
@@ -69,17 +70,23 @@ measure(struct readers *rd, struct tt_tasks *ts, double seconds, struct figures 
 }
 
 static void
-print_json(const char *key, const struct figures *f, double floor_us)
+print_json(struct jsonw *w, const char *key, const struct figures *f, double floor_us)
 {
-	printf(", \"%s\": {\"count\": %.0f, \"reads\": %llu, \"first_read_ms\": %.3f, "
-	       "\"mean_read_ms\": %.3f, \"best_read_ms\": %.3f, \"syscalls_per_read\": %.1f, "
-	       "\"us_each\": %.3f, \"lost_per_read\": %.2f, \"floor_ms\": %.3f",
-	       key, f->per_read, (unsigned long long)f->reads, f->first_ms, f->mean_ms, f->best_ms,
-	       f->calls, f->per_read > 0 ? f->mean_ms * 1e3 / f->per_read : 0.0, f->lost,
-	       f->calls * floor_us / 1e3);
-	if (f->scan_mb > 0)
-		printf(", \"scan_mb\": %.1f, \"scan_ms\": %.3f", f->scan_mb, f->scan_ms);
-	printf("}");
+	jsonw_object(w, key);
+	jsonw_double(w, "count", 0, f->per_read);
+	jsonw_u64(w, "reads", f->reads);
+	jsonw_double(w, "first_read_ms", 3, f->first_ms);
+	jsonw_double(w, "mean_read_ms", 3, f->mean_ms);
+	jsonw_double(w, "best_read_ms", 3, f->best_ms);
+	jsonw_double(w, "syscalls_per_read", 1, f->calls);
+	jsonw_double(w, "us_each", 3, f->per_read > 0 ? f->mean_ms * 1e3 / f->per_read : 0.0);
+	jsonw_double(w, "lost_per_read", 2, f->lost);
+	jsonw_double(w, "floor_ms", 3, f->calls * floor_us / 1e3);
+	if (f->scan_mb > 0) {
+		jsonw_double(w, "scan_mb", 1, f->scan_mb);
+		jsonw_double(w, "scan_ms", 3, f->scan_ms);
+	}
+	jsonw_end(w);
 }
 
 static void
@@ -141,12 +148,17 @@ benchtasks_run(pid_t pid, double seconds, bool json)
 		have_greenlets = true;
 	}
 	if (json) {
-		printf("{\"pid\": %d, \"floor_readv_us\": %.3f", (int)pid, floor.readv_us);
+		struct jsonw w;
+		jsonw_init(&w, stdout);
+		jsonw_object(&w, NULL);
+		jsonw_i64(&w, "pid", pid);
+		jsonw_double(&w, "floor_readv_us", 3, floor.readv_us);
 		if (have_tasks)
-			print_json("tasks", &tasks, floor.readv_us);
+			print_json(&w, "tasks", &tasks, floor.readv_us);
 		if (have_greenlets)
-			print_json("greenlets", &greenlets, floor.readv_us);
-		printf("}\n");
+			print_json(&w, "greenlets", &greenlets, floor.readv_us);
+		jsonw_end(&w);
+		putchar('\n');
 	} else {
 		if (have_tasks)
 			print_text("asyncio task", pid, &tasks, floor.readv_us);
