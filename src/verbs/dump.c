@@ -14,6 +14,7 @@
 #include "dump.h"
 #include "dumptasks.h"
 #include "grow.h"
+#include "jsonw.h"
 #include "waits/kwait.h"
 #include "native/mixedstack.h"
 #include "mem/corefile.h"
@@ -277,33 +278,34 @@ thread_blocked(const struct kernel_view *kv, pid_t pid, uint64_t tid, struct kwa
 /* "peer": {"kind", "path"|"addr" (and "accepted"), "pid": N|null, "cmd": ...|null,
  * "more": N} or null. */
 static void
-print_peer_json(const struct kwait_peer *p)
+print_peer_json(struct jsonw *w, const struct kwait_peer *p)
 {
-	printf(", \"peer\": ");
 	if (p->kind == KWAIT_PEER_NONE) {
-		printf("null");
+		jsonw_null(w, "peer");
 		return;
 	}
-	printf("{\"kind\": \"%s\"", p->kind == KWAIT_PEER_UNIX ? "unix"
-				     : p->kind == KWAIT_PEER_INET ? "inet" : "pipe");
+	jsonw_object(w, "peer");
+	jsonw_string(w, "kind", p->kind == KWAIT_PEER_UNIX ? "unix"
+				: p->kind == KWAIT_PEER_INET ? "inet" : "pipe");
 	if (p->kind == KWAIT_PEER_UNIX) {
-		printf(", \"path\": ");
 		if (p->name[0])
-			json_put_string(stdout, p->name);
+			jsonw_string(w, "path", p->name);
 		else
-			printf("null");
+			jsonw_null(w, "path");
 	} else if (p->kind == KWAIT_PEER_INET) {
-		printf(", \"addr\": ");
-		json_put_string(stdout, p->name);
-		printf(", \"accepted\": %s", p->unaccepted ? "false" : "true");
+		jsonw_string(w, "addr", p->name);
+		jsonw_bool(w, "accepted", !p->unaccepted);
 	}
 	if (p->pid) {
-		printf(", \"pid\": %d, \"cmd\": ", p->pid);
-		json_put_string(stdout, p->cmd);
-		printf(", \"more\": %u}", p->more);
+		jsonw_i64(w, "pid", p->pid);
+		jsonw_string(w, "cmd", p->cmd);
+		jsonw_u64(w, "more", p->more);
 	} else {
-		printf(", \"pid\": null, \"cmd\": null, \"more\": 0}");
+		jsonw_null(w, "pid");
+		jsonw_null(w, "cmd");
+		jsonw_u64(w, "more", 0);
 	}
+	jsonw_end(w);
 }
 
 static void
@@ -461,35 +463,40 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 }
 
 static void
-print_python_json(const struct unwinder *u, const struct kernel_view *kv,
+print_python_json(struct jsonw *w, const struct unwinder *u, const struct kernel_view *kv,
 		  const struct tt_frame *fr, bool kind)
 {
 	const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
-	printf("{%s\"func\": ", kind ? "\"kind\": \"python\", " : "");
-	json_put_string(stdout, c->qualname);
-	printf(", \"file\": ");
-	json_put_string(stdout, c->filename);
-	printf(", \"line\": %d", fr->line);
+	jsonw_object(w, NULL);
+	if (kind)
+		jsonw_string(w, "kind", "python");
+	jsonw_string(w, "func", c->qualname);
+	jsonw_string(w, "file", c->filename);
+	jsonw_i64(w, "line", fr->line);
 	if (kv->want_locals)
-		dumplocals_json(stdout, kv->values, u, fr);
-	printf("}");
+		dumplocals_json(w, kv->values, u, fr);
+	jsonw_end(w);
 }
 
 static void
-print_native_json(const struct native_frame *f, bool kind)
+print_native_json(struct jsonw *w, const struct native_frame *f, bool kind)
 {
-	printf("{%s\"pc\": \"0x%llx\", \"symbol\": ", kind ? "\"kind\": \"native\", " : "",
-	       (unsigned long long)f->pc);
+	jsonw_object(w, NULL);
+	if (kind)
+		jsonw_string(w, "kind", "native");
+	char pc[24];
+	snprintf(pc, sizeof pc, "0x%llx", (unsigned long long)f->pc);
+	jsonw_string(w, "pc", pc);
 	if (f->symbol[0])
-		json_put_string(stdout, f->symbol);
+		jsonw_string(w, "symbol", f->symbol);
 	else
-		printf("null");
-	printf(", \"offset\": %llu, \"library\": ", (unsigned long long)f->offset);
+		jsonw_null(w, "symbol");
+	jsonw_u64(w, "offset", f->offset);
 	if (f->library[0])
-		json_put_string(stdout, f->library);
+		jsonw_string(w, "library", f->library);
 	else
-		printf("null");
-	printf("}");
+		jsonw_null(w, "library");
+	jsonw_end(w);
 }
 
 /* "native": its native frames, "native_end": why they end (null at the
@@ -497,36 +504,71 @@ print_native_json(const struct native_frame *f, bool kind)
  * with its "kind", "merged": whether that order is the true one (false:
  * the native frames, then the Python ones). */
 static void
-print_mixed_json(const struct unwinder *u, const struct tt_sample *s,
+print_mixed_json(struct jsonw *w, const struct unwinder *u, const struct tt_sample *s,
 		 const struct kernel_view *kv, const struct tt_thread *th)
 {
 	struct thread_stacks *ts = thread_stacks_read(kv, s, th);
 	if (!ts) {
-		printf("   \"native\": [], \"native_end\": \"out of memory\", \"merged\": false,"
-		       " \"stack\": [],\n");
+		jsonw_array(w, "native");
+		jsonw_end(w);
+		jsonw_string(w, "native_end", "out of memory");
+		jsonw_bool(w, "merged", false);
+		jsonw_array(w, "stack");
+		jsonw_end(w);
 		return;
 	}
-	printf("   \"native\": [");
-	for (size_t k = 0; k < ts->n; k++) {
-		printf("%s\n    ", k ? "," : "");
-		print_native_json(&ts->nf[k], false);
-	}
-	printf("], \"native_end\": ");
+	jsonw_array(w, "native");
+	jsonw_style(w, true, "\n    ");
+	for (size_t k = 0; k < ts->n; k++)
+		print_native_json(w, &ts->nf[k], false);
+	jsonw_end(w);
 	if (ts->why[0])
-		json_put_string(stdout, ts->why);
+		jsonw_string(w, "native_end", ts->why);
 	else
-		printf("null");
-	printf(", \"merged\": %s,\n   \"stack\": [", ts->ms.merged ? "true" : "false");
+		jsonw_null(w, "native_end");
+	jsonw_bool(w, "merged", ts->ms.merged);
+	jsonw_break(w, "\n   ");
+	jsonw_array(w, "stack");
+	jsonw_style(w, true, "\n    ");
 	for (size_t k = 0; k < ts->ms.count; k++) {
 		const struct mixed_frame *m = &ts->order[k];
-		printf("%s\n    ", k ? "," : "");
 		if (m->python)
-			print_python_json(u, kv, &s->frames[th->first_frame + m->index], true);
+			print_python_json(w, u, kv, &s->frames[th->first_frame + m->index], true);
 		else
-			print_native_json(&ts->nf[m->index], true);
+			print_native_json(w, &ts->nf[m->index], true);
 	}
-	printf("],\n");
+	jsonw_end(w);
 	thread_stacks_free(ts);
+}
+
+/* "blocked": what thread th waits for in the kernel, or null. */
+static void
+print_blocked_json(struct jsonw *w, const struct kernel_view *kv, const struct target *t,
+		   const struct tt_thread *th)
+{
+	struct kwait_info ki;
+	if (th->tid_unknown || !thread_blocked(kv, t->pid, th->native_tid, &ki)) {
+		jsonw_null(w, "blocked");
+		return;
+	}
+	jsonw_object(w, "blocked");
+	jsonw_string(w, "syscall", ki.name);
+	if (ki.fd >= 0)
+		jsonw_i64(w, "fd", ki.fd);
+	else
+		jsonw_null(w, "fd");
+	if (ki.object[0])
+		jsonw_string(w, "object", ki.object);
+	else
+		jsonw_null(w, "object");
+	if (ki.seconds >= 0) {
+		jsonw_double(w, "seconds", 3, ki.seconds);
+	} else {
+		jsonw_null(w, "seconds");
+		jsonw_string(w, "seconds_unknown", ki.seconds_why ? ki.seconds_why : "unknown");
+	}
+	print_peer_json(w, &ki.peer);
+	jsonw_end(w);
 }
 
 /* ppid >= 0: one process of a tree, with its parent and command line.
@@ -538,92 +580,83 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	   const struct dump_unmoved *unmoved, const char *tasks_error)
 {
 	const struct target *t = u->target;
-	printf("{\"pid\": %d, \"python\": ", kv->core ? (int)kv->core->pid : (int)t->pid);
-	json_put_string(stdout, t->layout.version_str);
+	struct jsonw w;
+	jsonw_init(&w, stdout);
+	jsonw_object(&w, NULL);
+	jsonw_i64(&w, "pid", kv->core ? kv->core->pid : t->pid);
+	jsonw_string(&w, "python", t->layout.version_str);
 	uint64_t ns_pid;
 	if (tidmap_process_ns_pid(t->pid, &ns_pid))
-		printf(", \"ns_pid\": %llu", (unsigned long long)ns_pid);
+		jsonw_u64(&w, "ns_pid", ns_pid);
 	else
-		printf(", \"ns_pid\": null");
+		jsonw_null(&w, "ns_pid");
 	if (kv->core) {
-		printf(", \"core\": ");
-		json_put_string(stdout, kv->core_path);
-		printf(", \"cmdline\": ");
-		json_put_string(stdout, kv->core->psargs);
+		jsonw_string(&w, "core", kv->core_path);
+		jsonw_string(&w, "cmdline", kv->core->psargs);
 	}
 	if (ppid >= 0) {
 		char cmd[4096];
 		taskinfo_cmdline(t->pid, cmd, sizeof cmd);
-		printf(", \"ppid\": %d, \"cmdline\": ", (int)ppid);
-		json_put_string(stdout, cmd);
+		jsonw_i64(&w, "ppid", ppid);
+		jsonw_string(&w, "cmdline", cmd);
 	}
-	printf(",\n \"threads\": [");
+	jsonw_break(&w, "\n ");
+	jsonw_array(&w, "threads");
+	jsonw_style(&w, true, "\n  ");
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
 		core_or_live_name(kv, t, th, comm, sizeof comm);
 		const char *pyname = threadnames_of(u->target, &kv->names, th->tstate);
-		printf("%s\n  {\"tid\": %llu, \"ns_tid\": %llu, \"tid_known\": %s, \"name\": ",
-		       i ? "," : "", (unsigned long long)th->native_tid,
-		       (unsigned long long)th->ns_tid, th->tid_unknown ? "false" : "true");
+		jsonw_object(&w, NULL);
+		jsonw_u64(&w, "tid", th->native_tid);
+		jsonw_u64(&w, "ns_tid", th->ns_tid);
+		jsonw_bool(&w, "tid_known", !th->tid_unknown);
 		/* Python's name (threading's), else the kernel's; the kernel's as
 		 * os_name either way */
-		json_put_string(stdout, pyname ? pyname : comm);
-		printf(", \"os_name\": ");
-		json_put_string(stdout, comm);
+		jsonw_string(&w, "name", pyname ? pyname : comm);
+		jsonw_string(&w, "os_name", comm);
 		/* One OS thread running a subinterpreter has a thread state in
 		 * each interpreter: (tid, interpreter) names an entry. */
-		printf(", \"interpreter\": %lld, \"main\": %s, \"gil\": %s, \"gil_wait\": %s,"
-		       " \"on_cpu\": %s, \"truncated\": %s,\n",
-		       (long long)th->interp_id, (th->status & TT_THREAD_MAIN) ? "true" : "false",
-		       (th->status & TT_THREAD_GIL) ? "true" : "false",
-		       /* null: this version does not say who waits (before 3.15) */
-		       !t->layout.has_tstate_gil ? "null"
-		       : (th->status & TT_THREAD_GIL_WAIT) ? "true" : "false",
-		       kv->core ? "null" : (th->status & TT_THREAD_ON_CPU) ? "true" : "false",
-		       (th->status & TT_THREAD_TRUNCATED) ? "true" : "false");
-		struct kwait_info ki;
-		printf("   \"blocked\": ");
-		if (!th->tid_unknown && thread_blocked(kv, t->pid, th->native_tid, &ki)) {
-			printf("{\"syscall\": ");
-			json_put_string(stdout, ki.name);
-			if (ki.fd >= 0)
-				printf(", \"fd\": %d, \"object\": ", ki.fd);
-			else
-				printf(", \"fd\": null, \"object\": ");
-			if (ki.object[0])
-				json_put_string(stdout, ki.object);
-			else
-				printf("null");
-			if (ki.seconds >= 0) {
-				printf(", \"seconds\": %.3f", ki.seconds);
-			} else {
-				printf(", \"seconds\": null, \"seconds_unknown\": ");
-				json_put_string(stdout, ki.seconds_why ? ki.seconds_why : "unknown");
-			}
-			print_peer_json(&ki.peer);
-			printf("},\n");
-		} else {
-			printf("null,\n");
+		jsonw_i64(&w, "interpreter", th->interp_id);
+		jsonw_bool(&w, "main", th->status & TT_THREAD_MAIN);
+		jsonw_bool(&w, "gil", th->status & TT_THREAD_GIL);
+		/* null: this version does not say who waits (before 3.15) */
+		if (!t->layout.has_tstate_gil)
+			jsonw_null(&w, "gil_wait");
+		else
+			jsonw_bool(&w, "gil_wait", th->status & TT_THREAD_GIL_WAIT);
+		if (kv->core)
+			jsonw_null(&w, "on_cpu");
+		else
+			jsonw_bool(&w, "on_cpu", th->status & TT_THREAD_ON_CPU);
+		jsonw_bool(&w, "truncated", th->status & TT_THREAD_TRUNCATED);
+		jsonw_break(&w, "\n   ");
+		print_blocked_json(&w, kv, t, th);
+		jsonw_break(&w, "\n   ");
+		if (kv->want_native) {
+			print_mixed_json(&w, u, s, kv, th);
+			jsonw_break(&w, "\n   ");
 		}
-		if (kv->want_native)
-			print_mixed_json(u, s, kv, th);
-		printf("   \"frames\": [");
-		for (uint32_t f = 0; f < th->nframes; f++) {
-			printf("%s\n    ", f ? "," : "");
-			print_python_json(u, kv, &s->frames[th->first_frame + f], false);
-		}
-		printf("]}");
+		jsonw_array(&w, "frames");
+		jsonw_style(&w, true, "\n    ");
+		for (uint32_t f = 0; f < th->nframes; f++)
+			print_python_json(&w, u, kv, &s->frames[th->first_frame + f], false);
+		jsonw_end(&w);
+		jsonw_end(&w);
 	}
-	printf("]");
+	jsonw_end(&w);
 	if (tasks) {
-		printf(",\n ");
-		dumptasks_json(stdout, tasks, &u->codes, gr, unmoved);
+		jsonw_break(&w, "\n ");
+		dumptasks_json(&w, tasks, &u->codes, gr, unmoved);
 	} else if (tasks_error) {
-		printf(",\n \"tasks\": [], \"tasks_note\": ");
-		json_put_string(stdout, tasks_error);
+		jsonw_break(&w, "\n ");
+		jsonw_array(&w, "tasks");
+		jsonw_end(&w);
+		jsonw_string(&w, "tasks_note", tasks_error);
 	}
-	printf("}\n");
+	jsonw_end(&w);
+	putchar('\n');
 }
 
 /* An attached process, sampled and printed with its asyncio tasks when

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "dumplocals.h"
+#include "jsonw.h"
 #include "sanitize.h"
 
 static const char *const KIND_NAMES[] = {
@@ -51,28 +52,28 @@ dumplocals_text(FILE *f, struct pyvalue *v, const struct unwinder *u, const stru
 }
 
 void
-dumplocals_json(FILE *f, struct pyvalue *v, const struct unwinder *u, const struct tt_frame *fr)
+dumplocals_json(struct jsonw *w, struct pyvalue *v, const struct unwinder *u,
+		const struct tt_frame *fr)
 {
 	struct frame_locals *fl = read_locals(v, u, fr);
 	if (!fl || fl->n < 0) {
-		fprintf(f, ", \"locals\": null, \"locals_error\": ");
-		json_put_string(f, fl ? fl->err.msg : "out of memory");
+		jsonw_null(w, "locals");
+		jsonw_string(w, "locals_error", fl ? fl->err.msg : "out of memory");
 		free(fl);
 		return;
 	}
-	fprintf(f, ", \"locals\": [");
+	jsonw_array(w, "locals");
 	for (int i = 0; i < fl->n; i++) {
-		fprintf(f, "%s{\"name\": ", i ? ", " : "");
-		json_put_string(f, fl->locals[i].name);
-		fprintf(f, ", \"kind\": \"%s\", \"type\": ", KIND_NAMES[fl->locals[i].kind]);
+		jsonw_object(w, NULL);
+		jsonw_string(w, "name", fl->locals[i].name);
+		jsonw_string(w, "kind", KIND_NAMES[fl->locals[i].kind]);
 		if (fl->locals[i].type[0])
-			json_put_string(f, fl->locals[i].type);
+			jsonw_string(w, "type", fl->locals[i].type);
 		else
-			fprintf(f, "null");
-		fprintf(f, ", \"repr\": ");
-		json_put_string(f, fl->locals[i].repr);
-		fprintf(f, "}");
+			jsonw_null(w, "type");
+		jsonw_string(w, "repr", fl->locals[i].repr);
+		jsonw_end(w);
 	}
-	fprintf(f, "]");
+	jsonw_end(w);
 	free(fl);
 }

@@ -13,9 +13,10 @@
 void dumplocals_text(FILE *f, struct pyvalue *v, const struct unwinder *u,
 		     const struct tt_frame *fr);
 
-/* `, "locals": [{"name", "kind", "type", "repr"}, ...]` inside a frame's
+/* "locals": [{"name", "kind", "type", "repr"}, ...] inside a frame's
  * object (null when they cannot be read, with "locals_error"). */
-void dumplocals_json(FILE *f, struct pyvalue *v, const struct unwinder *u,
+struct jsonw;
+void dumplocals_json(struct jsonw *w, struct pyvalue *v, const struct unwinder *u,
 		     const struct tt_frame *fr);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "clock.h"
 #include "dumptasks.h"
+#include "jsonw.h"
 #include "sanitize.h"
 #include "stucktime.h"
 
@@ -336,61 +337,65 @@ dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *code
 /* ---- JSON ---- */
 
 void
-dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+dumptasks_json(struct jsonw *w, const struct tt_tasks *ts, const struct code_cache *codes,
 	       const struct greenlet_reader *g, const struct dump_unmoved *u)
 {
-	fprintf(f, "\"tasks\": [");
+	jsonw_array(w, "tasks");
+	jsonw_style(w, true, "\n  ");
 	for (uint32_t i = 0; i < ts->n; i++) {
 		const struct tt_task *t = &ts->tasks[i];
-		fprintf(f, "%s\n  {\"id\": %llu, \"name\": ", i ? "," : "", (unsigned long long)t->id);
-		json_put_string(f, tt_task_name(ts, t));
-		if (t->kind == TASK_GREENLET)
-			fprintf(f, ", \"kind\": \"greenlet\", \"hub\": %s, \"main\": %s, "
-				   "\"parent\": %llu, \"thread\": %llu",
-				t->hub ? "true" : "false", t->main_greenlet ? "true" : "false",
-				(unsigned long long)(t->nawaiters ? ts->awaiters[t->first_awaiter] : 0),
-				(unsigned long long)t->thread);
-		else
-			fprintf(f, ", \"kind\": \"asyncio\", \"thread\": %llu, \"interpreter\": %lld",
-				(unsigned long long)t->thread, (long long)t->interp_id);
-		fprintf(f, ", \"running\": %s", t->running ? "true" : "false");
-		if (u && u->watch_s > 0 && u->stuck_ns && !t->running)
-			fprintf(f, ", \"unmoved_s\": %.3f, \"unmoved_at_least\": %s",
-				(double)u->stuck_ns[i] / 1e9, u->before[i] ? "true" : "false");
-		fprintf(f, ", \"frames\": [");
+		jsonw_object(w, NULL);
+		jsonw_u64(w, "id", t->id);
+		jsonw_string(w, "name", tt_task_name(ts, t));
+		if (t->kind == TASK_GREENLET) {
+			jsonw_string(w, "kind", "greenlet");
+			jsonw_bool(w, "hub", t->hub);
+			jsonw_bool(w, "main", t->main_greenlet);
+			jsonw_u64(w, "parent", t->nawaiters ? ts->awaiters[t->first_awaiter] : 0);
+			jsonw_u64(w, "thread", t->thread);
+		} else {
+			jsonw_string(w, "kind", "asyncio");
+			jsonw_u64(w, "thread", t->thread);
+			jsonw_i64(w, "interpreter", t->interp_id);
+		}
+		jsonw_bool(w, "running", t->running);
+		if (u && u->watch_s > 0 && u->stuck_ns && !t->running) {
+			jsonw_double(w, "unmoved_s", 3, (double)u->stuck_ns[i] / 1e9);
+			jsonw_bool(w, "unmoved_at_least", u->before[i]);
+		}
+		jsonw_array(w, "frames");
 		for (uint32_t k = 0; k < t->nframes; k++) {
 			const struct tt_frame *fr = &ts->frames[t->first_frame + k];
 			const struct code_entry *c = codecache_get(codes, fr->code_id);
-			fprintf(f, "%s{\"func\": ", k ? ", " : "");
-			json_put_string(f, c->qualname);
-			fprintf(f, ", \"file\": ");
-			json_put_string(f, c->filename);
-			fprintf(f, ", \"line\": %d}", fr->line);
+			jsonw_object(w, NULL);
+			jsonw_string(w, "func", c->qualname);
+			jsonw_string(w, "file", c->filename);
+			jsonw_i64(w, "line", fr->line);
+			jsonw_end(w);
 		}
-		fprintf(f, "]");
+		jsonw_end(w);
 		if (t->kind == TASK_ASYNCIO) {
-			fprintf(f, ", \"awaited_by\": [");
+			jsonw_array(w, "awaited_by");
 			for (uint32_t k = 0; k < t->nawaiters; k++)
-				fprintf(f, "%s%llu", k ? ", " : "",
-					(unsigned long long)ts->awaiters[t->first_awaiter + k]);
-			fprintf(f, "]");
+				jsonw_u64(w, NULL, ts->awaiters[t->first_awaiter + k]);
+			jsonw_end(w);
 		}
-		fprintf(f, "}");
+		jsonw_end(w);
 	}
-	fprintf(f, "]");
+	jsonw_end(w);
 	if (ts->state == TASKS_UNSUPPORTED)
-		fprintf(f, ", \"tasks_note\": \"reading asyncio tasks needs Python 3.14 or newer\"");
+		jsonw_string(w, "tasks_note", "reading asyncio tasks needs Python 3.14 or newer");
 	if (ts->lost || ts->incomplete)
-		fprintf(f, ", \"tasks_lost\": %u", ts->lost);
+		jsonw_u64(w, "tasks_lost", ts->lost);
 	if (g && g->state != GREENLETS_NONE) {
-		fprintf(f, ", \"greenlets\": {\"version\": ");
-		json_put_string(f, g->version);
+		jsonw_object(w, "greenlets");
+		jsonw_string(w, "version", g->version);
 		if (g->state == GREENLETS_UNKNOWN) {
-			fprintf(f, ", \"note\": ");
-			json_put_string(f, g->why);
+			jsonw_string(w, "note", g->why);
 		} else {
-			fprintf(f, ", \"count\": %u, \"lost\": %u", ts->ngreenlets, ts->greenlets_lost);
+			jsonw_u64(w, "count", ts->ngreenlets);
+			jsonw_u64(w, "lost", ts->greenlets_lost);
 		}
-		fprintf(f, "}");
+		jsonw_end(w);
 	}
 }

@@ -23,8 +23,10 @@ struct dump_unmoved {
 void dumptasks_text(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
 		    const struct greenlet_reader *g, const struct dump_unmoved *u);
 
-/* JSON: `"tasks": [...]` (the key included), for the process object. */
-void dumptasks_json(FILE *f, const struct tt_tasks *ts, const struct code_cache *codes,
+/* JSON: "tasks": [...] and what goes with it, members of the process
+ * object w is in. */
+struct jsonw;
+void dumptasks_json(struct jsonw *w, const struct tt_tasks *ts, const struct code_cache *codes,
 		    const struct greenlet_reader *g, const struct dump_unmoved *u);
 
 void dump_unmoved_free(struct dump_unmoved *u);
