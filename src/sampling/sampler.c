@@ -244,12 +244,13 @@ sampler_missed_reason(struct engine_stats *st, double rate_hz, uint32_t procs, c
 	double per_pass_us =
 		(double)atomic_load_explicit(&st->busy_ns, memory_order_relaxed) / (double)passes / 1e3;
 	double budget_us = 1e6 / (rate_hz * (procs ? procs : 1));
-	/* Passes whose time on a CPU alone is longer than the rate leaves:
-	 * the work is too much, whatever else the machine runs (a pass that
-	 * waited for a CPU halfway is long on the clock, not in work).
-	 * Otherwise a sampler that waits is starved. */
+	/* Passes whose time on a CPU is longer than the rate leaves: the
+	 * work is too much, though the sampler shares its CPU (a pass that
+	 * waited for a CPU halfway is long on the clock, not in work). A
+	 * sampler that waited twice as long as it ran is starved instead:
+	 * its time on a CPU is too little to tell what a pass takes. */
 	double on_cpu = ran + waited > 0 ? ran / (ran + waited) : 1;
-	bool overloaded = per_pass_us * on_cpu >= budget_us;
+	bool overloaded = waited < 2 * ran && per_pass_us * on_cpu >= budget_us;
 	char machine[96];
 	machine_reason(st, machine, sizeof machine);
 	if (waited >= 0.1 && !overloaded) {
