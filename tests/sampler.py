@@ -541,6 +541,12 @@ def test_sampler_yields(ctx):
     busy while it is idle (two busy threads a CPU), it falls back to the
     normal policy and keeps most of its rate (under SCHED_IDLE it would get
     almost nothing)."""
+    # The sampler leaves SCHED_IDLE when it misses more deadlines than
+    # under the normal policy: a sanitized build's passes miss them for
+    # their own slowness (12% at 10k/s here), so the policy it ends on says
+    # nothing of the release's (as in busy.py).
+    if rig.sanitized(rig.BIN):
+        raise rig.Skip("a sanitized build's speed says nothing of the release's scheduling")
     with rig.Target(ctx.suite, ctx.interp, "recursion.py", park=rig.PARK_MAIN) as target:
         argv = [rig.BIN, "-p", str(target.pid), "-b", "-d", "3", "--delay", "3", "--limit", "3"]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
