@@ -42,6 +42,17 @@ jsonw_key(struct jsonw *w, const char *key)
 	}
 }
 
+/* A value's start: its separator and key, unless it is inside containers
+ * past the deepest (then nothing of it is written). */
+static bool
+start_value(struct jsonw *w, const char *key)
+{
+	if (w->too_deep)
+		return false;
+	jsonw_key(w, key);
+	return true;
+}
+
 static void
 open_container(struct jsonw *w, const char *key, bool is_array)
 {
@@ -100,36 +111,29 @@ jsonw_break(struct jsonw *w, const char *text)
 void
 jsonw_string(struct jsonw *w, const char *key, const char *s)
 {
-	if (w->too_deep)
-		return;
-	jsonw_key(w, key);
-	json_put_string(w->f, s);
+	if (start_value(w, key))
+		json_put_string(w->f, s);
 }
 
 void
 jsonw_u64(struct jsonw *w, const char *key, uint64_t v)
 {
-	if (w->too_deep)
-		return;
-	jsonw_key(w, key);
-	fprintf(w->f, "%" PRIu64, v);
+	if (start_value(w, key))
+		fprintf(w->f, "%" PRIu64, v);
 }
 
 void
 jsonw_i64(struct jsonw *w, const char *key, int64_t v)
 {
-	if (w->too_deep)
-		return;
-	jsonw_key(w, key);
-	fprintf(w->f, "%" PRId64, v);
+	if (start_value(w, key))
+		fprintf(w->f, "%" PRId64, v);
 }
 
 void
 jsonw_double(struct jsonw *w, const char *key, int decimals, double v)
 {
-	if (w->too_deep)
+	if (!start_value(w, key))
 		return;
-	jsonw_key(w, key);
 	/* JSON has no NaN or infinity */
 	if (v != v || v - v != 0)
 		fputs("null", w->f);
@@ -140,17 +144,13 @@ jsonw_double(struct jsonw *w, const char *key, int decimals, double v)
 void
 jsonw_bool(struct jsonw *w, const char *key, bool v)
 {
-	if (w->too_deep)
-		return;
-	jsonw_key(w, key);
-	fputs(v ? "true" : "false", w->f);
+	if (start_value(w, key))
+		fputs(v ? "true" : "false", w->f);
 }
 
 void
 jsonw_null(struct jsonw *w, const char *key)
 {
-	if (w->too_deep)
-		return;
-	jsonw_key(w, key);
-	fputs("null", w->f);
+	if (start_value(w, key))
+		fputs("null", w->f);
 }
