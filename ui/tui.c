@@ -366,11 +366,9 @@ advance(struct ui *u)
 {
 	uint64_t now = clock_now_ns();
 	if (!u->finished) {
-		/* before the drain: the pass it says ended is in what is drained */
-		bool passed = sampler_passed(&u->s->sampler);
+		bool may_roll = sampler_window_may_roll(&u->s->sampler, now - u->start_ns, u->delay_ns);
 		drain(u);
-		if (now >= u->next_roll_ns &&
-		    (passed || now - u->start_ns >= u->delay_ns + SAMPLER_FIRST_PASS_WAIT_NS)) {
+		if (now >= u->next_roll_ns && may_roll) {
 			agg_roll_window(&u->agg, now);
 			u->next_roll_ns += u->delay_ns;
 			if (u->next_roll_ns < now)

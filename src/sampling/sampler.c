@@ -591,10 +591,13 @@ sampler_paused(struct sampler *s)
 	return atomic_load_explicit(&s->paused, memory_order_acquire);
 }
 
+#define FIRST_PASS_WAIT_NS 5000000000ull
+
 bool
-sampler_passed(struct sampler *s)
+sampler_window_may_roll(struct sampler *s, uint64_t elapsed_ns, uint64_t delay_ns)
 {
-	return atomic_load_explicit(&s->passed, memory_order_acquire);
+	return atomic_load_explicit(&s->passed, memory_order_acquire) ||
+	       elapsed_ns >= delay_ns + FIRST_PASS_WAIT_NS;
 }
 
 static void *

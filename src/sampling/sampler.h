@@ -157,15 +157,14 @@ void sampler_pause(struct sampler *s, bool paused);
 /* Whether the sampler thread has applied a pause (true) or a resumption:
  * from then on the last asked for holds. */
 bool sampler_paused(struct sampler *s);
-/* Whether a first pass over the target has ended, its samples (if any)
- * already in the ring: what a consumer drains after this is true holds
- * them. A first pass reads every library's symbols and call frame
- * information and walks every thread: long on a big process, longer on a
- * busy machine. */
-bool sampler_passed(struct sampler *s);
-/* A first window waits for the first pass this long at most: a table of
- * no samples says nothing a table a little later would not. */
-#define SAMPLER_FIRST_PASS_WAIT_NS 5000000000ull
+/* May a consumer that started elapsed_ns ago, refreshing every delay_ns,
+ * roll its window once it has drained? Not before a first pass over the
+ * target has ended (its samples then in the ring: asked before the drain,
+ * the drain takes them), but for 5 s past its time at most: a table of no
+ * samples says nothing a table a little later would not. A first pass
+ * reads every library's symbols and call frame information and walks every
+ * thread: long on a big process, longer on a busy machine. */
+bool sampler_window_may_roll(struct sampler *s, uint64_t elapsed_ns, uint64_t delay_ns);
 
 /* Ask the thread to stop and wait for it; safe to call more than once. */
 void sampler_stop(struct sampler *s);

@@ -263,12 +263,11 @@ batch_run(const struct live_options *o)
 	while (!session_stop_signal() && sampler_end_state(&s.sampler) == SAMPLER_RUNNING) {
 		struct pollfd pfd = {.fd = s.sampler.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);
-		/* before the drain: the pass it says ended is in what is drained */
-		bool passed = sampler_passed(&s.sampler);
+		bool may_roll = sampler_window_may_roll(&s.sampler, clock_now_ns() - start, delay);
 		drain(&s, &agg);
 		session_poll_child(&s);
 		uint64_t now = clock_now_ns();
-		if (now >= next && (passed || now - start >= delay + SAMPLER_FIRST_PASS_WAIT_NS)) {
+		if (now >= next && may_roll) {
 			agg_roll_window(&agg, now);
 			print_table(o, &s, &agg, &table, AGG_WINDOW, (double)agg.window_ns / 1e9, "window");
 			print_threads(&s, &agg, &kw);
