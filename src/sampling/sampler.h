@@ -186,6 +186,12 @@ typedef void sampler_take_fn(void *ctx, const struct sample_record *r, size_t n)
 void sampler_drain(struct sampler *s, sampler_take_fn *take, void *ctx);
 
 
+/* The live view's rate when none is given: the highest whose reads cost a
+ * busy target at most 1% of its work (the README's cost table: reading a
+ * running thread's frames costs it about 0.2% per 1,000 samples a second,
+ * whoever reads them). */
+#define SAMPLER_LIVE_RATE_HZ 2000
+
 /* --native's rate when none is given: each native sample's stack copy is
  * the target's to pay (the README's cost table: none measurable at 100/s,
  * 2.9% at 1 kHz). */

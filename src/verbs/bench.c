@@ -46,9 +46,9 @@ print_usage(FILE *f)
 	      "                       walk costs here (what the target pays: --cost)\n"
 	      "      --cost           what a target pays for being sampled: runs PYTHON -c\n"
 	      "                       PROGRAM, a loop counting its work, and measures its\n"
-	      "                       throughput alone and sampled (Python frames at 10k/s,\n"
-	      "                       --native at 100/s, 1k/s and 10k/s), about SECONDS\n"
-	      "                       (default 10) per setting\n"
+	      "                       throughput alone and sampled (Python frames at 10k/s\n"
+	      "                       and 2k/s, the live view's default; --native at 100/s,\n"
+	      "                       1k/s and 10k/s), about SECONDS (default 10) per setting\n"
 	      "  -h, --help           show this help\n", f);
 }
 

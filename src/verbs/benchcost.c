@@ -70,11 +70,13 @@ static const struct cost_setting {
 	bool native;
 } SETTINGS[] = {
 	{"python 10k/s", 10000, false},
+	{"python 2k/s", SAMPLER_LIVE_RATE_HZ, false},
 	{"native 100/s", 100, true},
 	{"native 1k/s", 1000, true},
 	{"native 10k/s", 10000, true},
 };
 #define NSETTINGS (sizeof SETTINGS / sizeof SETTINGS[0])
+_Static_assert(SAMPLER_LIVE_RATE_HZ == 2000, "the live view's setting is named for its rate");
 
 /* The target's count, read from its pipe. */
 struct counter {

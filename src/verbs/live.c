@@ -23,7 +23,7 @@ live_print_help(void)
 	       "Live view options:\n"
 	       "  -p, --pid PID            attach to process PID\n"
 	       "  -r, --rate RATE          samples per second and process: 1000, 10k, max\n"
-	       "                           (default 10k; 100 with --native)\n"
+	       "                           (default 2000; 100 with --native)\n"
 	       "  -m, --mode MODE          wall, cpu, gil or exception (default wall)\n"
 	       "  -s, --sort COLUMN        own, total, name or file (default own)\n"
 	       "  -l, --lines              aggregate by line instead of by function\n"
@@ -168,7 +168,7 @@ int
 live_parse(int argc, char **argv, struct live_options *o)
 {
 	memset(o, 0, sizeof *o);
-	o->session.rate_hz = 10000;
+	o->session.rate_hz = SAMPLER_LIVE_RATE_HZ;
 	o->session.kernel_waits = true;
 	o->delay_s = 1.0;
 	o->limit = 25;

@@ -3,8 +3,8 @@
 tachyon-top sampling it and paused, in pairs of short windows.
 
 Starts tests/bench/counting.py in the target root (a program that counts
-units of its own work), then, for each rate (1 kHz, 10 kHz - the default -
-and max), attaches `tachyon-top -p PID --batch -r RATE` and alternates
+units of its own work), then, for each rate (1 kHz, 2 kHz - the live view's
+default -, 10 kHz and max), attaches `tachyon-top -p PID --batch -r RATE` and alternates
 windows with tachyon-top paused (SIGSTOP: it reads nothing) and sampling
 (SIGCONT), in random order within each pair. A virtual machine's speed
 drifts by 10-30% over seconds; a pair's two windows see nearly the same
@@ -21,7 +21,7 @@ the same run: a before/after table that the machine's drift cannot fake.
 
 usage: tests/bench/target_cost.py [--tt ./tachyon-top[,./other]]
            [--python python3.15] [--workloads one,pool,twenty,tree,async]
-           [--rates 1k,10k,max] [--pairs 30] [--window 0.4]
+           [--rates 1k,2k,10k,max] [--pairs 30] [--window 0.4]
 --native is measured by `tachyon-top bench --cost` instead: pausing
 tachyon-top with SIGSTOP does not stop the kernel's perf samples of the
 target, so paused windows here would not be free of them.
@@ -177,7 +177,7 @@ def main():
     ap.add_argument("--tt", default=os.environ.get("TT_BIN", "./tachyon-top"))
     ap.add_argument("--python", default="python3.15")
     ap.add_argument("--workloads", default="one,pool,twenty,tree,async")
-    ap.add_argument("--rates", default="1k,10k,max")
+    ap.add_argument("--rates", default="1k,2k,10k,max")
     ap.add_argument("--pairs", type=int, default=30)
     ap.add_argument("--window", type=float, default=0.4)
     ap.add_argument("--seed", type=int, default=1)
