@@ -8,6 +8,7 @@
 #include "bytes.h"
 #include "clock.h"
 #include "grow.h"
+#include "python/pyint.h"
 #include "python/pystr.h"
 
 /* Pages cached per read (direct-mapped). Tasks, their coroutines and names
@@ -16,8 +17,6 @@
 #define PAGE_SLOTS 2048u
 #define ASYNC_TABLE_SIZE 104u    /* 13 uint64_t fields */
 
-#define Py_TPFLAGS_LONG_SUBCLASS (1ul << 24)
-#define Py_TPFLAGS_UNICODE_SUBCLASS (1ul << 28)
 
 struct task_page {
 	uint64_t addr;
@@ -296,10 +295,10 @@ name_kind(struct task_reader *r, struct tt_tasks *out, uint64_t type)
 		return NAME_OTHER;
 	uint64_t *slot = NULL;
 	enum name_kind k = NAME_OTHER;
-	if (flags & Py_TPFLAGS_UNICODE_SUBCLASS) {
+	if (flags & PY_TPFLAGS_UNICODE_SUBCLASS) {
 		slot = r->str_types;
 		k = NAME_STR;
-	} else if (flags & Py_TPFLAGS_LONG_SUBCLASS) {
+	} else if (flags & PY_TPFLAGS_LONG_SUBCLASS) {
 		slot = r->long_types;
 		k = NAME_LONG;
 	}
@@ -323,15 +322,14 @@ read_name(struct task_reader *r, struct tt_tasks *out, uint64_t obj, char *buf, 
 		return false;
 	switch (name_kind(r, out, type)) {
 	case NAME_LONG: {
-		uint64_t tag;
-		uint32_t digits[3] = {0};
-		if (!rd_u64(r, out, obj + l->long_size, &tag))
+		uint64_t size, v;
+		struct pyint_shape sh;
+		uint32_t digits[3];
+		if (!rd_u64(r, out, obj + l->long_size, &size) || !pyint_shape(l, size, &sh) ||
+		    sh.ndigits > 3 || !rd(r, out, obj + l->long_digits, digits, sh.ndigits * 4) ||
+		    !pyint_magnitude(digits, sh.ndigits, &v))
 			return false;
-		uint64_t ndigits = tag >> 3;
-		if (ndigits > 2 || !rd(r, out, obj + l->long_digits, digits, ndigits * 4))
-			return false;
-		uint64_t v = (uint64_t)digits[0] | ((uint64_t)digits[1] << 30);
-		snprintf(buf, len, "Task-%s%llu", (tag & 3) == 2 ? "-" : "", (unsigned long long)v);
+		snprintf(buf, len, "Task-%s%llu", sh.negative ? "-" : "", (unsigned long long)v);
 		return true;
 	}
 	case NAME_STR: {

@@ -44,6 +44,9 @@
 #define PY_CO_FAST_FREE 0x80
 /* A type allocated on the heap (a class statement), not a built-in one. */
 #define PY_TPFLAGS_HEAPTYPE (1ul << 9)
+/* A type that is int or str, or derives from it. */
+#define PY_TPFLAGS_LONG_SUBCLASS (1ul << 24)
+#define PY_TPFLAGS_UNICODE_SUBCLASS (1ul << 28)
 /* An instance's dict kept before it (3.11+), its values after it (3.13+). */
 #define PY_TPFLAGS_MANAGED_DICT (1ul << 4)
 #define PY_TPFLAGS_INLINE_VALUES (1ul << 2)

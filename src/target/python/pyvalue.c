@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "python/pyint.h"
 #include "python/pystr.h"
 #include "python/pyvalue.h"
 
@@ -359,7 +360,7 @@ put_int(struct text *t, uint32_t *d, size_t n, bool negative)
 	while (n > 0) {
 		uint64_t rem = 0;
 		for (size_t i = n; i-- > 0;) {
-			uint64_t cur = (rem << 30) | d[i];
+			uint64_t cur = (rem << PYINT_DIGIT_BITS) | d[i];
 			d[i] = (uint32_t)(cur / 1000000000u);
 			rem = cur % 1000000000u;
 		}
@@ -395,23 +396,12 @@ render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct text *t)
 		puts_(t, "<changing>");
 		return;
 	}
-	bool negative;
-	uint64_t n;
-	if (l->long_signed_size) {
-		int64_t s = (int64_t)size;
-		negative = s < 0;
-		n = negative ? 0 - (uint64_t)s : (uint64_t)s;
-	} else {
-		/* lv_tag: digit count << 3 | sign (0 positive, 1 zero, 2
-		 * negative); zero has no digits, the others at least one */
-		unsigned sign = size & 3;
-		negative = sign == 2;
-		n = size >> 3;
-		if (sign == 3 || (sign == 1) != (n == 0)) {
-			puts_(t, "<changing>");   /* memory being freed or reused */
-			return;
-		}
+	struct pyint_shape sh;
+	if (!pyint_shape(l, size, &sh)) {
+		puts_(t, "<changing>");   /* memory being freed or reused */
+		return;
 	}
+	uint64_t n = sh.ndigits;
 	if (n > INT_SANE_DIGITS) {
 		puts_(t, "<changing>");
 		return;
@@ -421,7 +411,7 @@ render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct text *t)
 		return;
 	}
 	if (n > INT_MAX_DIGITS) {
-		putf(t, "<int of %llu bits>", (unsigned long long)n * 30);
+		putf(t, "<int of %llu bits>", (unsigned long long)n * PYINT_DIGIT_BITS);
 		return;
 	}
 	uint32_t d[INT_MAX_DIGITS];
@@ -429,13 +419,11 @@ render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct text *t)
 		puts_(t, "<changing>");
 		return;
 	}
-	/* 30-bit digits, the top one not 0 (ints are kept normalised) */
-	for (size_t i = 0; i < n; i++)
-		if (d[i] >> 30 || (i + 1 == n && d[i] == 0)) {
-			puts_(t, "<changing>");
-			return;
-		}
-	put_int(t, d, n, negative);
+	if (!pyint_digits_valid(d, n)) {
+		puts_(t, "<changing>");
+		return;
+	}
+	put_int(t, d, n, sh.negative);
 }
 
 /* repr(float): the fewest significant digits that read back the same,
@@ -1123,32 +1111,20 @@ static bool
 long_value(const struct py_layout *l, uint64_t size, const uint8_t *digits, size_t avail,
 	   uint64_t *out)
 {
-	uint64_t n;
-	if (l->long_signed_size) {
-		if ((int64_t)size < 0)
-			return false;
-		n = size;
-	} else {
-		if ((size & 3) == 2 || (size & 3) == 3)
-			return false;   /* negative, or garbage */
-		n = size >> 3;
-	}
-	uint32_t d[3] = {0};
-	if (n > 3 || n * 4 > avail)
+	struct pyint_shape sh;
+	uint32_t d[3];
+	if (!pyint_shape(l, size, &sh) || sh.negative || sh.ndigits > 3 || sh.ndigits * 4 > avail)
 		return false;
-	memcpy(d, digits, n * 4);
-	if ((d[0] | d[1] | d[2]) >> 30 || d[2] >> 4)
-		return false;   /* not a digit, or past 64 bits */
-	*out = (uint64_t)d[0] | (uint64_t)d[1] << 30 | (uint64_t)d[2] << 60;
-	return true;
+	memcpy(d, digits, sh.ndigits * 4);
+	return pyint_magnitude(d, sh.ndigits, out);
 }
 
 /* How many digits an int with this size field has (at most 3 asked). */
 static size_t
 long_digit_bytes(const struct py_layout *l, uint64_t size)
 {
-	uint64_t n = l->long_signed_size ? size : size >> 3;
-	return n <= 3 ? n * 4 : 0;
+	struct pyint_shape sh;
+	return pyint_shape(l, size, &sh) && sh.ndigits <= 3 ? sh.ndigits * 4 : 0;
 }
 
 bool
