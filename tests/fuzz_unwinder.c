@@ -496,6 +496,34 @@ hostile_images(unsigned minor)
 		fakemem_free(&img.mem);
 	}
 
+	/* The same interpreter list for the plain unwinder and the list of
+	 * threads every reader shares (target_list_threads): refused as a
+	 * loop after a lap or two, not after 256 interpreters. */
+	{
+		struct image img;
+		build_image(&img, minor);
+		struct target t;
+		struct unwinder u;
+		struct tt_sample s = {0};
+		put64(region_at(&img.mem, A_INTERP), OFF("interpreter_state.next"), A_INTERP);
+		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
+		struct target_thread listed[600];
+		uint32_t nlisted = 0;
+		bool listed_ok = true;
+		if (st == TT_OK) {
+			unwinder_init(&u, &t, 0, &err);
+			st = unwinder_sample(&u, &s, &err);
+			unwinder_free(&u);
+			listed_ok = target_list_threads(&t, listed, 600, &nlisted);
+		}
+		tap_ok(st == TT_EBADMEM && strstr(err.msg, "loops back") && s.nthreads <= 8 &&
+		       !listed_ok && nlisted <= 8,
+		       "3.%u unwinder and thread list: interpreter list looping back on itself "
+		       "refused (%s; %u threads listed)", minor, err.msg, nlisted);
+		tt_sample_free(&s);
+		fakemem_free(&img.mem);
+	}
+
 	/* A 20,000-frame chain is long, not a loop: both walkers keep its
 	 * innermost UNWIND_MAX_FRAMES frames, mark it truncated, read no
 	 * further, and the other thread is sampled as usual. The same chain

@@ -604,35 +604,111 @@ target_attach_descendant(struct target *t, pid_t root, uint64_t wait_ns, struct 
 		       "under it within %.0f s", (int)root, (double)wait_ns / 1e9);
 }
 
+void
+target_threads_begin(struct target_threads_iter *it, const struct target *t,
+		     target_read_u64_fn *read, void *ctx)
+{
+	memset(it, 0, sizeof *it);
+	it->t = t;
+	it->read = read;
+	it->ctx = ctx;
+	cycle_guard_init(&it->interps_seen);
+}
+
+_Static_assert(TARGET_MAX_INTERPRETERS == 256 && TARGET_MAX_THREADS == 65535,
+	       "the messages below name the limits");
+
+static bool
+iter_broke(struct target_threads_iter *it, const char *why, bool read_failed)
+{
+	if (!it->broken) {
+		it->broken = why;
+		it->read_failed = read_failed;
+	}
+	return false;
+}
+
+bool
+target_threads_next_interp(struct target_threads_iter *it, uint64_t *interp)
+{
+	const struct py_layout *l = &it->t->layout;
+	uint64_t at;
+	if (!it->started) {
+		it->started = true;
+		if (!it->read(it->ctx, it->t->runtime_addr + l->rt_interpreters_head, &at))
+			return iter_broke(it, "cannot read the interpreter list", true);
+	} else if (it->in_interp) {
+		at = it->next_interp;
+	} else {
+		return false;   /* ended, or broke */
+	}
+	it->in_interp = false;
+	if (at == 0)
+		return false;
+	if (at & 7)
+		return iter_broke(it, "misaligned interpreter state pointer", false);
+	if (++it->ninterps > TARGET_MAX_INTERPRETERS)
+		return iter_broke(it, "more than 256 interpreters (a cycle?)", false);
+	if (cycle_guard_seen(&it->interps_seen, at))
+		return iter_broke(it, "interpreter list loops back on itself", false);
+	if (!it->read(it->ctx, at + l->is_next, &it->next_interp) ||
+	    !it->read(it->ctx, at + l->is_threads_head, &it->ts))
+		return iter_broke(it, "cannot read an interpreter state", true);
+	it->interp = at;
+	*interp = at;
+	it->in_interp = true;
+	it->nthreads = 0;
+	cycle_guard_init(&it->threads_seen);
+	return true;
+}
+
+bool
+target_threads_next(struct target_threads_iter *it, uint64_t *ts)
+{
+	const struct py_layout *l = &it->t->layout;
+	if (!it->in_interp || it->ts == 0)
+		return false;
+	uint64_t at = it->ts;
+	it->ts = 0;   /* a list that breaks here ends here */
+	if (at & 7)
+		return iter_broke(it, "misaligned thread state pointer", false);
+	if (++it->nthreads > TARGET_MAX_THREADS)
+		return iter_broke(it, "more than 65535 threads (a cycle?)", false);
+	if (cycle_guard_seen(&it->threads_seen, at))
+		return iter_broke(it, "thread list loops back on itself", false);
+	if (!it->read(it->ctx, at + l->ts_next, &it->ts))
+		return iter_broke(it, "cannot read a thread state", true);
+	*ts = at;
+	return true;
+}
+
+static bool
+read_live_u64(void *ctx, uint64_t addr, uint64_t *out)
+{
+	struct tt_error e = {0};
+	return remote_read_u64(ctx, addr, out, &e) == TT_OK;
+}
+
 bool
 target_list_threads(struct target *t, struct target_thread *out, uint32_t max, uint32_t *n)
 {
 	const struct py_layout *l = &t->layout;
-	struct remote *mem = &t->mem;
-	struct tt_error e = {0};
-	uint64_t interp;
+	struct target_threads_iter it;
+	uint64_t interp, ts;
 	*n = 0;
-	if (remote_read_u64(mem, t->runtime_addr + l->rt_interpreters_head, &interp, &e) != TT_OK)
-		return false;
-	for (unsigned ni = 0; interp != 0; ni++) {
-		uint64_t ts, next;
-		if (ni >= TARGET_MAX_INTERPRETERS || (interp & 7) ||
-		    remote_read_u64(mem, interp + l->is_threads_head, &ts, &e) != TT_OK ||
-		    remote_read_u64(mem, interp + l->is_next, &next, &e) != TT_OK)
-			return false;
-		for (unsigned nt = 0; ts != 0; nt++) {
+	target_threads_begin(&it, t, read_live_u64, &t->mem);
+	while (target_threads_next_interp(&it, &interp)) {
+		while (target_threads_next(&it, &ts)) {
 			struct target_thread th = {.ts = ts};
-			if (nt >= TARGET_MAX_THREADS || (ts & 7) ||
-			    remote_read_u64(mem, ts + l->ts_native_thread_id, &th.native_id, &e) !=
-				    TT_OK ||
-			    remote_read_u64(mem, ts + l->ts_thread_id, &th.pthread_id, &e) != TT_OK ||
-			    remote_read_u64(mem, ts + l->ts_next, &ts, &e) != TT_OK)
+			if (!read_live_u64(&t->mem, ts + l->ts_native_thread_id, &th.native_id) ||
+			    !read_live_u64(&t->mem, ts + l->ts_thread_id, &th.pthread_id))
 				return false;
 			if (*n >= max)
 				return true;
 			out[(*n)++] = th;
 		}
-		interp = next;
+		if (it.broken)
+			return false;
 	}
-	return true;
+	return !it.broken;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "cycle.h"
 #include "error.h"
 #include "python/pylayout.h"
 #include "mem/remote.h"
@@ -86,6 +87,35 @@ tt_status target_find_symbols(const struct target *t, const char *name_prefix,
 struct target_thread {
 	uint64_t ts, native_id, pthread_id;
 };
+
+/* Walking every interpreter's thread states the plain way (the sampler
+ * reads them batched: walk/threadlist.c): the runtime's interpreter list,
+ * then each one's thread list, with their bounds, alignment and loops
+ * checked here. Nodes are read through the caller's reader, which may
+ * read the live process, a core or a cache of pages. */
+typedef bool target_read_u64_fn(void *ctx, uint64_t addr, uint64_t *out);
+
+struct target_threads_iter {
+	const struct target *t;
+	target_read_u64_fn *read;
+	void *ctx;
+	uint64_t interp, next_interp, ts;
+	unsigned ninterps, nthreads;
+	struct cycle_guard interps_seen, threads_seen;
+	bool started, in_interp;
+	const char *broken;        /* why a list ended before its end; NULL: it did not */
+	bool read_failed;          /* it was a read that failed (the reader's own error) */
+};
+
+void target_threads_begin(struct target_threads_iter *it, const struct target *t,
+			  target_read_u64_fn *read, void *ctx);
+/* The next interpreter's address: false at the end of the list or where
+ * it broke (it->broken). A thread list that broke ends that interpreter's
+ * threads only. */
+bool target_threads_next_interp(struct target_threads_iter *it, uint64_t *interp);
+/* The current interpreter's next thread state: false at the end of its
+ * list or where it broke. */
+bool target_threads_next(struct target_threads_iter *it, uint64_t *ts);
 
 /* The thread states of every interpreter, up to max, in *n. false when a
  * list could not be read to its end (what was read is kept). */

@@ -156,6 +156,19 @@ rd_u64(struct task_reader *r, struct tt_tasks *out, uint64_t addr, uint64_t *v)
 	return rd(r, out, addr, v, 8);
 }
 
+/* The thread lists, read through the page cache too. */
+struct list_read {
+	struct task_reader *r;
+	struct tt_tasks *out;
+};
+
+static bool
+list_read_u64(void *ctx, uint64_t addr, uint64_t *v)
+{
+	struct list_read *lr = ctx;
+	return rd_u64(lr->r, lr->out, addr, v);
+}
+
 /* ---- finding the offsets ---- */
 
 /* len bytes at off lie within size bytes (no wrap-around: offsets come from
@@ -578,44 +591,48 @@ task_reader_read(struct task_reader *r, struct tt_tasks *out, struct tt_error *e
 	}
 	begin_read(r, out);
 
-	uint64_t interp;
-	tt_status st = remote_read_u64(&r->target->mem, r->target->runtime_addr + l->rt_interpreters_head,
-				       &interp, err);
-	if (st != TT_OK)
-		return st;
-	for (unsigned ni = 0; interp != 0 && ni < TARGET_MAX_INTERPRETERS; ni++) {
-		uint64_t iv[4];
-		if (!rd_u64(r, out, interp + l->is_id, &iv[0]) ||
-		    !rd_u64(r, out, interp + l->is_next, &iv[1]) ||
-		    !rd_u64(r, out, interp + l->is_threads_head, &iv[2])) {
+	struct list_read lr = {r, out};
+	struct target_threads_iter it;
+	target_threads_begin(&it, r->target, list_read_u64, &lr);
+	uint64_t interp, ts;
+	while (target_threads_next_interp(&it, &interp)) {
+		uint64_t id, gen;
+		if (!rd_u64(r, out, interp + l->is_id, &id)) {
 			out->incomplete = true;
-			break;
+			continue;
 		}
 		/* A code object freed and another allocated at its address: the
 		 * code cache must look again. */
-		if (l->has_code_generation && rd_u64(r, out, interp + l->is_code_generation, &iv[3])) {
-			if (iv[3] != r->code_generation)
+		if (l->has_code_generation && rd_u64(r, out, interp + l->is_code_generation, &gen)) {
+			if (gen != r->code_generation)
 				codecache_invalidate(r->codes);
-			r->code_generation = iv[3];
+			r->code_generation = gen;
 		}
-		int64_t interp_id = (int64_t)iv[0];
+		int64_t interp_id = (int64_t)id;
 		read_list(r, out, interp + r->interp_tasks_head, 0, interp_id, 0);
-		uint64_t ts = iv[2];
-		for (unsigned nt = 0; ts != 0 && nt < TARGET_MAX_THREADS; nt++) {
-			uint64_t next, tid, loop = 0, running = 0;
-			if ((ts & 7) || !rd_u64(r, out, ts + l->ts_next, &next) ||
-			    !rd_u64(r, out, ts + l->ts_native_thread_id, &tid) ||
+		while (target_threads_next(&it, &ts)) {
+			uint64_t tid, loop = 0, running = 0;
+			if (!rd_u64(r, out, ts + l->ts_native_thread_id, &tid) ||
 			    !rd_u64(r, out, ts + r->ts_running_loop, &loop) ||
 			    !rd_u64(r, out, ts + r->ts_running_task, &running)) {
 				out->incomplete = true;
-				break;
+				continue;
 			}
 			read_list(r, out, ts + r->ts_tasks_head, tid, interp_id,
 				  loop ? running & ~l->tag_mask : 0);
-			ts = next;
 		}
-		interp = iv[1];
 	}
+	if (it.broken && it.read_failed && it.ninterps == 0) {
+		/* nothing read: the process's own error says why (it ended?) */
+		uint64_t head;
+		tt_status st = remote_read_u64(&r->target->mem,
+					       r->target->runtime_addr + l->rt_interpreters_head, &head,
+					       err);
+		if (st != TT_OK)
+			return st;
+	}
+	if (it.broken)
+		out->incomplete = true;
 	return TT_OK;
 }
 

@@ -59,7 +59,7 @@ push_thread(struct tt_sample *s, struct tt_thread **out, struct tt_error *err)
 /* What one interpreter's state tells us, read in one vectored call. */
 struct interp_view {
 	int64_t id;
-	uint64_t next, threads_head, threads_main;
+	uint64_t threads_main;
 	int32_t gil_locked;
 	uint64_t gil_holder;
 	int32_t gc_collecting;
@@ -76,13 +76,11 @@ read_interp(struct unwinder *u, uint64_t addr, struct interp_view *v, struct tt_
 	uint64_t locked_at = addr + l->is_gil_locked, holder_at = addr + l->is_gil_holder;
 	if (l->gil_place == PY_GIL_IN_RUNTIME)
 		gil = u->target->runtime_addr + l->rt_gil;
-	struct remote_seg segs[7] = {
+	struct remote_seg segs[5] = {
 		{addr + l->is_id, &v->id, 8},
-		{addr + l->is_next, &v->next, 8},
-		{addr + l->is_threads_head, &v->threads_head, 8},
 		{addr + l->is_gc_collecting, &v->gc_collecting, 4},
 	};
-	size_t n = 4;
+	size_t n = 2;
 	if (l->has_threads_main)
 		segs[n++] = (struct remote_seg){addr + l->is_threads_main, &v->threads_main, 8};
 	if (l->gil_place == PY_GIL_BEHIND_POINTER)
@@ -205,16 +203,31 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 	return TT_OK;
 }
 
+/* The thread lists read from the process, the first failure's error kept. */
+struct list_read {
+	struct remote *mem;
+	tt_status st;
+	struct tt_error err;
+};
+
+static bool
+list_read_u64(void *ctx, uint64_t addr, uint64_t *out)
+{
+	struct list_read *r = ctx;
+	tt_status st = remote_read_u64(r->mem, addr, out, &r->err);
+	if (st != TT_OK && r->st == TT_OK)
+		r->st = st;
+	return st == TT_OK;
+}
+
 static tt_status
 sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t interp,
-	      const struct interp_view *iv, uint64_t *next, struct tt_error *err)
+	      const struct interp_view *iv, struct tt_error *err)
 {
 	const struct py_layout *l = &u->target->layout;
 	uint8_t buf[4096];
 	if (l->ts_read_size > sizeof buf)
 		return tt_fail(err, TT_EBADMEM, 0, "thread state layout too large");
-	if (tstate & 7)
-		return tt_fail(err, TT_EBADMEM, 0, "misaligned thread state pointer");
 	tt_status st = remote_read(&u->target->mem, tstate, buf, l->ts_read_size, err);
 	if (st != TT_OK)
 		return st;
@@ -223,7 +236,6 @@ sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t
 	if (load_u64(buf, l->ts_interp) != interp)
 		return tt_fail(err, TT_EBADMEM, 0, "thread state 0x%llx changed while read",
 			       (unsigned long long)tstate);
-	*next = load_u64(buf, l->ts_next);
 	/* A thread state whose OS thread has not started yet (or has already
 	 * unbound) has no native id and no frames: not a thread to show. */
 	uint64_t native_tid = load_u64(buf, l->ts_native_thread_id);
@@ -249,7 +261,7 @@ sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t
 		th->status |= TT_THREAD_GC;
 	if (l->has_exception_state && load_u64(buf, l->ts_current_exception) != 0)
 		th->status |= TT_THREAD_EXCEPTION;
-	if (l->has_threads_main ? tstate == iv->threads_main : *next == 0)
+	if (l->has_threads_main ? tstate == iv->threads_main : load_u64(buf, l->ts_next) == 0)
 		th->status |= TT_THREAD_MAIN; /* 3.13's list is head-inserted: main is last */
 	uint64_t base = l->has_base_frame ? load_u64(buf, l->ts_base_frame) : 0;
 	uint64_t frame;
@@ -322,39 +334,34 @@ unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
 	const struct py_layout *l = &u->target->layout;
 	s->nthreads = 0;
 	s->nframes = 0;
-	uint64_t interp;
-	tt_status st = remote_read_u64(&u->target->mem,
-				       u->target->runtime_addr + l->rt_interpreters_head, &interp, err);
-	if (st != TT_OK)
-		return st;
-	if (interp == 0)
-		return tt_fail(err, TT_EBADMEM, 0, "the runtime has no interpreter (starting or exiting)");
-	unsigned ninterp = 0, nthreads = 0;
-	for (; interp != 0; ninterp++) {
-		if (ninterp >= TARGET_MAX_INTERPRETERS)
-			return tt_fail(err, TT_EBADMEM, 0, "more than %d interpreters (a cycle?)",
-				       TARGET_MAX_INTERPRETERS);
+	struct list_read rd = {.mem = &u->target->mem};
+	struct target_threads_iter it;
+	target_threads_begin(&it, u->target, list_read_u64, &rd);
+	unsigned ninterp = 0;
+	uint64_t interp, ts;
+	tt_status st;
+	while (target_threads_next_interp(&it, &interp)) {
+		ninterp++;
 		struct interp_view iv;
 		if ((st = read_interp(u, interp, &iv, err)) != TT_OK)
 			return st;
-		struct cycle_guard guard;
-		cycle_guard_init(&guard);
 		uint32_t first_thread = s->nthreads;
-		for (uint64_t ts = iv.threads_head; ts != 0; nthreads++) {
-			if (nthreads >= TARGET_MAX_THREADS)
-				return tt_fail(err, TT_EBADMEM, 0, "more than %d threads (a cycle?)",
-					       TARGET_MAX_THREADS);
-			if (cycle_guard_seen(&guard, ts))
-				return tt_fail(err, TT_EBADMEM, 0, "thread list loops back on itself");
-			uint64_t next;
-			if ((st = sample_thread(u, s, ts, interp, &iv, &next, err)) != TT_OK)
+		while (target_threads_next(&it, &ts))
+			if ((st = sample_thread(u, s, ts, interp, &iv, err)) != TT_OK)
 				return st;
-			ts = next;
-		}
+		if (it.broken)
+			break;
 		if (l->has_cframe)
 			drop_unstarted(s, first_thread);
-		interp = iv.next;
 	}
+	if (it.broken && it.read_failed) {
+		*err = rd.err;
+		return rd.st;
+	}
+	if (it.broken)
+		return tt_fail(err, TT_EBADMEM, 0, "%s", it.broken);
+	if (ninterp == 0)
+		return tt_fail(err, TT_EBADMEM, 0, "the runtime has no interpreter (starting or exiting)");
 	resolve_threads(u, s, ninterp == 1 && s->nthreads == 1);
 	return TT_OK;
 }
