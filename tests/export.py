@@ -957,6 +957,65 @@ def test_format_error(ctx):
         expect(name in run.err, "the error does not name %s" % name.decode(), *run.details())
 
 
+HELP_WIDTH = 80
+README = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "README.md")
+MAN_PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tachyon-top.1")
+
+
+def help_text(*verb):
+    run = sampler.run_tt(*(verb + ("--help",)))
+    expect(run.rc == 0 and not run.err, "%s --help: exit %d" % (" ".join(verb) or "tachyon-top",
+                                                               run.rc), *run.details())
+    text = run.out.decode()
+    wide = [line for line in text.splitlines() if len(line) > HELP_WIDTH]
+    expect(not wide, "%s --help: %d lines over %d columns: %s"
+           % (" ".join(verb) or "tachyon-top", len(wide), HELP_WIDTH, show(wide[:3])))
+    return text
+
+
+def help_formats(text):
+    """{name: [extensions]} from --help's "name (.ext, ...): what" lines."""
+    found = {}
+    for m in re.finditer(r"^ {27}(\w+) \(([^)]*)\): ", text, re.M):
+        found[m.group(1)] = [e for e in m.group(2).split(", ") if e.startswith(".")]
+    return found
+
+
+def test_help_tables(ctx):
+    """--help lists every verb of the table, each answers --help, no help
+    line is wider than 80 columns; a mistyped verb's error names them all;
+    record's and replay's formats are the README's and the man page's
+    (names, extensions)."""
+    top = help_text()
+    section = top.split("Verbs:\n", 1)[-1].split("\nRun ", 1)[0]
+    verbs = re.findall(r"^  (\w+) ", section, re.M)
+    expect({"dump", "record", "replay", "bench", "info"} <= set(verbs),
+           "--help's verbs: %s" % verbs, show(top, 3000))
+    for verb in verbs:
+        text = help_text(verb)
+        expect(text.startswith("Usage: tachyon-top " + verb), "%s --help: %s"
+               % (verb, show(text[:200])))
+    bad = sampler.run_tt("dupm")
+    bad.expect_one_line_error("unknown verb or argument 'dupm'")
+    for verb in verbs:
+        expect(verb.encode() in bad.err, "the mistyped verb's error leaves out %s" % verb,
+               *bad.details())
+    recorded = help_formats(help_text("record"))
+    replayed = help_formats(help_text("replay"))
+    with open(README, encoding="utf-8") as f:
+        readme = {m.group(1): re.findall(r"`(\.[\w.]+)`", m.group(2))
+                  for m in re.finditer(r"^- `(\w+)` \(([^)]*)\): ", f.read(), re.M)}
+    with open(MAN_PAGE, encoding="utf-8") as f:
+        man = {m.group(1): [t for t in m.group(2).split() if re.fullmatch(r"(\.[a-z]+)+", t)]
+               for m in re.finditer(r'^\.BR (\w+) " \(" (.*)$', f.read(), re.M)}
+    expect(len(recorded) >= 8 and recorded == {k: readme.get(k) for k in recorded},
+           "record --help's formats are not the README's: %s against %s" % (recorded, readme))
+    expect(recorded == {k: man.get(k) for k in recorded},
+           "record --help's formats are not the man page's: %s against %s" % (recorded, man))
+    expect(replayed == {k: v for k, v in recorded.items() if k != "binary"},
+           "replay --help's formats: %s (record's: %s)" % (replayed, recorded))
+
+
 def rect_fills(svg_path):
     """{frame label: [(r, g, b, width)]} of the SVG as Chromium's DOM has it."""
     dom = chromium("--virtual-time-budget=3000", "--dump-dom", "file://" + svg_path)
@@ -1151,6 +1210,9 @@ ONCE = [
      "the same bare rectangles); a click labels a narrow frame", test_big_flamegraph_opens),
     ("record on a terminal shows a progress line and erases it", test_progress_line),
     ("--format error names the accepted formats", test_format_error),
+    ("--help: every verb of the table, each with its own --help, 80 columns; a mistyped verb's "
+     "error names them; record's and replay's formats are the README's and man page's",
+     test_help_tables),
     ("record -o FILE.html: the heatmap in Chromium: spin's line hottest in flame.py, the "
      "target's markup as text, no script", test_heatmap),
     ("record --diff-base: spend_75 made 2x slower is red, spend_25 blue; the same program "

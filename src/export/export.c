@@ -56,15 +56,22 @@ static const struct {
 	const char *aliases[2];
 	const char *exts[3];
 	export_writer *write;
+	const char *about;   /* for --help, after "name (.ext, ...): " */
 } FORMATS[EXPORT_FORMAT_COUNT] = {
-	[EXPORT_COLLAPSED] = {"collapsed", {"folded"}, {".collapsed"}, write_collapsed},
+	[EXPORT_COLLAPSED] = {"collapsed", {"folded"}, {".collapsed"}, write_collapsed,
+			      "folded stacks"},
 	[EXPORT_SPEEDSCOPE] = {"speedscope", {NULL}, {".speedscope.json", ".json"},
-			       write_speedscope},
-	[EXPORT_FLAMEGRAPH] = {"flamegraph", {"svg"}, {".svg"}, flamegraph_write},
-	[EXPORT_PPROF] = {"pprof", {NULL}, {".pb.gz", ".pprof"}, pprof_write},
-	[EXPORT_PSTATS] = {"pstats", {NULL}, {".prof", ".pstats"}, pstats_write},
-	[EXPORT_HEATMAP] = {"heatmap", {NULL}, {".html", ".htm"}, heatmap_write},
-	[EXPORT_GECKO] = {"gecko", {"firefox"}, {".gecko.json"}, write_gecko},
+			       write_speedscope, "speedscope's"},
+	[EXPORT_FLAMEGRAPH] = {"flamegraph", {"svg"}, {".svg"}, flamegraph_write,
+			       "an interactive flame graph"},
+	[EXPORT_PPROF] = {"pprof", {NULL}, {".pb.gz", ".pprof"}, pprof_write,
+			  "gzipped profile.proto"},
+	[EXPORT_PSTATS] = {"pstats", {NULL}, {".prof", ".pstats"}, pstats_write,
+			   "cProfile's format"},
+	[EXPORT_HEATMAP] = {"heatmap", {NULL}, {".html", ".htm"}, heatmap_write,
+			    "the source, lines shaded"},
+	[EXPORT_GECKO] = {"gecko", {"firefox"}, {".gecko.json"}, write_gecko,
+			  "the Firefox Profiler's"},
 };
 #define NALIASES (sizeof FORMATS[0].aliases / sizeof FORMATS[0].aliases[0])
 #define NEXTS (sizeof FORMATS[0].exts / sizeof FORMATS[0].exts[0])
@@ -97,6 +104,23 @@ export_format_list(void)
 						FORMATS[i].name);
 	}
 	return list;
+}
+
+size_t
+export_formats_help(char *buf, size_t len, const char *indent)
+{
+	size_t n = 0;
+	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++) {
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s (", indent,
+				      FORMATS[i].name);
+		for (size_t j = 0; j < NEXTS && FORMATS[i].exts[j]; j++)
+			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
+					      j ? ", " : "", FORMATS[i].exts[j]);
+		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s): %s\n",
+				      i == EXPORT_COLLAPSED ? ", any other name" : "",
+				      FORMATS[i].about);
+	}
+	return n;
 }
 
 const char *

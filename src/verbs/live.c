@@ -31,7 +31,8 @@ live_print_help(void)
 	       "  -d, --duration SECONDS   stop sampling after SECONDS\n"
 	       "      --theme NAME|PATH    colour theme (default, light, mono, high-contrast)\n"
 	       "      --no-color           no colours (also when NO_COLOR is set)\n"
-	       "      --output FILE        where a started COMMAND's output goes (default /dev/null)\n"
+	       "      --output FILE        where a started COMMAND's output goes\n"
+	       "                           (default /dev/null)\n"
 	       "      --no-subprocesses    sample the process alone (by default its Python\n"
 	       "                           descendants are followed too, as they appear, also\n"
 	       "                           under a PID that is not Python: a shell, tini)\n"
@@ -41,11 +42,12 @@ live_print_help(void)
 	       "      --native             also each thread's native (C) frames, in order with\n"
 	       "                           its Python ones (a running thread's from the\n"
 	       "                           kernel's perf sample, which the target pays for)\n"
-	       "      --export-dir DIR     where the e key writes profiles (default: current directory)\n"
+	       "      --export-dir DIR     where the e key writes profiles (default: the working\n"
+	       "                           directory)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
 	       "      --limit N            batch: rows per table (default 25)\n"
-	       "      --tree               batch: print the call tree (indented) instead of the table\n"
+	       "      --tree               batch: print the call tree (indented), not the table\n"
 	       "      --threshold PCT      batch --tree: fold children below PCT%% (default 1)\n"
 	       "  -h, --help               show this help and exit\n"
 	       "  -V, --version            show the version and exit\n"
@@ -184,8 +186,10 @@ live_parse(int argc, char **argv, struct live_options *o)
 			return r;
 	}
 	/* A mistyped verb ("tachyon-top dupm") must not be run as a program. */
+	char hint[160];
+	snprintf(hint, sizeof hint, "verbs: %s; ", verbs_names());
 	int bad = cli_pid_or_command(NULL, argc, argv, optind, o->session.pid,
-				     "unknown verb or argument", "verbs: dump, record, bench, info; ",
+				     "unknown verb or argument", hint,
 				     &o->session.command);
 	if (bad)
 		return bad;

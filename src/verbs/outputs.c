@@ -68,23 +68,23 @@ outputs_have(const struct outputs *os, enum export_format f)
 const char *
 outputs_help(bool recordings)
 {
-	return recordings
-	? "  -o, --output FILE      where to write the profile; repeat it to write several\n"
-	  "                         formats from one session (-o p.svg -o p.pb.gz)\n"
-	  "  -f, --format FORMAT    flamegraph (interactive SVG), pprof (gzipped\n"
-	  "                         profile.proto), speedscope (JSON), pstats (Python's\n"
-	  "                         pstats), heatmap (HTML: the source, lines shaded by\n"
-	  "                         samples), gecko (the Firefox Profiler's JSON: every\n"
-	  "                         thread's samples in time), collapsed (folded stacks)\n"
-	  "                         or binary (every sample, for `tachyon-top replay`,\n"
-	  "                         written as it goes); default by the file's name: .svg\n"
-	  "                         flamegraph, .pb.gz or .pprof pprof, .gecko.json gecko,\n"
-	  "                         .json speedscope, .prof or .pstats pstats, .html\n"
-	  "                         heatmap, .ttrec binary, else collapsed\n"
-	: "  -o, --output FILE      where to write the profile; repeat it to write several\n"
-	  "                         formats (-o p.svg -o p.pb.gz)\n"
-	  "  -f, --format FORMAT    flamegraph, pprof, speedscope, pstats, heatmap, gecko\n"
-	  "                         or collapsed; default by the file's name as for record\n";
+	/* made once per kind, from the format table */
+	static char texts[2][2048];
+	char *t = texts[recordings];
+	if (t[0])
+		return t;
+	size_t len = sizeof texts[0], n;
+	n = (size_t)snprintf(t, len,
+			     "  -o, --output FILE      where to write the profile; repeat it to write several\n"
+			     "                         formats%s (-o p.svg -o p.pb.gz)\n"
+			     "  -f, --format FORMAT    the format, else the one the file's name asks for:\n",
+			     recordings ? " from one session" : "");
+	n += export_formats_help(t + n, n < len ? len - n : 0, "                           ");
+	if (recordings && n < len)
+		snprintf(t + n, len - n,
+			 "                           binary (%s): every sample, written as it goes,\n"
+			 "                             for `tachyon-top replay`\n", BINREC_EXTENSION);
+	return t;
 }
 
 void

@@ -12,8 +12,8 @@
 static const struct verb VERBS[] = {
 	{"dump", dump_main, "dump -p PID [--json]", "print the Python stack of every thread once"},
 	{"record", record_main, "record -o FILE -- CMD",
-	 "run CMD and write its profile (SVG, pprof, speedscope,\n"
-	 "collapsed); or record -p PID -o FILE"},
+	 "run CMD and write its profile (a flame graph, pprof,\n"
+	 "...: record --help); or record -p PID -o FILE"},
 	{"replay", replay_main, "replay FILE -o OUTPUT", "write a recording's profile in any format"},
 	{"bench", bench_main, "bench -p PID [-d S]",
 	 "sample as fast as possible and report engine figures"},
@@ -28,6 +28,17 @@ verb_find(const char *name)
 		if (strcmp(VERBS[i].name, name) == 0)
 			return &VERBS[i];
 	return NULL;
+}
+
+const char *
+verbs_names(void)
+{
+	static char names[128];
+	if (!names[0])
+		for (size_t i = 0, n = 0; i < NVERBS && n < sizeof names; i++)
+			n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
+					      VERBS[i].name);
+	return names;
 }
 
 void

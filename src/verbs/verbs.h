@@ -15,6 +15,8 @@ struct verb {
 
 /* The verb named name, or NULL. */
 const struct verb *verb_find(const char *name);
+/* "dump, record, ...": their names, for messages. */
+const char *verbs_names(void);
 /* The table as --help's "Verbs:" section lists it. */
 void verbs_print_help(FILE *f);
 
