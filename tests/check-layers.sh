@@ -95,7 +95,7 @@ else
 	status=1
 fi
 # nor asks for one: the readers are the session's (session_start), not a view's
-asks=$(grep -n -E '\b(session_watch_[a-z_]*|taskwatch_start[a-z_]*|kwatch_start|sampler_start|follow_start)[ \t]*\(' ui/*.c ui/*.h 2>/dev/null)
+asks=$(grep -n -E '\b(session_watch_[a-z_]*|taskwatch_start[a-z_]*|waitwatch_start|sampler_start|follow_start)[ \t]*\(' ui/*.c ui/*.h 2>/dev/null)
 if [ -z "$asks" ]; then
 	echo "ok 4 - ui/ starts no reader through another layer (the session starts them)"
 else

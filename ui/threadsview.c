@@ -8,7 +8,7 @@
 #include "clock.h"
 #include "frameview.h"
 #include "grow.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "sanitize.h"
 #include "theme.h"
 #include "threadsview.h"
@@ -58,12 +58,12 @@ threads_shown(const struct ui *u, uint32_t i)
 }
 
 /* The kernel's view of the thread of slot i, or NULL (running, unknown). */
-static const struct kwatch_entry *
+static const struct waitwatch_entry *
 thread_kwait(const struct ui *u, uint32_t i)
 {
 	const struct thread_slot *ts = procset_slot(&u->s->sampler.procs, i);
 	/* A thread no task is known to be has no kernel state: never another's. */
-	return ts->tid_unknown ? NULL : kwatch_find(u->kw, ts->native_tid);
+	return ts->tid_unknown ? NULL : waitwatch_find(u->kw, ts->native_tid);
 }
 
 static enum thread_now
@@ -235,10 +235,10 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	/* Where the thread is now: its innermost function and state, and
 	 * for a thread blocked in the kernel, the call and its object
 	 * (cut to fit; the whole text is in the title when selected). */
-	const struct kwatch_entry *kw = thread_gone(u, i) ? NULL : thread_kwait(u, i);
+	const struct waitwatch_entry *kw = thread_gone(u, i) ? NULL : thread_kwait(u, i);
 	char kbuf[2 * KWAIT_OBJECT_MAX] = "";
 	if (kw)
-		kwait_format_short(&kw->info, kwatch_seconds(kw, now), kbuf, sizeof kbuf);
+		kwait_format_short(&kw->info, waitwatch_seconds(kw, now), kbuf, sizeof kbuf);
 	int32_t line = -1;
 	uint32_t f = agg_innermost_python_func(&u->agg, t->last_stack, &line);
 	if (f != UINT32_MAX)
@@ -319,9 +319,9 @@ panel_order(const struct ui *u, uint32_t **out)
 	for (uint32_t i = 0; i < u->agg.nthreads; i++) {
 		if (!threads_shown(u, i))
 			continue;
-		const struct kwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
+		const struct waitwatch_entry *e = u->sort_blocked ? thread_kwait(u, i) : NULL;
 		r[n].slot = i;
-		r[n].blocked = e ? kwatch_seconds(e, now) : -1;
+		r[n].blocked = e ? waitwatch_seconds(e, now) : -1;
 		n++;
 	}
 	if (u->sort_blocked)
@@ -388,10 +388,10 @@ threads_panel_draw(struct ui *u, int y, int height)
 		snprintf(more, sizeof more, "  +%u more", hidden);
 	draw_bar(y, theme_attr(ROLE_BORDER));
 	/* One thread shown: the full text of what it waits for. */
-	const struct kwatch_entry *sel_kw = u->slot >= 0 ? thread_kwait(u, (uint32_t)u->slot) : NULL;
+	const struct waitwatch_entry *sel_kw = u->slot >= 0 ? thread_kwait(u, (uint32_t)u->slot) : NULL;
 	if (sel_kw) {
 		char full[2 * KWAIT_OBJECT_MAX], title[2 * KWAIT_OBJECT_MAX + 64];
-		kwait_format(&sel_kw->info, kwatch_seconds(sel_kw, now), full, sizeof full);
+		kwait_format(&sel_kw->info, waitwatch_seconds(sel_kw, now), full, sizeof full);
 		snprintf(title, sizeof title, " Threads%s  %llu: %s ", more,
 			 (unsigned long long)sel_kw->tid, full);
 		draw_text(y, 0, COLS, title, theme_attr(ROLE_BORDER));
@@ -551,12 +551,12 @@ build_rows(struct ui *u)
 		*s = (struct sort_key){.slot = i, .secondary = thread_busy(u, i, true),
 				       .tid = procset_slot(&u->s->sampler.procs, i)->native_tid,
 				       .name = thread_name(u, i)};
-		const struct kwatch_entry *kw;
+		const struct waitwatch_entry *kw;
 		switch (t->sort) {
 		case BY_BUSY: s->primary = (double)thread_busy(u, i, false); break;
 		case BY_BLOCKED:
 			kw = thread_kwait(u, i);
-			s->primary = kw ? kwatch_seconds(kw, now) : -1;
+			s->primary = kw ? waitwatch_seconds(kw, now) : -1;
 			break;
 		case BY_GIL: s->primary = ui_pct(a->gil[sc], a->samples[sc]); break;
 		case BY_CPU: s->primary = ui_pct(a->on_cpu[sc], a->samples[sc]); break;

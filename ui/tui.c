@@ -220,7 +220,7 @@ check_finished(struct ui *u)
 	sampler_stop(&u->s->sampler);
 	drain(u);
 	/* A process that is gone waits for nothing. */
-	free(kwatch_take(u->s->kwatch));
+	free(waitwatch_take(u->s->waitwatch));
 	free(u->kw);
 	u->kw = NULL;
 	/* Nothing more arrives: the whole session is what there is to see,
@@ -380,7 +380,7 @@ advance(struct ui *u)
 			procs_note_changes(u);
 		}
 		/* The kernel watcher's newest look, a few times a second. */
-		struct kwatch_snapshot *kw = kwatch_take(u->s->kwatch);
+		struct waitwatch_snapshot *kw = waitwatch_take(u->s->waitwatch);
 		if (kw) {
 			free(u->kw);
 			u->kw = kw;

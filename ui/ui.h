@@ -12,7 +12,7 @@
 
 #include "aggregate.h"
 #include "draw.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "liveopts.h"
 #include "session.h"
 #include "treeviews.h"
@@ -59,7 +59,7 @@ struct ui {
 	bool message_is_error;
 
 	/* the kernel's view of the threads (owned; NULL until the first) */
-	struct kwatch_snapshot *kw;
+	struct waitwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
 	/* each view's own state, in its own file */
 	struct table_ui *table;       /* the function table and the detail (tableview.c) */

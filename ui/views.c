@@ -14,7 +14,7 @@
 
 #include "baseline.h"
 #include "clock.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "sanitize.h"
 #include "tasksview.h"
 #include "theme.h"

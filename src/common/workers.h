@@ -14,7 +14,7 @@ int worker_start(pthread_t *t, void *(*fn)(void *), void *arg);
 void worker_cond_init(pthread_cond_t *c);
 
 /* A thread of our own that works in passes and sleeps between them (the
- * watchers: follow, kwatch, taskwatch, framewatch): its lock, the
+ * watchers: follow, waitwatch, taskwatch, framewatch): its lock, the
  * condition it sleeps on, and stop (set under the lock, read anywhere). */
 struct worker {
 	pthread_t thread;

@@ -8,7 +8,7 @@
 #include "clock.h"
 #include "procset.h"
 #include "proc/tidmap.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* Most processes one session follows at once (ended ones give their entry
  * to new ones: see procset.h); records carry 16 bits, and 0xffff is the
@@ -157,7 +157,7 @@ procset_add(struct procset *ps, const struct target *t, pid_t ppid, bool root,
 		p->ns_pid = 0;
 	snprintf(p->version, sizeof p->version, "%s", t->layout.version_str);
 	if (t->pid > 0)
-		taskinfo_cmdline(t->pid, p->cmdline, sizeof p->cmdline);
+		procstat_cmdline(t->pid, p->cmdline, sizeof p->cmdline);
 	atomic_init(&p->cmd, p->cmdline);
 	atomic_init(&p->state, PROC_LIVE);
 	p->start_ns = now;
@@ -225,7 +225,7 @@ procset_add_unsampled(struct procset *ps, pid_t pid, pid_t ppid, bool root, enum
 	snprintf(p->version, sizeof p->version, how == PROC_OTHER ? "-" : "?");
 	snprintf(p->note, sizeof p->note, "%s", why);
 	if (pid > 0)
-		taskinfo_cmdline(pid, p->cmdline, sizeof p->cmdline);
+		procstat_cmdline(pid, p->cmdline, sizeof p->cmdline);
 	atomic_init(&p->cmd, p->cmdline);
 	atomic_init(&p->state, how);
 	p->start_ns = now;
@@ -338,7 +338,7 @@ procset_refresh_cmdline(struct procset *ps, uint32_t index)
 	struct proc_info *p = procset_at(ps, index);
 	if (atomic_load_explicit(&p->cmd, memory_order_relaxed) != p->cmdline)
 		return;
-	taskinfo_cmdline(p->pid, p->cmdline_late, sizeof p->cmdline_late);
+	procstat_cmdline(p->pid, p->cmdline_late, sizeof p->cmdline_late);
 	if (p->cmdline_late[0] && strcmp(p->cmdline_late, p->cmdline) != 0)
 		atomic_store_explicit(&p->cmd, p->cmdline_late, memory_order_release);
 }

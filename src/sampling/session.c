@@ -15,7 +15,7 @@
 #include "fdlimit.h"
 #include "grow.h"
 #include "session.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* How long a started command has to become an attachable Python process
  * (it may be a wrapper that execs python, or load libpython late). */
@@ -220,7 +220,7 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 		return st;
 	}
 	s->pid = pid;
-	taskinfo_cmdline(pid, s->cmdline, sizeof s->cmdline);
+	procstat_cmdline(pid, s->cmdline, sizeof s->cmdline);
 	struct sampler_config cfg;
 	if (o->config)
 		cfg = *o->config;
@@ -240,9 +240,9 @@ session_start(struct session *s, const struct session_options *o, struct tt_erro
 	s->sampling = true;
 	/* The kernel's view is extra: without it the session goes on. */
 	struct tt_error kerr;
-	if (o->kernel_waits && kwatch_start(&s->kwatch, s->pid, cfg.follow ? followed_pids : NULL,
+	if (o->kernel_waits && waitwatch_start(&s->waitwatch, s->pid, cfg.follow ? followed_pids : NULL,
 				      &s->sampler.procs, &kerr) != TT_OK)
-		s->kwatch = NULL;
+		s->waitwatch = NULL;
 	/* The tasks likewise; read from the start, a task's stuck time counts
 	 * from attach, not from when a view first shows it. */
 	struct tt_error terr;
@@ -300,8 +300,8 @@ session_describe_exit(const struct session *s, char *buf, size_t len)
 void
 session_end(struct session *s)
 {
-	kwatch_free(s->kwatch);
-	s->kwatch = NULL;
+	waitwatch_free(s->waitwatch);
+	s->waitwatch = NULL;
 	framewatch_stop(&s->frames);
 	if (s->watching_tasks) {
 		taskwatch_stop(&s->tasks);

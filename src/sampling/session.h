@@ -9,7 +9,7 @@
 
 #include "error.h"
 #include "framewatch.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "sampler.h"
 #include "target.h"
 #include "taskwatch.h"
@@ -24,7 +24,7 @@ struct session_options {
 	bool no_subprocesses;      /* sample the process alone, not its descendants */
 	bool async_aware;          /* --async: task stacks on their await chains */
 	bool native;               /* --native: native frames with the Python ones */
-	bool kernel_waits;         /* watch what threads wait for in the kernel (kwatch) */
+	bool kernel_waits;         /* watch what threads wait for in the kernel (waitwatch) */
 	uint64_t tasks_every_ns;   /* read the asyncio tasks of every followed process this
 				      often from the start, on a thread of their own (0: not) */
 	bool frame_inspector;      /* a reader of one thread's frames and locals, idle
@@ -45,7 +45,7 @@ struct session {
 	int child_status;          /* wait status once exited */
 	char cmdline[512];         /* the target's command line (raw) */
 	double rate_hz;
-	struct kwatch *kwatch;       /* what threads wait for in the kernel, or NULL */
+	struct waitwatch *waitwatch;       /* what threads wait for in the kernel, or NULL */
 	struct taskwatch tasks;      /* the followed processes' asyncio tasks, once watching_tasks */
 	bool watching_tasks;
 	char tasks_error[384];       /* why they are not read, when asked for ("" if they are) */

@@ -15,7 +15,7 @@
 #include "mem/elffile.h"
 #include "mem/procmaps.h"
 #include "target.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* A root that is not Python: how many of its descendants are looked at
  * for a Python one (a container's tree, not a whole host's). */
@@ -495,12 +495,12 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 		return st;
 	/* An exited, unreaped process (a zombie) has no mappings left: it is
 	 * gone, not "not Python". */
-	if (taskinfo_process_exited(pid))
+	if (procstat_process_exited(pid))
 		return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 	struct proc_maps maps;
 	st = procmaps_read(pid, &maps, err);
 	if (st != TT_OK) {
-		if (taskinfo_process_exited(pid))
+		if (procstat_process_exited(pid))
 			return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 		return st;
 	}
@@ -511,7 +511,7 @@ target_attach(struct target *t, pid_t pid, struct tt_error *err)
 	procmaps_free(&maps);
 	if (st == TT_OK)
 		return TT_OK;
-	if ((first.status == TT_ENOPROC && !remote_pid_alive(pid)) || taskinfo_process_exited(pid))
+	if ((first.status == TT_ENOPROC && !remote_pid_alive(pid)) || procstat_process_exited(pid))
 		return tt_fail(err, TT_ENOPROC, ESRCH, "process %d has exited", (int)pid);
 	if (first.status != TT_ENOTPY && first.status != TT_OK) {
 		*err = first;

@@ -12,7 +12,7 @@
 #include "cli.h"
 #include "clock.h"
 #include "draw.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "sanitize.h"
 
 
@@ -199,14 +199,14 @@ thread_name(const struct thread_slot *ts, char *out, size_t len)
 /* Each thread and what it waits for in the kernel (the watcher's newest
  * look; kept in *kw, which this owns). */
 static void
-print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot **kw)
+print_threads(struct session *s, struct aggregate *agg, struct waitwatch_snapshot **kw)
 {
-	struct kwatch_snapshot *fresh = kwatch_take(s->kwatch);
+	struct waitwatch_snapshot *fresh = waitwatch_take(s->waitwatch);
 	if (fresh) {
 		free(*kw);
 		*kw = fresh;
 	}
-	if (!s->kwatch)
+	if (!s->waitwatch)
 		return;
 	const struct appendlog *slots = s->sampler.procs.threads.log;
 	uint64_t now = clock_now_ns();
@@ -229,9 +229,9 @@ print_threads(struct session *s, struct aggregate *agg, struct kwatch_snapshot *
 		const struct thread_slot *ts = appendlog_at(slots, i);
 		char safe_name[128], raw[2 * KWAIT_OBJECT_MAX], safe[4 * KWAIT_OBJECT_MAX];
 		thread_name(ts, safe_name, sizeof safe_name);
-		const struct kwatch_entry *e = ts->tid_unknown ? NULL : kwatch_find(*kw, ts->native_tid);
+		const struct waitwatch_entry *e = ts->tid_unknown ? NULL : waitwatch_find(*kw, ts->native_tid);
 		if (e)
-			kwait_format(&e->info, kwatch_seconds(e, now), raw, sizeof raw);
+			kwait_format(&e->info, waitwatch_seconds(e, now), raw, sizeof raw);
 		else
 			snprintf(raw, sizeof raw, ts->tid_unknown ? "? (no task of the process is this "
 								     "thread)" : "-");
@@ -259,7 +259,7 @@ batch_run(const struct live_options *o)
 	struct agg_table table = {0};
 	uint64_t delay = (uint64_t)(o->delay_s * 1e9), next = start + delay;
 	long printed = 0;
-	struct kwatch_snapshot *kw = NULL;
+	struct waitwatch_snapshot *kw = NULL;
 	while (!session_stop_signal() && sampler_end_state(&s.sampler) == SAMPLER_RUNNING) {
 		struct pollfd pfd = {.fd = s.sampler.wake_fd, .events = POLLIN};
 		poll(&pfd, 1, 20);

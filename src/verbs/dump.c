@@ -23,7 +23,7 @@
 #include "waits/owners.h"
 #include "sanitize.h"
 #include "proc/schedclock.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 #include "walk/threadnames.h"
 #include "target.h"
 #include "proc/tidmap.h"
@@ -369,7 +369,7 @@ core_or_live_name(const struct kernel_view *kv, const struct target *t,
 		if (th->status & TT_THREAD_MAIN)
 			snprintf(comm, len, "%s", kv->core->fname);
 	} else if (!th->tid_unknown) {
-		taskinfo_comm(t->pid, (long)th->native_tid, comm, len);
+		procstat_comm(t->pid, (long)th->native_tid, comm, len);
 	}
 }
 
@@ -387,7 +387,7 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 		printf("Core %s of process %d: %s\nPython %s (%s)\n", path, (int)kv->core->pid, safe,
 		       t->layout.version_str, t->binary);
 	}
-	taskinfo_cmdline(t->pid, cmd, sizeof cmd);
+	procstat_cmdline(t->pid, cmd, sizeof cmd);
 	sanitize_for_terminal(cmd, safe, sizeof safe);
 	/* In a container, its pid there too: what its own logs say. */
 	uint64_t ns_pid;
@@ -596,7 +596,7 @@ print_json(const struct unwinder *u, const struct tt_sample *s, const struct ker
 	}
 	if (ppid >= 0) {
 		char cmd[4096];
-		taskinfo_cmdline(t->pid, cmd, sizeof cmd);
+		procstat_cmdline(t->pid, cmd, sizeof cmd);
 		jsonw_i64(&w, "ppid", ppid);
 		jsonw_string(&w, "cmdline", cmd);
 	}

@@ -20,7 +20,7 @@
 #include "record.h"
 #include "samplelog.h"
 #include "session.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* A command we started: how it ended is the last line, and our exit
  * status: its own exit code, or 128 + the signal that killed it; if we
@@ -357,7 +357,7 @@ record_finish(struct record_args *a, struct record_run *r)
 
 	int rc = 0;
 	char cmdline[512];
-	taskinfo_cmdline(session->pid, cmdline, sizeof cmdline);
+	procstat_cmdline(session->pid, cmdline, sizeof cmdline);
 	if (!cmdline[0])  /* it has exited: the line read at the start */
 		snprintf(cmdline, sizeof cmdline, "%s", session->cmdline);
 	struct binrec_progress progress = {

@@ -15,7 +15,7 @@
 #include "clock.h"
 #include "mem/remote.h"
 #include "sanitize.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* The iovec arrays live in thread-local storage rather than in a 32 KB
  * stack frame: every call would otherwise touch stack pages far from the
@@ -42,7 +42,7 @@ remote_permission_error(pid_t pid, int e, struct tt_error *err)
 {
 	char why[900], raw[64], comm[256];
 	access_explain(pid, why, sizeof why);
-	taskinfo_comm(pid, pid, raw, sizeof raw);
+	procstat_comm(pid, pid, raw, sizeof raw);
 	sanitize_for_terminal(raw, comm, sizeof comm);
 	return tt_fail(err, TT_EPERM, e, "permission denied reading process %d (%s): %s", (int)pid,
 		       comm, why);

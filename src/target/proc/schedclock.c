@@ -12,7 +12,7 @@
 #include "grow.h"
 #include "readfile.h"
 #include "proc/schedclock.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* An offset older than this is learnt again: it drifts by the time the
  * hypervisor steals from its CPU, a few percent of a second per second on
@@ -206,7 +206,7 @@ schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid, const char 
 	int cpu = -1;
 	uint64_t then = 0;
 	for (int i = 0; i < 2; i++) {
-		int before = taskinfo_last_cpu(pid, tid);
+		int before = procstat_last_cpu(pid, tid);
 		if (!read_exec_start(path, &then))
 			return unknown(why, "no scheduler clock reading for the thread (its sched "
 					    "file unreadable: gone, or a kernel without it)");
@@ -215,7 +215,7 @@ schedclock_since_last_ran(struct schedclock *c, pid_t pid, long tid, const char 
 		if (then == 0)
 			return unknown(why, "the kernel keeps no last-run time for the thread "
 					    "(moved to another CPU and not run since)");
-		cpu = taskinfo_last_cpu(pid, tid);
+		cpu = procstat_last_cpu(pid, tid);
 		if (before == cpu)
 			break;
 		cpu = -1;

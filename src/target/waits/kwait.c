@@ -14,7 +14,7 @@
 #include "waits/kwait.h"
 #include "waits/owners.h"
 #include "readfile.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 #include "waits/unixdiag.h"
 
 /* A network table larger than this is not read (a server with hundreds of
@@ -691,7 +691,7 @@ peer_process(struct kwait_reader *r, enum owner_kind kind, unsigned long inode, 
 	for (size_t i = 0; i < n; i++)
 		others += found[i].pid != found[pick].pid;
 	peer->more = others;
-	taskinfo_cmdline(found[pick].pid, peer->cmd, sizeof peer->cmd);
+	procstat_cmdline(found[pick].pid, peer->cmd, sizeof peer->cmd);
 }
 
 /* A TCP socket's other end on this machine: the row of the same table with
@@ -875,7 +875,7 @@ kwait_read_thread(struct kwait_reader *r, long tid, struct kwait_info *info)
 	    call.state != KWAIT_SYSCALL)
 		return false;
 	/* Runnable but preempted inside a call is not waiting for anything. */
-	if (taskinfo_cpu_state(r->pid, tid) == TASK_CPU_RUNNING)
+	if (procstat_cpu_state(r->pid, tid) == RUN_STATE_RUNNING)
 		return false;
 	info->blocked = true;
 	info->nr = call.nr;

@@ -15,7 +15,7 @@ refresh_name(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	if (tc->tid_unknown)
 		return;
 	w->c.proc_reads++;
-	taskinfo_comm(w->t->pid, (long)tc->native_tid, name, sizeof name);
+	procstat_comm(w->t->pid, (long)tc->native_tid, name, sizeof name);
 	if (!name[0])
 		return;
 	threadslots_set_name(w->slots, tc->slot, name, now - w->epoch_ns);
@@ -100,17 +100,17 @@ sw_refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 		if (tc->stat_fd >= 0)
 			w->open_fds++;
 	}
-	enum task_cpu cpu;
+	enum run_state cpu;
 	if (tc->stat_fd >= 0) {
 		n = pread(tc->stat_fd, buf, sizeof buf - 1, 0);
-		cpu = n > 0 ? taskinfo_parse_stat(buf, (size_t)n) : TASK_CPU_UNKNOWN;
+		cpu = n > 0 ? procstat_parse_stat(buf, (size_t)n) : RUN_STATE_UNKNOWN;
 	} else {
-		cpu = taskinfo_cpu_state(w->t->pid, (long)tc->native_tid);
+		cpu = procstat_cpu_state(w->t->pid, (long)tc->native_tid);
 	}
 	tc->sticky &= ~(uint32_t)(TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
-	if (cpu == TASK_CPU_RUNNING)
+	if (cpu == RUN_STATE_RUNNING)
 		tc->sticky |= TT_THREAD_ON_CPU;
-	else if (cpu == TASK_CPU_UNKNOWN)
+	else if (cpu == RUN_STATE_UNKNOWN)
 		tc->sticky |= TT_THREAD_CPU_UNKNOWN;
 }
 

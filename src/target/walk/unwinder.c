@@ -7,7 +7,7 @@
 #include "bytes.h"
 #include "cycle.h"
 #include "grow.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 #include "walk/unwinder.h"
 
 tt_status
@@ -318,10 +318,10 @@ resolve_threads(struct unwinder *u, struct tt_sample *s, bool only_thread)
 			th->native_tid = ours;
 		if (!(u->flags & UNWIND_CPU_STATE))
 			continue;
-		switch (th->tid_unknown ? TASK_CPU_UNKNOWN : taskinfo_cpu_state(pid, (long)ours)) {
-		case TASK_CPU_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
-		case TASK_CPU_IDLE: break;
-		case TASK_CPU_UNKNOWN: th->status |= TT_THREAD_CPU_UNKNOWN; break;
+		switch (th->tid_unknown ? RUN_STATE_UNKNOWN : procstat_cpu_state(pid, (long)ours)) {
+		case RUN_STATE_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
+		case RUN_STATE_IDLE: break;
+		case RUN_STATE_UNKNOWN: th->status |= TT_THREAD_CPU_UNKNOWN; break;
 		}
 	}
 	for (uint32_t i = 0; i < s->nthreads && pid <= 0; i++)

@@ -23,7 +23,7 @@
 #include "idindex.h"
 #include "walk/stackwalk.h"
 #include "proc/tidmap.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 #include "walk/threadnames.h"
 #include "walk/unwinder.h"
 

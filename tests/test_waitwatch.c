@@ -1,7 +1,7 @@
 /* The kernel watcher on a real process (this one): a thread blocked in
  * read() on a pipe is seen as such, its duration grows between looks, and
  * snapshots handed to a consumer thread are whole (also run under
- * ThreadSanitizer as test_kwatch_tsan). Given a tree to follow (here our
+ * ThreadSanitizer as test_waitwatch_tsan). Given a tree to follow (here our
  * descendants, by their children files), a grandchild blocked in read() is
  * seen too, and not without one. */
 #include "config.h"
@@ -21,7 +21,7 @@
 #include "clock.h"
 #include "proc/discover.h"
 #include "grow.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "tap.h"
 
 static int pipe_fds[2];
@@ -64,20 +64,20 @@ watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_
 	   bool *poller_seen)
 {
 	struct tt_error err;
-	struct kwatch *kw;
+	struct waitwatch *kw;
 	*others = 0;
 	*grandchild = *child_seen = *poller_seen = false;
-	if (kwatch_start(&kw, getpid(), follow ? descendants : NULL, NULL, &err) != TT_OK)
+	if (waitwatch_start(&kw, getpid(), follow ? descendants : NULL, NULL, &err) != TT_OK)
 		return;
 	uint64_t end = clock_now_ns() + 2000000000ull;
 	int snapshots = 0;
 	while (clock_now_ns() < end && !(*grandchild && *child_seen && *poller_seen) &&
 	       (follow || snapshots < 4)) {
-		struct kwatch_snapshot *s = kwatch_take(kw);
+		struct waitwatch_snapshot *s = waitwatch_take(kw);
 		if (s) {
 			snapshots++;
 			for (uint32_t i = 0; i < s->n; i++) {
-				const struct kwatch_entry *e = &s->e[i];
+				const struct waitwatch_entry *e = &s->e[i];
 				if (e->pid == getpid()) {
 					if ((long)e->tid == atomic_load(&poller_tid) &&
 					    strstr(e->info.name, "poll"))
@@ -95,7 +95,7 @@ watch_tree(bool follow, pid_t child, int *others, bool *grandchild, bool *child_
 		}
 		usleep(20000);
 	}
-	kwatch_free(kw);
+	waitwatch_free(kw);
 }
 
 /* Blocked in poll(): the watcher reads its fd array from our memory, with
@@ -161,27 +161,27 @@ main(void)
 	while (!atomic_load(&reader_tid))
 		usleep(1000);
 	struct tt_error err;
-	struct kwatch *kw;
-	if (kwatch_start(&kw, getpid(), NULL, NULL, &err) != TT_OK) {
+	struct waitwatch *kw;
+	if (waitwatch_start(&kw, getpid(), NULL, NULL, &err) != TT_OK) {
 		/* Reading our own /proc needs nothing special: this is a bug. */
-		tap_ok(0, "kwatch_start on ourselves: %s", err.msg);
+		tap_ok(0, "waitwatch_start on ourselves: %s", err.msg);
 		return tap_done();
 	}
-	struct kwatch_snapshot *snap = NULL;
+	struct waitwatch_snapshot *snap = NULL;
 	double first = -1, last = -1;
 	int snapshots = 0, seen = 0;
 	bool named = true;
 	uint64_t end = clock_now_ns() + 1500000000ull;
 	while (clock_now_ns() < end) {
-		struct kwatch_snapshot *s = kwatch_take(kw);
+		struct waitwatch_snapshot *s = waitwatch_take(kw);
 		if (s) {
 			free(snap);
 			snap = s;
 			snapshots++;
-			const struct kwatch_entry *e = kwatch_find(snap, (uint64_t)atomic_load(&reader_tid));
+			const struct waitwatch_entry *e = waitwatch_find(snap, (uint64_t)atomic_load(&reader_tid));
 			if (e) {
 				seen++;
-				double secs = kwatch_seconds(e, clock_now_ns());
+				double secs = waitwatch_seconds(e, clock_now_ns());
 				if (first < 0)
 					first = secs;
 				last = secs;
@@ -198,7 +198,7 @@ main(void)
 	tap_ok(seen >= 3 && named, "the reader thread seen %d times, blocked in read on fd %d, a pipe",
 	       seen, pipe_fds[0]);
 	tap_ok(last - first >= 0.5, "its duration grew from %.2f s to %.2f s", first, last);
-	kwatch_free(kw);
+	waitwatch_free(kw);
 	free(snap);
 	if (write(pipe_fds[1], "x", 1) != 1)
 		return 1;

@@ -1,4 +1,4 @@
-/* Unit tests for taskinfo: /proc/PID/task/TID/stat parsing, live states
+/* Unit tests for procstat: /proc/PID/task/TID/stat parsing, live states
  * and thread names. */
 #include "config.h"
 
@@ -13,34 +13,34 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 #include "proc/tidmap.h"
 #include "tap.h"
 
 static const char *
-state_name(enum task_cpu s)
+state_name(enum run_state s)
 {
-	return s == TASK_CPU_RUNNING ? "running" : s == TASK_CPU_IDLE ? "idle" : "unknown";
+	return s == RUN_STATE_RUNNING ? "running" : s == RUN_STATE_IDLE ? "idle" : "unknown";
 }
 
 /* Parse an exactly sized, unterminated heap copy: the parser gets a length
  * and must not need (or read) anything past it. */
-static enum task_cpu
+static enum run_state
 parse_exact(const char *text, size_t len)
 {
 	char *p = malloc(len ? len : 1);
 	if (!p)
 		abort();
 	memcpy(p, text, len);
-	enum task_cpu s = taskinfo_parse_stat(p, len);
+	enum run_state s = procstat_parse_stat(p, len);
 	free(p);
 	return s;
 }
 
 static void
-check_stat(const char *text, enum task_cpu want, const char *what)
+check_stat(const char *text, enum run_state want, const char *what)
 {
-	enum task_cpu got = parse_exact(text, strlen(text));
+	enum run_state got = parse_exact(text, strlen(text));
 	if (got != want)
 		tap_diag("%s: got %s, want %s", what, state_name(got), state_name(want));
 	tap_ok(got == want, "parse_stat: %s is %s", what, state_name(want));
@@ -51,56 +51,56 @@ check_stat(const char *text, enum task_cpu want, const char *what)
 static void
 test_parse(void)
 {
-	check_stat("4321 (python3.15) R" TAIL, TASK_CPU_RUNNING, "a running python3.15");
-	check_stat("123 (a) b) R" TAIL, TASK_CPU_RUNNING, "comm \"a) b\" with ')' and a space");
-	check_stat("123 (evil) S 1 (x) R) R" TAIL, TASK_CPU_RUNNING,
+	check_stat("4321 (python3.15) R" TAIL, RUN_STATE_RUNNING, "a running python3.15");
+	check_stat("123 (a) b) R" TAIL, RUN_STATE_RUNNING, "comm \"a) b\" with ')' and a space");
+	check_stat("123 (evil) S 1 (x) R) R" TAIL, RUN_STATE_RUNNING,
 		   "comm \"evil) S 1 (x) R\" faking a state");
-	check_stat("123 (x) R) S" TAIL, TASK_CPU_IDLE, "comm \"x) R\" that would read as running");
-	check_stat("123 ()) D" TAIL, TASK_CPU_IDLE, "comm \")\"");
-	check_stat("123 (() R" TAIL, TASK_CPU_RUNNING, "comm \"(\"");
-	check_stat("123 () R" TAIL, TASK_CPU_RUNNING, "empty comm");
-	check_stat("123 (a  b   c) R" TAIL, TASK_CPU_RUNNING, "comm with runs of spaces");
-	check_stat("123 (x) R", TASK_CPU_RUNNING, "a line ending right after the state");
+	check_stat("123 (x) R) S" TAIL, RUN_STATE_IDLE, "comm \"x) R\" that would read as running");
+	check_stat("123 ()) D" TAIL, RUN_STATE_IDLE, "comm \")\"");
+	check_stat("123 (() R" TAIL, RUN_STATE_RUNNING, "comm \"(\"");
+	check_stat("123 () R" TAIL, RUN_STATE_RUNNING, "empty comm");
+	check_stat("123 (a  b   c) R" TAIL, RUN_STATE_RUNNING, "comm with runs of spaces");
+	check_stat("123 (x) R", RUN_STATE_RUNNING, "a line ending right after the state");
 	static const char states_idle[] = "SDTtZXIPW";
 	for (const char *c = states_idle; *c; c++) {
 		char line[128];
 		snprintf(line, sizeof line, "77 (worker) %c" TAIL, *c);
 		char what[32];
 		snprintf(what, sizeof what, "state '%c'", *c);
-		check_stat(line, TASK_CPU_IDLE, what);
+		check_stat(line, RUN_STATE_IDLE, what);
 	}
 
-	check_stat("", TASK_CPU_UNKNOWN, "empty text");
-	check_stat("garbage", TASK_CPU_UNKNOWN, "garbage");
-	check_stat("123 python3 R 1 2 3", TASK_CPU_UNKNOWN, "a line without parentheses");
-	check_stat("123 (python3", TASK_CPU_UNKNOWN, "a line cut inside comm");
-	check_stat("123 (x)", TASK_CPU_UNKNOWN, "a line cut after comm");
-	check_stat("123 (x) ", TASK_CPU_UNKNOWN, "a line cut before the state");
-	check_stat("123 (x)R 1 2", TASK_CPU_UNKNOWN, "no space before the state");
-	check_stat("123 (x)  R 1 2", TASK_CPU_UNKNOWN, "two spaces before the state");
-	check_stat("123 (x)_R 1 2", TASK_CPU_UNKNOWN, "another byte where the space belongs");
-	check_stat("123 (x) Q 1 2", TASK_CPU_UNKNOWN, "an unknown state letter");
-	check_stat("123 (x) r 1 2", TASK_CPU_UNKNOWN, "lower-case 'r'");
-	check_stat(")", TASK_CPU_UNKNOWN, "a lone ')'");
-	check_stat(") ", TASK_CPU_UNKNOWN, "a lone ') '");
-	check_stat(") R", TASK_CPU_RUNNING, "the shortest parsable text ') R'");
+	check_stat("", RUN_STATE_UNKNOWN, "empty text");
+	check_stat("garbage", RUN_STATE_UNKNOWN, "garbage");
+	check_stat("123 python3 R 1 2 3", RUN_STATE_UNKNOWN, "a line without parentheses");
+	check_stat("123 (python3", RUN_STATE_UNKNOWN, "a line cut inside comm");
+	check_stat("123 (x)", RUN_STATE_UNKNOWN, "a line cut after comm");
+	check_stat("123 (x) ", RUN_STATE_UNKNOWN, "a line cut before the state");
+	check_stat("123 (x)R 1 2", RUN_STATE_UNKNOWN, "no space before the state");
+	check_stat("123 (x)  R 1 2", RUN_STATE_UNKNOWN, "two spaces before the state");
+	check_stat("123 (x)_R 1 2", RUN_STATE_UNKNOWN, "another byte where the space belongs");
+	check_stat("123 (x) Q 1 2", RUN_STATE_UNKNOWN, "an unknown state letter");
+	check_stat("123 (x) r 1 2", RUN_STATE_UNKNOWN, "lower-case 'r'");
+	check_stat(")", RUN_STATE_UNKNOWN, "a lone ')'");
+	check_stat(") ", RUN_STATE_UNKNOWN, "a lone ') '");
+	check_stat(") R", RUN_STATE_RUNNING, "the shortest parsable text ') R'");
 
 	/* The length bounds the scan: a later ')' past len is not seen. */
 	static const char two[] = "9 (a) R 1 2 (b) S 3";
-	tap_ok(taskinfo_parse_stat(two, 6) == TASK_CPU_UNKNOWN &&
-	       taskinfo_parse_stat(two, 7) == TASK_CPU_RUNNING &&
-	       taskinfo_parse_stat(two, sizeof two - 1) == TASK_CPU_IDLE,
+	tap_ok(procstat_parse_stat(two, 6) == RUN_STATE_UNKNOWN &&
+	       procstat_parse_stat(two, 7) == RUN_STATE_RUNNING &&
+	       procstat_parse_stat(two, sizeof two - 1) == RUN_STATE_IDLE,
 	       "parse_stat honours len (cut before the state, at it, whole text)");
-	tap_ok(taskinfo_parse_stat("", 0) == TASK_CPU_UNKNOWN && parse_exact("x", 0) == TASK_CPU_UNKNOWN,
+	tap_ok(procstat_parse_stat("", 0) == RUN_STATE_UNKNOWN && parse_exact("x", 0) == RUN_STATE_UNKNOWN,
 	       "parse_stat of zero bytes is unknown");
 
 	/* Every prefix of a real-looking line parses without reading past it. */
 	static const char line[] = "123 (a) b) R" TAIL;
 	bool ok = true;
 	for (size_t k = 0; k < sizeof line; k++) {
-		enum task_cpu s = parse_exact(line, k);
+		enum run_state s = parse_exact(line, k);
 		/* "123 (a) b) R" is 12 bytes; shorter prefixes cannot be sure. */
-		if (k >= 12 ? s != TASK_CPU_RUNNING : s == TASK_CPU_RUNNING)
+		if (k >= 12 ? s != RUN_STATE_RUNNING : s == RUN_STATE_RUNNING)
 			ok = false;
 	}
 	tap_ok(ok, "every prefix of a stat line: unknown (or idle) until the state is in");
@@ -115,12 +115,12 @@ static void
 test_parse_cpu(void)
 {
 	int cpu = -1;
-	bool parsed = taskinfo_parse_stat_cpu(STAT_HEAD "5 0 0 0 0 0\n",
+	bool parsed = procstat_parse_stat_cpu(STAT_HEAD "5 0 0 0 0 0\n",
 					      strlen(STAT_HEAD "5 0 0 0 0 0\n"), &cpu);
 	tap_ok(parsed && cpu == 5,
 	       "parse_stat_cpu: field 39 after a comm holding ')' and numbers (%d)", cpu);
 	cpu = -1;
-	parsed = taskinfo_parse_stat_cpu(STAT_HEAD "127\n", strlen(STAT_HEAD "127\n"), &cpu);
+	parsed = procstat_parse_stat_cpu(STAT_HEAD "127\n", strlen(STAT_HEAD "127\n"), &cpu);
 	tap_ok(parsed && cpu == 127, "parse_stat_cpu: the field last on its line (%d)", cpu);
 	bool ok = true;
 	const char *full = STAT_HEAD "12 0\n";
@@ -129,13 +129,13 @@ test_parse_cpu(void)
 		cpu = -1;
 		char *p = malloc(k ? k : 1);
 		memcpy(p, full, k);
-		if (taskinfo_parse_stat_cpu(p, k, &cpu))
+		if (procstat_parse_stat_cpu(p, k, &cpu))
 			ok = false;
 		free(p);
 	}
 	tap_ok(ok, "parse_stat_cpu: every cut before field 39 has no CPU");
-	tap_ok(!taskinfo_parse_stat_cpu(STAT_HEAD "x1 0\n", strlen(STAT_HEAD "x1 0\n"), &cpu) &&
-		       !taskinfo_parse_stat_cpu(STAT_HEAD "99999999999 0\n",
+	tap_ok(!procstat_parse_stat_cpu(STAT_HEAD "x1 0\n", strlen(STAT_HEAD "x1 0\n"), &cpu) &&
+		       !procstat_parse_stat_cpu(STAT_HEAD "99999999999 0\n",
 						strlen(STAT_HEAD "99999999999 0\n"), &cpu),
 	       "parse_stat_cpu: a malformed or absurd field 39 is refused");
 }
@@ -200,12 +200,12 @@ test_live(void)
 	long tid = (long)gettid();
 
 	spin(20);
-	enum task_cpu s = taskinfo_cpu_state(pid, tid);
-	tap_ok(s == TASK_CPU_RUNNING, "this thread, while spinning, is running (%s)", state_name(s));
+	enum run_state s = procstat_cpu_state(pid, tid);
+	tap_ok(s == RUN_STATE_RUNNING, "this thread, while spinning, is running (%s)", state_name(s));
 
-	tap_ok(taskinfo_cpu_state(pid, 0x3ffffff0) == TASK_CPU_UNKNOWN,
+	tap_ok(procstat_cpu_state(pid, 0x3ffffff0) == RUN_STATE_UNKNOWN,
 	       "a thread that does not exist is unknown");
-	tap_ok(taskinfo_cpu_state(0x3ffffff0, 0x3ffffff0) == TASK_CPU_UNKNOWN,
+	tap_ok(procstat_cpu_state(0x3ffffff0, 0x3ffffff0) == RUN_STATE_UNKNOWN,
 	       "a process that does not exist is unknown");
 
 	/* A thread name with the characters that trip naive parsers. */
@@ -215,32 +215,32 @@ test_live(void)
 	tap_ok(prctl(PR_SET_NAME, name, 0, 0, 0) == 0, "prctl(PR_SET_NAME) works");
 	char buf[64];
 	memset(buf, 'Z', sizeof buf);
-	taskinfo_comm(pid, tid, buf, sizeof buf);
-	tap_ok(strcmp(buf, name) == 0, "taskinfo_comm reads back \"%s\" (got \"%s\")", name, buf);
+	procstat_comm(pid, tid, buf, sizeof buf);
+	tap_ok(strcmp(buf, name) == 0, "procstat_comm reads back \"%s\" (got \"%s\")", name, buf);
 	spin(5);
-	s = taskinfo_cpu_state(pid, tid);
-	tap_ok(s == TASK_CPU_RUNNING, "with that name, this thread still reads as running (%s)",
+	s = procstat_cpu_state(pid, tid);
+	tap_ok(s == RUN_STATE_RUNNING, "with that name, this thread still reads as running (%s)",
 	       state_name(s));
 
 	prctl(PR_SET_NAME, "tt-unit-\xc3\xa9t\xc3\xa9", 0, 0, 0);
-	taskinfo_comm(pid, tid, buf, sizeof buf);
+	procstat_comm(pid, tid, buf, sizeof buf);
 	tap_ok(strcmp(buf, "tt-unit-\xc3\xa9t\xc3\xa9") == 0, "a UTF-8 thread name reads back");
 
 	prctl(PR_SET_NAME, "0123456789abcdefghij", 0, 0, 0);
-	taskinfo_comm(pid, tid, buf, sizeof buf);
+	procstat_comm(pid, tid, buf, sizeof buf);
 	tap_ok(strcmp(buf, "0123456789abcde") == 0,
 	       "a 20-byte name reads back as the kernel's 15 bytes (got \"%s\")", buf);
 
 	char small[5];
 	memset(small, 'Z', sizeof small);
-	taskinfo_comm(pid, tid, small, sizeof small);
+	procstat_comm(pid, tid, small, sizeof small);
 	tap_ok(strcmp(small, "0123") == 0, "a 5-byte buffer gets 4 bytes and a NUL (\"%s\")", small);
 	char one[1] = {'Z'};
-	taskinfo_comm(pid, tid, one, sizeof one);
+	procstat_comm(pid, tid, one, sizeof one);
 	tap_ok(one[0] == '\0', "a 1-byte buffer gets an empty string");
 
 	memset(buf, 'Z', sizeof buf);
-	taskinfo_comm(pid, 0x3ffffff0, buf, sizeof buf);
+	procstat_comm(pid, 0x3ffffff0, buf, sizeof buf);
 	tap_ok(buf[0] == '\0', "the name of a thread that does not exist is \"\"");
 	prctl(PR_SET_NAME, old, 0, 0, 0);
 
@@ -262,30 +262,30 @@ test_live(void)
 		_exit(0);
 	}
 	close(fds[0]);
-	enum task_cpu cs = TASK_CPU_UNKNOWN;
-	for (int i = 0; i < 200 && cs != TASK_CPU_IDLE; i++) {
+	enum run_state cs = RUN_STATE_UNKNOWN;
+	for (int i = 0; i < 200 && cs != RUN_STATE_IDLE; i++) {
 		sleep_ms(10);
-		cs = taskinfo_cpu_state(child, child);
+		cs = procstat_cpu_state(child, child);
 	}
-	tap_ok(cs == TASK_CPU_IDLE, "a child blocked in read() is idle (%s)", state_name(cs));
+	tap_ok(cs == RUN_STATE_IDLE, "a child blocked in read() is idle (%s)", state_name(cs));
 	if (write(fds[1], "x", 1) != 1)
 		abort();
 	int running = 0;
 	for (int i = 0; i < 20; i++) {
 		sleep_ms(10);
-		if (taskinfo_cpu_state(child, child) == TASK_CPU_RUNNING)
+		if (procstat_cpu_state(child, child) == RUN_STATE_RUNNING)
 			running++;
 	}
 	tap_ok(running >= 10, "a spinning child reads as running (%d of 20 samples)", running);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	close(fds[1]);
-	cs = taskinfo_cpu_state(child, child);
-	tap_ok(cs == TASK_CPU_UNKNOWN, "a reaped child is unknown (%s)", state_name(cs));
+	cs = procstat_cpu_state(child, child);
+	tap_ok(cs == RUN_STATE_UNKNOWN, "a reaped child is unknown (%s)", state_name(cs));
 }
 
 /* A child that pins itself to each allowed CPU in turn and blocks there:
- * taskinfo_last_cpu names that CPU. */
+ * procstat_last_cpu names that CPU. */
 static void
 test_last_cpu(void)
 {
@@ -315,8 +315,8 @@ test_last_cpu(void)
 		int got = -1;
 		for (int i = 0; i < 200; i++) {
 			sleep_ms(5);
-			if (taskinfo_cpu_state(child, child) == TASK_CPU_IDLE &&
-			    (got = taskinfo_last_cpu(child, child)) == cpu)
+			if (procstat_cpu_state(child, child) == RUN_STATE_IDLE &&
+			    (got = procstat_last_cpu(child, child)) == cpu)
 				break;
 		}
 		if (got == cpu)
@@ -328,7 +328,7 @@ test_last_cpu(void)
 	}
 	tap_ok(checked > 0 && right == checked,
 	       "last_cpu: a child blocked on each CPU (%d of %d) is seen there", right, checked);
-	tap_ok(taskinfo_last_cpu(getpid(), 0x3ffffff0) == -1, "last_cpu of no such thread is -1");
+	tap_ok(procstat_last_cpu(getpid(), 0x3ffffff0) == -1, "last_cpu of no such thread is -1");
 }
 
 int

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "readfile.h"
-#include "proc/taskinfo.h"
+#include "proc/procstat.h"
 
 /* The last ')' of a stat line: the end of the comm field, which may hold
  * anything. NULL without one. */
@@ -19,35 +19,35 @@ comm_end(const char *text, size_t len)
 	return NULL;
 }
 
-enum task_cpu
-taskinfo_parse_stat(const char *text, size_t len)
+enum run_state
+procstat_parse_stat(const char *text, size_t len)
 {
 	const char *paren = comm_end(text, len);
 	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ')
-		return TASK_CPU_UNKNOWN;
+		return RUN_STATE_UNKNOWN;
 	switch (paren[2]) {
 	case 'R':
-		return TASK_CPU_RUNNING;
+		return RUN_STATE_RUNNING;
 	case 'S': case 'D': case 'T': case 't': case 'Z': case 'X': case 'I': case 'P': case 'W':
-		return TASK_CPU_IDLE;
+		return RUN_STATE_IDLE;
 	default:
-		return TASK_CPU_UNKNOWN;
+		return RUN_STATE_UNKNOWN;
 	}
 }
 
-enum task_cpu
-taskinfo_cpu_state(pid_t pid, long tid)
+enum run_state
+procstat_cpu_state(pid_t pid, long tid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
 	ssize_t n = read_small_file(path, buf, sizeof buf);
 	if (n <= 0)
-		return TASK_CPU_UNKNOWN;
-	return taskinfo_parse_stat(buf, (size_t)n);
+		return RUN_STATE_UNKNOWN;
+	return procstat_parse_stat(buf, (size_t)n);
 }
 
 bool
-taskinfo_parse_stat_cpu(const char *text, size_t len, int *cpu)
+procstat_parse_stat_cpu(const char *text, size_t len, int *cpu)
 {
 	const char *p = comm_end(text, len);
 	if (!p)
@@ -76,17 +76,17 @@ taskinfo_parse_stat_cpu(const char *text, size_t len, int *cpu)
 }
 
 int
-taskinfo_last_cpu(pid_t pid, long tid)
+procstat_last_cpu(pid_t pid, long tid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
 	ssize_t n = read_small_file(path, buf, sizeof buf);
 	int cpu;
-	return n > 0 && taskinfo_parse_stat_cpu(buf, (size_t)n, &cpu) ? cpu : -1;
+	return n > 0 && procstat_parse_stat_cpu(buf, (size_t)n, &cpu) ? cpu : -1;
 }
 
 void
-taskinfo_comm(pid_t pid, long tid, char *buf, size_t len)
+procstat_comm(pid_t pid, long tid, char *buf, size_t len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%ld/comm", (int)pid, tid);
@@ -99,7 +99,7 @@ taskinfo_comm(pid_t pid, long tid, char *buf, size_t len)
 }
 
 void
-taskinfo_cmdline(pid_t pid, char *buf, size_t len)
+procstat_cmdline(pid_t pid, char *buf, size_t len)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
@@ -117,7 +117,7 @@ taskinfo_cmdline(pid_t pid, char *buf, size_t len)
 }
 
 bool
-taskinfo_process_exited(pid_t pid)
+procstat_process_exited(pid_t pid)
 {
 	char path[64], buf[1024];
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);

@@ -12,33 +12,33 @@
 
 #include "clock.h"
 #include "grow.h"
-#include "kwatch.h"
+#include "waitwatch.h"
 #include "waits/owners.h"
 #include "proc/schedclock.h"
 #include "workers.h"
 
 /* One watched process: the watcher's own reader (the sampler's is not shared). */
-struct kwatched {
+struct waitwatched {
 	pid_t pid;
 	struct remote mem;
 	struct kwait_reader *reader;
 	bool seen;                  /* in the tree at this look */
 };
 
-struct kwatch {
+struct waitwatch {
 	pid_t pid;                  /* the root */
-	kwatch_tree_fn *tree;       /* and the processes it lists, or NULL */
+	waitwatch_tree_fn *tree;       /* and the processes it lists, or NULL */
 	void *tree_ctx;
 	pid_t *pids;                /* this look's list (watcher thread only) */
 	uint32_t pids_cap;
-	struct kwatched **procs;    /* procs[0] is the root; each apart, as its reader
+	struct waitwatched **procs;    /* procs[0] is the root; each apart, as its reader
 				       keeps a pointer to its mem */
 	size_t nprocs;
 	uint32_t cap;
 	struct worker worker;
-	_Atomic(struct kwatch_snapshot *) latest;
-	struct kwatch_snapshot *prev; /* watcher thread only */
-	struct kwatch_entry *found;   /* this look's blocked threads, before the snapshot */
+	_Atomic(struct waitwatch_snapshot *) latest;
+	struct waitwatch_snapshot *prev; /* watcher thread only */
+	struct waitwatch_entry *found;   /* this look's blocked threads, before the snapshot */
 	uint32_t nfound, found_cap;
 	struct schedclock *clock;   /* watcher thread only; NULL: no durations but ours */
 	struct owners *owners;      /* watcher thread only: who holds the other ends */
@@ -47,12 +47,12 @@ struct kwatch {
 static int
 cmp_tid(const void *a, const void *b)
 {
-	uint64_t x = ((const struct kwatch_entry *)a)->tid, y = ((const struct kwatch_entry *)b)->tid;
+	uint64_t x = ((const struct waitwatch_entry *)a)->tid, y = ((const struct waitwatch_entry *)b)->tid;
 	return x < y ? -1 : x > y;
 }
 
-const struct kwatch_entry *
-kwatch_find(const struct kwatch_snapshot *snap, uint64_t tid)
+const struct waitwatch_entry *
+waitwatch_find(const struct waitwatch_snapshot *snap, uint64_t tid)
 {
 	if (!snap)
 		return NULL;
@@ -70,16 +70,16 @@ kwatch_find(const struct kwatch_snapshot *snap, uint64_t tid)
 }
 
 double
-kwatch_seconds(const struct kwatch_entry *e, uint64_t now_ns)
+waitwatch_seconds(const struct waitwatch_entry *e, uint64_t now_ns)
 {
 	return now_ns > e->since_ns ? (double)(now_ns - e->since_ns) / 1e9 : 0.0;
 }
 
 /* A new watched process with its own handle and reader, or NULL (err says why). */
-static struct kwatched *
+static struct waitwatched *
 watched_open(pid_t pid, struct owners *owners, struct tt_error *err)
 {
-	struct kwatched *w = calloc(1, sizeof *w);
+	struct waitwatched *w = calloc(1, sizeof *w);
 	if (!w) {
 		tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 		return NULL;
@@ -98,8 +98,8 @@ watched_open(pid_t pid, struct owners *owners, struct tt_error *err)
 }
 
 /* The watched process of pid, added if new; NULL when it cannot be. */
-static struct kwatched *
-watched(struct kwatch *kw, pid_t pid)
+static struct waitwatched *
+watched(struct waitwatch *kw, pid_t pid)
 {
 	for (size_t i = 0; i < kw->nprocs; i++)
 		if (kw->procs[i]->pid == pid)
@@ -107,7 +107,7 @@ watched(struct kwatch *kw, pid_t pid)
 	if (!grow_array((void **)&kw->procs, &kw->cap, (uint32_t)kw->nprocs + 1, sizeof *kw->procs))
 		return NULL;
 	struct tt_error err;
-	struct kwatched *w = watched_open(pid, kw->owners, &err);
+	struct waitwatched *w = watched_open(pid, kw->owners, &err);
 	if (w)
 		kw->procs[kw->nprocs++] = w;
 	return w;
@@ -119,7 +119,7 @@ watched(struct kwatch *kw, pid_t pid)
  * per thread per look, thousands a second for a big pool.) A list that
  * fails keeps every process of the last look. */
 static void
-mark_tree(struct kwatch *kw)
+mark_tree(struct waitwatch *kw)
 {
 	if (!kw->tree)
 		return;
@@ -129,7 +129,7 @@ mark_tree(struct kwatch *kw)
 	for (size_t i = 0; i < kw->nprocs; i++)
 		kw->procs[i]->seen = i == 0;
 	for (size_t i = 0; i < n; i++) {
-		struct kwatched *w = watched(kw, kw->pids[i]);
+		struct waitwatched *w = watched(kw, kw->pids[i]);
 		if (w)
 			w->seen = true;
 	}
@@ -148,7 +148,7 @@ mark_tree(struct kwatch *kw)
 
 /* Add the blocked threads of one process to kw->found; false when memory is short. */
 static bool
-look_process(struct kwatch *kw, struct kwatched *w)
+look_process(struct waitwatch *kw, struct waitwatched *w)
 {
 	char path[64];
 	snprintf(path, sizeof path, "/proc/%d/task", (int)w->pid);
@@ -168,7 +168,7 @@ look_process(struct kwatch *kw, struct kwatched *w)
 			ok = false;
 			break;
 		}
-		struct kwatch_entry *e = &kw->found[kw->nfound];
+		struct waitwatch_entry *e = &kw->found[kw->nfound];
 		if (!kwait_read_thread(w->reader, tid, &e->info))
 			continue;
 		e->tid = (uint64_t)tid;
@@ -180,8 +180,8 @@ look_process(struct kwatch *kw, struct kwatched *w)
 }
 
 /* One look at every thread of the target (and of its descendants). */
-static struct kwatch_snapshot *
-look(struct kwatch *kw)
+static struct waitwatch_snapshot *
+look(struct waitwatch *kw)
 {
 	kw->nfound = 0;
 	mark_tree(kw);
@@ -190,7 +190,7 @@ look(struct kwatch *kw)
 			break;
 	/* the snapshot in one block, at its size: it is published whole */
 	uint32_t n = kw->nfound;
-	struct kwatch_snapshot *s = malloc(sizeof *s + n * sizeof s->e[0]);
+	struct waitwatch_snapshot *s = malloc(sizeof *s + n * sizeof s->e[0]);
 	if (!s)
 		return NULL;
 	s->n = n;
@@ -204,8 +204,8 @@ look(struct kwatch *kw)
 	 * Without the kernel's word, the call goes back at least to this
 	 * look, and the duration says it is a lower bound. */
 	for (uint32_t i = 0; i < n; i++) {
-		struct kwatch_entry *e = &s->e[i];
-		const struct kwatch_entry *p = kwatch_find(kw->prev, e->tid);
+		struct waitwatch_entry *e = &s->e[i];
+		const struct waitwatch_entry *p = waitwatch_find(kw->prev, e->tid);
 		if (p && p->info.nr == e->info.nr && p->info.fd == e->info.fd) {
 			e->since_ns = p->since_ns;
 			e->info.seconds_at_least = p->info.seconds_at_least;
@@ -230,14 +230,14 @@ look(struct kwatch *kw)
 static void *
 watch_main(void *arg)
 {
-	struct kwatch *kw = arg;
+	struct waitwatch *kw = arg;
 	pthread_mutex_lock(&kw->worker.lock);
 	while (!atomic_load(&kw->worker.stop)) {
 		pthread_mutex_unlock(&kw->worker.lock);
-		struct kwatch_snapshot *s = look(kw);
+		struct waitwatch_snapshot *s = look(kw);
 		if (s) {
 			size_t size = sizeof *s + s->n * sizeof s->e[0];
-			struct kwatch_snapshot *pub = malloc(size);
+			struct waitwatch_snapshot *pub = malloc(size);
 			if (pub) {
 				memcpy(pub, s, size);
 				free(atomic_exchange(&kw->latest, pub));
@@ -246,18 +246,18 @@ watch_main(void *arg)
 			kw->prev = s;
 		}
 		pthread_mutex_lock(&kw->worker.lock);
-		worker_sleep_until(&kw->worker, clock_now_ns() + KWATCH_INTERVAL_NS);
+		worker_sleep_until(&kw->worker, clock_now_ns() + WAITWATCH_INTERVAL_NS);
 	}
 	pthread_mutex_unlock(&kw->worker.lock);
 	return NULL;
 }
 
 tt_status
-kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ctx,
+waitwatch_start(struct waitwatch **out, pid_t pid, waitwatch_tree_fn *tree, void *tree_ctx,
 	     struct tt_error *err)
 {
 	*out = NULL;
-	struct kwatch *kw = calloc(1, sizeof *kw);
+	struct waitwatch *kw = calloc(1, sizeof *kw);
 	if (!kw)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the kernel watcher");
 	kw->pid = pid;
@@ -279,7 +279,7 @@ kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ct
 	kw->clock = schedclock_new();
 	int rc = worker_run(&kw->worker, watch_main, kw);
 	if (rc != 0) {
-		kwatch_free(kw);
+		waitwatch_free(kw);
 		return tt_fail(err, TT_EIO, rc, "cannot start the kernel watcher thread: %s",
 			       strerror(rc));
 	}
@@ -288,7 +288,7 @@ kwatch_start(struct kwatch **out, pid_t pid, kwatch_tree_fn *tree, void *tree_ct
 }
 
 void
-kwatch_free(struct kwatch *kw)
+waitwatch_free(struct waitwatch *kw)
 {
 	if (!kw)
 		return;
@@ -307,8 +307,8 @@ kwatch_free(struct kwatch *kw)
 	free(kw);
 }
 
-struct kwatch_snapshot *
-kwatch_take(struct kwatch *kw)
+struct waitwatch_snapshot *
+waitwatch_take(struct waitwatch *kw)
 {
 	return kw ? atomic_exchange(&kw->latest, NULL) : NULL;
 }
