@@ -17,7 +17,7 @@
 #include "walk/stackwalk.h"
 #include "tap.h"
 #include "target.h"
-#include "walk/unwinder.h"
+#include "walk/plainwalk.h"
 
 /* Addresses of the synthetic objects (regions of the fake memory). */
 enum {
@@ -227,12 +227,12 @@ build_image(struct image *img, unsigned minor)
 }
 
 static void
-check_sample_sane(const struct unwinder *u, const struct tt_sample *s, int *bad)
+check_sample_sane(const struct plainwalk *u, const struct tt_sample *s, int *bad)
 {
 	for (uint32_t t = 0; t < s->nthreads; t++) {
 		const struct tt_thread *th = &s->threads[t];
 		if (th->first_frame + (uint64_t)th->nframes > s->nframes ||
-		    th->nframes > UNWIND_MAX_FRAMES)
+		    th->nframes > WALK_MAX_FRAMES)
 			(*bad)++;
 	}
 	for (uint32_t f = 0; f < s->nframes; f++) {
@@ -303,7 +303,7 @@ check_walk_sane(const struct stackwalk *w, const struct walk_thread *th, uint32_
 		uint32_t id = th[t].stack_id, depth = id ? intern_stack_at(in, id)->depth : 0;
 		for (uint32_t hops = 0; id != 0; hops++) {
 			const struct interned_stack *sk = intern_stack_at(in, id);
-			if (hops > UNWIND_MAX_FRAMES || sk->depth != depth - hops || sk->frame == 0 ||
+			if (hops > WALK_MAX_FRAMES || sk->depth != depth - hops || sk->frame == 0 ||
 			    sk->frame >= nframes || sk->parent >= nstacks) {
 				(*bad)++;
 				break;
@@ -503,7 +503,7 @@ hostile_images(unsigned minor)
 		struct image img;
 		build_image(&img, minor);
 		struct target t;
-		struct unwinder u;
+		struct plainwalk u;
 		struct tt_sample s = {0};
 		put64(region_at(&img.mem, A_INTERP), OFF("interpreter_state.next"), A_INTERP);
 		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
@@ -511,9 +511,9 @@ hostile_images(unsigned minor)
 		uint32_t nlisted = 0;
 		bool listed_ok = true;
 		if (st == TT_OK) {
-			unwinder_init(&u, &t, 0, &err);
-			st = unwinder_sample(&u, &s, &err);
-			unwinder_free(&u);
+			plainwalk_init(&u, &t, 0, &err);
+			st = plainwalk_sample(&u, &s, &err);
+			plainwalk_free(&u);
 			listed_ok = target_list_threads(&t, listed, 600, &nlisted);
 		}
 		tap_ok(st == TT_EBADMEM && strstr(err.msg, "loops back") && s.nthreads <= 8 &&
@@ -525,7 +525,7 @@ hostile_images(unsigned minor)
 	}
 
 	/* A 20,000-frame chain is long, not a loop: both walkers keep its
-	 * innermost UNWIND_MAX_FRAMES frames, mark it truncated, read no
+	 * innermost WALK_MAX_FRAMES frames, mark it truncated, read no
 	 * further, and the other thread is sampled as usual. The same chain
 	 * closed into a loop of 3,000 frames (a torn read) is refused. */
 	for (int loop = 0; loop <= 1; loop++) {
@@ -551,22 +551,22 @@ hostile_images(unsigned minor)
 		if (minor >= 15)
 			put64(ts, OFF("thread_state.base_frame"), 0);
 		struct target t;
-		struct unwinder u;
+		struct plainwalk u;
 		struct tt_sample s = {0};
 		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
 		uint64_t before = img.mem.reads;
 		tt_status ust = st;
 		if (st == TT_OK) {
-			unwinder_init(&u, &t, 0, &err);
-			ust = unwinder_sample(&u, &s, &err);
-			unwinder_free(&u);
+			plainwalk_init(&u, &t, 0, &err);
+			ust = plainwalk_sample(&u, &s, &err);
+			plainwalk_free(&u);
 		}
 		uint64_t ureads = img.mem.reads - before;
 		bool uok = loop ? ust == TT_EBADMEM
-				: ust == TT_OK && s.nthreads == 2 && s.threads[0].nframes == UNWIND_MAX_FRAMES &&
+				: ust == TT_OK && s.nthreads == 2 && s.threads[0].nframes == WALK_MAX_FRAMES &&
 					  (s.threads[0].status & TT_THREAD_TRUNCATED) &&
 					  !(s.threads[1].status & TT_THREAD_TRUNCATED);
-		tap_ok(uok && ureads <= UNWIND_MAX_FRAMES + 64,
+		tap_ok(uok && ureads <= WALK_MAX_FRAMES + 64,
 		       "3.%u unwinder: 20,000-frame chain %s after %llu reads (%s)", minor,
 		       loop ? "with a 3,000-frame loop refused" : "truncated to its innermost frames",
 		       (unsigned long long)ureads, ust == TT_OK ? "ok" : err.msg);
@@ -587,7 +587,7 @@ hostile_images(unsigned minor)
 			}
 		}
 		bool wok = loop ? wst == TT_EBADMEM
-				: wst == TT_OK && depth == UNWIND_MAX_FRAMES && (state & TT_THREAD_TRUNCATED) &&
+				: wst == TT_OK && depth == WALK_MAX_FRAMES && (state & TT_THREAD_TRUNCATED) &&
 					  others == 3;
 		tap_ok(wok, "3.%u walker: 20,000-frame chain %s (depth %u, state 0x%x; %s)", minor,
 		       loop ? "with a 3,000-frame loop refused" : "truncated, other thread sampled",
@@ -617,13 +617,13 @@ hostile_images(unsigned minor)
 			put64(ts, OFF("thread_state.base_frame"), 0);
 		put64(ts, OFF("thread_state.next"), A_TSTATE);
 		struct target t;
-		struct unwinder u;
+		struct plainwalk u;
 		struct tt_sample s = {0};
 		st = target_attach_memory(&t, fakemem_backend(&img.mem), A_RUNTIME, &err);
 		if (st == TT_OK) {
-			unwinder_init(&u, &t, 0, &err);
-			st = unwinder_sample(&u, &s, &err);
-			unwinder_free(&u);
+			plainwalk_init(&u, &t, 0, &err);
+			st = plainwalk_sample(&u, &s, &err);
+			plainwalk_free(&u);
 		}
 		uint64_t reads = img.mem.reads;
 		tap_ok(st == TT_EBADMEM && reads < 5 * DEEP, "3.%u unwinder: looping thread list with "
@@ -684,10 +684,10 @@ hostile_images(unsigned minor)
 					truncated = (th[i].state & TT_THREAD_TRUNCATED) != 0;
 				}
 		}
-		tap_ok(st == TT_OK && deepest == UNWIND_MAX_FRAMES && refused == 0 && truncated,
+		tap_ok(st == TT_OK && deepest == WALK_MAX_FRAMES && refused == 0 && truncated,
 		       "3.%u walker: prefixes spliced onto a cached chain keep the innermost %u "
 		       "frames, marked truncated (deepest %u, %d refused; %s)", minor,
-		       UNWIND_MAX_FRAMES, deepest, refused, err.msg);
+		       WALK_MAX_FRAMES, deepest, refused, err.msg);
 		stackwalk_free(w);
 		fakemem_free(&img.mem);
 	}
@@ -769,10 +769,10 @@ fuzz_version(unsigned minor, double seconds)
 		fakemem_free(&img.mem);
 		return;
 	}
-	struct unwinder u;
-	unwinder_init(&u, &t, 0, &err);
+	struct plainwalk u;
+	plainwalk_init(&u, &t, 0, &err);
 	struct tt_sample s = {0};
-	st = unwinder_sample(&u, &s, &err);
+	st = plainwalk_sample(&u, &s, &err);
 	tap_ok(st == TT_OK && s.nthreads == 2, "3.%u pristine image samples 2 threads (%s)", minor,
 	       err.msg);
 	if (st == TT_OK && s.nthreads == 2) {
@@ -792,7 +792,7 @@ fuzz_version(unsigned minor, double seconds)
 		tap_ok(th->native_tid == 4242 && s.threads[1].native_tid == 4243,
 		       "3.%u native thread ids", minor);
 	}
-	unwinder_free(&u);
+	plainwalk_free(&u);
 
 	/* Now corrupt copies of it, again and again. */
 	struct fakemem work = {0};
@@ -802,8 +802,8 @@ fuzz_version(unsigned minor, double seconds)
 	int bad = 0, bad_status = 0;
 	struct timespec start, now;
 	clock_gettime(CLOCK_MONOTONIC, &start);
-	struct unwinder shared;
-	unwinder_init(&shared, &t, 0, &err);
+	struct plainwalk shared;
+	plainwalk_init(&shared, &t, 0, &err);
 	do {
 		fakemem_restore(&work, &img.mem);
 		int rounds = 1 + (int)(rng() % 3);
@@ -814,20 +814,20 @@ fuzz_version(unsigned minor, double seconds)
 		if (st == TT_OK) {
 			/* Alternate fresh and long-lived caches: stale cache entries
 			 * must not turn into bad output either. */
-			struct unwinder fresh, *uw = &fresh;
+			struct plainwalk fresh, *uw = &fresh;
 			if (iterations & 1) {
 				shared.target = &ft;
 				uw = &shared;
 			} else {
-				unwinder_init(&fresh, &ft, 0, &err);
+				plainwalk_init(&fresh, &ft, 0, &err);
 			}
-			st = unwinder_sample(uw, &s, &err);
+			st = plainwalk_sample(uw, &s, &err);
 			if (st == TT_OK)
 				check_sample_sane(uw, &s, &bad), ok++;
 			else
 				failed++;
 			if (uw == &fresh)
-				unwinder_free(&fresh);
+				plainwalk_free(&fresh);
 		} else {
 			failed++;
 		}
@@ -839,7 +839,7 @@ fuzz_version(unsigned minor, double seconds)
 		iterations++;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
-	unwinder_free(&shared);
+	plainwalk_free(&shared);
 	tap_diag("3.%u: %lu corrupted images, %lu sampled, %lu refused", minor, iterations, ok, failed);
 	tap_ok(iterations > 100, "3.%u fuzzing ran (%lu iterations)", minor, iterations);
 	tap_ok(bad == 0, "3.%u every accepted sample is internally consistent (%d bad)", minor, bad);
@@ -945,11 +945,11 @@ fuzz_compiled(unsigned minor, double seconds)
 	struct target t;
 	struct tt_error err = {0};
 	tt_status st = attach_image(&t, &img.mem, &img, &err);
-	struct unwinder u;
-	unwinder_init(&u, &t, 0, &err);
+	struct plainwalk u;
+	plainwalk_init(&u, &t, 0, &err);
 	struct tt_sample s = {0};
 	if (st == TT_OK)
-		st = unwinder_sample(&u, &s, &err);
+		st = plainwalk_sample(&u, &s, &err);
 	uint32_t want = t.layout.owner_cstack < 0 ? NFRAMES + 1 : NFRAMES - 1;
 	tap_ok(st == TT_OK && s.nthreads == 2 && s.threads[0].nframes == want &&
 		       s.threads[1].nframes == 0 && (s.threads[0].status & TT_THREAD_GIL) &&
@@ -965,7 +965,7 @@ fuzz_compiled(unsigned minor, double seconds)
 	} else {
 		tap_ok(false, "3.%u frames decoded", minor);
 	}
-	unwinder_free(&u);
+	plainwalk_free(&u);
 
 	struct fakemem work = {0};
 	for (size_t i = 0; i < img.mem.nregions; i++)
@@ -976,31 +976,31 @@ fuzz_compiled(unsigned minor, double seconds)
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	struct target ft;
 	attach_image(&ft, &work, &img, &err);
-	struct unwinder shared;
-	unwinder_init(&shared, &ft, 0, &err);
+	struct plainwalk shared;
+	plainwalk_init(&shared, &ft, 0, &err);
 	do {
 		fakemem_restore(&work, &img.mem);
 		int rounds = 1 + (int)(rng() % 3);
 		for (int k = 0; k < rounds; k++)
 			mutate(&work);
-		struct unwinder fresh, *uw = &shared;
+		struct plainwalk fresh, *uw = &shared;
 		if (!(iterations & 1)) {
-			unwinder_init(&fresh, &ft, 0, &err);
+			plainwalk_init(&fresh, &ft, 0, &err);
 			uw = &fresh;
 		}
-		st = unwinder_sample(uw, &s, &err);
+		st = plainwalk_sample(uw, &s, &err);
 		if (st == TT_OK)
 			check_sample_sane(uw, &s, &bad), ok++;
 		else
 			failed++;
 		if (uw == &fresh)
-			unwinder_free(&fresh);
+			plainwalk_free(&fresh);
 		if (st != TT_OK && st != TT_EBADMEM && st != TT_EFAULT && !bad_status++)
 			tap_diag("unexpected status %s: %s", tt_status_name(st), err.msg);
 		iterations++;
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - start.tv_sec) + (now.tv_nsec - start.tv_nsec) / 1e9 < seconds);
-	unwinder_free(&shared);
+	plainwalk_free(&shared);
 	tap_diag("3.%u: %lu corrupted images, %lu sampled, %lu refused", minor, iterations, ok, failed);
 	tap_ok(iterations > 100, "3.%u fuzzing ran (%lu iterations)", minor, iterations);
 	tap_ok(bad == 0, "3.%u every accepted sample is internally consistent (%d bad)", minor, bad);

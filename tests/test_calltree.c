@@ -19,7 +19,7 @@
 #include "procset.h"
 #include "walk/stackwalk.h"
 #include "tap.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 struct stackwalk {
 	struct appendlog *slots;

@@ -30,7 +30,7 @@
 #include "procset.h"
 #include "walk/stackwalk.h"
 #include "tap.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 #define NCODES 2000
 #define NSTACKS 50000

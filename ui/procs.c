@@ -13,7 +13,7 @@
 #include "sanitize.h"
 #include "theme.h"
 #include "ui.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 struct proc_row {
 	uint32_t threads;

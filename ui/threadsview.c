@@ -13,7 +13,7 @@
 #include "theme.h"
 #include "threadsview.h"
 #include "ui.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 /* What a thread does now, by its last sample and the kernel: blocked in a
  * call (the kernel watcher knows), holding the GIL, on a CPU, waiting for

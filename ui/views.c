@@ -20,7 +20,7 @@
 #include "theme.h"
 #include "threadsview.h"
 #include "ui.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 /* ---------------------------------------------------------------------
  * Header and statistics

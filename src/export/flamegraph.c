@@ -15,7 +15,7 @@
 #include "hash.h"
 #include "labels.h"
 #include "sanitize.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 #define IMAGE_WIDTH 1200
 #define PAD 10

@@ -17,7 +17,7 @@
 #include "pprof.h"
 #include "protobuf.h"
 #include "sanitize.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 /* profile.proto field numbers */
 enum {

@@ -8,7 +8,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "profile.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 static uint8_t
 class_of(uint8_t state)

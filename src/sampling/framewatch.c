@@ -9,7 +9,7 @@
 #include "clock.h"
 #include "framewatch.h"
 #include "target.h"
-#include "walk/unwinder.h"
+#include "walk/plainwalk.h"
 #include "workers.h"
 
 /* A view that stops asking stops the reads this long after. */
@@ -29,7 +29,7 @@ frame_snapshot_free(struct frame_snapshot *s)
 struct reader {
 	struct target t;
 	bool attached;
-	struct unwinder u;
+	struct plainwalk u;
 	struct tt_sample sample;
 	struct pyvalue values;
 };
@@ -41,7 +41,7 @@ reader_close(struct reader *r)
 		return;
 	pyvalue_free(&r->values);
 	tt_sample_free(&r->sample);
-	unwinder_free(&r->u);
+	plainwalk_free(&r->u);
 	r->attached = false;
 }
 
@@ -53,7 +53,7 @@ reader_open(struct reader *r, pid_t pid, struct tt_error *err)
 	reader_close(r);
 	if (target_attach(&r->t, pid, err) != TT_OK)
 		return false;
-	if (unwinder_init(&r->u, &r->t, 0, err) != TT_OK)
+	if (plainwalk_init(&r->u, &r->t, 0, err) != TT_OK)
 		return false;
 	memset(&r->sample, 0, sizeof r->sample);
 	struct pyvalue_limits lim = PYVALUE_LIMITS_DEFAULT;
@@ -103,7 +103,7 @@ read_thread(struct reader *r, pid_t pid, uint64_t tid, uint64_t frame_addr)
 	}
 	/* a torn read (the target moved) is read again, twice at most */
 	for (int again = 0; again < 3; again++)
-		if ((st = unwinder_sample(&r->u, &r->sample, &err)) == TT_OK)
+		if ((st = plainwalk_sample(&r->u, &r->sample, &err)) == TT_OK)
 			break;
 	if (st != TT_OK) {
 		snprintf(s->error, sizeof s->error, "%s", err.msg);

@@ -10,7 +10,7 @@
 #include "native/native.h"
 #include "nativestack.h"
 #include "native/perfsample.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 /* Python frames taken into a mixed stack: deeper ones keep their own. */
 #define PY_MAX 1024

@@ -6,7 +6,7 @@
 #include "grow.h"
 #include "hash.h"
 #include "profile.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 void
 profile_init(struct profile *p)

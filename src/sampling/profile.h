@@ -13,7 +13,7 @@
 #include "procset.h"
 #include "ring.h"
 #include "walk/stackwalk.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 struct profile_entry {
 	uint32_t stack_id;

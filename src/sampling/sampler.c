@@ -18,7 +18,7 @@
 #include "readfile.h"
 #include "nativestack.h"
 #include "sampler.h"
-#include "walk/unwinder.h"
+#include "walk/plainwalk.h"
 #include "workers.h"
 
 /* Identical consecutive samples of a thread fold into one record, for at
@@ -331,11 +331,11 @@ fold(struct sampler *s, const struct walk_thread *t, uint64_t now)
  * right after it? The target keeps running in between, so a changing
  * stack can differ legitimately; a cache bug makes them differ persistently. */
 static void
-verify_sample(struct sampler *s, struct unwinder *ref, struct tt_sample *rs,
+verify_sample(struct sampler *s, struct plainwalk *ref, struct tt_sample *rs,
 	      const struct walk_thread *threads, uint32_t n)
 {
 	struct tt_error err;
-	if (unwinder_sample(ref, rs, &err) != TT_OK)
+	if (plainwalk_sample(ref, rs, &err) != TT_OK)
 		return;
 	const struct intern *in = stackwalk_intern(s->walk);
 	const struct appendlog *slots = stackwalk_slots(s->walk);
@@ -604,10 +604,10 @@ static void *
 sampler_main(void *arg)
 {
 	struct sampler *s = arg;
-	struct unwinder ref;
+	struct plainwalk ref;
 	struct tt_sample rs = {0};
 	bool verify = s->cfg.verify &&
-		      unwinder_init(&ref, s->target, 0, &s->error) == TT_OK;
+		      plainwalk_init(&ref, s->target, 0, &s->error) == TT_OK;
 	uint64_t last_publish = 0;
 	enum sampler_end how = SAMPLER_STOPPED;
 	atomic_store_explicit(&s->tid, gettid(), memory_order_release);
@@ -703,7 +703,7 @@ sampler_main(void *arg)
 		how = SAMPLER_DURATION;
 	if (verify) {
 		tt_sample_free(&rs);
-		unwinder_free(&ref);
+		plainwalk_free(&ref);
 	}
 	for (uint32_t i = 0; i < s->nrun; i++) {
 		asyncstack_free(s->run[i].async);

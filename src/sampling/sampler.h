@@ -70,7 +70,7 @@ struct sampler_config {
 	uint64_t interval_ns;         /* 0: as fast as possible */
 	uint64_t duration_ns;         /* 0: until stopped */
 	uint32_t ring_capacity;
-	bool verify;                  /* compare each sample with the plain unwinder (first Python process only) */
+	bool verify;                  /* compare each sample with the plain walker (first Python process only) */
 	bool follow;                  /* follow the root's descendants (see follow.h) */
 	bool async_aware;             /* re-root task stacks on their await chains (asyncstack.h) */
 	bool native;                  /* native frames with the Python ones (nativestack.h) */

@@ -5,7 +5,7 @@
 
 #include "grow.h"
 #include "timeline.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 void
 timeline_init(struct timeline *t)

@@ -27,7 +27,7 @@
 #include "walk/threadnames.h"
 #include "target.h"
 #include "proc/tidmap.h"
-#include "walk/unwinder.h"
+#include "walk/plainwalk.h"
 
 /* A live target can be caught mid-update; retry torn samples this often. */
 #define DUMP_ATTEMPTS 50
@@ -77,11 +77,11 @@ is_torn(tt_status st)
 }
 
 static tt_status
-take_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
+take_sample(struct plainwalk *u, struct tt_sample *s, struct tt_error *err)
 {
 	tt_status st = TT_OK;
 	for (int attempt = 0; attempt < DUMP_ATTEMPTS; attempt++) {
-		st = unwinder_sample(u, s, err);
+		st = plainwalk_sample(u, s, err);
 		if (st == TT_OK || !is_torn(st))
 			break;
 		if (!remote_pid_alive(u->target->pid))
@@ -309,7 +309,7 @@ print_peer_json(struct jsonw *w, const struct kwait_peer *p)
 }
 
 static void
-print_python_text(const struct unwinder *u, const struct kernel_view *kv,
+print_python_text(const struct plainwalk *u, const struct kernel_view *kv,
 		  const struct tt_frame *fr)
 {
 	char safe[4096], safe2[4096];
@@ -324,7 +324,7 @@ print_python_text(const struct unwinder *u, const struct kernel_view *kv,
 /* Innermost first: native frames, each evaluator call replaced by the
  * Python frames it runs; where the native walk ended, why. */
 static void
-print_mixed_text(const struct unwinder *u, const struct tt_sample *s,
+print_mixed_text(const struct plainwalk *u, const struct tt_sample *s,
 		 const struct kernel_view *kv, const struct tt_thread *th)
 {
 	struct thread_stacks *ts = thread_stacks_read(kv, s, th);
@@ -375,7 +375,7 @@ core_or_live_name(const struct kernel_view *kv, const struct target *t,
 
 /* ppid >= 0: one process of a tree (say its parent). */
 static void
-print_text(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
+print_text(const struct plainwalk *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid)
 {
 	const struct target *t = u->target;
@@ -458,12 +458,12 @@ print_text(const struct unwinder *u, const struct tt_sample *s, const struct ker
 			printf("    (no Python frames)\n");
 		if (th->status & TT_THREAD_TRUNCATED)
 			printf("    ... (stack deeper than %d frames, outer frames omitted)\n",
-			       UNWIND_MAX_FRAMES);
+			       WALK_MAX_FRAMES);
 	}
 }
 
 static void
-print_python_json(struct jsonw *w, const struct unwinder *u, const struct kernel_view *kv,
+print_python_json(struct jsonw *w, const struct plainwalk *u, const struct kernel_view *kv,
 		  const struct tt_frame *fr, bool kind)
 {
 	const struct code_entry *c = codecache_get(&u->codes, fr->code_id);
@@ -504,7 +504,7 @@ print_native_json(struct jsonw *w, const struct native_frame *f, bool kind)
  * with its "kind", "merged": whether that order is the true one (false:
  * the native frames, then the Python ones). */
 static void
-print_mixed_json(struct jsonw *w, const struct unwinder *u, const struct tt_sample *s,
+print_mixed_json(struct jsonw *w, const struct plainwalk *u, const struct tt_sample *s,
 		 const struct kernel_view *kv, const struct tt_thread *th)
 {
 	struct thread_stacks *ts = thread_stacks_read(kv, s, th);
@@ -575,7 +575,7 @@ print_blocked_json(struct jsonw *w, const struct kernel_view *kv, const struct t
  * tasks: its asyncio tasks, or NULL; tasks_error: why they were asked for
  * and not read (one process of a tree), or NULL. */
 static void
-print_json(const struct unwinder *u, const struct tt_sample *s, const struct kernel_view *kv,
+print_json(const struct plainwalk *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid, const struct tt_tasks *tasks, const struct greenlet_reader *gr,
 	   const struct dump_unmoved *unmoved, const char *tasks_error)
 {
@@ -669,9 +669,9 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	     struct tt_error *err)
 {
 	bool json = o->json, want_tasks = o->tasks;
-	struct unwinder u;
+	struct plainwalk u;
 	/* a core's threads are on no CPU of this machine */
-	tt_status st = unwinder_init(&u, t, o->core ? 0 : UNWIND_CPU_STATE, err);
+	tt_status st = plainwalk_init(&u, t, o->core ? 0 : PLAINWALK_CPU_STATE, err);
 	if (st != TT_OK)
 		return st;
 	struct tt_sample s = {0};
@@ -724,7 +724,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 	greenlet_reader_free(&gr);
 	dump_unmoved_free(&unmoved);
 	tt_sample_free(&s);
-	unwinder_free(&u);
+	plainwalk_free(&u);
 	return st;
 }
 

@@ -21,7 +21,7 @@ struct frame_locals {
 };
 
 static struct frame_locals *
-read_locals(struct pyvalue *v, const struct unwinder *u, const struct tt_frame *fr)
+read_locals(struct pyvalue *v, const struct plainwalk *u, const struct tt_frame *fr)
 {
 	struct frame_locals *fl = v ? calloc(1, sizeof *fl) : NULL;
 	if (fl)
@@ -31,7 +31,7 @@ read_locals(struct pyvalue *v, const struct unwinder *u, const struct tt_frame *
 }
 
 void
-dumplocals_text(FILE *f, struct pyvalue *v, const struct unwinder *u, const struct tt_frame *fr)
+dumplocals_text(FILE *f, struct pyvalue *v, const struct plainwalk *u, const struct tt_frame *fr)
 {
 	struct frame_locals *fl = read_locals(v, u, fr);
 	if (!fl) {
@@ -52,7 +52,7 @@ dumplocals_text(FILE *f, struct pyvalue *v, const struct unwinder *u, const stru
 }
 
 void
-dumplocals_json(struct jsonw *w, struct pyvalue *v, const struct unwinder *u,
+dumplocals_json(struct jsonw *w, struct pyvalue *v, const struct plainwalk *u,
 		const struct tt_frame *fr)
 {
 	struct frame_locals *fl = read_locals(v, u, fr);

@@ -18,7 +18,7 @@
 #include "python/codecache.h"
 #include "error.h"
 #include "target.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 #define TASKS_MAX 200000          /* tasks kept per read */
 #define TASKS_MAX_CHAIN 256       /* coroutines followed per task */
@@ -97,7 +97,7 @@ struct task_reader {
 	uint64_t str_types[4], long_types[4];
 };
 
-/* `codes` receives the code objects of task frames (pass the unwinder's to
+/* `codes` receives the code objects of task frames (pass the walker's to
  * share it). probe_interval_ns: how often to look again for asyncio when a
  * read finds it absent (0: every read). */
 tt_status task_reader_init(struct task_reader *r, struct target *t, struct code_cache *codes,

@@ -16,7 +16,7 @@
 #include "mem/procmaps.h"
 #include "readfile.h"
 #include "proc/tidmap.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 #define CHUNK_BYTES (1u << 20)
 #define PAGE_BYTES 4096u

@@ -74,7 +74,7 @@ enum {
 	PY_BUILD_TRACE_REFS = 1u << 1, /* Py_TRACE_REFS: PyObject is 16 bytes longer */
 };
 
-/* How the unwinder treats a frame, decided by its owner byte. */
+/* How a walker treats a frame, decided by its owner byte. */
 enum py_frame_kind {
 	PY_FRAME_PYTHON,   /* a Python function's frame: report it */
 	PY_FRAME_SHIM,     /* an entry/trampoline frame: skip it */

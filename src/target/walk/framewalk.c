@@ -460,13 +460,13 @@ sw_walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_erro
 	uint64_t last_miss = 0;
 	uint8_t local[FRAME_LOCAL_MAX];
 	/* A chain that loops (a torn read) is refused within a few laps; one
-	 * that is merely long keeps its innermost UNWIND_MAX_FRAMES frames. */
+	 * that is merely long keeps its innermost WALK_MAX_FRAMES frames. */
 	struct cycle_guard guard;
 	cycle_guard_init(&guard);
 	for (unsigned walked = 0; cur != 0 && !(l->has_base_frame && cur == base); walked++) {
 		if (cycle_guard_seen(&guard, cur))
 			return tt_fail(err, TT_EBADMEM, 0, "frame chain loops back on itself");
-		if (walked >= UNWIND_MAX_WALK) {
+		if (walked >= WALK_MAX_VISITS) {
 			truncated = true;
 			break;
 		}
@@ -499,7 +499,7 @@ sw_walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_erro
 			cur = cf->previous;
 			continue;
 		}
-		if (kind == PY_FRAME_PYTHON && npy >= UNWIND_MAX_FRAMES) {
+		if (kind == PY_FRAME_PYTHON && npy >= WALK_MAX_FRAMES) {
 			truncated = true; /* the rest is not read */
 			break;
 		}
@@ -536,7 +536,7 @@ sw_walk_thread(struct stackwalk *w, struct tcache *tc, bool full, struct tt_erro
 		 * rest of its stack too (see the header for the reasoning), unless
 		 * the new prefix makes it deeper than we keep: then walk on. */
 		if (!full && match && run >= w->o.check_depth && reuse_code &&
-		    npy + rest_depth(w, tc, (uint32_t)align) <= UNWIND_MAX_FRAMES) {
+		    npy + rest_depth(w, tc, (uint32_t)align) <= WALK_MAX_FRAMES) {
 			spliced = true;
 			break;
 		}

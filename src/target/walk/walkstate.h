@@ -25,7 +25,7 @@
 #include "proc/tidmap.h"
 #include "proc/procstat.h"
 #include "walk/threadnames.h"
-#include "walk/unwinder.h"
+#include "walk/sample.h"
 
 #define MAX_INTERPS 16
 /* Frames closer than this are read as one segment. */
@@ -43,7 +43,7 @@
 #define ARENA_PLANNED_THREADS 8192u
 /* /proc stat files kept open per process, at most, and at most a
  * sixteenth of the open-file limit (a tree of processes, the native
- * unwinder's files and perf events need theirs); beyond that they are
+ * native unwinder's files and perf events need theirs); beyond that they are
  * opened per read. */
 #define MAX_STAT_FDS 256
 #define STAT_FDS_SHARE 16

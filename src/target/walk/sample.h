@@ -1,14 +1,13 @@
-/* Walking a target's interpreters, threads and frames into a sample. */
-#ifndef TT_UNWINDER_H
-#define TT_UNWINDER_H
+/* One sample of a target's Python threads, as both walkers give it (the
+ * sampler's cached one, stackwalk.h, and the plain one, plainwalk.h):
+ * each thread's state bits and frames, innermost first. */
+#ifndef TT_SAMPLE_H
+#define TT_SAMPLE_H
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "python/codecache.h"
-#include "proc/tidmap.h"
-#include "error.h"
-#include "target.h"
+#include <stdlib.h>
+#include <string.h>
 
 /* Thread state bits carried by samples. */
 enum {
@@ -24,15 +23,15 @@ enum {
 
 /* Python frames kept per thread; deeper stacks keep their innermost frames,
  * marked TT_THREAD_TRUNCATED, and the rest is not read. */
-#define UNWIND_MAX_FRAMES 8192
+#define WALK_MAX_FRAMES 8192
 /* Frames visited per thread, shim frames included, before a walk stops
  * (truncated): shims are at most one per Python frame. */
-#define UNWIND_MAX_WALK (UNWIND_MAX_FRAMES * 2)
+#define WALK_MAX_VISITS (WALK_MAX_FRAMES * 2)
 
 struct tt_frame {
 	uint64_t addr;          /* the _PyInterpreterFrame: its locals follow it */
 	uint64_t instr;         /* its instruction pointer as read (native.h) */
-	uint32_t code_id;       /* index into the unwinder's code cache */
+	uint32_t code_id;       /* index into the walker's code cache */
 	int32_t line;           /* -1 when unknown */
 	bool entry;             /* the outermost frame one C call of the evaluator
 				   (_PyEval_EvalFrameDefault) runs: the native stack
@@ -59,26 +58,12 @@ struct tt_sample {
 	uint32_t nframes, frames_cap;
 };
 
-enum {
-	UNWIND_CPU_STATE = 1u << 0,  /* ask the kernel whether each thread is on CPU */
-};
-
-struct unwinder {
-	struct target *target;
-	struct code_cache codes;
-	struct tidmap tids;
-	unsigned flags;
-};
-
-tt_status unwinder_init(struct unwinder *u, struct target *t, unsigned flags,
-			 struct tt_error *err);
-void unwinder_free(struct unwinder *u);
-
-/* Take one sample of every thread of every interpreter. On failure the
- * sample's content is unspecified; the error says why (a torn read shows as
- * TT_EBADMEM or TT_EFAULT and is worth retrying). */
-tt_status unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err);
-
-void tt_sample_free(struct tt_sample *s);
+static inline void
+tt_sample_free(struct tt_sample *s)
+{
+	free(s->threads);
+	free(s->frames);
+	memset(s, 0, sizeof *s);
+}
 
 #endif

@@ -8,10 +8,10 @@
 #include "cycle.h"
 #include "grow.h"
 #include "proc/procstat.h"
-#include "walk/unwinder.h"
+#include "walk/plainwalk.h"
 
 tt_status
-unwinder_init(struct unwinder *u, struct target *t, unsigned flags, struct tt_error *err)
+plainwalk_init(struct plainwalk *u, struct target *t, unsigned flags, struct tt_error *err)
 {
 	memset(u, 0, sizeof *u);
 	u->target = t;
@@ -23,18 +23,10 @@ unwinder_init(struct unwinder *u, struct target *t, unsigned flags, struct tt_er
 }
 
 void
-unwinder_free(struct unwinder *u)
+plainwalk_free(struct plainwalk *u)
 {
 	codecache_free(&u->codes);
 	tidmap_free(&u->tids);
-}
-
-void
-tt_sample_free(struct tt_sample *s)
-{
-	free(s->threads);
-	free(s->frames);
-	memset(s, 0, sizeof *s);
 }
 
 static tt_status
@@ -66,7 +58,7 @@ struct interp_view {
 };
 
 static tt_status
-read_interp(struct unwinder *u, uint64_t addr, struct interp_view *v, struct tt_error *err)
+read_interp(struct plainwalk *u, uint64_t addr, struct interp_view *v, struct tt_error *err)
 {
 	const struct py_layout *l = &u->target->layout;
 	memset(v, 0, sizeof *v);
@@ -115,7 +107,7 @@ read_interp(struct unwinder *u, uint64_t addr, struct interp_view *v, struct tt_
 
 /* Walk one thread's frame chain, innermost first, appending to s. */
 static tt_status
-walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint64_t frame,
+walk_frames(struct plainwalk *u, struct tt_sample *s, struct tt_thread *th, uint64_t frame,
 	    uint64_t base_frame, struct tt_error *err)
 {
 	const struct py_layout *l = &u->target->layout;
@@ -136,7 +128,7 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 		}
 		if (cycle_guard_seen(&guard, frame))
 			return tt_fail(err, TT_EBADMEM, 0, "frame chain loops back on itself");
-		if (walked >= UNWIND_MAX_WALK) {
+		if (walked >= WALK_MAX_VISITS) {
 			th->status |= TT_THREAD_TRUNCATED;
 			break;
 		}
@@ -159,7 +151,7 @@ walk_frames(struct unwinder *u, struct tt_sample *s, struct tt_thread *th, uint6
 			return tt_fail(err, TT_EBADMEM, 0, "frame at 0x%llx has invalid owner %d",
 				       (unsigned long long)frame, owner);
 		case PY_FRAME_PYTHON: {
-			if (th->nframes >= UNWIND_MAX_FRAMES) {
+			if (th->nframes >= WALK_MAX_FRAMES) {
 				/* Deeper than we keep: the rest is not read at all. */
 				th->status |= TT_THREAD_TRUNCATED;
 				return TT_OK;
@@ -221,7 +213,7 @@ list_read_u64(void *ctx, uint64_t addr, uint64_t *out)
 }
 
 static tt_status
-sample_thread(struct unwinder *u, struct tt_sample *s, uint64_t tstate, uint64_t interp,
+sample_thread(struct plainwalk *u, struct tt_sample *s, uint64_t tstate, uint64_t interp,
 	      const struct interp_view *iv, struct tt_error *err)
 {
 	const struct py_layout *l = &u->target->layout;
@@ -303,7 +295,7 @@ drop_unstarted(struct tt_sample *s, uint32_t from)
 /* Which of the process's tasks each thread is (tidmap.h), then what the
  * kernel says of it. A fake target (pid 0: fuzzing) keeps the recorded ids. */
 static void
-resolve_threads(struct unwinder *u, struct tt_sample *s, bool only_thread)
+resolve_threads(struct plainwalk *u, struct tt_sample *s, bool only_thread)
 {
 	pid_t pid = u->target->pid;
 	for (uint32_t i = 0; i < s->nthreads && pid > 0; i++) {
@@ -316,7 +308,7 @@ resolve_threads(struct unwinder *u, struct tt_sample *s, bool only_thread)
 		th->ns_tid = in_ns ? th->native_tid : ours ? ours : th->native_tid;
 		if (ours)
 			th->native_tid = ours;
-		if (!(u->flags & UNWIND_CPU_STATE))
+		if (!(u->flags & PLAINWALK_CPU_STATE))
 			continue;
 		switch (th->tid_unknown ? RUN_STATE_UNKNOWN : procstat_cpu_state(pid, (long)ours)) {
 		case RUN_STATE_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
@@ -329,7 +321,7 @@ resolve_threads(struct unwinder *u, struct tt_sample *s, bool only_thread)
 }
 
 tt_status
-unwinder_sample(struct unwinder *u, struct tt_sample *s, struct tt_error *err)
+plainwalk_sample(struct plainwalk *u, struct tt_sample *s, struct tt_error *err)
 {
 	const struct py_layout *l = &u->target->layout;
 	s->nthreads = 0;
