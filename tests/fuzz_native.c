@@ -26,7 +26,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "native/native.h"
+#include "native/unwind.h"
 #include "tap.h"
 
 #define CASES 120

@@ -1383,7 +1383,7 @@ def test_native_pairing(ctx):
     paired with whichever Python frame the next pass found (about half the
     samples showed libcrypto under compress_block() and libz under
     hash_password()). Now a sample is kept only when taken in the frame the
-    pass read (native.h): at most 10% not checked on every build, and a
+    pass read (native/unwind.h): at most 10% not checked on every build, and a
     wrong pair may only come from a sample record counts as not checked."""
     once_per_minor(ctx)
     for mode in ("sync", "tasks"):

@@ -7,7 +7,7 @@
 #include "clock.h"
 #include "grow.h"
 #include "native/mixedstack.h"
-#include "native/native.h"
+#include "native/unwind.h"
 #include "nativestack.h"
 #include "native/perfsample.h"
 #include "walk/sample.h"

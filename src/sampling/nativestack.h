@@ -1,7 +1,7 @@
 /* --native in the sampler: each thread's sampled stack extended with its
  * native (C) frames, in one order with its Python frames (mixedstack.h).
  *
- * Per process: a native unwinder (native.h) following every thread with a
+ * Per process: a native unwinder (native/unwind.h) following every thread with a
  * perf event at the sampling rate. A blocked thread's native frames come
  * from its system call's registers and are kept while it stays at the same
  * stack and instruction pointers; a running thread's from the newest perf

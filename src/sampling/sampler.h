@@ -60,7 +60,7 @@ struct engine_stats {
 	_Atomic uint64_t native_threads, native_given, native_merged;
 	_Atomic uint64_t native_walks, native_walk_ns;
 	_Atomic uint64_t native_moved;   /* ... not given them: taken in another frame */
-	_Atomic uint64_t native_unverified; /* ... given them, not checked (native.h) */
+	_Atomic uint64_t native_unverified; /* ... given them, not checked (native/unwind.h) */
 	/* sampler_pause: perf samples the kernel took while paused (none when
 	 * it stopped as asked) */
 	_Atomic uint64_t native_paused_samples;

@@ -19,7 +19,7 @@
 #include "native/mixedstack.h"
 #include "mem/corefile.h"
 #include "dumplocals.h"
-#include "native/native.h"
+#include "native/unwind.h"
 #include "waits/owners.h"
 #include "sanitize.h"
 #include "proc/schedclock.h"

@@ -1,6 +1,6 @@
 """One thread that alternates between two C calls every few milliseconds,
 for --native's pairing of a running thread's native frames with the Python
-frame they were taken in (native.h: native_expect_frame).
+frame they were taken in (native/unwind.h: native_expect_frame).
 
 argv: READY_FILE MODE
   sync   a loop calling compress_block() (zlib.compress, libz) and

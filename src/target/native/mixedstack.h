@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "native/native.h"
+#include "native/unwind.h"
 
 struct mixed_frame {
 	bool python;      /* a Python frame, else a native one */

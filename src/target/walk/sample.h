@@ -30,7 +30,7 @@ enum {
 
 struct tt_frame {
 	uint64_t addr;          /* the _PyInterpreterFrame: its locals follow it */
-	uint64_t instr;         /* its instruction pointer as read (native.h) */
+	uint64_t instr;         /* its instruction pointer as read (native/unwind.h) */
 	uint32_t code_id;       /* index into the walker's code cache */
 	int32_t line;           /* -1 when unknown */
 	bool entry;             /* the outermost frame one C call of the evaluator

@@ -16,8 +16,8 @@
  * target in a container or a chroot is unwound with its own libraries.
  * Symbol names come from those files (.symtab, else .dynsym): callers
  * sanitize them before they reach a terminal or a document. */
-#ifndef TT_NATIVE_H
-#define TT_NATIVE_H
+#ifndef TT_NATIVE_UNWIND_H
+#define TT_NATIVE_UNWIND_H
 
 #include <stdbool.h>
 #include <stddef.h>

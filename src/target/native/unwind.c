@@ -1,4 +1,4 @@
-/* Native frames by call frame information, with elfutils' libdwfl (native.h). */
+/* Native frames by call frame information, with elfutils' libdwfl (native/unwind.h). */
 #include "config.h"
 
 #include <dirent.h>
@@ -20,7 +20,7 @@
 #include "mem/corefile.h"
 #include "waits/kwait.h"
 #include "native/mixedstack.h"
-#include "native/native.h"
+#include "native/unwind.h"
 #include "native/perfsample.h"
 #include "native/varloc.h"
 #include "mem/procmaps.h"
