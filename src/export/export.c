@@ -97,30 +97,26 @@ export_format_list(void)
 	/* "collapsed, speedscope, ... or gecko": made once, from the table */
 	static char list[256];
 	if (!list[0]) {
-		size_t len = 0;
+		struct textbuf t;
+		textbuf_init(&t, list, sizeof list);
 		for (int i = 0; i < EXPORT_FORMAT_COUNT; i++)
-			len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
-						i == 0 ? "" : i + 1 < EXPORT_FORMAT_COUNT ? ", " : " or ",
-						FORMATS[i].name);
+			textbuf_printf(&t, "%s%s",
+				       i == 0 ? "" : i + 1 < EXPORT_FORMAT_COUNT ? ", " : " or ",
+				       FORMATS[i].name);
 	}
 	return list;
 }
 
-size_t
-export_formats_help(char *buf, size_t len, const char *indent)
+void
+export_formats_help(struct textbuf *t, const char *indent)
 {
-	size_t n = 0;
 	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++) {
-		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s (", indent,
-				      FORMATS[i].name);
+		textbuf_printf(t, "%s%s (", indent, FORMATS[i].name);
 		for (size_t j = 0; j < NEXTS && FORMATS[i].exts[j]; j++)
-			n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s%s",
-					      j ? ", " : "", FORMATS[i].exts[j]);
-		n += (size_t)snprintf(buf + n, n < len ? len - n : 0, "%s): %s\n",
-				      i == EXPORT_COLLAPSED ? ", any other name" : "",
-				      FORMATS[i].about);
+			textbuf_printf(t, "%s%s", j ? ", " : "", FORMATS[i].exts[j]);
+		textbuf_printf(t, "%s): %s\n", i == EXPORT_COLLAPSED ? ", any other name" : "",
+			       FORMATS[i].about);
 	}
-	return n;
 }
 
 const char *

@@ -15,6 +15,7 @@
 #include "outfile.h"
 #include "profile.h"
 #include "timeline.h"
+#include "textbuf.h"
 
 enum export_format {
 	EXPORT_COLLAPSED,
@@ -78,9 +79,8 @@ bool export_parse_format(const char *name, enum export_format *out);
 /* The accepted names, for error messages ("collapsed, ..., pprof or pstats"). */
 const char *export_format_list(void);
 /* For --help, one line per format, each after indent: "name (.ext, ...):
- * what it is"; the one a file name of no known extension gets says so.
- * Returns the length the text needs (written up to len - 1, as snprintf). */
-size_t export_formats_help(char *buf, size_t len, const char *indent);
+ * what it is"; the one a file name of no known extension gets says so. */
+void export_formats_help(struct textbuf *t, const char *indent);
 /* The format a file name asks for by its extension (.svg, .gecko.json,
  * .json, .pb.gz, .pprof, .prof, .pstats, .html), else collapsed. */
 enum export_format export_format_for_path(const char *path);

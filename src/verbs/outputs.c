@@ -70,21 +70,22 @@ outputs_help(bool recordings)
 {
 	/* made once per kind, from the format table */
 	static char texts[2][2048];
-	char *t = texts[recordings];
-	if (t[0])
-		return t;
-	size_t len = sizeof texts[0], n;
-	n = (size_t)snprintf(t, len,
-			     "  -o, --output FILE      where to write the profile; repeat it to write several\n"
-			     "                         formats%s (-o p.svg -o p.pb.gz)\n"
-			     "  -f, --format FORMAT    the format, else the one the file's name asks for:\n",
-			     recordings ? " from one session" : "");
-	n += export_formats_help(t + n, n < len ? len - n : 0, "                           ");
-	if (recordings && n < len)
-		snprintf(t + n, len - n,
-			 "                           binary (%s): every sample, written as it goes,\n"
-			 "                             for `tachyon-top replay`\n", BINREC_EXTENSION);
-	return t;
+	char *text = texts[recordings];
+	if (text[0])
+		return text;
+	struct textbuf t;
+	textbuf_init(&t, text, sizeof texts[0]);
+	textbuf_printf(&t,
+		       "  -o, --output FILE      where to write the profile; repeat it to write several\n"
+		       "                         formats%s (-o p.svg -o p.pb.gz)\n"
+		       "  -f, --format FORMAT    the format, else the one the file's name asks for:\n",
+		       recordings ? " from one session" : "");
+	export_formats_help(&t, "                           ");
+	if (recordings)
+		textbuf_printf(&t,
+			       "                           binary (%s): every sample, written as it goes,\n"
+			       "                             for `tachyon-top replay`\n", BINREC_EXTENSION);
+	return text;
 }
 
 void

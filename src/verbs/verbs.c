@@ -7,6 +7,7 @@
 #include "info.h"
 #include "record.h"
 #include "replay.h"
+#include "textbuf.h"
 #include "verbs.h"
 
 static const struct verb VERBS[] = {
@@ -34,10 +35,12 @@ const char *
 verbs_names(void)
 {
 	static char names[128];
-	if (!names[0])
-		for (size_t i = 0, n = 0; i < NVERBS && n < sizeof names; i++)
-			n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", i ? ", " : "",
-					      VERBS[i].name);
+	if (!names[0]) {
+		struct textbuf t;
+		textbuf_init(&t, names, sizeof names);
+		for (size_t i = 0; i < NVERBS; i++)
+			textbuf_printf(&t, "%s%s", i ? ", " : "", VERBS[i].name);
+	}
 	return names;
 }
 

@@ -2,12 +2,12 @@
 #include "config.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "grow.h"
+#include "textbuf.h"
 #include "python/pyint.h"
 #include "python/pystr.h"
 #include "python/pyvalue.h"
@@ -47,43 +47,6 @@ struct type_info {
 	enum kind kind;
 	char name[TYPE_NAME_MAX];
 };
-
-/* Text under construction, never past its end. */
-struct text {
-	char *p;
-	size_t len, cap;
-};
-
-static void
-put(struct text *t, const char *s, size_t n)
-{
-	if (t->len + n + 1 > t->cap)
-		n = t->cap > t->len + 1 ? t->cap - t->len - 1 : 0;
-	memcpy(t->p + t->len, s, n);
-	t->len += n;
-	t->p[t->len] = '\0';
-}
-
-static void
-puts_(struct text *t, const char *s)
-{
-	put(t, s, strlen(s));
-}
-
-static void
-putf(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void
-putf(struct text *t, const char *fmt, ...)
-{
-	char buf[128];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(buf, sizeof buf, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		put(t, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
-}
 
 void
 pyvalue_init(struct pyvalue *v, struct remote *mem, const struct py_layout *l,
@@ -329,9 +292,9 @@ type_of(struct pyvalue *v, uint64_t type)
 	return ti;
 }
 
-static void render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t);
+static void render(struct pyvalue *v, uint64_t addr, unsigned depth, struct textbuf *t);
 static void render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti,
-		      unsigned depth, struct text *t);
+		      unsigned depth, struct textbuf *t);
 
 /* The type of the object at addr (read within the value's budget), or
  * NULL when it has none that reads as a type. */
@@ -343,14 +306,14 @@ object_type(struct pyvalue *v, uint64_t addr)
 		return NULL;
 	return type_of(v, type);
 }
-static bool repr_object(struct pyvalue *v, uint64_t addr, struct text *t, char *type,
+static bool repr_object(struct pyvalue *v, uint64_t addr, struct textbuf *t, char *type,
 			size_t type_len);
 static bool repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *type,
 			size_t type_len);
 
 /* An int of n 30-bit digits (least significant first) in decimal. */
 static void
-put_int(struct text *t, uint32_t *d, size_t n, bool negative)
+put_int(struct textbuf *t, uint32_t *d, size_t n, bool negative)
 {
 	/* base 10^9 chunks, least significant first */
 	uint32_t chunks[INT_MAX_DIGITS * 30 / 29 + 2];
@@ -372,55 +335,55 @@ put_int(struct text *t, uint32_t *d, size_t n, bool negative)
 	size_t digits = nc ? (size_t)snprintf(buf, sizeof buf, "%u", chunks[nc - 1]) + 9 * (nc - 1)
 			   : 1;
 	if (negative)
-		puts_(t, "-");
+		textbuf_puts(t, "-");
 	if (nc == 0) {
-		puts_(t, "0");
+		textbuf_puts(t, "0");
 		return;
 	}
-	putf(t, "%u", chunks[nc - 1]);
+	textbuf_printf(t, "%u", chunks[nc - 1]);
 	for (size_t i = nc - 1; i-- > 0;) {
 		if (t->len + 40 >= t->cap) {
-			putf(t, "... (%zu digits)", digits);
+			textbuf_printf(t, "... (%zu digits)", digits);
 			return;
 		}
-		putf(t, "%09u", chunks[i]);
+		textbuf_printf(t, "%09u", chunks[i]);
 	}
 }
 
 static void
-render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct text *t)
+render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct textbuf *t)
 {
 	const struct py_layout *l = v->l;
 	uint64_t size;
 	if (!rd_u64(v, addr + l->long_size, &size)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	struct pyint_shape sh;
 	if (!pyint_shape(l, size, &sh)) {
-		puts_(t, "<changing>");   /* memory being freed or reused */
+		textbuf_puts(t, "<changing>");   /* memory being freed or reused */
 		return;
 	}
 	uint64_t n = sh.ndigits;
 	if (n > INT_SANE_DIGITS) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	if (as_bool) {
-		puts_(t, n ? "True" : "False");
+		textbuf_puts(t, n ? "True" : "False");
 		return;
 	}
 	if (n > INT_MAX_DIGITS) {
-		putf(t, "<int of %llu bits>", (unsigned long long)n * PYINT_DIGIT_BITS);
+		textbuf_printf(t, "<int of %llu bits>", (unsigned long long)n * PYINT_DIGIT_BITS);
 		return;
 	}
 	uint32_t d[INT_MAX_DIGITS];
 	if (n && !rd(v, addr + l->long_digits, d, n * 4)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	if (!pyint_digits_valid(d, n)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	put_int(t, d, n, sh.negative);
@@ -429,14 +392,14 @@ render_int(struct pyvalue *v, uint64_t addr, bool as_bool, struct text *t)
 /* repr(float): the fewest significant digits that read back the same,
  * fixed notation for decimal exponents -4 to 15, else d.ddde+XX. */
 static void
-put_float(struct text *t, double x)
+put_float(struct textbuf *t, double x)
 {
 	if (isnan(x)) {
-		puts_(t, "nan");
+		textbuf_puts(t, "nan");
 		return;
 	}
 	if (isinf(x)) {
-		puts_(t, x < 0 ? "-inf" : "inf");
+		textbuf_puts(t, x < 0 ? "-inf" : "inf");
 		return;
 	}
 	char e[40];
@@ -460,26 +423,26 @@ put_float(struct text *t, double x)
 		nd--;
 	digits[nd] = '\0';
 	if (negative)
-		puts_(t, "-");
+		textbuf_puts(t, "-");
 	if (exp >= -4 && exp < 16) {
 		if (exp < 0) {
-			puts_(t, "0.");
+			textbuf_puts(t, "0.");
 			for (int i = -1; i > exp; i--)
-				puts_(t, "0");
-			puts_(t, digits);
+				textbuf_puts(t, "0");
+			textbuf_puts(t, digits);
 		} else {
 			for (int i = 0; i <= exp; i++)
-				put(t, (size_t)i < nd ? &digits[i] : "0", 1);
-			puts_(t, ".");
-			puts_(t, (size_t)exp + 1 < nd ? digits + exp + 1 : "0");
+				textbuf_put(t, (size_t)i < nd ? &digits[i] : "0", 1);
+			textbuf_puts(t, ".");
+			textbuf_puts(t, (size_t)exp + 1 < nd ? digits + exp + 1 : "0");
 		}
 	} else {
-		put(t, digits, 1);
+		textbuf_put(t, digits, 1);
 		if (nd > 1) {
-			puts_(t, ".");
-			puts_(t, digits + 1);
+			textbuf_puts(t, ".");
+			textbuf_puts(t, digits + 1);
 		}
-		putf(t, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+		textbuf_printf(t, "e%c%02d", exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
 	}
 }
 
@@ -496,7 +459,7 @@ unprintable(uint32_t c)
 }
 
 static void
-put_utf8(struct text *t, uint32_t c)
+put_utf8(struct textbuf *t, uint32_t c)
 {
 	char b[4];
 	size_t n;
@@ -519,35 +482,35 @@ put_utf8(struct text *t, uint32_t c)
 		b[3] = (char)(0x80 | (c & 0x3f));
 		n = 4;
 	}
-	put(t, b, n);
+	textbuf_put(t, b, n);
 }
 
 /* One character of a str (bytes: is_bytes) the way repr() writes it
  * between `quote`s. */
 static void
-put_escaped(struct text *t, uint32_t c, char quote, bool is_bytes)
+put_escaped(struct textbuf *t, uint32_t c, char quote, bool is_bytes)
 {
 	if (c == '\\' || c == (uint32_t)quote) {
 		char b[2] = {'\\', (char)c};
-		put(t, b, 2);
+		textbuf_put(t, b, 2);
 	} else if (c == '\t') {
-		puts_(t, "\\t");
+		textbuf_puts(t, "\\t");
 	} else if (c == '\n') {
-		puts_(t, "\\n");
+		textbuf_puts(t, "\\n");
 	} else if (c == '\r') {
-		puts_(t, "\\r");
+		textbuf_puts(t, "\\r");
 	} else if (c < 0x20 || c == 0x7f || (is_bytes && c >= 0x80)) {
-		putf(t, "\\x%02x", c);
+		textbuf_printf(t, "\\x%02x", c);
 	} else if (c < 0x7f) {
 		char b = (char)c;
-		put(t, &b, 1);
+		textbuf_put(t, &b, 1);
 	} else if (c > 0x10ffff || unprintable(c)) {
 		if (c <= 0xff)
-			putf(t, "\\x%02x", c);
+			textbuf_printf(t, "\\x%02x", c);
 		else if (c <= 0xffff)
-			putf(t, "\\u%04x", c);
+			textbuf_printf(t, "\\u%04x", c);
 		else
-			putf(t, "\\U%08x", c);
+			textbuf_printf(t, "\\U%08x", c);
 	} else {
 		put_utf8(t, c);
 	}
@@ -583,7 +546,7 @@ pick_quote(const uint8_t *data, unsigned kind, size_t n)
 
 /* Characters of a str or bytes shown: what the text still has room for. */
 static size_t
-chars_shown(const struct pyvalue *v, const struct text *t, uint64_t length)
+chars_shown(const struct pyvalue *v, const struct textbuf *t, uint64_t length)
 {
 	size_t room = v->lim.chars > t->len ? v->lim.chars - t->len : 1;
 	if (room > TEXT_READ_MAX)
@@ -592,23 +555,23 @@ chars_shown(const struct pyvalue *v, const struct text *t, uint64_t length)
 }
 
 static void
-put_text(struct pyvalue *v, struct text *t, const uint8_t *data, unsigned kind, size_t shown,
+put_text(struct pyvalue *v, struct textbuf *t, const uint8_t *data, unsigned kind, size_t shown,
 	 uint64_t length, bool is_bytes)
 {
 	char quote = pick_quote(data, kind, shown);
 	if (is_bytes)
-		puts_(t, "b");
-	put(t, &quote, 1);
+		textbuf_puts(t, "b");
+	textbuf_put(t, &quote, 1);
 	for (size_t i = 0; i < shown && t->len + 12 < t->cap; i++)
 		put_escaped(t, char_at(data, kind, i), quote, is_bytes);
-	put(t, &quote, 1);
+	textbuf_put(t, &quote, 1);
 	if (shown < length)
-		putf(t, "... (%llu %s)", (unsigned long long)length, is_bytes ? "bytes" : "chars");
+		textbuf_printf(t, "... (%llu %s)", (unsigned long long)length, is_bytes ? "bytes" : "chars");
 	(void)v;
 }
 
 static void
-render_str(struct pyvalue *v, uint64_t addr, struct text *t)
+render_str(struct pyvalue *v, uint64_t addr, struct textbuf *t)
 {
 	const struct py_layout *l = v->l;
 	uint8_t hdr[128];
@@ -616,44 +579,44 @@ render_str(struct pyvalue *v, uint64_t addr, struct text *t)
 	struct tt_error err;
 	if (l->str_compact_size > sizeof hdr || !rd(v, addr, hdr, l->str_compact_size) ||
 	    pystr_parse_header_upto(l, hdr, l->str_compact_size, UINT64_MAX >> 8, &shape, &err)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	size_t shown = chars_shown(v, t, shape.length);
 	uint8_t *data = malloc(shown * shape.kind + 1);
 	if (!data || (shown && !rd(v, addr + shape.data_offset, data, shown * shape.kind)))
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 	else
 		put_text(v, t, data, shape.kind, shown, shape.length, false);
 	free(data);
 }
 
 static void
-render_bytes(struct pyvalue *v, uint64_t addr, bool bytearray, struct text *t)
+render_bytes(struct pyvalue *v, uint64_t addr, bool bytearray, struct textbuf *t)
 {
 	const struct py_layout *l = v->l;
 	uint64_t size, start = addr + l->bytes_sval;
 	if (!rd_u64(v, addr + (bytearray ? l->bytearray_size : l->bytes_size), &size) ||
 	    (int64_t)size < 0 || (bytearray && !rd_u64(v, addr + l->bytearray_start, &start))) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	if (bytearray)
-		puts_(t, "bytearray(");
+		textbuf_puts(t, "bytearray(");
 	size_t shown = chars_shown(v, t, size);
 	uint8_t *data = malloc(shown + 1);
 	if (!data || (shown && !rd(v, start, data, shown)))
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 	else
 		put_text(v, t, data, 1, shown, size, true);
 	free(data);
 	if (bytearray)
-		puts_(t, ")");
+		textbuf_puts(t, ")");
 }
 
 /* Has this container shown what it may? Then say how many it holds. */
 static bool
-enough(const struct pyvalue *v, const struct text *t, unsigned shown, uint64_t total)
+enough(const struct pyvalue *v, const struct textbuf *t, unsigned shown, uint64_t total)
 {
 	if (shown < v->lim.items && t->len < v->lim.chars && v->budget >= 64)
 		return false;
@@ -662,24 +625,24 @@ enough(const struct pyvalue *v, const struct text *t, unsigned shown, uint64_t t
 }
 
 static void
-put_rest(struct text *t, unsigned shown, uint64_t total)
+put_rest(struct textbuf *t, unsigned shown, uint64_t total)
 {
 	if (shown < total)
-		putf(t, "%s... (%llu item%s)", shown ? ", " : "", (unsigned long long)total,
+		textbuf_printf(t, "%s... (%llu item%s)", shown ? ", " : "", (unsigned long long)total,
 		     total == 1 ? "" : "s");
 }
 
 /* Items of a tuple or list: `n` pointers at `items`. */
 static void
-render_items(struct pyvalue *v, uint64_t items, uint64_t n, unsigned depth, struct text *t)
+render_items(struct pyvalue *v, uint64_t items, uint64_t n, unsigned depth, struct textbuf *t)
 {
 	unsigned shown = 0;
 	for (; shown < n && !enough(v, t, shown, n); shown++) {
 		uint64_t item;
 		if (shown)
-			puts_(t, ", ");
+			textbuf_puts(t, ", ");
 		if (!rd_u64(v, items + 8ull * shown, &item))
-			puts_(t, "<changing>");
+			textbuf_puts(t, "<changing>");
 		else
 			render(v, item, depth + 1, t);
 	}
@@ -687,78 +650,78 @@ render_items(struct pyvalue *v, uint64_t items, uint64_t n, unsigned depth, stru
 }
 
 static void
-render_sequence(struct pyvalue *v, uint64_t addr, enum kind kind, unsigned depth, struct text *t)
+render_sequence(struct pyvalue *v, uint64_t addr, enum kind kind, unsigned depth, struct textbuf *t)
 {
 	const struct py_layout *l = v->l;
 	bool tuple = kind == K_TUPLE;
 	uint64_t n, items = addr + l->tuple_item;
 	if (!rd_u64(v, addr + (tuple ? l->tuple_size : l->list_size), &n) || (int64_t)n < 0 ||
 	    (!tuple && !rd_u64(v, addr + l->list_item, &items))) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
-	puts_(t, tuple ? "(" : "[");
+	textbuf_puts(t, tuple ? "(" : "[");
 	if (n && depth > v->lim.depth)
 		put_rest(t, 0, n);
 	else
 		render_items(v, items, n, depth, t);
-	puts_(t, tuple ? (n == 1 ? ",)" : ")") : "]");
+	textbuf_puts(t, tuple ? (n == 1 ? ",)" : ")") : "]");
 }
 
 static void
-render_dict(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
+render_dict(struct pyvalue *v, uint64_t addr, unsigned depth, struct textbuf *t)
 {
 	uint64_t used;
 	struct dict_entries d;
 	if (!rd_u64(v, addr + v->l->dict_used, &used) || (int64_t)used < 0 ||
 	    !dict_open(v, addr, true, &d)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
-	puts_(t, "{");
+	textbuf_puts(t, "{");
 	if (used && depth > v->lim.depth) {
 		put_rest(t, 0, used);
-		puts_(t, "}");
+		textbuf_puts(t, "}");
 		return;
 	}
 	unsigned shown = 0;
 	for (int64_t i = 0; i < d.n && !enough(v, t, shown, used); i++) {
 		uint64_t key, value;
 		if (!dict_entry(v, &d, true, i, &key, &value)) {
-			puts_(t, shown ? ", <changing>" : "<changing>");
+			textbuf_puts(t, shown ? ", <changing>" : "<changing>");
 			break;
 		}
 		if (!key || !value)
 			continue;   /* deleted */
 		if (shown++)
-			puts_(t, ", ");
+			textbuf_puts(t, ", ");
 		render(v, key, depth + 1, t);
-		puts_(t, ": ");
+		textbuf_puts(t, ": ");
 		render(v, value, depth + 1, t);
 	}
 	put_rest(t, shown, used);
-	puts_(t, "}");
+	textbuf_puts(t, "}");
 }
 
 static void
-render_set(struct pyvalue *v, uint64_t addr, bool frozen, unsigned depth, struct text *t)
+render_set(struct pyvalue *v, uint64_t addr, bool frozen, unsigned depth, struct textbuf *t)
 {
 	const struct py_layout *l = v->l;
 	uint64_t used, mask, table;
 	if (!rd_u64(v, addr + l->set_used, &used) || !rd_u64(v, addr + l->set_mask, &mask) ||
 	    !rd_u64(v, addr + l->set_table, &table) || (int64_t)used < 0 ||
 	    (mask & (mask + 1)) != 0 || mask > (1ull << 40)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	const char *name = frozen ? "frozenset" : "set";
 	if (used == 0) {
-		putf(t, "%s()", name);
+		textbuf_printf(t, "%s()", name);
 		return;
 	}
 	if (frozen)
-		puts_(t, "frozenset(");
-	puts_(t, "{");
+		textbuf_puts(t, "frozenset(");
+	textbuf_puts(t, "{");
 	unsigned shown = 0;
 	if (depth > v->lim.depth) {
 		put_rest(t, 0, used);
@@ -767,58 +730,58 @@ render_set(struct pyvalue *v, uint64_t addr, bool frozen, unsigned depth, struct
 		for (uint64_t i = 0; i <= mask && shown < used && !enough(v, t, shown, used); i++) {
 			uint64_t key;
 			if (!rd_u64(v, table + 16 * i, &key)) {
-				puts_(t, shown ? ", <changing>" : "<changing>");
+				textbuf_puts(t, shown ? ", <changing>" : "<changing>");
 				break;
 			}
 			const struct type_info *ti;
 			if (!key || ((ti = object_type(v, key)) && ti->kind == K_DUMMY))
 				continue;
 			if (shown++)
-				puts_(t, ", ");
+				textbuf_puts(t, ", ");
 			render(v, key, depth + 1, t);
 		}
 		put_rest(t, shown, used);
 	}
-	puts_(t, frozen ? "})" : "}");
+	textbuf_puts(t, frozen ? "})" : "}");
 }
 
 static void
-render(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
+render(struct pyvalue *v, uint64_t addr, unsigned depth, struct textbuf *t)
 {
 	const struct type_info *ti = object_type(v, addr);
 	if (ti)
 		render_as(v, addr, ti, depth, t);
 	else
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 }
 
 /* A bound method as repr() writes it: its function's qualified name and
  * the repr of what it is bound to. */
 static void
-render_method(struct pyvalue *v, uint64_t addr, unsigned depth, struct text *t)
+render_method(struct pyvalue *v, uint64_t addr, unsigned depth, struct textbuf *t)
 {
 	uint64_t func = 0, self = 0, qual_ptr = 0;
 	const struct type_info *fi;
 	if (!rd_u64(v, addr + v->l->method_func, &func) || !rd_u64(v, addr + v->l->method_self, &self)) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	char *qual = (fi = object_type(v, func)) && fi->kind == K_FUNCTION &&
 				     rd_u64(v, func + v->l->func_qualname, &qual_ptr)
 			     ? str_object(v, qual_ptr)
 			     : NULL;
-	putf(t, "<bound method %s of ", qual ? qual : "?");
+	textbuf_printf(t, "<bound method %s of ", qual ? qual : "?");
 	free(qual);
 	if (depth > v->lim.depth)
-		puts_(t, "...");   /* bound to a method bound to ...: cut as containers are */
+		textbuf_puts(t, "...");   /* bound to a method bound to ...: cut as containers are */
 	else
 		render(v, self, depth + 1, t);
-	puts_(t, ">");
+	textbuf_puts(t, ">");
 }
 
 /* A built-in function, or a built-in method and the type it is bound to. */
 static void
-render_cfunction(struct pyvalue *v, uint64_t addr, struct text *t)
+render_cfunction(struct pyvalue *v, uint64_t addr, struct textbuf *t)
 {
 	uint64_t def = 0, self = 0;
 	char name[TYPE_NAME_MAX], of[TYPE_NAME_MAX];
@@ -826,34 +789,34 @@ render_cfunction(struct pyvalue *v, uint64_t addr, struct text *t)
 	if (!rd_u64(v, addr + v->l->cfunc_ml, &def) || !rd_u64(v, addr + v->l->cfunc_self, &self) ||
 	    !c_name(v, def + PY_METHODDEF_NAME, name, sizeof name) ||
 	    (self && !(si = object_type(v, self)))) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
 	uint64_t self_type = 0;
 	if (!self || si->kind == K_MODULE)
-		putf(t, "<built-in function %s>", name);
+		textbuf_printf(t, "<built-in function %s>", name);
 	else if (rd_u64(v, self + v->l->ob_type, &self_type) &&
 		 c_name(v, self_type + v->l->tp_name, of, sizeof of))
-		putf(t, "<built-in method %s of %s object at 0x%llx>", name, of,
+		textbuf_printf(t, "<built-in method %s of %s object at 0x%llx>", name, of,
 		     (unsigned long long)self);
 	else
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 }
 
 /* A module as importlib's repr writes it: built in, frozen, or from its
  * file. */
 static void
-render_module(struct pyvalue *v, uint64_t addr, struct text *t)
+render_module(struct pyvalue *v, uint64_t addr, struct textbuf *t)
 {
 	uint64_t dict = 0, name, loader, file;
 	const struct type_info *ni;
 	if (!rd_u64(v, addr + v->l->module_dict, &dict) || !dict ||
 	    !(name = dict_get_str(v, dict, "__name__")) || !(ni = object_type(v, name)) ||
 	    ni->kind != K_STR) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return;
 	}
-	puts_(t, "<module ");
+	textbuf_puts(t, "<module ");
 	render_str(v, name, t);
 	/* the loader of a built-in or frozen module is its importer class */
 	const struct type_info *li = (loader = dict_get_str(v, dict, "__loader__")) != 0
@@ -864,23 +827,23 @@ render_module(struct pyvalue *v, uint64_t addr, struct text *t)
 					     ? object_type(v, file)
 					     : NULL;
 	if (lc && strcmp(lc->name, "_frozen_importlib.BuiltinImporter") == 0) {
-		puts_(t, " (built-in)");
+		textbuf_puts(t, " (built-in)");
 	} else if (lc && strcmp(lc->name, "_frozen_importlib.FrozenImporter") == 0) {
-		puts_(t, " (frozen)");
+		textbuf_puts(t, " (frozen)");
 	} else if (fi && fi->kind == K_STR) {
-		puts_(t, " from ");
+		textbuf_puts(t, " from ");
 		render_str(v, file, t);
 	}
-	puts_(t, ">");
+	textbuf_puts(t, ">");
 }
 
 /* The object at addr, of type ti, as repr() writes it. */
 static void
 render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned depth,
-	  struct text *t)
+	  struct textbuf *t)
 {
 	switch (ti->kind) {
-	case K_NONE: puts_(t, "None"); break;
+	case K_NONE: textbuf_puts(t, "None"); break;
 	case K_BOOL: render_int(v, addr, true, t); break;
 	case K_INT: render_int(v, addr, false, t); break;
 	case K_FLOAT: {
@@ -888,7 +851,7 @@ render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned
 		if (rd(v, addr + v->l->float_value, &x, 8))
 			put_float(t, x);
 		else
-			puts_(t, "<changing>");
+			textbuf_puts(t, "<changing>");
 		break;
 	}
 	case K_STR: render_str(v, addr, t); break;
@@ -903,16 +866,16 @@ render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned
 		uint64_t qual_ptr;
 		char *qual = rd_u64(v, addr + v->l->func_qualname, &qual_ptr) ? str_object(v, qual_ptr)
 									     : NULL;
-		putf(t, "<function %s at 0x%llx>", qual ? qual : "?", (unsigned long long)addr);
+		textbuf_printf(t, "<function %s at 0x%llx>", qual ? qual : "?", (unsigned long long)addr);
 		free(qual);
 		break;
 	}
 	case K_TYPE: {
 		const struct type_info *self = type_of(v, addr);
 		if (self)
-			putf(t, "<class '%s'>", self->name);
+			textbuf_printf(t, "<class '%s'>", self->name);
 		else
-			puts_(t, "<changing>");
+			textbuf_puts(t, "<changing>");
 		break;
 	}
 	case K_METHOD: render_method(v, addr, depth, t); break;
@@ -921,7 +884,7 @@ render_as(struct pyvalue *v, uint64_t addr, const struct type_info *ti, unsigned
 	case K_CELL:
 	case K_DUMMY:
 	case K_OTHER:
-		putf(t, "<%s object at 0x%llx>", ti->name, (unsigned long long)addr);
+		textbuf_printf(t, "<%s object at 0x%llx>", ti->name, (unsigned long long)addr);
 		break;
 	}
 }
@@ -938,8 +901,8 @@ static bool
 repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *type,
 	    size_t type_len)
 {
-	struct text t = {.p = text, .cap = PYVALUE_TEXT_MAX};
-	text[0] = '\0';
+	struct textbuf t;
+	textbuf_init(&t, text, PYVALUE_TEXT_MAX);
 	type[0] = '\0';
 	v->budget = budget;
 	bool ok = repr_object(v, addr, &t, type, type_len);
@@ -949,11 +912,11 @@ repr_within(struct pyvalue *v, uint64_t addr, size_t budget, char *text, char *t
 }
 
 static bool
-repr_object(struct pyvalue *v, uint64_t addr, struct text *t, char *type, size_t type_len)
+repr_object(struct pyvalue *v, uint64_t addr, struct textbuf *t, char *type, size_t type_len)
 {
 	const struct type_info *ti = object_type(v, addr);
 	if (!ti) {
-		puts_(t, "<changing>");
+		textbuf_puts(t, "<changing>");
 		return false;
 	}
 	snprintf(type, type_len, "%s", ti->name);
