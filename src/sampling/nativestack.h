@@ -39,7 +39,7 @@ tt_status nativestack_new(pid_t pid, uint64_t period_ns, struct nativestack **ou
 void nativestack_free(struct nativestack *ns);
 
 /* Threads with their stacks replaced: valid until the next call. With
- * --async, bases[i] (asyncstack_bases; NULL: none) is the stack thread i's
+ * --async, bases[i] (awaitstack_bases; NULL: none) is the stack thread i's
  * running task was put on: its native and Python frames down to the
  * task's coroutine go on it, those of the event loop below are left out. */
 const struct walk_thread *nativestack_apply(struct nativestack *ns, struct stackwalk *w,

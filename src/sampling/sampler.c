@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "asyncstack.h"
+#include "awaitstack.h"
 #include "clock.h"
 #include "proc/discover.h"
 #include "follow.h"
@@ -41,7 +41,7 @@ struct proc_run {
 	uint64_t next;              /* next deadline */
 	uint32_t bad;               /* consecutive failed passes */
 	uint64_t bad_since;
-	struct asyncstack *async;   /* --async, once the process could have tasks */
+	struct awaitstack *async;   /* --async, once the process could have tasks */
 	struct nativestack *native; /* --native */
 };
 
@@ -434,10 +434,10 @@ adopt(struct sampler *s, uint64_t now)
 		struct proc_run *r = &s->run[s->nrun++];
 		*r = (struct proc_run){.index = i, .next = now};
 		struct tt_error err;
-		/* A process too old for tasks (asyncstack_new refuses it) is
+		/* A process too old for tasks (awaitstack_new refuses it) is
 		 * sampled as it is; sampler_start refuses --async when the root is. */
 		if (s->cfg.async_aware &&
-		    asyncstack_new(p->target, ASYNC_TASK_INTERVAL_NS, &r->async, &err) != TT_OK)
+		    awaitstack_new(p->target, ASYNC_TASK_INTERVAL_NS, &r->async, &err) != TT_OK)
 			r->async = NULL;
 		/* Without native frames (its modules unlisted) it is sampled as
 		 * it is, its Python frames alone. */
@@ -455,7 +455,7 @@ native_pass(struct sampler *s, struct proc_run *r, struct proc_info *p,
 {
 	struct native_counts before = *nativestack_counts(r->native);
 	threads = nativestack_apply(r->native, p->walk, threads, n,
-				    r->async ? asyncstack_bases(r->async) : NULL);
+				    r->async ? awaitstack_bases(r->async) : NULL);
 	const struct native_counts *c = nativestack_counts(r->native);
 	stat_add(&s->stats.native_threads, c->threads - before.threads);
 	stat_add(&s->stats.native_given, c->native - before.native);
@@ -480,7 +480,7 @@ drop(struct sampler *s, uint32_t at, enum proc_state how, const char *note, uint
 	procset_end(&s->procs, p->index, how, note, now);
 	add_totals(&s->retired, p);
 	stackwalk_retire(p->walk, now);
-	asyncstack_free(s->run[at].async);
+	awaitstack_free(s->run[at].async);
 	nativestack_free(s->run[at].native);
 	s->run[at] = s->run[--s->nrun];
 }
@@ -676,7 +676,7 @@ sampler_main(void *arg)
 			if (verify && p->walk == s->walk)
 				verify_sample(s, &ref, &rs, threads, n);
 			if (r->async)
-				threads = asyncstack_apply(r->async, p->walk, threads, n, t0);
+				threads = awaitstack_apply(r->async, p->walk, threads, n, t0);
 			if (r->native)
 				threads = native_pass(s, r, p, threads, n);
 			for (uint32_t i = 0; i < n; i++)
@@ -706,7 +706,7 @@ sampler_main(void *arg)
 		plainwalk_free(&ref);
 	}
 	for (uint32_t i = 0; i < s->nrun; i++) {
-		asyncstack_free(s->run[i].async);
+		awaitstack_free(s->run[i].async);
 		s->run[i].async = NULL;
 		nativestack_free(s->run[i].native);
 		s->run[i].native = NULL;

@@ -72,7 +72,7 @@ struct sampler_config {
 	uint32_t ring_capacity;
 	bool verify;                  /* compare each sample with the plain walker (first Python process only) */
 	bool follow;                  /* follow the root's descendants (see follow.h) */
-	bool async_aware;             /* re-root task stacks on their await chains (asyncstack.h) */
+	bool async_aware;             /* re-root task stacks on their await chains (awaitstack.h) */
 	bool native;                  /* native frames with the Python ones (nativestack.h) */
 	/* The process the user named when it is not Python itself (a shell,
 	 * tini): shown as the root (PROC_OTHER), never sampled; the target

@@ -96,7 +96,7 @@ uint64_t stackwalk_epoch(const struct stackwalk *w);
 tt_status stackwalk_sample(struct stackwalk *w, uint64_t now_ns, const struct walk_thread **threads,
 			   uint32_t *nthreads, struct tt_error *err);
 
-/* Async-aware stacks (sampler thread only; see asyncstack.h).
+/* Async-aware stacks (sampler thread only; see awaitstack.h).
  * Read each thread's running asyncio task, the pointer at ts_offset in its
  * thread state, along with the state; false when the offset is implausible. */
 bool stackwalk_read_running_task(struct stackwalk *w, uint64_t ts_offset);

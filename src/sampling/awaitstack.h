@@ -14,8 +14,8 @@
  * `task (new)` over its own frames.
  *
  * One per sampled process, used by the sampler thread only. */
-#ifndef TT_ASYNCSTACK_H
-#define TT_ASYNCSTACK_H
+#ifndef TT_AWAITSTACK_H
+#define TT_AWAITSTACK_H
 
 #include <stdint.h>
 
@@ -24,29 +24,29 @@
 #include "target.h"
 
 /* The marker frames' file name, as exports and views show it. */
-#define ASYNCSTACK_FILE "<asyncio task>"
+#define AWAITSTACK_FILE "<asyncio task>"
 /* Awaiting tasks followed up from a running task. */
-#define ASYNCSTACK_MAX_LEVELS 32
+#define AWAITSTACK_MAX_LEVELS 32
 /* Distinct task names given their own marker; later ones share one. */
-#define ASYNCSTACK_MAX_NAMES 4096
+#define AWAITSTACK_MAX_NAMES 4096
 
-struct asyncstack;
+struct awaitstack;
 
 /* Start watching t's tasks (Python 3.14+; TT_ENOTPY before that). */
-tt_status asyncstack_new(struct target *t, uint64_t task_interval_ns,
-			 struct asyncstack **out, struct tt_error *err);
-void asyncstack_free(struct asyncstack *a);
+tt_status awaitstack_new(struct target *t, uint64_t task_interval_ns,
+			 struct awaitstack **out, struct tt_error *err);
+void awaitstack_free(struct awaitstack *a);
 
 /* This sample's threads with the stacks of task-running threads rewritten
  * (a copy owned by `a`, valid until the next call), interned in w. */
-const struct walk_thread *asyncstack_apply(struct asyncstack *a, struct stackwalk *w,
+const struct walk_thread *awaitstack_apply(struct awaitstack *a, struct stackwalk *w,
 					   const struct walk_thread *threads, uint32_t n,
 					   uint64_t now_ns);
 
-/* For each of the last asyncstack_apply's threads, the stack its running
+/* For each of the last awaitstack_apply's threads, the stack its running
  * task's frames were put on (its task marker over its awaiters'), 0 when
  * it was left as sampled: for a stack rebuilt since (nativestack.h).
  * NULL when there was no memory for them. */
-const uint32_t *asyncstack_bases(const struct asyncstack *a);
+const uint32_t *awaitstack_bases(const struct awaitstack *a);
 
 #endif

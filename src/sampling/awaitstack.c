@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asyncstack.h"
+#include "awaitstack.h"
 #include "grow.h"
 #include "hash.h"
 #include "keytab.h"
@@ -37,7 +37,7 @@ struct young_entry {
 /* Young tasks remembered until the next task read. */
 #define YOUNG_MAX 4096
 
-struct asyncstack {
+struct awaitstack {
 	struct taskwatch watch;
 	struct target *target;         /* the sampler's: read on the sampler thread */
 	struct task_reader one;        /* young tasks, with the walker's code IDs */
@@ -59,25 +59,25 @@ struct asyncstack {
 	struct name_entry *names;      /* marker frames by (folded) task name */
 	uint32_t names_cap, nnames;
 	struct idindex name_index;
-	uint32_t other_frame;          /* the marker shared past ASYNCSTACK_MAX_NAMES */
+	uint32_t other_frame;          /* the marker shared past AWAITSTACK_MAX_NAMES */
 	uint32_t new_stack;            /* `task (new)` alone */
 	struct slot_memo *memo;
 	uint32_t memo_cap;
 	struct walk_thread *out;
 	uint32_t out_cap;
-	uint32_t *bases;               /* by thread of the last apply (asyncstack_bases) */
+	uint32_t *bases;               /* by thread of the last apply (awaitstack_bases) */
 	uint32_t bases_cap, nbases;
 };
 
 tt_status
-asyncstack_new(struct target *t, uint64_t task_interval_ns, struct asyncstack **out,
+awaitstack_new(struct target *t, uint64_t task_interval_ns, struct awaitstack **out,
 	       struct tt_error *err)
 {
 	if (!t->layout.has_async)
 		return tt_fail(err, TT_ENOTPY, 0,
 			       "--async needs Python 3.14 or newer (process %d runs %s)", (int)t->pid,
 			       t->layout.version_str);
-	struct asyncstack *a = calloc(1, sizeof *a);
+	struct awaitstack *a = calloc(1, sizeof *a);
 	if (!a)
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for --async");
 	a->target = t;
@@ -92,7 +92,7 @@ asyncstack_new(struct target *t, uint64_t task_interval_ns, struct asyncstack **
 }
 
 void
-asyncstack_free(struct asyncstack *a)
+awaitstack_free(struct awaitstack *a)
 {
 	if (!a)
 		return;
@@ -116,7 +116,7 @@ asyncstack_free(struct asyncstack *a)
 }
 
 const uint32_t *
-asyncstack_bases(const struct asyncstack *a)
+awaitstack_bases(const struct awaitstack *a)
 {
 	return a->nbases ? a->bases : NULL;
 }
@@ -142,7 +142,7 @@ task_slot(const struct idindex *ix, const struct task_snapshot *s, uint64_t id)
 }
 
 static void
-install(struct asyncstack *a, struct task_snapshot *s)
+install(struct awaitstack *a, struct task_snapshot *s)
 {
 	uint32_t n = s->tasks.n;
 	struct idindex index = {0};
@@ -176,7 +176,7 @@ install(struct asyncstack *a, struct task_snapshot *s)
 }
 
 static uint32_t
-find_task(const struct asyncstack *a, uint64_t id)
+find_task(const struct awaitstack *a, uint64_t id)
 {
 	if (!a->index.nslots)
 		return NONE;
@@ -186,7 +186,7 @@ find_task(const struct asyncstack *a, uint64_t id)
 
 /* The first of a task's awaiters that is a task we read. */
 static uint32_t
-first_awaiter(const struct asyncstack *a, uint32_t idx)
+first_awaiter(const struct awaitstack *a, uint32_t idx)
 {
 	const struct tt_tasks *ts = &a->snap->tasks;
 	const struct tt_task *t = &ts->tasks[idx];
@@ -203,7 +203,7 @@ first_awaiter(const struct asyncstack *a, uint32_t idx)
 /* The walker's function for one of the watcher's (both kept by content:
  * the watcher's and the walker's code objects need not meet). */
 static uint32_t
-walker_func(struct asyncstack *a, struct stackwalk *w, uint32_t watcher_func)
+walker_func(struct awaitstack *a, struct stackwalk *w, uint32_t watcher_func)
 {
 	if (watcher_func == UINT32_MAX ||
 	    !grow_array((void **)&a->funcs, &a->funcs_cap, watcher_func + 1, sizeof *a->funcs))
@@ -224,7 +224,7 @@ made_up_frame(struct stackwalk *w, const char *label)
 {
 	char qualname[TASKS_NAME_MAX * 4 + 16];
 	snprintf(qualname, sizeof qualname, "task %s", label);
-	uint32_t func = intern_func(stackwalk_intern_rw(w), qualname, ASYNCSTACK_FILE, 0, FUNC_MADE_UP);
+	uint32_t func = intern_func(stackwalk_intern_rw(w), qualname, AWAITSTACK_FILE, 0, FUNC_MADE_UP);
 	return func ? intern_frame(stackwalk_intern_rw(w), func, 0) : 0;
 }
 
@@ -244,13 +244,13 @@ fold_name(const char *name)
 static uint32_t
 name_hash_at(const void *ctx, uint32_t id)
 {
-	const struct asyncstack *a = ctx;
+	const struct awaitstack *a = ctx;
 	return hash_mix64(hash_fnv(HASH_FNV_SEED, a->names[id - 1].name));
 }
 
 /* The marker frame for a task's name. */
 static uint32_t
-marker_frame(struct asyncstack *a, struct stackwalk *w, const char *raw)
+marker_frame(struct awaitstack *a, struct stackwalk *w, const char *raw)
 {
 	const char *name = fold_name(raw);
 	if (a->nnames) {
@@ -261,7 +261,7 @@ marker_frame(struct asyncstack *a, struct stackwalk *w, const char *raw)
 				return e->frame_id;
 		}
 	}
-	if (a->nnames >= ASYNCSTACK_MAX_NAMES) {
+	if (a->nnames >= AWAITSTACK_MAX_NAMES) {
 		if (!a->other_frame)
 			a->other_frame = made_up_frame(w, "(one of many names)");
 		return a->other_frame;
@@ -283,7 +283,7 @@ marker_frame(struct asyncstack *a, struct stackwalk *w, const char *raw)
 
 /* `stack` with a suspended task's coroutines on top, outermost first. */
 static bool
-push_chain(struct asyncstack *a, struct stackwalk *w, uint32_t *stack, uint32_t idx)
+push_chain(struct awaitstack *a, struct stackwalk *w, uint32_t *stack, uint32_t idx)
 {
 	const struct tt_tasks *ts = &a->snap->tasks;
 	const struct tt_task *t = &ts->tasks[idx];
@@ -304,15 +304,15 @@ push_chain(struct asyncstack *a, struct stackwalk *w, uint32_t *stack, uint32_t 
  * markers down to the root task. Built once per task read, from the
  * nearest ancestor already built. */
 static uint32_t
-task_top(struct asyncstack *a, struct stackwalk *w, uint32_t idx)
+task_top(struct awaitstack *a, struct stackwalk *w, uint32_t idx)
 {
-	uint32_t path[ASYNCSTACK_MAX_LEVELS];
+	uint32_t path[AWAITSTACK_MAX_LEVELS];
 	uint32_t n = 0, cur = idx;
 	while (cur != NONE && a->top[cur] == 0) {
 		for (uint32_t k = 0; k < n; k++)
 			if (path[k] == cur)
 				goto root;   /* an await cycle: cut it here */
-		if (n == ASYNCSTACK_MAX_LEVELS)
+		if (n == AWAITSTACK_MAX_LEVELS)
 			goto root;   /* deeper than we follow */
 		path[n++] = cur;
 		cur = first_awaiter(a, cur);
@@ -343,7 +343,7 @@ root:
 }
 
 static uint32_t
-new_task_stack(struct asyncstack *a, struct stackwalk *w)
+new_task_stack(struct awaitstack *a, struct stackwalk *w)
 {
 	if (!a->new_stack) {
 		uint32_t f = made_up_frame(w, "(new)");
@@ -356,7 +356,7 @@ new_task_stack(struct asyncstack *a, struct stackwalk *w)
  * milliseconds never is): its name and awaiters read once, here, with its
  * awaiters' chains from the read. Remembered until the next read. */
 static uint32_t
-young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
+young_task_base(struct awaitstack *a, struct stackwalk *w, uint64_t task)
 {
 	const struct young_entry *known = keytab_find(&a->young, task);
 	if (known)
@@ -394,7 +394,7 @@ young_task_base(struct asyncstack *a, struct stackwalk *w, uint64_t task)
 }
 
 const struct walk_thread *
-asyncstack_apply(struct asyncstack *a, struct stackwalk *w, const struct walk_thread *threads,
+awaitstack_apply(struct awaitstack *a, struct stackwalk *w, const struct walk_thread *threads,
 		 uint32_t n, uint64_t now_ns)
 {
 	if (now_ns - a->last_take_ns >= TAKE_EVERY_NS) {
