@@ -192,14 +192,21 @@ def test_core_tasks(ctx):
                "core: %s" % show(doc.get("tasks"), 1500), "error: %s" % doc.get("tasks_error"))
 
 
+GCORE_ROOT_INTERPS = ("python3.13", "python3.15")
+
+
 def test_gcore(ctx):
     """gdb's gcore of a live target (it stops it a moment): the same frames.
-    Host interpreters only: gdb 13 writes zeros for thread stacks with
-    guard regions (sid's glibc), where 3.13+ keep their entry frames."""
+    A target in the root, dumped from the host, is a core whose files are
+    named by their host paths: read with and without --root. gdb 13 writes
+    zeros for thread stacks with guard regions (sid's glibc), where 3.13+
+    keep their entry frames: in the root, a target of the main thread alone
+    (1,000 frames deep), and a threaded one's core gets one line saying so."""
     it = rig.matrix.get(ctx.interp)
-    if not it.on_host:
-        raise rig.Skip("gdb's gcore of a sid-root thread loses its stack (guard regions)")
-    with rig.Target(ctx.suite, ctx.interp, "threads.py", park=rig.PARK_ALL) as target:
+    if not it.on_host and ctx.interp not in GCORE_ROOT_INTERPS:
+        raise rig.Skip("gcore from the host: %s only" % ", ".join(GCORE_ROOT_INTERPS))
+    script = "threads.py" if it.on_host else "recursion.py"
+    with rig.Target(ctx.suite, ctx.interp, script, park=rig.PARK_ALL) as target:
         live = rig.tachyon("dump", "--json", "-p", target.pid).json(target.pid)
         prefix = os.path.join(tempfile.mkdtemp(prefix="tt-gcore-"), "core")
         try:
@@ -208,11 +215,29 @@ def test_gcore(ctx):
             core = prefix   # gdb's own gcore command writes the name given
             expect(os.path.exists(core), "gcore wrote nothing",
                    show(gdb.stdout[-500:]), show(gdb.stderr[-500:]))
-            doc = rig.tachyon("dump", "--core", core, "--json", timeout=60).json(target.pid)
+            docs = [("", rig.tachyon("dump", "--core", core, "--json",
+                                     timeout=60).json(target.pid))]
+            if not it.on_host:
+                docs.append(("--root", rig.tachyon("dump", "--core", core, "--root", rig.ROOT,
+                                                   "--json", timeout=60).json(target.pid)))
         finally:
             shutil.rmtree(os.path.dirname(prefix), ignore_errors=True)
-        expect(stacks(doc) == stacks(live), "gcore's frames differ from the live dump's",
-               "live: %s" % show(stacks(live), 1500), "core: %s" % show(stacks(doc), 1500))
+        for how, doc in docs:
+            expect(stacks(doc) == stacks(live), "gcore's frames %sdiffer from the live dump's"
+                   % (how and "read with --root "),
+                   "live: %s" % show(stacks(live), 1500), "core: %s" % show(stacks(doc), 1500))
+    if it.on_host:
+        return
+    with rig.Target(ctx.suite, ctx.interp, "threads.py", park=rig.PARK_ALL) as target:
+        prefix = os.path.join(tempfile.mkdtemp(prefix="tt-gcore-"), "core")
+        try:
+            subprocess.run(["gdb", "-batch", "-p", str(target.pid), "-ex", "gcore %s" % prefix],
+                           capture_output=True, timeout=120)
+            run = rig.tachyon("dump", "--core", prefix, "--root", rig.ROOT, timeout=60)
+        finally:
+            shutil.rmtree(os.path.dirname(prefix), ignore_errors=True)
+        one_line(run, 1, ["the core does not hold a whole stack", "gdb's gcore"],
+                 "dump --core of a threaded target's gcore")
 
 
 def one_line(run, status, words, what):
@@ -323,7 +348,8 @@ TESTS = [
     ("dump --core --native: the live dump's native frames of every thread, merged",
      test_core_native),
     ("dump --core --tasks (3.14+): the live dump's asyncio tasks", test_core_tasks),
-    ("dump --core of gdb's gcore: the live dump's frames", test_gcore),
+    ("dump --core of gdb's gcore: the live dump's frames, with and without --root for a "
+     "target in the root", test_gcore),
     ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half, "
      "another libc under the root: one line each; 300 damaged: no crash", test_bad_cores),
 ]

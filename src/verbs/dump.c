@@ -80,7 +80,9 @@ static tt_status
 take_sample(struct plainwalk *u, struct tt_sample *s, struct tt_error *err)
 {
 	tt_status st = TT_OK;
-	for (int attempt = 0; attempt < DUMP_ATTEMPTS; attempt++) {
+	/* a core does not change: reading it again gives the same */
+	bool core = u->target->core != NULL;
+	for (int attempt = 0; attempt < (core ? 1 : DUMP_ATTEMPTS); attempt++) {
 		st = plainwalk_sample(u, s, err);
 		if (st == TT_OK || !is_torn(st))
 			break;
@@ -94,6 +96,11 @@ take_sample(struct plainwalk *u, struct tt_sample *s, struct tt_error *err)
 	if (is_torn(st)) {
 		char cause[sizeof err->msg];
 		snprintf(cause, sizeof cause, "%s", err->msg);
+		if (core)
+			return tt_fail(err, st, 0, "the core does not hold a whole stack: %s "
+					  "(gdb's gcore writes zeros where it cannot read, such as "
+					  "thread stacks with guard regions; a kernel core holds them)",
+					  cause);
 		return tt_fail(err, st, 0, "no consistent stack after %d attempts: %s",
 			       DUMP_ATTEMPTS, cause);
 	}

@@ -183,7 +183,10 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 	if (c->fd < 0)
 		return tt_fail(err, TT_EUSAGE, errno, "cannot open core %s: %s", path,
 			       strerror(errno));
-	snprintf(c->root, sizeof c->root, "%s", root && strcmp(root, "/") ? root : "");
+	snprintf(c->root, sizeof c->root, "%s", root ? root : "");
+	/* "/" and "DIR/" as "" and "DIR": the core's paths start with a slash */
+	for (size_t n = strlen(c->root); n > 0 && c->root[n - 1] == '/'; n--)
+		c->root[n - 1] = '\0';
 	struct stat st;
 	Elf64_Ehdr eh;
 	if (fstat(c->fd, &st) != 0 || !read_fd_at(c->fd, 0, &eh, sizeof eh) ||
@@ -268,8 +271,14 @@ corefile_map_fd(struct corefile *c, size_t i)
 	if (m->fd == -1) {
 		char path[1024];
 		const struct core_map *exe = c->exe[0] ? exe_map(c) : NULL;
+		size_t rootlen = strlen(c->root);
 		if (exe && strcmp(exe->path, m->path) == 0)
 			snprintf(path, sizeof path, "%s", c->exe);
+		else if (rootlen && strncmp(m->path, c->root, rootlen) == 0 &&
+			 m->path[rootlen] == '/')
+			/* a core taken from outside the root (gdb's gcore run on
+			 * the host) names the files by their host paths already */
+			snprintf(path, sizeof path, "%s", m->path);
 		else
 			snprintf(path, sizeof path, "%s%s", c->root, m->path);
 		m->fd = m->path[0] == '/' ? open(path, O_RDONLY | O_CLOEXEC) : -1;
