@@ -584,95 +584,105 @@ print_blocked_json(struct jsonw *w, const struct kernel_view *kv, const struct t
 static void
 print_json(const struct plainwalk *u, const struct tt_sample *s, const struct kernel_view *kv,
 	   pid_t ppid, const struct tt_tasks *tasks, const struct greenlet_reader *gr,
-	   const struct dump_unmoved *unmoved, const char *tasks_error)
+	   const struct dump_unmoved *unmoved, const char *tasks_error, struct jsonw *tree)
 {
 	const struct target *t = u->target;
-	struct jsonw w;
-	jsonw_init(&w, stdout);
-	jsonw_object(&w, NULL);
-	jsonw_i64(&w, "pid", kv->core ? kv->core->pid : t->pid);
-	jsonw_string(&w, "python", t->layout.version_str);
+	struct jsonw own, *w = tree;
+	if (!w) {
+		jsonw_init(&own, stdout);
+		w = &own;
+	}
+	jsonw_object(w, NULL);
+	jsonw_i64(w, "pid", kv->core ? kv->core->pid : t->pid);
+	jsonw_string(w, "python", t->layout.version_str);
 	uint64_t ns_pid;
 	if (tidmap_process_ns_pid(t->pid, &ns_pid))
-		jsonw_u64(&w, "ns_pid", ns_pid);
+		jsonw_u64(w, "ns_pid", ns_pid);
 	else
-		jsonw_null(&w, "ns_pid");
+		jsonw_null(w, "ns_pid");
 	if (kv->core) {
-		jsonw_string(&w, "core", kv->core_path);
-		jsonw_string(&w, "cmdline", kv->core->psargs);
+		jsonw_string(w, "core", kv->core_path);
+		jsonw_string(w, "cmdline", kv->core->psargs);
 	}
 	if (ppid >= 0) {
 		char cmd[4096];
 		procstat_cmdline(t->pid, cmd, sizeof cmd);
-		jsonw_i64(&w, "ppid", ppid);
-		jsonw_string(&w, "cmdline", cmd);
+		jsonw_i64(w, "ppid", ppid);
+		jsonw_string(w, "cmdline", cmd);
 	}
-	jsonw_break(&w, "\n ");
-	jsonw_array(&w, "threads");
-	jsonw_style(&w, true, "\n  ");
+	jsonw_break(w, "\n ");
+	jsonw_array(w, "threads");
+	jsonw_style(w, true, "\n  ");
 	for (uint32_t i = 0; i < s->nthreads; i++) {
 		const struct tt_thread *th = &s->threads[i];
 		char comm[64] = "";
 		core_or_live_name(kv, t, th, comm, sizeof comm);
 		const char *pyname = threadnames_of(u->target, &kv->names, th->tstate);
-		jsonw_object(&w, NULL);
-		jsonw_u64(&w, "tid", th->native_tid);
-		jsonw_u64(&w, "ns_tid", th->ns_tid);
-		jsonw_bool(&w, "tid_known", !th->tid_unknown);
+		jsonw_object(w, NULL);
+		jsonw_u64(w, "tid", th->native_tid);
+		jsonw_u64(w, "ns_tid", th->ns_tid);
+		jsonw_bool(w, "tid_known", !th->tid_unknown);
 		/* Python's name (threading's), else the kernel's; the kernel's as
 		 * os_name either way */
-		jsonw_string(&w, "name", pyname ? pyname : comm);
-		jsonw_string(&w, "os_name", comm);
+		jsonw_string(w, "name", pyname ? pyname : comm);
+		jsonw_string(w, "os_name", comm);
 		/* One OS thread running a subinterpreter has a thread state in
 		 * each interpreter: (tid, interpreter) names an entry. */
-		jsonw_i64(&w, "interpreter", th->interp_id);
-		jsonw_bool(&w, "main", th->status & TT_THREAD_MAIN);
-		jsonw_bool(&w, "gil", th->status & TT_THREAD_GIL);
+		jsonw_i64(w, "interpreter", th->interp_id);
+		jsonw_bool(w, "main", th->status & TT_THREAD_MAIN);
+		jsonw_bool(w, "gil", th->status & TT_THREAD_GIL);
 		/* null: this version does not say who waits (before 3.15) */
 		if (!t->layout.has_tstate_gil)
-			jsonw_null(&w, "gil_wait");
+			jsonw_null(w, "gil_wait");
 		else
-			jsonw_bool(&w, "gil_wait", th->status & TT_THREAD_GIL_WAIT);
+			jsonw_bool(w, "gil_wait", th->status & TT_THREAD_GIL_WAIT);
 		if (kv->core)
-			jsonw_null(&w, "on_cpu");
+			jsonw_null(w, "on_cpu");
 		else
-			jsonw_bool(&w, "on_cpu", th->status & TT_THREAD_ON_CPU);
-		jsonw_bool(&w, "truncated", th->status & TT_THREAD_TRUNCATED);
-		jsonw_break(&w, "\n   ");
-		print_blocked_json(&w, kv, t, th);
-		jsonw_break(&w, "\n   ");
+			jsonw_bool(w, "on_cpu", th->status & TT_THREAD_ON_CPU);
+		jsonw_bool(w, "truncated", th->status & TT_THREAD_TRUNCATED);
+		jsonw_break(w, "\n   ");
+		print_blocked_json(w, kv, t, th);
+		jsonw_break(w, "\n   ");
 		if (kv->want_native) {
-			print_mixed_json(&w, u, s, kv, th);
-			jsonw_break(&w, "\n   ");
+			print_mixed_json(w, u, s, kv, th);
+			jsonw_break(w, "\n   ");
 		}
-		jsonw_array(&w, "frames");
-		jsonw_style(&w, true, "\n    ");
+		jsonw_array(w, "frames");
+		jsonw_style(w, true, "\n    ");
 		for (uint32_t f = 0; f < th->nframes; f++)
-			print_python_json(&w, u, kv, &s->frames[th->first_frame + f], false);
-		jsonw_end(&w);
-		jsonw_end(&w);
+			print_python_json(w, u, kv, &s->frames[th->first_frame + f], false);
+		jsonw_end(w);
+		jsonw_end(w);
 	}
-	jsonw_end(&w);
+	jsonw_end(w);
 	if (tasks) {
-		jsonw_break(&w, "\n ");
-		dumptasks_json(&w, tasks, &u->codes, gr, unmoved);
+		jsonw_break(w, "\n ");
+		dumptasks_json(w, tasks, &u->codes, gr, unmoved);
 	} else if (tasks_error) {
-		jsonw_break(&w, "\n ");
-		jsonw_array(&w, "tasks");
-		jsonw_end(&w);
-		jsonw_string(&w, "tasks_note", tasks_error);
+		jsonw_break(w, "\n ");
+		jsonw_array(w, "tasks");
+		jsonw_end(w);
+		jsonw_string(w, "tasks_note", tasks_error);
 	}
-	jsonw_end(&w);
-	putchar('\n');
+	jsonw_end(w);
+	if (!tree)
+		putchar('\n');
 }
 
+/* The processes of a tree printed so far; with --json, the writer of the
+ * tree's {"processes": [...]}, begun with the first. */
+struct dump_tree_out {
+	bool printed;
+	struct jsonw w;
+};
+
 /* An attached process, sampled and printed with its asyncio tasks when
- * want_tasks. Alone (printed NULL), a tasks read that fails fails the
- * dump; as one process of a tree (ppid >= 0, *printed: whether one was
- * printed before) it is printed with a note saying why, and the JSON goes
- * into the tree's {"processes": [...]}. */
+ * want_tasks. Alone (tree NULL), a tasks read that fails fails the dump;
+ * as one process of a tree (ppid >= 0) it is printed with a note saying
+ * why, and the JSON goes into the tree's {"processes": [...]}. */
 static tt_status
-dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *printed,
+dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, struct dump_tree_out *tree,
 	     struct tt_error *err)
 {
 	bool json = o->json, want_tasks = o->tasks;
@@ -693,7 +703,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 		have_tasks = task_reader_init(&tr, t, &u.codes, 0, &terr) == TT_OK &&
 			     greenlet_reader_init(&gr, t, &u.codes, 0, 0, &terr) == TT_OK &&
 			     dumptasks_read(&tr, &gr, &tasks, &unmoved, &terr) == TT_OK;
-		if (!have_tasks && !printed) {
+		if (!have_tasks && !tree) {
 			*err = terr;
 			st = terr.status;
 		}
@@ -706,12 +716,17 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 		kernel_view_open(&kv, t, o);
 		if (kv.native)
 			sample_running(&kv, &s);
-		if (printed)
-			printf("%s", !*printed ? (json ? "{\"processes\": [\n" : "")
-					       : (json ? ",\n" : "\n"));
+		if (tree && json && !tree->printed) {
+			jsonw_init(&tree->w, stdout);
+			jsonw_object(&tree->w, NULL);
+			jsonw_array(&tree->w, "processes");
+			jsonw_style(&tree->w, true, "\n");
+		} else if (tree && tree->printed && !json) {
+			putchar('\n');
+		}
 		if (json) {
 			print_json(&u, &s, &kv, ppid, have_tasks ? &tasks : NULL, &gr, &unmoved,
-				   tasks_error);
+				   tasks_error, tree ? &tree->w : NULL);
 		} else {
 			print_text(&u, &s, &kv, ppid);
 			if (have_tasks) {
@@ -723,8 +738,8 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 			}
 		}
 		kernel_view_close(&kv);
-		if (printed)
-			*printed = true;
+		if (tree)
+			tree->printed = true;
 	}
 	tt_tasks_free(&tasks);
 	task_reader_free(&tr);
@@ -738,13 +753,14 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, bool *prin
 /* One process of a tree: attached, sampled and printed, or a reason it
  * was not. */
 static tt_status
-dump_one(pid_t pid, pid_t ppid, const struct dump_opts *o, bool *printed, struct tt_error *err)
+dump_one(pid_t pid, pid_t ppid, const struct dump_opts *o, struct dump_tree_out *tree,
+	 struct tt_error *err)
 {
 	struct target t;
 	tt_status st = target_attach(&t, pid, err);
 	if (st != TT_OK)
 		return st;
-	return dump_process(&t, ppid, o, printed, err);
+	return dump_process(&t, ppid, o, tree, err);
 }
 
 /* The process and its descendants, parents before children. The root's
@@ -770,10 +786,10 @@ dump_tree(pid_t root, const struct dump_opts *o, bool other_root)
 	}
 	todo[n] = root;
 	parent[n++] = discover_ppid(root);
-	bool printed = false;
+	struct dump_tree_out tree = {0};
 	for (uint32_t i = 0; i < n; i++) {
 		struct tt_error err = {0};
-		tt_status st = dump_one(todo[i], parent[i], o, &printed, &err);
+		tt_status st = dump_one(todo[i], parent[i], o, &tree, &err);
 		if (st != TT_OK && i == 0 && !(other_root && st == TT_ENOTPY)) {
 			rc = cli_report(&err);
 			break;
@@ -796,8 +812,12 @@ dump_tree(pid_t root, const struct dump_opts *o, bool other_root)
 			parent[n++] = todo[i];
 		}
 	}
-	if (json && printed)
-		printf("\n]}\n");
+	if (json && tree.printed) {
+		putchar('\n');
+		jsonw_end(&tree.w);
+		jsonw_end(&tree.w);
+		putchar('\n');
+	}
 	fflush(stdout);
 	free(todo);
 	free(parent);
