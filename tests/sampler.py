@@ -277,13 +277,22 @@ def test_deep_parked_reads(ctx):
 def test_pool_reads(ctx):
     """1,000 threads parked beside a spinner: a sample reads what changed,
     not every thread. Steady state from two runs of different lengths
-    (each pays the first walk of every thread once)."""
-    short, run1 = bench_json(ctx.target.pid, "-d", "0.5")
-    long_, run2 = bench_json(ctx.target.pid, "-d", "1.5")
-    for doc, run in ((short, run1), (long_, run2)):
-        expect(doc["errors"] == 0, "%d errors on an idle pool" % doc["errors"], *run.details())
-        expect(doc["interned"]["threads"] >= POOL_THREADS + 1, "%d threads seen of %d"
-               % (doc["interned"]["threads"], POOL_THREADS + 1), *run.details())
+    (each pays the first walk of every thread once). The two runs must see
+    the same machine: a pair where the long run took less than 1.5 times
+    the short one's samples (other work came or went between them) is
+    measured again, up to three times."""
+    for attempt in range(3):
+        short, run1 = bench_json(ctx.target.pid, "-d", "0.5")
+        long_, run2 = bench_json(ctx.target.pid, "-d", "1.5")
+        for doc, run in ((short, run1), (long_, run2)):
+            expect(doc["errors"] == 0, "%d errors on an idle pool" % doc["errors"],
+                   *run.details())
+            expect(doc["interned"]["threads"] >= POOL_THREADS + 1, "%d threads seen of %d"
+                   % (doc["interned"]["threads"], POOL_THREADS + 1), *run.details())
+        if long_["samples"] >= 1.5 * short["samples"]:
+            break
+        rig.Tap.emit("# 0.5 s took %d samples, 1.5 s %d: the machine changed, measured again"
+                     % (short["samples"], long_["samples"]))
     extra = long_["samples"] - short["samples"]
     expect(extra > 0, "1.5 s of bench took no more samples than 0.5 s", *run2.details())
     steady = (long_["reads_per_sample"] * long_["samples"]
