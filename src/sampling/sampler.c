@@ -547,19 +547,14 @@ after_pass(struct sampler *s, uint64_t t1, uint64_t *last_publish)
 	}
 }
 
-/* Deadlines passed less than this long ago are still taken, at once: a
- * sampler that waited for a CPU (a busy machine) makes up its rate when it
- * gets one, instead of losing every deadline that fell in the wait. */
-#define CATCH_UP_NS 20000000ull
-
-/* The run's next deadline on its grid; behind schedule by more than
- * CATCH_UP_NS, what is skipped is counted and the grid moves on. */
+/* The run's next deadline on its grid; behind schedule, what is skipped
+ * is counted and the grid restarts. */
 static void
 next_deadline(struct sampler *s, struct proc_run *r, uint64_t t1)
 {
 	r->next += s->cfg.interval_ns;
-	if (t1 > r->next + CATCH_UP_NS) {
-		uint64_t behind = (t1 - r->next - CATCH_UP_NS) / s->cfg.interval_ns + 1;
+	if (t1 > r->next) {
+		uint64_t behind = (t1 - r->next) / s->cfg.interval_ns;
 		stat_add(&s->stats.late, 1);
 		stat_add(&s->stats.missed, behind);
 		r->next += behind * s->cfg.interval_ns;
