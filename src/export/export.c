@@ -50,7 +50,7 @@ write_gecko(const struct profile *p, const struct procset *ps, const struct expo
 
 /* Every format: its name and other names it answers to, the extensions
  * that ask for it (the first is what the live view gives its files), and
- * its writer. A file name with none of the extensions is collapsed. */
+ * its writer. A file name with none of the extensions gets FALLBACK_FORMAT. */
 static const struct {
 	const char *name;
 	const char *aliases[2];
@@ -74,6 +74,8 @@ static const struct {
 			  "the Firefox Profiler's"},
 };
 #define NALIASES (sizeof FORMATS[0].aliases / sizeof FORMATS[0].aliases[0])
+/* What a file name of none of the extensions gets. */
+#define FALLBACK_FORMAT EXPORT_COLLAPSED
 #define NEXTS (sizeof FORMATS[0].exts / sizeof FORMATS[0].exts[0])
 
 bool
@@ -114,7 +116,7 @@ export_formats_help(struct textbuf *t, const char *indent)
 		textbuf_printf(t, "%s%s (", indent, FORMATS[i].name);
 		for (size_t j = 0; j < NEXTS && FORMATS[i].exts[j]; j++)
 			textbuf_printf(t, "%s%s", j ? ", " : "", FORMATS[i].exts[j]);
-		textbuf_printf(t, "%s): %s\n", i == EXPORT_COLLAPSED ? ", any other name" : "",
+		textbuf_printf(t, "%s): %s\n", i == FALLBACK_FORMAT ? ", any other name" : "",
 			       FORMATS[i].about);
 	}
 }
@@ -137,7 +139,7 @@ ends_with(const char *s, const char *suffix)
 enum export_format
 export_format_for_path(const char *path)
 {
-	enum export_format best = EXPORT_COLLAPSED;
+	enum export_format best = FALLBACK_FORMAT;
 	size_t best_len = 0;
 	for (int i = 0; i < EXPORT_FORMAT_COUNT; i++)
 		for (size_t j = 0; j < NEXTS && FORMATS[i].exts[j]; j++) {

@@ -654,7 +654,6 @@ target_threads_next_interp(struct target_threads_iter *it, uint64_t *interp)
 	if (!it->read(it->ctx, at + l->is_next, &it->next_interp) ||
 	    !it->read(it->ctx, at + l->is_threads_head, &it->ts))
 		return iter_broke(it, "cannot read an interpreter state", true);
-	it->interp = at;
 	*interp = at;
 	it->in_interp = true;
 	it->nthreads = 0;

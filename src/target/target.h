@@ -99,7 +99,7 @@ struct target_threads_iter {
 	const struct target *t;
 	target_read_u64_fn *read;
 	void *ctx;
-	uint64_t interp, next_interp, ts;
+	uint64_t next_interp, ts;   /* the current interpreter's next, its next thread */
 	unsigned ninterps, nthreads;
 	struct cycle_guard interps_seen, threads_seen;
 	bool started, in_interp;
