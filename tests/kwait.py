@@ -259,11 +259,39 @@ def test_text(ctx):
            "the running thread's header says blocked: %s" % show(busy and busy.group(0)))
 
 
+def cpu_clock_losses():
+    """Per CPU, the time its scheduler's task clock has not counted so far
+    (the hypervisor's steal, interrupts), in seconds, from /proc/stat."""
+    losses, tick = {}, os.sysconf("SC_CLK_TCK")
+    with open("/proc/stat") as f:
+        for ln in f:
+            m = re.match(r"cpu(\d+) " + r"(\d+) " * 8, ln)
+            if m:
+                irq, softirq, steal = (int(m.group(i)) for i in (7, 8, 9))
+                losses[int(m.group(1))] = (irq + softirq + steal) / tick
+    return losses
+
+
+def last_cpu(pid, tid):
+    """The CPU thread tid last ran on (field 39 of its stat file), or None."""
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+            return int(f.read().rsplit(")", 1)[1].split()[36])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def test_durations_grow(ctx):
+    """A blocked thread's duration is read off its CPU's task clock, which
+    does not count what the hypervisor stole from that CPU (nor its
+    interrupts): over the gap, it may grow by that much less than the
+    wall clock, and by no less."""
     t0 = time.monotonic()
+    lost_before = cpu_clock_losses()
     first = rig.threads_by_tid(dump(ctx.target))
     time.sleep(GAP)
     second = rig.threads_by_tid(dump(ctx.target))
+    lost_after = cpu_clock_losses()
     elapsed = time.monotonic() - t0
     problems = []
     for name, tid in roles(ctx.target).items():
@@ -281,11 +309,17 @@ def test_durations_grow(ctx):
             problems.append("%s: %s then %s" % (name, show(a), show(b)))
             continue
         grew = b["seconds"] - a["seconds"]
-        # GAP at least; at most the time between the two dumps' starts and ends
-        if not GAP - 0.05 <= grew <= elapsed + 0.5:
+        cpu = last_cpu(ctx.target.pid, second[tid].get("host_tid", tid))
+        # Two ticks: /proc/stat counts in them.
+        lost = (lost_after.get(cpu, 0) - lost_before.get(cpu, 0) + 2 / os.sysconf("SC_CLK_TCK")
+                if cpu is not None else 0)
+        # GAP at least, less what its CPU's clock did not count; at most the
+        # time between the two dumps' starts and ends
+        if not GAP - 0.05 - lost <= grew <= elapsed + 0.5:
             problems.append("%s: %.3f s then %.3f s (grew %.3f s; %.3f s apart, %.3f s "
-                            "from first start to second end)"
-                            % (name, a["seconds"], b["seconds"], grew, GAP, elapsed))
+                            "from first start to second end; CPU %s's clock left out "
+                            "%.3f s)"
+                            % (name, a["seconds"], b["seconds"], grew, GAP, elapsed, cpu, lost))
     expect(not problems, "durations did not grow by the time between the dumps", *problems)
 
 
