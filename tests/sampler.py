@@ -542,6 +542,28 @@ def cpu_idle_seconds():
     return (int(fields[4]) + int(fields[5])) / os.sysconf("SC_CLK_TCK")
 
 
+SHORT_SLICE_NS = 100000   # the sampler's time slice under the normal policy
+
+
+def kernel_at_least(major, minor):
+    m = re.match(r"(\d+)\.(\d+)", os.uname().release)
+    return bool(m) and (int(m.group(1)), int(m.group(2))) >= (major, minor)
+
+
+def time_slices(pid):
+    """Each thread of pid: its time slice (se.slice in its sched file), ns."""
+    slices = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/sched" % (pid, tid)) as f:
+                m = re.search(r"^se\.slice\s*:\s*(\d+)", f.read(), re.M)
+        except OSError:
+            continue
+        if m:
+            slices[int(tid)] = int(m.group(1))
+    return slices
+
+
 def test_sampler_yields(ctx):
     """With a CPU to spare, the sampler thread runs under SCHED_IDLE (a
     target thread that wakes takes its CPU at once) and tachyon-top's other
@@ -603,19 +625,38 @@ def test_sampler_yields(ctx):
         # another session would leave an idle-policy thread its group's share.
         cpu = min(os.sched_getaffinity(0))
         hog = subprocess.Popen(["sh", "-c", "while :; do :; done"], preexec_fn=pinned(cpu))
+        argv = [rig.BIN, "bench", "-p", str(target.pid), "--json", "-d", "4", "-r", "1000"]
+        slices = {}
         try:
             time.sleep(0.2)
-            run = run_tt("bench", "-p", target.pid, "--json", "-d", "4", "-r", "1000",
-                         preexec_fn=pinned(cpu))
+            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.PIPE, preexec_fn=pinned(cpu))
+            try:
+                time.sleep(2)
+                slices = time_slices(proc.pid)
+                out, err = proc.communicate(timeout=RUN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                raise Fail("tachyon-top %s hung" % " ".join(argv[1:]))
         finally:
             hog.kill()
             hog.wait()
+        run = rig.Run(argv, proc.returncode, out, err)
         run.expect_success()
         doc = json.loads(run.out)
         expect(doc["sampler_idle_policy"] < 0.1 and doc["samples"] >= 2000,
                "pinned beside a busy thread: %d samples of 4,000 requested, idle policy %.0f%% "
                "of the time" % (doc["samples"], 100 * doc["sampler_idle_policy"]),
                *run.details())
+        # Under the normal policy the sampler asks for the shortest time
+        # slice (Linux 6.12+), so that it takes the CPU when it wakes; the
+        # other threads keep the default.
+        if kernel_at_least(6, 12) and slices:
+            short = [t for t, ns in slices.items() if ns == SHORT_SLICE_NS]
+            expect(len(short) == 1 and len(slices) >= 2,
+                   "pinned beside a busy thread: one thread (the sampler) with a %d ns time "
+                   "slice, the others the default: %s" % (SHORT_SLICE_NS, show(slices)),
+                   *run.details())
         argv = [rig.BIN, "bench", "-p", str(target.pid), "--json", "-d", "4", "-r", "1000"]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -781,7 +822,8 @@ ONCE = rig.Group(None, None, [
     ("3,000 idle threads, 1,500/s coming and going: a changed list's states read once, "
      "threads that end while read left out, not errors", test_big_pool_churn),
     ("with a CPU to spare the sampler thread alone runs under SCHED_IDLE; never beside a busy "
-     "thread on its CPU; busy threads on every CPU: it falls back and keeps its rate",
+     "thread on its CPU, where it alone asks for the shortest time slice; busy threads on "
+     "every CPU: it falls back and keeps its rate",
      test_sampler_yields)])
 
 

@@ -3,6 +3,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "gentle.h"
 
@@ -23,12 +25,37 @@
 /* Idle this long without falling back: the machine is calm again. */
 #define CALM_NS (60ull * 1000000000ull)
 
+/* Under the normal policy, the sampler asks for the shortest time slice
+ * the kernel grants (EEVDF, Linux 6.12+): a waking thread whose slice is
+ * shorter than the running one's takes the CPU at once, so a pass due
+ * while busy threads hold the CPUs runs then, not when their slices end.
+ * Its share of CPU time stays the same; older kernels ignore the request. */
+#define SHORT_SLICE_NS 100000ull
+
+/* sched_setattr(2)'s argument, first version (glibc has no wrapper). */
+struct sched_attr_v0 {
+	uint32_t size, sched_policy;
+	uint64_t sched_flags;
+	int32_t sched_nice;
+	uint32_t sched_priority;
+	uint64_t sched_runtime, sched_deadline, sched_period;
+};
+
 static bool
 set_policy(pid_t tid, int policy)
 {
+	/* A thread id: Linux schedules threads, not processes (0: the caller). */
+	if (policy == SCHED_OTHER) {
+		struct sched_attr_v0 attr;
+		memset(&attr, 0, sizeof attr);
+		attr.size = sizeof attr;
+		attr.sched_policy = SCHED_OTHER;
+		attr.sched_runtime = SHORT_SLICE_NS;
+		if (syscall(SYS_sched_setattr, tid, &attr, 0u) == 0)
+			return true;
+	}
 	struct sched_param p;
 	memset(&p, 0, sizeof p);
-	/* A thread id: Linux schedules threads, not processes (0: the caller). */
 	return sched_setscheduler(tid, policy, &p) == 0;
 }
 
@@ -80,6 +107,7 @@ gentle_start(struct gentle *g, bool want, pid_t tid, uint64_t now_ns, const stru
 	g->hold_ns = HOLD_FIRST_NS;
 	g->retry_ns = now_ns;
 	new_window(g, now_ns);
+	set_policy(tid, SCHED_OTHER);
 	g->available = want && can_leave_idle();
 }
 
