@@ -5,7 +5,9 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+#include <linux/openat2.h>
 
 #include "grow.h"
 #include "readfile.h"
@@ -96,4 +98,17 @@ read_fd_at(int fd, uint64_t off, void *buf, size_t len)
 		done += (size_t)n;
 	}
 	return true;
+}
+
+int
+open_in_root(int root_fd, int dir_fd, const char *path)
+{
+	int dir = path[0] == '/' ? root_fd : dir_fd;
+	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
+			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
+	int fd = (int)syscall(SYS_openat2, dir, path, &how, sizeof how);
+	if (fd < 0 && errno == ENOSYS)
+		fd = openat(dir, path[0] == '/' ? path + 1 : path,
+			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+	return fd;
 }

@@ -23,4 +23,12 @@ char *read_fd_whole(int fd, size_t max, size_t *len, bool *cut);
  * after EINTR and short reads); false at its end or on an error. */
 bool read_fd_at(int fd, uint64_t off, void *buf, size_t len);
 
+/* Opens path for reading as a process whose root is the directory root_fd
+ * (and whose working directory is dir_fd, for a relative path) sees it:
+ * "..", absolute symlinks and /proc's magic links never lead out of it
+ * (openat2's RESOLVE_IN_ROOT; before Linux 5.6, no symlink followed at the
+ * last component). Non-blocking, so that a FIFO there cannot hang us. -1
+ * with errno as open's. */
+int open_in_root(int root_fd, int dir_fd, const char *path);
+
 #endif

@@ -2,11 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/openat2.h>
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "collapsed.h"
@@ -198,8 +196,7 @@ export_sources_close(struct export_sources *s)
 }
 
 /* Open a source file as the target saw it: an absolute path under its
- * root, a relative one under its working directory, never escaping them
- * (RESOLVE_IN_ROOT: "..", absolute symlinks stay inside). */
+ * root, a relative one under its working directory, never escaping them. */
 static int
 open_source(const struct export_sources *s, const char *name)
 {
@@ -207,14 +204,7 @@ open_source(const struct export_sources *s, const char *name)
 		errno = ENOENT;
 		return -1;
 	}
-	int dir = name[0] == '/' ? s->root_fd : s->cwd_fd;
-	struct open_how how = {.flags = O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK,
-			       .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS};
-	int fd = (int)syscall(SYS_openat2, dir, name, &how, sizeof how);
-	if (fd < 0 && errno == ENOSYS)
-		fd = openat(dir, name[0] == '/' ? name + 1 : name,
-			    O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
-	return fd;
+	return open_in_root(s->root_fd, s->cwd_fd, name);
 }
 
 /* A text a recording kept. */
