@@ -1109,6 +1109,85 @@ os.execv(sys.argv[1], sys.argv[1:])
 NATIVE_RUNNING_DUMPS = 8
 
 
+JITCODE_DUMPS = 10
+
+
+def jitcode_dumps(ctx, mode):
+    """(ready info, JITCODE_DUMPS main threads of dump --native --json) of
+    tests/targets/jitcode.py in *mode*; the target never stopped."""
+    with rig.Target(ctx.suite, ctx.interp, "jitcode.py", args=(mode,),
+                    park=rig.PARK_NONE) as target:
+        dumps = []
+        with StopWatch(target.pid) as watch:
+            for _ in range(JITCODE_DUMPS):
+                doc = rig.tachyon("dump", "--native", "--json", "-p",
+                                  target.pid).json(target.pid)
+                dumps.append(rig.threads_by_tid(doc)[target.info["main_tid"]])
+        expect(not watch.stops and watch.polls > 10,
+               "the target stopped while dump --native sampled it: %s" % watch.stops[:5])
+        return target.info, dumps
+
+
+def shown(thread):
+    return " ".join("%s(%s)" % (f.get("func") or f.get("symbol") or f.get("pc"),
+                                f.get("library") or f.get("file") or "")
+                    for f in thread.get("stack") or [])[:900] + " / %s" % thread["native_end"]
+
+
+def test_native_jitcode(ctx):
+    """Code in anonymous executable memory: a perf trampoline (3.12+) and
+    the JIT (3.14+). Where it keeps frame pointers (trampolines; 3.15's JIT)
+    the walk steps through it to the thread's start, naming it from the
+    perf map or as [jit]; where it keeps none (3.14's JIT) the walk ends
+    there and says why, never at a frame it skipped to."""
+    once_per_minor(ctx)
+    info, dumps = jitcode_dumps(ctx, "perf")
+    if not info["trampoline"]:
+        raise rig.Skip("no perf trampolines in Python %s" % info["python"])
+    map_name = "perf-%d.map" % info["pid"]
+    bad = []
+    for t in dumps:
+        native = [f for f in t.get("stack") or [] if f["kind"] == "native"]
+        names = [f.get("symbol") or "" for f in native]
+        tramps = [f for f in native if f.get("library") == map_name]
+        if not (t["merged"] and t["native_end"] is None and names and names[-1] == "_start" and
+                tramps and all(f["symbol"].startswith(("py::inner:", "py::outer:", "py::<module>:"))
+                               and f["symbol"].endswith("jitcode.py") for f in tramps) and
+                all(f.get("library") for f in native) and
+                [f["func"] for f in t["frames"]] == ["inner", "outer", "<module>"]):
+            bad.append(shown(t))
+    # As for any running thread, a perf sample now and then taken a moment
+    # apart from the Python frame read leaves a dump unmerged.
+    expect(len(bad) <= 2, "-X perf: %d of %d dumps do not step through trampolines named "
+           "from %s to _start: %s" % (len(bad), len(dumps), map_name, bad[:2]))
+    rig.Tap.emit("# trampolines: %s" % shown(dumps[-1])[:400])
+    if not re.match(r"3\.(1[4-9]|[2-9]\d)", info["python"]):
+        return
+    info, dumps = jitcode_dumps(ctx, "jit")
+    expect(info["jit"], "PYTHON_JIT=1: the JIT is off in Python %s" % info["python"])
+    frame_pointers = not info["python"].startswith("3.14")
+    in_jit = [t for t in dumps if any(f.get("library") == "[jit]" for f in t.get("stack") or [])]
+    bad = []
+    for t in dumps:
+        native = [f for f in t.get("stack") or [] if f["kind"] == "native"]
+        jitted = [i for i, f in enumerate(native) if f.get("library") == "[jit]"]
+        if not all(f.get("library") for f in native):
+            bad.append(shown(t))
+        elif frame_pointers and not (t["native_end"] is None and native and
+                                     native[-1].get("symbol") == "_start"):
+            bad.append(shown(t))
+        elif not frame_pointers and jitted and not (
+                jitted[-1] == len(native) - 1 and "keeps no frame pointer" in
+                (t["native_end"] or "")):
+            bad.append(shown(t))
+    expect(len(in_jit) >= JITCODE_DUMPS // 2 and not bad,
+           "PYTHON_JIT=1 (%s): %d of %d dumps in [jit] code; %d %s: %s"
+           % (info["python"], len(in_jit), len(dumps), len(bad),
+              "do not reach _start through it" if frame_pointers
+              else "do not end at it saying it keeps no frame pointer", bad[:2]))
+    rig.Tap.emit("# JIT: %s" % shown(in_jit[-1] if in_jit else dumps[-1])[:400])
+
+
 def test_native_running(ctx):
     """A thread on a CPU: the kernel samples its registers and stack top
     (perf_event_open); its C library's frames sit above the Python caller."""
@@ -1601,6 +1680,9 @@ OWN = [
      "__init__, inflateBack of a deleted libz copy named from .dynsym) sits above the C "
      "code, above its caller; every frame once, in order",
      test_native_merge),
+    ("dump --native through code no file holds: perf trampolines named from the perf map, "
+     "3.15's JIT as [jit], to the thread's start; 3.14's JIT (no frame pointers): the walk "
+     "ends there and says why", test_native_jitcode),
     ("unshare -n: sockets of a target in a private network namespace still resolve",
      test_netns),
     ("threads blocked on one CPU, read from another: durations within 0.1 s of their own",

@@ -107,13 +107,16 @@ nativestack_refusal(const struct nativestack *ns)
 /* A native frame's interned ID: function "symbol" in its library, line 0.
  * Without a symbol, "0xOFFSET" where its FDE starts in the library (one
  * function however many addresses are sampled in it, in every process of
- * a tree), else its address. */
+ * a tree), else its address; code no file holds nor a perf map names is
+ * one function, "[jit]". */
 static uint32_t
 intern_native(struct intern *in, const struct native_frame *f)
 {
 	char addr[24];
 	const char *name = f->symbol;
-	if (!name[0]) {
+	if (!name[0] && f->anon_code) {
+		name = "[jit]";
+	} else if (!name[0]) {
 		snprintf(addr, sizeof addr, "0x%llx",
 			 (unsigned long long)(f->fde_known ? f->fde_offset : f->pc));
 		name = addr;

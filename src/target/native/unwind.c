@@ -21,10 +21,13 @@
 #include "waits/kwait.h"
 #include "native/mixedstack.h"
 #include "native/unwind.h"
+#include "native/perfmap.h"
 #include "native/perfsample.h"
 #include "native/varloc.h"
 #include "mem/procmaps.h"
+#include "proc/tidmap.h"
 #include "readfile.h"
+#include "clock.h"
 
 /* Threads sampled with perf at once, per process: those that ran most
  * recently (perfsample.h). */
@@ -72,6 +75,10 @@ struct native_unwinder {
 	pid_t tid;
 	uint64_t sp, pc;
 	uint64_t rbp;    /* a frame pointer found on the stack, 0 when none */
+	/* a walk continued past code that unwinds by its known shape (resume):
+	 * the caller's registers, taken over from the sample's or the kernel's */
+	bool resume;
+	uint64_t resume_pc, resume_sp, resume_rbp;
 	const struct user_sample *sample;   /* a running thread's: every register and
 					       its stack top, else NULL */
 	struct perf_threads *perf;          /* running threads' samples; NULL until one */
@@ -81,6 +88,12 @@ struct native_unwinder {
 	struct kwait_call call;
 	char perf_refused[256];             /* why perf_event_open was refused, once */
 	struct keytab syms;                 /* struct sym_entry by address */
+	/* code no file holds (a JIT's, perf trampolines): the process's
+	 * executable anonymous mappings, and its perf map */
+	struct proc_maps maps;
+	uint64_t maps_read_ns;
+	struct perfmap perfmap;
+	char perfmap_name[32];              /* "perf-PID.map": its frames' library */
 	struct keytab sites;                /* struct call_site by return address */
 	/* where the evaluator keeps next_instr and frame, per module holding
 	 * one: the build's table (evaluator_table) */
@@ -110,6 +123,7 @@ struct sym_entry {
 	uint64_t fde_offset;  /* no symbol: its FDE's start from the module's start */
 	bool fde_known;
 	bool mapped;          /* in a file */
+	bool anon_code;       /* in executable memory no file holds */
 	bool entry;           /* in the file's entry point (_start) */
 };
 
@@ -265,6 +279,14 @@ set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 	 * (%rip), which call frame information may read: a PLT stub's CFA
 	 * depends on where in the stub it is, and without %rip no caller of
 	 * a thread sampled there is found. */
+	if (n->resume) {
+		Dwarf_Word regs[2] = {n->resume_rbp, n->resume_sp}, pc = n->resume_pc;
+		if (n->resume_rbp ? !dwfl_thread_state_registers(thread, 6, 2, regs)
+				  : !dwfl_thread_state_registers(thread, 7, 1, &regs[1]))
+			return false;
+		dwfl_thread_state_register_pc(thread, pc);
+		return true;
+	}
 	if (n->sample) {
 		Dwarf_Word regs[17];
 		for (size_t i = 0; i < 16; i++)
@@ -398,6 +420,8 @@ native_close(struct native_unwinder *n)
 	perf_threads_free(n->perf);
 	keytab_free(&n->syms);
 	keytab_free(&n->sites);
+	procmaps_free(&n->maps);
+	perfmap_free(&n->perfmap);
 	free(n->names);
 	free(n);
 }
@@ -412,13 +436,80 @@ struct walk {
 	bool last_in_entry;   /* the last frame is in its file's entry point (_start) */
 	uint64_t last_sp;     /* the last frame's stack pointer, 0 when unknown */
 	bool last_has_rbp;    /* and whether its %rbp is known */
+	uint64_t last_rbp;    /* its value */
 	/* native_expect_frame's Python frame, looked for in the registers of
 	 * the innermost evaluator call (0: not asked) */
 	uint64_t expect_frame, expect_instr;
 	bool evaluator_seen;  /* that call was reached */
 	bool astray;          /* the walk stopped at a caller in no file */
+	bool last_anon;       /* the last frame is in code no file holds */
+	bool anon_frame_pointer;   /* and its %rbp looks like its own frame pointer */
+	bool no_frame_pointer;   /* the walk stopped after such code: it keeps no
+				    frame pointer, and stepping by %rbp skipped frames */
 	enum frame_check check;
 };
+
+/* The maps of a live process are read again at most this often, when an
+ * address lies in none of its executable anonymous mappings. */
+#define MAPS_REREAD_NS 50000000ull
+
+static bool
+in_anon_code(const struct proc_maps *maps, uint64_t at)
+{
+	for (size_t i = 0; i < maps->count; i++) {
+		const struct map_entry *m = &maps->entries[i];
+		if (at >= m->start && at < m->end)
+			return m->perms[2] == 'x' && (m->path[0] == '\0' || m->path[0] == '[');
+	}
+	return false;
+}
+
+/* Is at in executable memory of a live process that no file holds (a JIT's
+ * code, perf trampolines)? */
+static bool
+anon_code(struct native_unwinder *n, uint64_t at)
+{
+	if (n->core)
+		return false;
+	if (in_anon_code(&n->maps, at))
+		return true;
+	uint64_t now = clock_now_ns();
+	if (n->maps_read_ns && now - n->maps_read_ns < MAPS_REREAD_NS)
+		return false;
+	n->maps_read_ns = now;
+	struct proc_maps fresh = {0};
+	struct tt_error err;
+	if (procmaps_read(n->pid, &fresh, &err) != TT_OK)
+		return false;
+	procmaps_free(&n->maps);
+	n->maps = fresh;
+	return in_anon_code(&n->maps, at);
+}
+
+/* Code no file holds: named from the process's perf map when it names it
+ * (read again when it does not: the map grows), else "[jit]". */
+static void
+describe_anon_code(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
+{
+	uint64_t start = 0;
+	const char *name = perfmap_lookup(&n->perfmap, at, &start);
+	if (!name && perfmap_update(&n->perfmap, n->pid))
+		name = perfmap_lookup(&n->perfmap, at, &start);
+	if (!n->perfmap_name[0]) {
+		uint64_t inner = (uint64_t)n->pid;
+		tidmap_process_ns_pid(n->pid, &inner);
+		snprintf(n->perfmap_name, sizeof n->perfmap_name, "perf-%llu.map",
+			 (unsigned long long)inner);
+	}
+	uint32_t lib = add_name(n, name ? n->perfmap_name : "[jit]");
+	uint32_t sym = name ? add_name(n, name) : 0;
+	if (lib == UINT32_MAX || sym == UINT32_MAX)
+		return;
+	e->anon_code = true;
+	e->lib = lib;
+	e->name = sym;
+	e->start = start;
+}
 
 static void
 describe(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
@@ -427,8 +518,11 @@ describe(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
 	Dwarf_Addr start = 0, end = 0;
 	const char *modname = mod ? dwfl_module_info(mod, NULL, &start, &end, NULL, NULL, NULL, NULL)
 				  : NULL;
-	if (!mod || at < start || at >= end)   /* libdwfl may answer for an address past a file */
+	if (!mod || at < start || at >= end) {  /* libdwfl may answer for an address past a file */
+		if (anon_code(n, at))
+			describe_anon_code(n, at, e);
 		return;
+	}
 	uint32_t lib = add_name(n, modname ? procmaps_basename(modname) : "");
 	if (lib == UINT32_MAX)
 		return;
@@ -685,6 +779,14 @@ check_frame(struct native_unwinder *n, Dwfl_Frame *state, uint64_t pc, uint64_t 
 	return ++site->frame_only > SPILL_EVIDENCE ? FRAME_UNVERIFIED : FRAME_MOVED;
 }
 
+static bool call_ends_at(struct native_unwinder *n, uint64_t ra);
+
+/* Code no file holds that keeps a frame pointer has a small frame: %rbp
+ * at most this far above its stack pointer (a perf trampoline's is 0
+ * bytes, 3.15's JIT code's 64-80). Code that keeps none leaves %rbp as a
+ * caller set it: 3.14's JIT code, called by the evaluator, 776-784 bytes
+ * below the evaluator's %rbp, or %rbp holding no stack address at all. */
+#define ANON_FRAME_MAX 256
 static int
 take_frame(Dwfl_Frame *state, void *arg)
 {
@@ -698,24 +800,40 @@ take_frame(Dwfl_Frame *state, void *arg)
 	/* A return address points after the call: look up the call itself. */
 	Dwarf_Addr at = activation ? pc : pc - 1;
 	const struct sym_entry *e = lookup(w->n, at);
-	if ((!e || !e->mapped) && !activation) {
+	if (!activation && (!e || (!e->mapped && (!e->anon_code || !call_ends_at(w->n, pc))))) {
 		/* A caller in no file: the step that found it went astray (code
 		 * without call frame information unwound by an %rbp that held
 		 * no frame pointer), not a frame to show. The walk ends before
-		 * it, as where no call frame information leads on. */
+		 * it, as where no call frame information leads on. Code no file
+		 * holds (a JIT's, a perf trampoline) is a caller when a call
+		 * ends there; libdwfl steps on from it by its frame pointer. */
 		w->astray = true;
 		return DWARF_CB_ABORT;
 	}
+	if (w->last_anon && !w->anon_frame_pointer) {
+		/* found by an %rbp that was not the code's own frame pointer */
+		w->no_frame_pointer = true;
+		return DWARF_CB_ABORT;
+	}
 	w->last_in_entry = false;
+	w->last_anon = e && e->anon_code;
+	if (w->last_anon) {
+		Dwarf_Word rbp, rsp;
+		w->anon_frame_pointer = dwfl_frame_reg(state, 6, &rbp) == 0 &&
+					dwfl_frame_reg(state, 7, &rsp) == 0 && rbp >= rsp &&
+					rbp - rsp <= ANON_FRAME_MAX;
+	}
 	struct native_frame *f = &w->out[w->count++];
 	memset(f, 0, sizeof *f);
 	f->pc = pc;
 	Dwarf_Word reg;
 	w->last_sp = dwfl_frame_reg(state, 7, &reg) == 0 ? reg : 0;
 	w->last_has_rbp = dwfl_frame_reg(state, 6, &reg) == 0;
-	if (!e || !e->mapped)
-		return DWARF_CB_OK;   /* running code in no file (a JIT's) */
+	w->last_rbp = w->last_has_rbp ? reg : 0;
+	if (!e || (!e->mapped && !e->anon_code))
+		return DWARF_CB_OK;   /* running code in no file nor executable memory */
 	snprintf(f->library, sizeof f->library, "%s", w->n->names + e->lib);
+	f->anon_code = e->anon_code;
 	w->last_in_entry = e->entry;
 	if (e->name) {
 		snprintf(f->symbol, sizeof f->symbol, "%s", w->n->names + e->name);
@@ -794,6 +912,34 @@ frame_pointer_candidates(struct native_unwinder *n, uint64_t sp, uint64_t *out, 
 	return k;
 }
 
+/* CPython 3.12's perf trampoline keeps no frame pointer: "sub $8, %rsp;
+ * call *%rcx; add $8, %rsp; ret". Its caller's return address lies 8 bytes
+ * above its stack pointer. */
+static const uint8_t TRAMPOLINE_312[] = {0x48, 0x83, 0xec, 0x08, 0xff, 0xd1,
+					 0x48, 0x83, 0xc4, 0x08, 0xc3};
+#define TRAMPOLINE_312_CALL_END 6   /* where its call ends: the return address */
+/* Walks continued past such code, at most. */
+#define RESUME_HOPS 64
+
+/* Can the walk go on past its last frame, code no file holds, by the
+ * code's known shape? Sets the caller's registers (n->resume_*). */
+static bool
+resume_past(struct native_unwinder *n, const struct walk *w)
+{
+	const struct native_frame *f = &w->out[w->count - 1];
+	uint8_t code[sizeof TRAMPOLINE_312];
+	uint64_t ret;
+	if (!w->last_sp || f->pc < TRAMPOLINE_312_CALL_END ||
+	    read_target(n, f->pc - TRAMPOLINE_312_CALL_END, code, sizeof code) != sizeof code ||
+	    memcmp(code, TRAMPOLINE_312, sizeof code) != 0 ||
+	    read_target(n, w->last_sp + 8, &ret, sizeof ret) != sizeof ret)
+		return false;
+	n->resume_pc = ret;
+	n->resume_sp = w->last_sp + 16;
+	n->resume_rbp = w->last_has_rbp ? w->last_rbp : 0;
+	return true;
+}
+
 static int
 walk_thread(struct native_unwinder *n, struct walk *w)
 {
@@ -804,9 +950,19 @@ walk_thread(struct native_unwinder *n, struct walk *w)
 	w->last_sp = 0;
 	w->last_has_rbp = false;
 	w->astray = false;
+	w->last_anon = false;
+	w->anon_frame_pointer = false;
+	w->no_frame_pointer = false;
 	finding_for = n->pid;
 	int rc = dwfl_getthread_frames(n->dwfl, n->tid, take_frame, w);
-	return w->astray ? 0 : rc;
+	for (int hops = 0; hops < RESUME_HOPS && w->last_anon && w->count < w->max &&
+			   resume_past(n, w); hops++) {
+		w->astray = w->no_frame_pointer = w->last_anon = false;
+		n->resume = true;
+		rc = dwfl_getthread_frames(n->dwfl, n->tid, take_frame, w);
+		n->resume = false;
+	}
+	return w->astray || w->no_frame_pointer ? 0 : rc;
 }
 
 /* The kernel gives a blocked thread's %rsp and %rip, not its %rbp: the
@@ -858,6 +1014,10 @@ end_reason(const struct native_unwinder *n, const struct walk *w, int rc, char *
 {
 	if (w->count == w->max)
 		snprintf(why, wlen, "more than %zu frames: the rest left out", w->max);
+	else if (w->count && (w->no_frame_pointer || (w->last_anon && !at_thread_start(w))))
+		snprintf(why, wlen, "the walk ends in code no file holds (%s): it keeps no frame "
+				    "pointer that leads to its caller",
+			 w->out[w->count - 1].library);
 	else if (w->astray && w->count)
 		snprintf(why, wlen, "the walk ends in %s: the return address its unwinding gave "
 				    "lies in no file", w->out[w->count - 1].library[0]

@@ -32,7 +32,10 @@ struct native_frame {
 	uint64_t pc;
 	char symbol[160];     /* "" when no symbol covers pc */
 	uint64_t offset;      /* pc - the symbol's start */
-	char library[96];     /* the file's base name, "" when pc is in no file */
+	char library[96];     /* the file's base name, "" when pc is in no file;
+				 code no file holds: "perf-PID.map" when that names
+				 it, else "[jit]" */
+	bool anon_code;       /* in executable memory no file holds */
 	/* Without a symbol: where the function's call frame information (its
 	 * FDE) starts, from the start of the file's mapping, so that samples of
 	 * one nameless function, in any process, are one function. */
