@@ -107,7 +107,8 @@ gentle_start(struct gentle *g, bool want, pid_t tid, uint64_t now_ns, const stru
 	g->hold_ns = HOLD_FIRST_NS;
 	g->retry_ns = now_ns;
 	new_window(g, now_ns);
-	set_policy(tid, SCHED_OTHER);
+	if (want)
+		set_policy(tid, SCHED_OTHER);   /* its short slice, from the start */
 	g->available = want && can_leave_idle();
 }
 

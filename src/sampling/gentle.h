@@ -50,9 +50,10 @@ struct gentle_counts {
 	bool spare_known;
 };
 
-/* Thread tid's policy from now on, under the normal policy for a start.
- * want false (or a process without CAP_SYS_NICE whose RLIMIT_NICE would not
- * let it leave SCHED_IDLE again): never idle. */
+/* Thread tid's policy from now on, under the normal policy (with a short
+ * time slice) for a start. want false: never idle, and the policy left as
+ * it is; a process without CAP_SYS_NICE whose RLIMIT_NICE would not let it
+ * leave SCHED_IDLE again: never idle. */
 void gentle_start(struct gentle *g, bool want, pid_t tid, uint64_t now_ns,
 		  const struct gentle_counts *c);
 
