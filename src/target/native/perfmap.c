@@ -54,25 +54,18 @@ hex_field(const char **p, const char *end, uint64_t *v)
 	return true;
 }
 
-static void
-add_line(struct perfmap *m, const char *s, const char *end)
+bool
+perfmap_add(struct perfmap *m, uint64_t start, uint64_t size, const char *s, size_t len)
 {
 	uint32_t line = m->lines++;
-	uint64_t start, size;
-	if (!hex_field(&s, end, &start) || !hex_field(&s, end, &size) || size == 0 ||
-	    start + size < start)
-		return;
-	while (end > s && (end[-1] == '\r' || end[-1] == ' '))
-		end--;
-	size_t len = (size_t)(end - s);
-	if (len == 0)
-		return;
+	if (size == 0 || start + size < start || len == 0)
+		return false;
 	if (len > PERFMAP_NAME_MAX)
 		len = PERFMAP_NAME_MAX;
 	if (m->names_len + len + 1 < m->names_len ||
 	    !grow_array((void **)&m->names, &m->names_cap, m->names_len + (uint32_t)len + 1, 1) ||
 	    !grow_array((void **)&m->v, &m->cap, m->n + 1, sizeof *m->v))
-		return;
+		return false;
 	char *name = m->names + m->names_len;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
@@ -83,6 +76,20 @@ add_line(struct perfmap *m, const char *s, const char *end)
 					      .line = line};
 	m->names_len += (uint32_t)len + 1;
 	m->sorted = false;
+	return true;
+}
+
+static void
+add_line(struct perfmap *m, const char *s, const char *end)
+{
+	uint64_t start, size;
+	if (!hex_field(&s, end, &start) || !hex_field(&s, end, &size)) {
+		m->lines++;
+		return;
+	}
+	while (end > s && (end[-1] == '\r' || end[-1] == ' '))
+		end--;
+	perfmap_add(m, start, size, s, (size_t)(end - s));
 }
 
 size_t

@@ -39,6 +39,10 @@ void perfmap_free(struct perfmap *m);
  * numbers and a name is skipped; control bytes in a name become '?'. */
 size_t perfmap_parse(struct perfmap *m, const char *text, size_t len);
 
+/* Names size bytes of code at start (the first len bytes of s, control
+ * bytes made '?'), as a later line would. False when empty or wrapping. */
+bool perfmap_add(struct perfmap *m, uint64_t start, uint64_t size, const char *s, size_t len);
+
 /* The name of the code at addr, from the latest line that covers it, and
  * in *start (when not NULL) where that code starts; NULL when none does. */
 const char *perfmap_lookup(struct perfmap *m, uint64_t addr, uint64_t *start);

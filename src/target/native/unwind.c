@@ -21,6 +21,7 @@
 #include "waits/kwait.h"
 #include "native/mixedstack.h"
 #include "native/unwind.h"
+#include "native/jitreg.h"
 #include "native/perfmap.h"
 #include "native/perfsample.h"
 #include "native/varloc.h"
@@ -94,6 +95,11 @@ struct native_unwinder {
 	uint64_t maps_read_ns;
 	struct perfmap perfmap;
 	char perfmap_name[32];              /* "perf-PID.map": its frames' library */
+	/* and what it lists in gdb's JIT interface (jitreg.h) */
+	uint64_t jit_descriptor;            /* 0: none */
+	bool jit_descriptor_sought;
+	struct perfmap jit_names;
+	uint64_t jit_names_read_ns;
 	struct keytab sites;                /* struct call_site by return address */
 	/* where the evaluator keeps next_instr and frame, per module holding
 	 * one: the build's table (evaluator_table) */
@@ -422,6 +428,7 @@ native_close(struct native_unwinder *n)
 	keytab_free(&n->sites);
 	procmaps_free(&n->maps);
 	perfmap_free(&n->perfmap);
+	perfmap_free(&n->jit_names);
 	free(n->names);
 	free(n);
 }
@@ -486,8 +493,71 @@ anon_code(struct native_unwinder *n, uint64_t at)
 	return in_anon_code(&n->maps, at);
 }
 
+struct module_list {
+	Dwfl_Module **mods;
+	size_t count;
+};
+
+static int
+collect_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start, void *arg)
+{
+	(void)userdata;
+	(void)name;
+	(void)start;
+	struct module_list *l = arg;
+	if (l->count == 64)
+		return DWARF_CB_ABORT;
+	l->mods[l->count++] = mod;
+	return DWARF_CB_OK;
+}
+
+/* Where a module of the process exports gdb's JIT descriptor, or 0. */
+static uint64_t
+find_jit_descriptor(struct native_unwinder *n)
+{
+	Dwfl_Module *mods[64];
+	struct module_list found = {mods, 0};
+	dwfl_getmodules(n->dwfl, collect_module, &found, 0);
+	for (size_t m = 0; m < found.count; m++) {
+		int count = dwfl_module_getsymtab(mods[m]);
+		for (int i = 1; i < count; i++) {
+			GElf_Sym sym;
+			GElf_Addr addr;
+			const char *name = dwfl_module_getsym_info(mods[m], i, &sym, &addr, NULL, NULL,
+								   NULL);
+			if (name && GELF_ST_TYPE(sym.st_info) == STT_OBJECT &&
+			    strcmp(name, "__jit_debug_descriptor") == 0)
+				return addr;
+		}
+	}
+	return 0;
+}
+
+/* The name gdb's JIT interface gives the code at at (its objects read
+ * again when none does, at most every MAPS_REREAD_NS), or NULL. */
+static const char *
+jit_interface_name(struct native_unwinder *n, uint64_t at, uint64_t *start)
+{
+	if (!n->jit_descriptor_sought) {
+		n->jit_descriptor_sought = true;
+		n->jit_descriptor = find_jit_descriptor(n);
+	}
+	if (!n->jit_descriptor)
+		return NULL;
+	const char *name = perfmap_lookup(&n->jit_names, at, start);
+	uint64_t now = clock_now_ns();
+	if (name || (n->jit_names_read_ns && now - n->jit_names_read_ns < MAPS_REREAD_NS))
+		return name;
+	n->jit_names_read_ns = now;
+	perfmap_free(&n->jit_names);
+	perfmap_init(&n->jit_names);
+	jitreg_read(&n->mem, n->jit_descriptor, &n->jit_names);
+	return perfmap_lookup(&n->jit_names, at, start);
+}
+
 /* Code no file holds: named from the process's perf map when it names it
- * (read again when it does not: the map grows), else "[jit]". */
+ * (read again when it does not: the map grows), else from gdb's JIT
+ * interface, else "[jit]". */
 static void
 describe_anon_code(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
 {
@@ -495,13 +565,16 @@ describe_anon_code(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e
 	const char *name = perfmap_lookup(&n->perfmap, at, &start);
 	if (!name && perfmap_update(&n->perfmap, n->pid))
 		name = perfmap_lookup(&n->perfmap, at, &start);
+	bool in_map = name != NULL;
+	if (!name)
+		name = jit_interface_name(n, at, &start);
 	if (!n->perfmap_name[0]) {
 		uint64_t inner = (uint64_t)n->pid;
 		tidmap_process_ns_pid(n->pid, &inner);
 		snprintf(n->perfmap_name, sizeof n->perfmap_name, "perf-%llu.map",
 			 (unsigned long long)inner);
 	}
-	uint32_t lib = add_name(n, name ? n->perfmap_name : "[jit]");
+	uint32_t lib = add_name(n, in_map ? n->perfmap_name : "[jit]");
 	uint32_t sym = name ? add_name(n, name) : 0;
 	if (lib == UINT32_MAX || sym == UINT32_MAX)
 		return;
