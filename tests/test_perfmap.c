@@ -97,8 +97,11 @@ main(void)
 	fflush(f);
 	perfmap_init(&m);
 	bool read1 = perfmap_update(&m, getpid());
-	tap_ok(read1 && strcmp(look(&m, 0x5000), "first") == 0 && strcmp(look(&m, 0x6000), "(none)") == 0,
-	       "read from /tmp inside our root: the whole line");
+	char file[32];
+	snprintf(file, sizeof file, "perf-%d.map", (int)getpid());
+	tap_ok(read1 && strcmp(look(&m, 0x5000), "first") == 0 && strcmp(look(&m, 0x6000), "(none)") == 0 &&
+	       strcmp(m.file, file) == 0,
+	       "read from /tmp inside our root: the whole line; the file named %s", m.file);
 	fputs("ond\n", f);
 	fclose(f);
 	bool read2 = perfmap_update(&m, getpid());

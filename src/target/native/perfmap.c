@@ -149,11 +149,14 @@ perfmap_lookup(struct perfmap *m, uint64_t addr, uint64_t *start)
 bool
 perfmap_update(struct perfmap *m, pid_t pid)
 {
-	uint64_t inner = (uint64_t)pid;
-	tidmap_process_ns_pid(pid, &inner);
+	if (!m->file[0]) {   /* the process's own id names it: its namespace's */
+		uint64_t inner = (uint64_t)pid;
+		tidmap_process_ns_pid(pid, &inner);
+		snprintf(m->file, sizeof m->file, "perf-%llu.map", (unsigned long long)inner);
+	}
 	char root[64], path[64];
 	snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
-	snprintf(path, sizeof path, "/tmp/perf-%llu.map", (unsigned long long)inner);
+	snprintf(path, sizeof path, "/tmp/%s", m->file);
 	int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
 		return false;

@@ -28,6 +28,7 @@ struct perfmap {
 	char *names;
 	uint32_t names_len, names_cap;
 	uint64_t consumed;  /* bytes of the file parsed: whole lines */
+	char file[32];      /* "perf-NSPID.map", once perfmap_update looked for it */
 	bool sorted;
 };
 

@@ -26,7 +26,6 @@
 #include "native/perfsample.h"
 #include "native/varloc.h"
 #include "mem/procmaps.h"
-#include "proc/tidmap.h"
 #include "readfile.h"
 #include "clock.h"
 
@@ -94,12 +93,13 @@ struct native_unwinder {
 	struct proc_maps maps;
 	uint64_t maps_read_ns;
 	struct perfmap perfmap;
-	char perfmap_name[32];              /* "perf-PID.map": its frames' library */
 	/* and what it lists in gdb's JIT interface (jitreg.h) */
 	uint64_t jit_descriptor;            /* 0: none */
 	bool jit_descriptor_sought;
 	struct perfmap jit_names;
 	uint64_t jit_names_read_ns;
+	bool held_off;                      /* the description being made skipped a
+					       re-read (MAPS_REREAD_NS) */
 	struct keytab sites;                /* struct call_site by return address */
 	/* where the evaluator keeps next_instr and frame, per module holding
 	 * one: the build's table (evaluator_table) */
@@ -131,6 +131,9 @@ struct sym_entry {
 	bool mapped;          /* in a file */
 	bool anon_code;       /* in executable memory no file holds */
 	bool entry;           /* in the file's entry point (_start) */
+	uint64_t retry_ns;    /* 0: final; else described while a re-read of the
+				 maps or the JIT interface was held off: described
+				 again from then on */
 };
 
 /* Most addresses remembered: past it the cache starts over. */
@@ -481,8 +484,10 @@ anon_code(struct native_unwinder *n, uint64_t at)
 	if (in_anon_code(&n->maps, at))
 		return true;
 	uint64_t now = clock_now_ns();
-	if (n->maps_read_ns && now - n->maps_read_ns < MAPS_REREAD_NS)
+	if (n->maps_read_ns && now - n->maps_read_ns < MAPS_REREAD_NS) {
+		n->held_off = true;
 		return false;
+	}
 	n->maps_read_ns = now;
 	struct proc_maps fresh = {0};
 	struct tt_error err;
@@ -546,8 +551,12 @@ jit_interface_name(struct native_unwinder *n, uint64_t at, uint64_t *start)
 		return NULL;
 	const char *name = perfmap_lookup(&n->jit_names, at, start);
 	uint64_t now = clock_now_ns();
-	if (name || (n->jit_names_read_ns && now - n->jit_names_read_ns < MAPS_REREAD_NS))
+	if (name)
 		return name;
+	if (n->jit_names_read_ns && now - n->jit_names_read_ns < MAPS_REREAD_NS) {
+		n->held_off = true;
+		return NULL;
+	}
 	n->jit_names_read_ns = now;
 	perfmap_free(&n->jit_names);
 	perfmap_init(&n->jit_names);
@@ -568,13 +577,7 @@ describe_anon_code(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e
 	bool in_map = name != NULL;
 	if (!name)
 		name = jit_interface_name(n, at, &start);
-	if (!n->perfmap_name[0]) {
-		uint64_t inner = (uint64_t)n->pid;
-		tidmap_process_ns_pid(n->pid, &inner);
-		snprintf(n->perfmap_name, sizeof n->perfmap_name, "perf-%llu.map",
-			 (unsigned long long)inner);
-	}
-	uint32_t lib = add_name(n, in_map ? n->perfmap_name : "[jit]");
+	uint32_t lib = add_name(n, in_map ? n->perfmap.file : "[jit]");
 	uint32_t sym = name ? add_name(n, name) : 0;
 	if (lib == UINT32_MAX || sym == UINT32_MAX)
 		return;
@@ -639,8 +642,15 @@ static const struct sym_entry *
 lookup(struct native_unwinder *n, Dwarf_Addr at)
 {
 	struct sym_entry *e = keytab_find(&n->syms, at);
-	if (e)
+	if (e && (!e->retry_ns || clock_now_ns() < e->retry_ns))
 		return e;
+	if (e) {   /* described while a re-read was held off: again now */
+		*e = (struct sym_entry){.at = at};
+		n->held_off = false;
+		describe(n, at, e);
+		e->retry_ns = n->held_off ? clock_now_ns() + MAPS_REREAD_NS : 0;
+		return e;
+	}
 	if (n->syms.count >= SYM_CACHE_MAX) {
 		keytab_clear(&n->syms);
 		n->names_len = 1;   /* offset 0 stays "" */
@@ -648,7 +658,9 @@ lookup(struct native_unwinder *n, Dwarf_Addr at)
 	bool added;
 	if (!(e = keytab_put(&n->syms, at, &added)))
 		return NULL;
+	n->held_off = false;
 	describe(n, at, e);
+	e->retry_ns = n->held_off ? clock_now_ns() + MAPS_REREAD_NS : 0;
 	return e;
 }
 
