@@ -289,10 +289,13 @@ record_start(struct record_args *a, struct record_run *r, struct tt_error *err)
 {
 	struct sampler_config cfg;
 	sampler_default_config(&cfg);
-	/* cpu mode at a rate above the default on-CPU reading rate: the
-	 * state is read for every sample, of every thread however many. */
-	if (a->filter == PROFILE_CPU && a->hz > 0 && 1e9 / a->hz < (double)cfg.walk.cpu_period_ns)
-		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / a->hz);
+	/* cpu mode at a rate near or above the default on-CPU reading rate:
+	 * the state is read for every sample, of every thread however many
+	 * (half an interval: a pass a little early must not skip it, or a
+	 * thread gone to sleep counts as on a CPU for two intervals). */
+	if (a->filter == PROFILE_CPU && a->hz > 0 &&
+	    1e9 / a->hz < 2.0 * (double)cfg.walk.cpu_period_ns)
+		cfg.walk.cpu_period_ns = (uint64_t)(1e9 / a->hz / 2);
 	if (a->filter == PROFILE_CPU)
 		cfg.walk.cpu_reads_per_sample = 0;
 	struct session_options so = {
