@@ -10,8 +10,7 @@ processes on the machine (started in tachyon-top's own session: the kernel
 shares CPUs among sessions first, so hogs in another session would leave
 it more), checks that `--batch`, `record` and `bench -d 1.5`, each
 at 10,000 samples/s (five times the live view's default rate), and
-`--batch` at the live view's default rate (but for DEFAULT_RATE_GAP,
-where only its duration is held):
+`--batch` at the live view's default rate:
 
   - end within 0.5 s of their 1.5 s, and
   - take at least 1,000 samples/s over their run (half the rate asked,
@@ -41,10 +40,6 @@ SLACK = 0.5           # the duration's meaning: ended within this of it
 RATE = 10000          # well above the default rate: the harder case
 FLOOR = min(1000, RATE / 2)
 HOGS = (0, 1, 2, 4)
-# (threads, busy processes) where --batch at the default rate is held to
-# ending on time, not to its rate: every pass handles every thread (~75 us
-# for 1,000 here), and beside four busy processes it gets about half of it.
-DEFAULT_RATE_GAP = {(1000, 4)}
 POOLS = (1000, 10)
 
 
@@ -119,11 +114,7 @@ def busy_check(threads, hogs):
             if not asked:
                 raise Fail("--batch's rate line names no requested rate: %s" % show(line),
                            *run.details())
-            # Not yet held to its rate on 1,000 threads beside four busy
-            # processes (870-1,440/s here; see DEFAULT_RATE_GAP): on time only.
             floor = min(FLOOR, int(asked.group(1)) / 2)
-            if (threads, hogs) in DEFAULT_RATE_GAP:
-                floor = 0
             figures.append(("--batch at its default %s/s" % asked.group(1), took, rate, run,
                             floor))
             run, took = timed("record", "-p", pid, "-d", SECONDS, "-r", RATE, "-o", out)

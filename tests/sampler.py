@@ -543,6 +543,7 @@ def cpu_idle_seconds():
 
 
 SHORT_SLICE_NS = 100000   # the sampler's time slice under the normal policy
+SAMPLER_NICE = -10        # ... and its nice value there (as root)
 
 
 def kernel_at_least(major, minor):
@@ -551,16 +552,19 @@ def kernel_at_least(major, minor):
 
 
 def time_slices(pid):
-    """Each thread of pid: its time slice (se.slice in its sched file), ns."""
+    """Each thread of pid: (its time slice, se.slice in its sched file, in
+    ns; its nice value)."""
     slices = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
             with open("/proc/%d/task/%s/sched" % (pid, tid)) as f:
                 m = re.search(r"^se\.slice\s*:\s*(\d+)", f.read(), re.M)
-        except OSError:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                nice = int(f.read().rsplit(")", 1)[1].split()[16])
+        except (OSError, ValueError, IndexError):
             continue
         if m:
-            slices[int(tid)] = int(m.group(1))
+            slices[int(tid)] = (int(m.group(1)), nice)
     return slices
 
 
@@ -649,14 +653,21 @@ def test_sampler_yields(ctx):
                "of the time" % (doc["samples"], 100 * doc["sampler_idle_policy"]),
                *run.details())
         # Under the normal policy the sampler asks for the shortest time
-        # slice (Linux 6.12+), so that it takes the CPU when it wakes; the
-        # other threads keep the default.
+        # slice (Linux 6.12+) and, as root, nice -10, so that it takes the
+        # CPU when it wakes; the other threads keep the defaults.
         if kernel_at_least(6, 12) and slices:
-            short = [t for t, ns in slices.items() if ns == SHORT_SLICE_NS]
+            short = [t for t, (ns, _) in slices.items() if ns == SHORT_SLICE_NS]
             expect(len(short) == 1 and len(slices) >= 2,
                    "pinned beside a busy thread: one thread (the sampler) with a %d ns time "
                    "slice, the others the default: %s" % (SHORT_SLICE_NS, show(slices)),
                    *run.details())
+        if slices:
+            raised = [t for t, (_, nice) in slices.items() if nice == SAMPLER_NICE]
+            others = set(nice for t, (_, nice) in slices.items() if t not in raised)
+            own = os.getpriority(os.PRIO_PROCESS, 0)
+            expect(len(raised) == 1 and others == {own},
+                   "pinned beside a busy thread: one thread (the sampler) at nice %d, the others "
+                   "at %d: %s" % (SAMPLER_NICE, own, show(slices)), *run.details())
         argv = [rig.BIN, "bench", "-p", str(target.pid), "--json", "-d", "4", "-r", "1000"]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -822,8 +833,8 @@ ONCE = rig.Group(None, None, [
     ("3,000 idle threads, 1,500/s coming and going: a changed list's states read once, "
      "threads that end while read left out, not errors", test_big_pool_churn),
     ("with a CPU to spare the sampler thread alone runs under SCHED_IDLE; never beside a busy "
-     "thread on its CPU, where it alone asks for the shortest time slice; busy threads on "
-     "every CPU: it falls back and keeps its rate",
+     "thread on its CPU, where it alone asks for the shortest time slice and nice -10; busy "
+     "threads on every CPU: it falls back and keeps its rate",
      test_sampler_yields)])
 
 
