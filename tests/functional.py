@@ -72,7 +72,9 @@ EMBED_HOST = matrix.EMBED_HOST
 
 # TT_SLOWDOWN stretches the time a tachyon-top run may take (memcheck.sh: x15).
 DUMP_TIMEOUT = 20 * float(os.environ.get("TT_SLOWDOWN") or 1)   # s: longer is a hang
-READY_TIMEOUT = 15    # s: for a target to write its ready file
+# s: for a target to write its ready file (the target's own start: a pool of
+# 10,000 threads takes 3 s alone, 13 s beside two busy processes)
+READY_TIMEOUT = 60
 PARKED_TIMEOUT = 10   # s: for a target's threads to reach their sleep
 TARGET_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8"}
 
