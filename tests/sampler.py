@@ -553,18 +553,20 @@ def kernel_at_least(major, minor):
 
 def time_slices(pid):
     """Each thread of pid: (its time slice, se.slice in its sched file, in
-    ns; its nice value)."""
+    ns; its nice value; its name)."""
     slices = {}
     for tid in os.listdir("/proc/%d/task" % pid):
         try:
             with open("/proc/%d/task/%s/sched" % (pid, tid)) as f:
                 m = re.search(r"^se\.slice\s*:\s*(\d+)", f.read(), re.M)
             with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
-                nice = int(f.read().rsplit(")", 1)[1].split()[16])
+                stat = f.read()
+            nice = int(stat.rsplit(")", 1)[1].split()[16])
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
         except (OSError, ValueError, IndexError):
             continue
         if m:
-            slices[int(tid)] = (int(m.group(1)), nice)
+            slices[int(tid)] = (int(m.group(1)), nice, name)
     return slices
 
 
@@ -656,18 +658,21 @@ def test_sampler_yields(ctx):
         # slice (Linux 6.12+) and, as root, nice -10, so that it takes the
         # CPU when it wakes; the other threads keep the defaults.
         if kernel_at_least(6, 12) and slices:
-            short = [t for t, (ns, _) in slices.items() if ns == SHORT_SLICE_NS]
+            short = [t for t, (ns, _, _) in slices.items() if ns == SHORT_SLICE_NS]
             expect(len(short) == 1 and len(slices) >= 2,
                    "pinned beside a busy thread: one thread (the sampler) with a %d ns time "
                    "slice, the others the default: %s" % (SHORT_SLICE_NS, show(slices)),
                    *run.details())
         if slices:
-            raised = [t for t, (_, nice) in slices.items() if nice == SAMPLER_NICE]
-            others = set(nice for t, (_, nice) in slices.items() if t not in raised)
+            raised = [t for t, (_, nice, _) in slices.items() if nice == SAMPLER_NICE]
+            others = set(nice for t, (_, nice, _) in slices.items() if t not in raised)
             own = os.getpriority(os.PRIO_PROCESS, 0)
-            expect(len(raised) == 1 and others == {own},
-                   "pinned beside a busy thread: one thread (the sampler) at nice %d, the others "
-                   "at %d: %s" % (SAMPLER_NICE, own, show(slices)), *run.details())
+            # named, as top -H and gdb show it
+            expect(len(raised) == 1 and others == {own} and
+                   slices[raised[0]][2] == "tt-sampler",
+                   "pinned beside a busy thread: one thread, the sampler (tt-sampler), at nice "
+                   "%d, the others at %d: %s" % (SAMPLER_NICE, own, show(slices)),
+                   *run.details())
         argv = [rig.BIN, "bench", "-p", str(target.pid), "--json", "-d", "4", "-r", "1000"]
         proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)

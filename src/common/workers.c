@@ -8,7 +8,7 @@
 #include "workers.h"
 
 int
-worker_start(pthread_t *t, void *(*fn)(void *), void *arg)
+worker_start(pthread_t *t, const char *name, void *(*fn)(void *), void *arg)
 {
 	/* the mask is inherited: block all, start, put the caller's back */
 	sigset_t all, old;
@@ -16,6 +16,8 @@ worker_start(pthread_t *t, void *(*fn)(void *), void *arg)
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	int rc = pthread_create(t, NULL, fn, arg);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc == 0)
+		pthread_setname_np(*t, name);   /* a name is a courtesy: no error */
 	return rc;
 }
 
@@ -30,12 +32,12 @@ worker_cond_init(pthread_cond_t *c)
 }
 
 int
-worker_run(struct worker *w, void *(*fn)(void *), void *arg)
+worker_run(struct worker *w, const char *name, void *(*fn)(void *), void *arg)
 {
 	pthread_mutex_init(&w->lock, NULL);
 	worker_cond_init(&w->wake);
 	atomic_store(&w->stop, false);
-	int rc = worker_start(&w->thread, fn, arg);
+	int rc = worker_start(&w->thread, name, fn, arg);
 	if (rc != 0) {
 		pthread_cond_destroy(&w->wake);
 		pthread_mutex_destroy(&w->lock);

@@ -7,8 +7,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* pthread_create with every signal blocked in the new thread; its result. */
-int worker_start(pthread_t *t, void *(*fn)(void *), void *arg);
+/* pthread_create with every signal blocked in the new thread, named name
+ * (at most 15 bytes: what top -H, ps and gdb show); its result. */
+int worker_start(pthread_t *t, const char *name, void *(*fn)(void *), void *arg);
 
 /* A condition whose timed waits take CLOCK_MONOTONIC deadlines. */
 void worker_cond_init(pthread_cond_t *c);
@@ -24,8 +25,9 @@ struct worker {
 	bool started;
 };
 
-/* Start fn(arg) on w's thread: 0, or the error number (w not started). */
-int worker_run(struct worker *w, void *(*fn)(void *), void *arg);
+/* Start fn(arg) on w's thread, named name: 0, or the error number (w not
+ * started). */
+int worker_run(struct worker *w, const char *name, void *(*fn)(void *), void *arg);
 /* On w's thread, w->lock held: sleep until deadline_ns (clock_now_ns) or
  * until woken (worker_wake, worker_stop); at once when stopping. */
 void worker_sleep_until(struct worker *w, uint64_t deadline_ns);

@@ -287,7 +287,7 @@ follow_start(struct procset *procs, const struct stackwalk_options *o)
 		f->known[f->nknown++] = (struct known){.pid = p->pid, .ppid = p->ppid,
 						      .kind = K_PYTHON, .proc = i};
 	}
-	if (worker_run(&f->worker, follow_main, f) != 0) {
+	if (worker_run(&f->worker, "tt-follow", follow_main, f) != 0) {
 		free(f->known);
 		free(f);
 		return NULL;

@@ -186,7 +186,7 @@ int
 framewatch_start(struct framewatch *w)
 {
 	memset(w, 0, sizeof *w);
-	return worker_run(&w->worker, framewatch_main, w);
+	return worker_run(&w->worker, "tt-frames", framewatch_main, w);
 }
 
 void

@@ -119,7 +119,7 @@ guard_start(struct guard *g, struct sampler *s, bool want_idle)
 	memset(g, 0, sizeof *g);
 	g->sampler = s;
 	g->want_idle = want_idle;
-	return worker_run(&g->worker, guard_main, g);
+	return worker_run(&g->worker, "tt-guard", guard_main, g);
 }
 
 void

@@ -757,7 +757,7 @@ sampler_start(struct sampler *s, struct target *t, const struct sampler_config *
 	s->last_flush_ns = s->start_ns;
 	s->procs.epoch_ns = s->start_ns;
 	stackwalk_set_epoch(s->walk, s->start_ns);
-	int rc = worker_start(&s->thread, sampler_main, s);
+	int rc = worker_start(&s->thread, "tt-sampler", sampler_main, s);
 	s->started = rc == 0;
 	/* At max rate the sampler is asked for all the CPU it can get: a
 	 * target thread preempting it mid-pass only stretches the pass (bench

@@ -455,7 +455,7 @@ free_watchers(struct taskwatch *w)
 static tt_status
 start_thread(struct taskwatch *w, struct tt_error *err)
 {
-	int rc = worker_run(&w->worker, taskwatch_main, w);
+	int rc = worker_run(&w->worker, "tt-tasks", taskwatch_main, w);
 	if (rc != 0) {
 		free_watchers(w);
 		return tt_fail(err, TT_ENOMEM, rc, "cannot start the task reader thread");

@@ -277,7 +277,7 @@ waitwatch_start(struct waitwatch **out, pid_t pid, waitwatch_tree_fn *tree, void
 	}
 	kw->cap = kw->nprocs = 1;
 	kw->clock = schedclock_new();
-	int rc = worker_run(&kw->worker, watch_main, kw);
+	int rc = worker_run(&kw->worker, "tt-waits", watch_main, kw);
 	if (rc != 0) {
 		waitwatch_free(kw);
 		return tt_fail(err, TT_EIO, rc, "cannot start the kernel watcher thread: %s",

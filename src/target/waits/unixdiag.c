@@ -71,7 +71,7 @@ unixdiag_open(pid_t pid)
 	if (!same_netns(pid, &nsfd) && nsfd >= 0) {
 		struct in_netns job = {nsfd, -1};
 		pthread_t t;
-		if (worker_start(&t, socket_in_netns, &job) == 0)
+		if (worker_start(&t, "tt-netns", socket_in_netns, &job) == 0)
 			pthread_join(t, NULL);
 		close(nsfd);
 		d->fd = job.sock;
