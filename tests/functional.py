@@ -1250,20 +1250,26 @@ class Suite:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
 
+def only_selected(tap, pending):
+    """By hand, TT_ONLY=TEXT runs only the tests whose name has TEXT: the
+    others of pending, (name, test) pairs, are skipped; the rest returned."""
+    only = os.environ.get("TT_ONLY")
+    if not only:
+        return pending
+    for name in [n for n, _ in pending if only not in n]:
+        tap.skip(name, "not in TT_ONLY")
+    return [(n, t) for n, t in pending if only in n]
+
+
 def run_group(tap, suite, interp, group):
     names = ["%s: %s" % (interp, desc) for desc, _ in group.tests]
     if not suite.has(interp):
         for name in names:
             tap.skip(name, suite.missing(interp))
         return
-    pending = list(zip(names, group.tests))
-    only = os.environ.get("TT_ONLY")  # by hand: run the tests whose name has this
-    if only:
-        for name in [n for n, _ in pending if only not in n]:
-            tap.skip(name, "not in TT_ONLY")
-        pending = [(n, t) for n, t in pending if only in n]
-        if not pending:
-            return
+    pending = only_selected(tap, list(zip(names, group.tests)))
+    if not pending:
+        return
     try:
         with contextlib.ExitStack() as stack:
             target = None

@@ -1728,11 +1728,7 @@ def run_interp(tap, suite, interp):
         for name in names:
             tap.skip(name, "%s not in the root" % interp)
         return
-    pending = list(zip(names, SHARED))
-    if os.environ.get("TT_ONLY"):
-        for name, _ in pending:
-            tap.skip(name, "not in TT_ONLY")
-        pending = []
+    pending = rig.only_selected(tap, list(zip(names, SHARED)))
     try:
         with rig.Target(suite, interp, SCRIPT, args=(UNIX_NAME,),
                         park=rig.PARK_NONE) as target:
@@ -1744,11 +1740,7 @@ def run_interp(tap, suite, interp):
     except Fail as failure:
         for name, _ in pending:
             tap.not_ok(name, failure.lines)
-    only = os.environ.get("TT_ONLY")  # by hand: run the own tests whose name has this
-    for name, (_, fn) in zip(names[len(SHARED):], OWN):
-        if only and only not in name:
-            tap.skip(name, "not in TT_ONLY")
-            continue
+    for name, (_, fn) in rig.only_selected(tap, list(zip(names[len(SHARED):], OWN))):
         tap.run(name, fn, Ctx(suite, interp, None))
 
 

@@ -51,9 +51,9 @@ struct gentle_counts {
 };
 
 /* Thread tid's policy from now on, under the normal policy (with a short
- * time slice and, where allowed, nice -10) for a start. want false: never idle, and the policy left as
- * it is; a process without CAP_SYS_NICE whose RLIMIT_NICE would not let it
- * leave SCHED_IDLE again: never idle. */
+ * time slice and, where allowed, nice -10) for a start. want false: never
+ * idle, and the policy left as it is; a process without CAP_SYS_NICE whose
+ * RLIMIT_NICE would not let it leave SCHED_IDLE again: never idle. */
 void gentle_start(struct gentle *g, bool want, pid_t tid, uint64_t now_ns,
 		  const struct gentle_counts *c);
 
