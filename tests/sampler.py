@@ -232,6 +232,16 @@ def test_cpu_split(ctx):
            "%.1f%% of its wall time there (+- 4 allowed; %s)" % (share, truth, counts))
 
 
+def test_cpu_split_jit(ctx):
+    """The same split with the JIT running the target (3.14+): jitted code
+    keeps Python's frames, so the shares do not move."""
+    if not re.match(r"3\.(1[4-9]|[2-9]\d)", ctx.target.info["python"]):
+        raise rig.Skip("no JIT before Python 3.14")
+    expect(ctx.target.info["jit"], "PYTHON_JIT=1: the JIT is off in Python %s"
+           % ctx.target.info["python"])
+    test_cpu_split(ctx)
+
+
 def test_churn_under_bench(ctx):
     doc, run = bench_json(ctx.target.pid, "-d", "2")
     expect(doc["samples"] > 1000, "only %d samples" % doc["samples"], *run.details())
@@ -776,6 +786,9 @@ PER_INTERPRETER = [
     rig.Group("split.py", rig.PARK_NONE, [
         ("record's split within 4 points of the target's own (75/25 CPU by construction)",
          test_cpu_split)]),
+    rig.Group("split.py", rig.PARK_NONE, [
+        ("the JIT on (3.14+): record's split within 4 points of the target's own",
+         test_cpu_split_jit)], args=("jit",)),
     rig.Group("churn.py", rig.PARK_MAIN, [
         ("threads churning while bench runs: no crash, < 2% errors",
          test_churn_under_bench)]),

@@ -83,6 +83,19 @@ def all_native_ids():
     return sorted(t.native_id for t in threading.enumerate())
 
 
+def jit_on():
+    """Whether the JIT (3.14+) runs this script: where it is available but
+    off, run the script again under PYTHON_JIT=1 (the tests' -E ignores the
+    variable); the second run never tries again."""
+    jit = getattr(sys, "_jit", None)
+    if not jit or not jit.is_available():
+        return False
+    if not jit.is_enabled() and "TT_JIT_AGAIN" not in os.environ:
+        env = dict(os.environ, PYTHON_JIT="1", TT_JIT_AGAIN="1")
+        os.execve(sys.executable, [sys.executable, "-s", "-B", "-X", "utf8"] + sys.argv, env)
+    return jit.is_enabled()
+
+
 def ready(path, **facts):
     """Atomically publish the ready file: pid, python version and *facts*."""
     record = {"pid": os.getpid(),

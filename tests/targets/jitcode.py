@@ -10,19 +10,13 @@ argv: READY_FILE MODE
 Ready file: {"trampoline": bool, "jit": bool} (what is on).
 """
 
-import os
 import sys
 
 import _ttlib as _tt
 
 OUT = _tt.out_path()
 MODE = sys.argv[2]
-jit = getattr(sys, "_jit", None)
-
-if MODE == "jit" and jit and jit.is_available() and not jit.is_enabled() \
-        and "TT_JITCODE_AGAIN" not in os.environ:
-    env = dict(os.environ, PYTHON_JIT="1", TT_JITCODE_AGAIN="1")
-    os.execve(sys.executable, [sys.executable, "-s", "-B", "-X", "utf8"] + sys.argv, env)
+JIT = MODE == "jit" and _tt.jit_on()
 if MODE == "perf" and hasattr(sys, "activate_stack_trampoline"):
     try:
         sys.activate_stack_trampoline("perf")
@@ -44,5 +38,5 @@ def outer():
 
 _tt.ready(OUT,
           trampoline=bool(getattr(sys, "is_stack_trampoline_active", lambda: False)()),
-          jit=bool(jit and jit.is_enabled()))
+          jit=JIT)
 outer()
