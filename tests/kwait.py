@@ -1197,6 +1197,60 @@ def test_native_jitcode(ctx):
     rig.Tap.emit("# JIT: %s" % shown(in_jit[-1] if in_jit else dumps[-1])[:400])
 
 
+NATIVE_LIBRARY = re.compile(r" \((lib[^)]*|python[^)]*|perf-\d+\.map|\[jit\])\)$")
+
+
+def test_record_jitcode(ctx):
+    """record --native through code no file holds: with perf trampolines
+    (3.12+) the stacks hold them, named from the perf map, between their
+    Python callers and to _start; with 3.15's JIT, its code named and the
+    stacks to _start. A perf sample taken in a function's first or last
+    instructions may end a walk early now and then."""
+    once_per_minor(ctx)
+    modes = ["perf"] + (["jit"] if re.match(r"python3\.(1[5-9]|[2-9]\d)", ctx.interp) else [])
+    for mode in modes:
+        with rig.Target(ctx.suite, ctx.interp, "jitcode.py", args=(mode,),
+                        park=rig.PARK_NONE) as target:
+            if not target.info["trampoline" if mode == "perf" else "jit"]:
+                if mode == "perf":
+                    raise rig.Skip("no perf trampolines in Python %s" % target.info["python"])
+                expect(False, "PYTHON_JIT=1: the JIT is off in Python %s"
+                       % target.info["python"])
+            out = os.path.join(rig.in_root(target.dir), "native.txt")
+            run = rig.tachyon("record", "--native", "-d", "2", "-f", "collapsed", "-o", out,
+                              "-p", target.pid)
+            run.expect_success()
+            mark = ("(perf-%d.map)" % target.pid) if mode == "perf" else "([jit])"
+            counts = {"native": 0, "through": 0}
+            bad = []
+            with open(out) as f:
+                for line in f:
+                    stack, n = line.rsplit(" ", 1)
+                    frames = stack.split(";")
+                    if not any(NATIVE_LIBRARY.search(fr) for fr in frames):
+                        continue
+                    counts["native"] += int(n)
+                    code = [fr for fr in frames if fr.endswith(" " + mark)]
+                    if mode == "perf":
+                        named = all(re.match(r"py::(inner|outer|<module>):.*jitcode\.py ", fr)
+                                    for fr in code) and \
+                            any(fr.startswith("py::inner:") for fr in code)
+                    else:
+                        named = code and all(not fr.startswith("0x") for fr in code)
+                    if frames[0].startswith("_start (") and named and \
+                            [fr.split(" ")[0] for fr in frames if "jitcode.py:" in fr] == \
+                            ["<module>", "outer", "inner"]:
+                        counts["through"] += int(n)
+                    else:
+                        bad.append(stack[-400:])
+            rig.Tap.emit("# %s: %d of %d samples with native frames through %s to _start"
+                         % (mode, counts["through"], counts["native"], mark))
+            expect(counts["native"] >= 50 and counts["through"] >= 0.9 * counts["native"],
+                   "record --native (%s): %d of %d samples with native frames reach _start "
+                   "through code named %s" % (mode, counts["through"], counts["native"], mark),
+                   *(bad[:3] + run.details()))
+
+
 def test_native_running(ctx):
     """A thread on a CPU: the kernel samples its registers and stack top
     (perf_event_open); its C library's frames sit above the Python caller."""
@@ -1707,6 +1761,8 @@ OWN = [
     ("dump --native through code no file holds: perf trampolines named from the perf map, "
      "3.15's JIT code from gdb's JIT interface, to the thread's start; 3.14's JIT (no frame "
      "pointers): the walk ends there and says why", test_native_jitcode),
+    ("record --native through code no file holds: perf trampolines named from the perf map "
+     "and 3.15's JIT code, the stacks to _start", test_record_jitcode),
     ("unshare -n: sockets of a target in a private network namespace still resolve",
      test_netns),
     ("threads blocked on one CPU, read from another: durations within 0.1 s of their own",
