@@ -240,6 +240,76 @@ def test_gcore(ctx):
                  "dump --core of a threaded target's gcore")
 
 
+JITCODE_INTERPS = ("pyenv-3.12", "python3.13", "python3.15")
+JITCODE_GCORES = 3
+
+
+def jitcode_problem(doc, pid, mode, mark):
+    """What is wrong with a core's main thread of jitcode.py in *mode*
+    (None: its native walk reaches _start through the code no file holds,
+    named from the perf map or the JIT interface, merged with the Python
+    frames), and whether it stopped only short of _start."""
+    t = [t for t in doc["threads"] if t["tid"] == pid][0]
+    native = [f for f in t.get("stack") or [] if f["kind"] == "native"]
+    code = [f for f in native if f.get("library") == mark]
+    shown = " ".join("%s(%s)" % (f.get("func") or f.get("symbol") or f.get("pc"),
+                                 f.get("library") or f.get("file") or "")
+                     for f in t.get("stack") or [])[:900] + " / %s" % t["native_end"]
+    if [f["func"] for f in t["frames"]] != ["inner", "outer", "<module>"]:
+        return shown, False
+    if not code or not all(f.get("symbol") and (mode == "jit" or re.match(
+            r"py::(inner|outer|<module>):.*jitcode\.py$", f["symbol"])) for f in code):
+        return "unnamed: " + shown, False
+    if not (t["merged"] and t["native_end"] is None and native[-1].get("symbol") == "_start"):
+        return shown, True
+    return None, False
+
+
+def test_core_jitcode(ctx):
+    """dump --core --native of a process running code no file holds (perf
+    trampolines; 3.15's JIT): the walk steps through it to _start, naming
+    it from the perf map (under the root of the process's files) or from
+    the JIT interface in the core's memory. Kernel cores with --root, and
+    gdb's gcore from the host without it (files and perf map under the
+    root the executable's path shows); a core taken in a function's first
+    or last instructions may end a walk early: one of the gcores may."""
+    if ctx.interp not in JITCODE_INTERPS:
+        raise rig.Skip("on %s" % ", ".join(JITCODE_INTERPS))
+    modes = ["perf"] + (["jit"] if ctx.interp == "python3.15" else [])
+    for mode in modes:
+        with rig.Target(ctx.suite, ctx.interp, "jitcode.py", args=(mode,),
+                        park=rig.PARK_NONE) as target:
+            expect(target.info["trampoline" if mode == "perf" else "jit"],
+                   "%s is not on in Python %s" % (mode, target.info["python"]))
+            mark = ("perf-%d.map" % target.pid) if mode == "perf" else "[jit]"
+            scratch = tempfile.mkdtemp(prefix="tt-gcore-")
+            problems, short = [], 0
+            try:
+                for i in range(JITCODE_GCORES):
+                    core = os.path.join(scratch, "core%d" % i)
+                    subprocess.run(["gdb", "-batch", "-p", str(target.pid), "-ex",
+                                    "gcore %s" % core], capture_output=True, timeout=120)
+                    doc = rig.tachyon("dump", "--core", core, "--native", "--json",
+                                      timeout=60).json(target.pid)
+                    problem, early = jitcode_problem(doc, target.pid, mode, mark)
+                    short += early
+                    if problem and not (early and short == 1):
+                        problems.append("gcore %d: %s" % (i, problem))
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            with cores_into(ctx.suite) as dirs:
+                core = abort_for_core(target, dirs)
+                doc = rig.tachyon("dump", "--core", core, "--native", "--json",
+                                  *root_of(ctx.interp), timeout=60).json(target.pid)
+            problem, early = jitcode_problem(doc, target.pid, mode, mark)
+            if problem:
+                problems.append("kernel core: %s" % problem)
+            expect(not problems, "dump --core --native (%s) does not reach _start through "
+                   "code named from %s" % (mode, mark), *problems)
+            rig.Tap.emit("# %s: %d gcores and a kernel core through %s to _start"
+                         % (mode, JITCODE_GCORES, mark))
+
+
 def one_line(run, status, words, what):
     """One line with the words (after, at most, one warning line)."""
     lines = run.err.decode("utf-8", "replace").strip().splitlines()
@@ -348,6 +418,9 @@ TESTS = [
     ("dump --core --native: the live dump's native frames of every thread, merged",
      test_core_native),
     ("dump --core --tasks (3.14+): the live dump's asyncio tasks", test_core_tasks),
+    ("dump --core --native through code no file holds (perf trampolines, 3.15's JIT): "
+     "named from the perf map or the JIT interface, to _start; gcore without --root",
+     test_core_jitcode),
     ("dump --core of gdb's gcore: the live dump's frames, with and without --root for a "
      "target in the root", test_gcore),
     ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half, "
@@ -379,8 +452,8 @@ def main():
     suite = rig.Suite(interps, rig.random.Random(0))
     try:
         for interp in interps:
-            for desc, fn in TESTS:
-                name = "%s: %s" % (interp, desc)
+            for name, fn in rig.only_selected(tap, [("%s: %s" % (interp, desc), fn)
+                                                     for desc, fn in TESTS]):
                 if not suite.has(interp):
                     tap.skip(name, "%s not in the root" % interp)
                     continue

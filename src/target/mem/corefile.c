@@ -228,6 +228,7 @@ corefile_open(struct corefile *c, const char *path, const char *root, struct tt_
 			l->offset = ph[i].p_offset;
 			l->filesz = ph[i].p_filesz;
 			l->writable = (ph[i].p_flags & PF_W) != 0;
+			l->executable = (ph[i].p_flags & PF_X) != 0;
 			/* a core cut short keeps what it has */
 			uint64_t have = l->offset < c->size ? c->size - l->offset : 0;
 			if (l->filesz > have) {
@@ -262,6 +263,34 @@ corefile_set_exe(struct corefile *c, const char *path)
 		return false;
 	snprintf(c->exe, sizeof c->exe, "%s", path);
 	return true;
+}
+
+void
+corefile_files_root(const struct corefile *c, char *out, size_t len)
+{
+	const struct core_map *m = exe_map(c);
+	const char *usr = NULL;
+	for (const char *p = m && !c->root[0] ? strstr(m->path, "/usr/") : NULL; p;
+	     p = strstr(p + 1, "/usr/"))
+		usr = p;
+	if (c->root[0])
+		snprintf(out, len, "%s", c->root);
+	else if (usr && usr > m->path)
+		snprintf(out, len, "%.*s", (int)(usr - m->path), m->path);
+	else
+		snprintf(out, len, "/");
+}
+
+bool
+corefile_anon_code(const struct corefile *c, uint64_t at)
+{
+	for (size_t i = 0; i < c->nmaps; i++)
+		if (at >= c->maps[i].start && at < c->maps[i].end)
+			return false;
+	for (size_t i = 0; i < c->nloads; i++)
+		if (at - c->loads[i].vaddr < c->loads[i].memsz)
+			return c->loads[i].executable;
+	return false;
 }
 
 int

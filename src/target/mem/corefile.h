@@ -32,6 +32,7 @@ struct core_load {
 	uint64_t filesz;           /* bytes of it in the core (0: left out) */
 	uint64_t offset;
 	bool writable;             /* the mapping was writable (PF_W) */
+	bool executable;           /* and executable (PF_X) */
 };
 
 struct core_map {
@@ -72,6 +73,16 @@ struct remote_backend corefile_backend(struct corefile *c);
  * moved or deleted since. false when the core does not say which mapping
  * is the executable's. */
 bool corefile_set_exe(struct corefile *c, const char *path);
+
+/* The root the process's own files are under: the one given, else the
+ * part before "/usr/" of the executable's path (a process in a chroot or
+ * container dumped from the host), else "/". Where its debug files and
+ * its /tmp are. */
+void corefile_files_root(const struct corefile *c, char *out, size_t len);
+
+/* Is at in executable memory that no file of the core's NT_FILE note
+ * holds (a JIT's code, perf trampolines)? */
+bool corefile_anon_code(const struct corefile *c, uint64_t at);
 
 /* The file of mapping i under the root, opened once (-1 when missing). */
 int corefile_map_fd(struct corefile *c, size_t i);

@@ -146,16 +146,11 @@ perfmap_lookup(struct perfmap *m, uint64_t addr, uint64_t *start)
 	return best ? m->names + best->name : NULL;
 }
 
-bool
-perfmap_update(struct perfmap *m, pid_t pid)
+/* Reads what root's /tmp/<m->file> holds beyond what was parsed. */
+static bool
+read_more(struct perfmap *m, const char *root)
 {
-	if (!m->file[0]) {   /* the process's own id names it: its namespace's */
-		uint64_t inner = (uint64_t)pid;
-		tidmap_process_ns_pid(pid, &inner);
-		snprintf(m->file, sizeof m->file, "perf-%llu.map", (unsigned long long)inner);
-	}
-	char root[64], path[64];
-	snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
+	char path[64];
 	snprintf(path, sizeof path, "/tmp/%s", m->file);
 	int root_fd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (root_fd < 0)
@@ -178,4 +173,25 @@ perfmap_update(struct perfmap *m, pid_t pid)
 	}
 	close(fd);
 	return ok;
+}
+
+bool
+perfmap_update(struct perfmap *m, pid_t pid)
+{
+	if (!m->file[0]) {   /* the process's own id names it: its namespace's */
+		uint64_t inner = (uint64_t)pid;
+		tidmap_process_ns_pid(pid, &inner);
+		snprintf(m->file, sizeof m->file, "perf-%llu.map", (unsigned long long)inner);
+	}
+	char root[64];
+	snprintf(root, sizeof root, "/proc/%d/root", (int)pid);
+	return read_more(m, root);
+}
+
+bool
+perfmap_update_in(struct perfmap *m, const char *root, pid_t pid)
+{
+	if (!m->file[0])
+		snprintf(m->file, sizeof m->file, "perf-%d.map", (int)pid);
+	return read_more(m, root[0] ? root : "/");
 }

@@ -54,4 +54,8 @@ const char *perfmap_lookup(struct perfmap *m, uint64_t addr, uint64_t *start);
  * regular file opened). */
 bool perfmap_update(struct perfmap *m, pid_t pid);
 
+/* The same for a process no longer there (a core's): /tmp/perf-PID.map
+ * under root ("" or "/": the machine's own), pid as the process saw it. */
+bool perfmap_update_in(struct perfmap *m, const char *root, pid_t pid);
+
 #endif

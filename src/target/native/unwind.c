@@ -71,6 +71,7 @@ struct native_unwinder {
 	Dwfl *dwfl;
 	Dwfl_Callbacks callbacks;
 	char debug_dirs[600], *debug_path;  /* the callbacks' debuginfo_path */
+	char files_root[512];               /* a core's: corefile_files_root */
 	/* the thread being unwound and the registers the kernel gave */
 	pid_t tid;
 	uint64_t sp, pc;
@@ -386,9 +387,10 @@ native_open_core(struct native_unwinder **out, struct corefile *core, struct tt_
 		free(n);
 		return tt_fail(err, TT_ENOMEM, ENOMEM, "out of memory for the native unwinder");
 	}
-	/* debug files under the core's root first, then the host's */
+	/* debug files under the root of the process's files first, then the host's */
+	corefile_files_root(core, n->files_root, sizeof n->files_root);
 	snprintf(n->debug_dirs, sizeof n->debug_dirs, "+%s/usr/lib/debug:/usr/lib/debug",
-		 core->root);
+		 strcmp(n->files_root, "/") ? n->files_root : "");
 	n->debug_path = n->debug_dirs;
 	n->callbacks = (Dwfl_Callbacks){
 		.find_elf = find_elf,
@@ -474,13 +476,13 @@ in_anon_code(const struct proc_maps *maps, uint64_t at)
 	return false;
 }
 
-/* Is at in executable memory of a live process that no file holds (a JIT's
- * code, perf trampolines)? */
+/* Is at in executable memory that no file holds (a JIT's code, perf
+ * trampolines)? */
 static bool
 anon_code(struct native_unwinder *n, uint64_t at)
 {
 	if (n->core)
-		return false;
+		return corefile_anon_code(n->core, at);
 	if (in_anon_code(&n->maps, at))
 		return true;
 	uint64_t now = clock_now_ns();
@@ -565,14 +567,16 @@ jit_interface_name(struct native_unwinder *n, uint64_t at, uint64_t *start)
 }
 
 /* Code no file holds: named from the process's perf map when it names it
- * (read again when it does not: the map grows), else from gdb's JIT
- * interface, else "[jit]". */
+ * (read again when it does not: the map grows; a core's process's, as the
+ * file under the root of its files is now), else from gdb's JIT interface,
+ * else "[jit]". */
 static void
 describe_anon_code(struct native_unwinder *n, Dwarf_Addr at, struct sym_entry *e)
 {
 	uint64_t start = 0;
 	const char *name = perfmap_lookup(&n->perfmap, at, &start);
-	if (!name && perfmap_update(&n->perfmap, n->pid))
+	if (!name && (n->core ? perfmap_update_in(&n->perfmap, n->files_root, n->pid)
+			  : perfmap_update(&n->perfmap, n->pid)))
 		name = perfmap_lookup(&n->perfmap, at, &start);
 	bool in_map = name != NULL;
 	if (!name)
