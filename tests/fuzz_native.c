@@ -7,7 +7,9 @@
  * lies in that copy's .text. native.c then unwinds that thread, so
  * libdwfl reads the damaged file's CFI and symbols through our callbacks.
  * Each case must come back, within a few seconds, with frames or a
- * reason: no crash, no hang, and memory that does not keep growing. */
+ * reason: no crash, no hang, and memory that does not keep growing.
+ * Likewise frame-pointer chains through code no file holds (a JIT's):
+ * chains that loop, go round, run into unmapped memory, or are random. */
 #include "config.h"
 
 #include <errno.h>
@@ -51,6 +53,29 @@ __asm__(".text\n"
 	"	syscall\n"
 	".cfi_endproc\n"
 	".size tt_park_with_ra, .-tt_park_with_ra\n");
+
+/* The same with the caller's %rbp saved as rbp: a frame-pointer chain for
+ * an unwinder to follow from ra. */
+void tt_park_with_ra_rbp(uint64_t ra, int fd, void *buf, uint64_t rbp);
+__asm__(".text\n"
+	".globl tt_park_with_ra_rbp\n"
+	".type tt_park_with_ra_rbp, @function\n"
+	"tt_park_with_ra_rbp:\n"
+	".cfi_startproc\n"
+	"	mov %rdi, (%rsp)\n"
+	"	push %rcx\n"              /* the caller's %rbp, saved as a C function */
+	".cfi_adjust_cfa_offset 8\n"  /* saves it: a blocked thread's registers */
+	".cfi_offset %rbp, -16\n"     /* are only its %rsp and %rip */
+	"	mov %esi, %edi\n"
+	"	mov %rdx, %rsi\n"
+	"	mov $1, %edx\n"
+	"	xor %eax, %eax\n"
+	"	syscall\n"
+	"	mov $60, %eax\n"
+	"	xor %edi, %edi\n"
+	"	syscall\n"
+	".cfi_endproc\n"
+	".size tt_park_with_ra_rbp, .-tt_park_with_ra_rbp\n");
 
 struct parked {
 	uint64_t ra;
@@ -97,6 +122,157 @@ rnd(uint32_t n)
 	rng ^= rng >> 7;
 	rng ^= rng << 17;
 	return n ? (uint32_t)(rng % n) : 0;
+}
+
+/* Anonymous executable memory as a JIT's: a direct call (e8 rel32) ends
+ * before each return address chain_ra gives, as the unwinder asks. */
+#define CODE_CALLS 800
+static uint8_t *anon_code_page;
+
+static uint64_t
+chain_ra(void)
+{
+	return (uint64_t)(uintptr_t)anon_code_page + 5 * (1 + rnd(CODE_CALLS - 1));
+}
+
+#define CHAIN_WORDS 32
+enum chain_kind { CHAIN_SELF, CHAIN_CYCLE, CHAIN_INTO_UNMAPPED, CHAIN_RA_UNMAPPED,
+		  CHAIN_CLIMBING, CHAIN_RANDOM, CHAIN_KINDS };
+
+struct chained {
+	enum chain_kind kind;
+	uint64_t unmapped;   /* an address nothing is mapped at */
+	int fd;
+	_Atomic pid_t tid;
+	char buf[8];
+};
+
+/* Lays out frames (saved %rbp, return address pairs) on this thread's
+ * own stack, as the unwinder's checks expect of a frame pointer, then
+ * parks with %rbp at the first. */
+static void *
+park_chain(void *arg)
+{
+	struct chained *p = arg;
+	uint64_t f[CHAIN_WORDS];
+	uint64_t at = (uint64_t)(uintptr_t)f;
+	for (int i = 0; i < CHAIN_WORDS; i++)
+		f[i] = i % 2 ? chain_ra() : at + 8 * (uint64_t)(i + 2);   /* climbing */
+	f[CHAIN_WORDS - 2] = 0;
+	switch (p->kind) {
+	case CHAIN_SELF:
+		f[0] = at;
+		break;
+	case CHAIN_CYCLE:
+		f[2] = at;
+		break;
+	case CHAIN_INTO_UNMAPPED:
+		f[4] = p->unmapped;
+		break;
+	case CHAIN_RA_UNMAPPED:
+		f[3] = p->unmapped + 64;
+		break;
+	case CHAIN_CLIMBING:
+		break;
+	default:
+		for (int i = 0; i < CHAIN_WORDS; i++) {
+			switch (rnd(5)) {
+			case 0: f[i] = at + 8 * rnd(CHAIN_WORDS + 4); break;
+			case 1: f[i] = chain_ra(); break;
+			case 2: f[i] = ((uint64_t)rnd(~0u) << 32) | rnd(~0u); break;
+			case 3: f[i] = p->unmapped + rnd(4096); break;
+			default: f[i] = 0; break;
+			}
+		}
+	}
+	atomic_store(&p->tid, (pid_t)syscall(SYS_gettid));
+	tt_park_with_ra_rbp(chain_ra(), p->fd, p->buf, at);
+	return NULL;   /* never reached */
+}
+
+/* A thread parked in read(fd) at the start of a chain of kind; its tid. */
+static pid_t
+park_chain_thread(enum chain_kind kind, uint64_t unmapped, int fd)
+{
+	struct chained *p = calloc(1, sizeof *p);
+	if (!p)
+		return 0;
+	p->kind = kind;
+	p->unmapped = unmapped;
+	p->fd = fd;
+	pthread_t th;
+	if (pthread_create(&th, NULL, park_chain, p) != 0)
+		return 0;
+	pthread_detach(th);
+	while (!atomic_load(&p->tid))
+		usleep(100);
+	usleep(2000);   /* into its read */
+	return atomic_load(&p->tid);
+}
+
+#define CHAIN_CASES 120
+
+/* Every chain's walk comes back; the looping ones end within a few frames
+ * saying why. false: the code page could not be made. */
+static bool
+fuzz_chains(int fd)
+{
+	anon_code_page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *gone = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (anon_code_page == MAP_FAILED || gone == MAP_FAILED)
+		return false;
+	for (int i = 0; i < CODE_CALLS; i++)
+		memcpy(anon_code_page + 5 * i, "\xe8\0\0\0\0", 5);
+	munmap(gone, 4096);
+	int walked = 0, looped_long = 0, most = 0, in_code = 0, climbed = 0;
+	char why_loop[256] = "", why_climb[256] = "";
+	for (int i = 0; i < CHAIN_CASES; i++) {
+		enum chain_kind kind = i < CHAIN_RANDOM ? (enum chain_kind)i : CHAIN_RANDOM;
+		pid_t tid = park_chain_thread(kind, (uint64_t)(uintptr_t)gone, fd);
+		if (!tid)
+			return false;
+		alarm(10);
+		struct native_unwinder *n;
+		struct tt_error err;
+		if (native_open(&n, getpid(), &err) == TT_OK) {
+			struct native_frame nf[NATIVE_MAX_FRAMES];
+			char why[256] = "";
+			size_t got = native_thread_frames(n, tid, nf, NATIVE_MAX_FRAMES, why,
+							  sizeof why);
+			size_t anon = 0;
+			for (size_t k = 0; k < got; k++)
+				anon += nf[k].anon_code;
+			in_code += anon > 0;
+			if (kind == CHAIN_CLIMBING && getenv("TT_FUZZ_VERBOSE"))
+				for (size_t k = 0; k < got; k++)
+					printf("# %#llx %s %s\n", (unsigned long long)nf[k].pc,
+					       nf[k].library, nf[k].symbol);
+			if (kind == CHAIN_CLIMBING) {
+				climbed = (int)anon;
+				snprintf(why_climb, sizeof why_climb, "%s", why);
+			}
+			if ((kind == CHAIN_SELF || kind == CHAIN_CYCLE) && (got > 4 || !why[0]))
+				looped_long++;
+			if (kind == CHAIN_SELF)
+				snprintf(why_loop, sizeof why_loop, "%s", why);
+			if ((int)got > most)
+				most = (int)got;
+			walked++;
+			native_close(n);
+		}
+		alarm(0);
+	}
+	tap_ok(walked == CHAIN_CASES && in_code >= CHAIN_RANDOM,
+	       "%d frame-pointer chains through code no file holds (looping, round, into "
+	       "unmapped memory, random): every walk came back (%d walked, %d through that code, "
+	       "at most %d frames)", CHAIN_CASES, walked, in_code, most);
+	tap_ok(looped_long == 0, "a chain that loops or goes round ends within a few frames "
+	       "saying why: %s", why_loop);
+	/* the code parked in, then one frame per (saved %rbp, return address) */
+	tap_ok(climbed == CHAIN_WORDS / 2 + 1, "a chain climbing its stack is followed: %d of "
+	       "its %d frames; %s", climbed, CHAIN_WORDS / 2 + 1, why_climb);
+	return true;
 }
 
 struct section {
@@ -261,6 +437,8 @@ main(int argc, char **argv)
 		       "a return address in anonymous memory ends the walk before it: %zu frames, "
 		       "%zu at it; %s", got, astray, why);
 	}
+	if (!fuzz_chains(pipefd[0]))
+		return 99;
 	int walked = 0, refused = 0, frames_total = 0, in_copy = 0, counts[6] = {0};
 	long heap_at_10 = 0, heap_end = 0;
 	for (int i = 0; i < CASES; i++) {
