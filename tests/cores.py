@@ -201,7 +201,9 @@ def test_gcore(ctx):
     named by their host paths: read with and without --root. gdb 13 writes
     zeros for thread stacks with guard regions (sid's glibc), where 3.13+
     keep their entry frames: in the root, a target of the main thread alone
-    (1,000 frames deep), and a threaded one's core gets one line saying so."""
+    (1,000 frames deep); a threaded one's threads keep their innermost
+    frames (on 3.13 all of them: only the C stack's entry frame below is
+    lost), marked, with one warning line saying why."""
     it = rig.matrix.get(ctx.interp)
     if not it.on_host and ctx.interp not in GCORE_ROOT_INTERPS:
         raise rig.Skip("gcore from the host: %s only" % ", ".join(GCORE_ROOT_INTERPS))
@@ -229,14 +231,29 @@ def test_gcore(ctx):
     if it.on_host:
         return
     with rig.Target(ctx.suite, ctx.interp, "threads.py", park=rig.PARK_ALL) as target:
+        live = rig.tachyon("dump", "--json", "-p", target.pid).json(target.pid)
         prefix = os.path.join(tempfile.mkdtemp(prefix="tt-gcore-"), "core")
         try:
             subprocess.run(["gdb", "-batch", "-p", str(target.pid), "-ex", "gcore %s" % prefix],
                            capture_output=True, timeout=120)
-            run = rig.tachyon("dump", "--core", prefix, "--root", rig.ROOT, timeout=60)
+            run = rig.tachyon("dump", "--core", prefix, "--root", rig.ROOT, "--json",
+                              timeout=60)
         finally:
             shutil.rmtree(os.path.dirname(prefix), ignore_errors=True)
-        one_line(run, 1, ["the core does not hold a whole stack", "gdb's gcore"],
+        doc = run.json(target.pid)
+        want, got = stacks(live), stacks(doc)
+        zeroed = {t["tid"] for t in doc["threads"] if t["core_zeros"]}
+        bad = ["thread %d: live %s, core %s%s" % (tid, want[tid], got.get(tid),
+                                                  " (zeros)" if tid in zeroed else "")
+               for tid in want
+               if not (got.get(tid) == want[tid] and tid not in zeroed or
+                       tid in zeroed and got.get(tid) and got[tid] == want[tid][:len(got[tid])])]
+        expect(not bad and zeroed and set(got) == set(want),
+               "gcore of a threaded target: %d threads whose outer frames are zeros in the "
+               "core; each thread's frames should be the live dump's, or its innermost ones "
+               "marked core_zeros" % len(zeroed), *bad[:4])
+        one_line(run, 0, ["the core holds zeros where %d of %d threads' outer frames were"
+                          % (len(zeroed), len(want)), "gdb's gcore", "warning"],
                  "dump --core of a threaded target's gcore")
 
 
@@ -422,7 +439,8 @@ TESTS = [
      "named from the perf map or the JIT interface, to _start; gcore without --root",
      test_core_jitcode),
     ("dump --core of gdb's gcore: the live dump's frames, with and without --root for a "
-     "target in the root", test_gcore),
+     "target in the root; a threaded one's threads whose stacks are zeros: their innermost "
+     "frames, marked, and a warning", test_gcore),
     ("bad cores: random bytes, sleep's, a chroot's without --root, one cut in half, "
      "another libc under the root: one line each; 300 damaged: no crash", test_bad_cores),
 ]

@@ -76,6 +76,20 @@ is_torn(tt_status st)
 	return st == TT_EBADMEM || st == TT_EFAULT;
 }
 
+/* One line on stderr when a core lost threads' outer frames. */
+static void
+warn_core_zeros(const struct tt_sample *s, const struct corefile *core)
+{
+	uint32_t lost = 0;
+	for (uint32_t i = 0; core && i < s->nthreads; i++)
+		lost += (s->threads[i].status & TT_THREAD_CORE_ZEROS) != 0;
+	if (lost)
+		fprintf(stderr, "tachyon-top: warning: the core holds zeros where %u of %u threads' "
+			"outer frames were or began (gdb's gcore writes zeros for thread stacks it cannot "
+			"read, such as those with guard regions; a kernel core holds them): their "
+			"innermost frames are shown\n", lost, s->nthreads);
+}
+
 static tt_status
 take_sample(struct plainwalk *u, struct tt_sample *s, struct tt_error *err)
 {
@@ -466,6 +480,9 @@ print_text(const struct plainwalk *u, const struct tt_sample *s, const struct ke
 		if (th->status & TT_THREAD_TRUNCATED)
 			printf("    ... (stack deeper than %d frames, outer frames omitted)\n",
 			       WALK_MAX_FRAMES);
+		if (th->status & TT_THREAD_CORE_ZEROS)
+			printf("    ... (outer frames, if any: the core holds zeros where they "
+			       "were)\n");
 	}
 }
 
@@ -641,6 +658,8 @@ print_json(const struct plainwalk *u, const struct tt_sample *s, const struct ke
 		else
 			jsonw_bool(w, "on_cpu", th->status & TT_THREAD_ON_CPU);
 		jsonw_bool(w, "truncated", th->status & TT_THREAD_TRUNCATED);
+		if (kv->core)
+			jsonw_bool(w, "core_zeros", th->status & TT_THREAD_CORE_ZEROS);
 		jsonw_break(w, "\n   ");
 		print_blocked_json(w, kv, t, th);
 		jsonw_break(w, "\n   ");
@@ -740,6 +759,7 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, struct dum
 		kernel_view_close(&kv);
 		if (tree)
 			tree->printed = true;
+		warn_core_zeros(&s, o->core);
 	}
 	tt_tasks_free(&tasks);
 	task_reader_free(&tr);

@@ -105,6 +105,15 @@ read_interp(struct plainwalk *u, uint64_t addr, struct interp_view *v, struct tt
 	return TT_OK;
 }
 
+static bool
+zeros(const uint8_t *b, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
 /* Walk one thread's frame chain, innermost first, appending to s. */
 static tt_status
 walk_frames(struct plainwalk *u, struct tt_sample *s, struct tt_thread *th, uint64_t frame,
@@ -140,6 +149,11 @@ walk_frames(struct plainwalk *u, struct tt_sample *s, struct tt_thread *th, uint
 			return st;
 		int owner = (int8_t)buf[l->fr_owner];
 		uint64_t previous = load_u64(buf, l->fr_previous);
+		if (u->target->core && zeros(buf, l->fr_read_size)) {
+			/* what a core could not keep: the innermost frames stand */
+			th->status |= TT_THREAD_CORE_ZEROS;
+			break;
+		}
 		/* the frame the evaluator call below this shim started with */
 		bool entry_here = false;
 		switch (pylayout_frame_kind(l, owner)) {
@@ -190,7 +204,7 @@ walk_frames(struct plainwalk *u, struct tt_sample *s, struct tt_thread *th, uint
 	/* 3.15 threads end in an embedded base frame; stopping short of it
 	 * means we followed a pointer that changed under us. */
 	if (l->has_base_frame && !reached_base && base_frame != 0 &&
-	    !(th->status & TT_THREAD_TRUNCATED))
+	    !(th->status & (TT_THREAD_TRUNCATED | TT_THREAD_CORE_ZEROS)))
 		return tt_fail(err, TT_EBADMEM, 0, "incomplete stack: did not reach the base frame");
 	return TT_OK;
 }

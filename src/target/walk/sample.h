@@ -19,6 +19,9 @@ enum {
 	TT_THREAD_MAIN = 1u << 5,        /* the interpreter's main thread */
 	TT_THREAD_GC = 1u << 6,          /* runs the garbage collector */
 	TT_THREAD_TRUNCATED = 1u << 7,   /* stack deeper than we keep */
+	TT_THREAD_CORE_ZEROS = 1u << 8,  /* a core holds zeros where its older
+					    frames were (gdb's gcore, a stack
+					    it could not read) */
 };
 
 /* Python frames kept per thread; deeper stacks keep their innermost frames,
