@@ -9,6 +9,7 @@
 #include "replay.h"
 #include "textbuf.h"
 #include "verbs.h"
+#include "watch.h"
 
 static const struct verb VERBS[] = {
 	{"dump", dump_main, "dump -p PID [--json]", "print the Python stack of every thread once"},
@@ -19,6 +20,8 @@ static const struct verb VERBS[] = {
 	{"bench", bench_main, "bench -p PID [-d S]",
 	 "sample as fast as possible and report engine figures"},
 	{"info", info_main, "info -p PID", "print the interpreter found and the offsets used"},
+	{"watch", watch_main, "watch -p PID [-o DIR]",
+	 "watch for good; write a report when a thread is stuck"},
 };
 #define NVERBS (sizeof VERBS / sizeof VERBS[0])
 

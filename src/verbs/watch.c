@@ -1,0 +1,460 @@
+#include "config.h"
+
+#include <fnmatch.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+#include "clock.h"
+#include "sanitize.h"
+#include "session.h"
+#include "stuckwatch.h"
+#include "watch.h"
+#include "watchreport.h"
+
+#define WATCH_RATE_HZ 20
+#define WATCH_STUCK_S 30
+#define WATCH_MAX_REPORTS 6          /* an hour */
+#define WATCH_MAX_IGNORE 32
+#define WATCH_MAX_EXEC 8             /* --exec commands still running */
+#define WATCH_LOOK_NS 250000000ull   /* how often stuck threads are looked for */
+/* A thread not sampled this long has left (or stopped being read). */
+#define WATCH_GONE_NS (5ull * 1000000000ull)
+
+struct watch_args {
+	pid_t pid;
+	double rate_hz, duration_s, stuck_s;
+	const char *ignore[WATCH_MAX_IGNORE];
+	int nignore;
+	const char *exec_cmd;
+	long max_reports;
+	struct watch_report_opts report;
+};
+
+static void
+print_usage(FILE *f)
+{
+	fputs("Usage: tachyon-top watch -p PID [--stuck SECONDS] [-o DIR] [OPTION]...\n"
+	      "Watch process PID (and its Python descendants) for good at a low rate, and\n"
+	      "write a report when a thread is stuck: it has sat in one place, its Python\n"
+	      "stack unchanged, for SECONDS. A thread in the place it was first seen in (a\n"
+	      "pool's idle worker, a server's accept loop), or where any other thread was\n"
+	      "first seen, is idle, not stuck. A report is a directory, written\n"
+	      "whole under a temporary name, then renamed: summary.txt names the stuck\n"
+	      "thread, its stack and what it waits for in the kernel; dump.txt and dump.json\n"
+	      "hold every thread of every process, as `dump --tasks` prints them.\n"
+	      "\n"
+	      "  -p, --pid PID          process to watch (never stopped or written to)\n"
+	      "      --stuck SECONDS    how long in one place is stuck (default 30)\n"
+	      "      --ignore PATTERN   never report a thread with a frame whose function,\n"
+	      "                         file or file:line matches this shell pattern\n"
+	      "                         (repeat for more)\n"
+	      "  -o, --out DIR          where reports go (default tachyon-top-reports)\n"
+	      "      --max-reports N    at most N reports an hour (default 6)\n"
+	      "      --exec CMD         run sh -c CMD after each report, its path as $1\n"
+	      "  -r, --rate RATE        samples per second and process (default 20)\n"
+	      "  -d, --duration SECONDS stop watching after SECONDS (default: until stopped)\n"
+	      "      --native           reports' dumps with native frames\n"
+	      "      --locals           reports' dumps with each frame's locals (they may hold\n"
+	      "                         secrets: the reports are readable by their owner only)\n"
+	      "      --no-subprocesses  PID alone, not its descendants\n"
+	      "  -h, --help             show this help\n"
+	      "SIGINT, SIGTERM and SIGHUP end it; so does the process's exit.\n", f);
+}
+
+enum { OPT_STUCK = 256, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_NATIVE, OPT_LOCALS,
+       OPT_NOSUB };
+
+static int
+parse_args(int argc, char **argv, struct watch_args *a)
+{
+	static const struct option opts[] = {
+		{"pid", required_argument, NULL, 'p'},
+		{"stuck", required_argument, NULL, OPT_STUCK},
+		{"ignore", required_argument, NULL, OPT_IGNORE},
+		{"out", required_argument, NULL, 'o'},
+		{"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
+		{"exec", required_argument, NULL, OPT_EXEC},
+		{"rate", required_argument, NULL, 'r'},
+		{"duration", required_argument, NULL, 'd'},
+		{"native", no_argument, NULL, OPT_NATIVE},
+		{"locals", no_argument, NULL, OPT_LOCALS},
+		{"no-subprocesses", no_argument, NULL, OPT_NOSUB},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	*a = (struct watch_args){.rate_hz = WATCH_RATE_HZ, .stuck_s = WATCH_STUCK_S,
+				 .max_reports = WATCH_MAX_REPORTS,
+				 .report = {.dir = "tachyon-top-reports", .tree = true}};
+	optind = 1;
+	opterr = 0;
+	int c;
+	while ((c = getopt_long(argc, argv, "p:o:r:d:h", opts, NULL)) != -1) {
+		char *end;
+		switch (c) {
+		case 'p':
+			if (!cli_parse_pid(optarg, &a->pid))
+				return cli_usage_error("watch ", "invalid pid '%s'", optarg);
+			break;
+		case OPT_STUCK:
+			if (!cli_parse_seconds(optarg, 86400, &a->stuck_s))
+				return cli_usage_error("watch ", "--stuck takes seconds, more than 0 "
+								 "and at most 86400, not '%s'", optarg);
+			break;
+		case OPT_IGNORE:
+			if (a->nignore == WATCH_MAX_IGNORE)
+				return cli_usage_error("watch ", "at most %d --ignore patterns",
+						       WATCH_MAX_IGNORE);
+			a->ignore[a->nignore++] = optarg;
+			break;
+		case 'o':
+			if (!optarg[0])
+				return cli_usage_error("watch ", "-o takes a directory");
+			a->report.dir = optarg;
+			break;
+		case OPT_MAX_REPORTS:
+			a->max_reports = strtol(optarg, &end, 10);
+			if (end == optarg || *end || a->max_reports < 1 || a->max_reports > 3600)
+				return cli_usage_error("watch ", "--max-reports takes a number from 1 "
+								 "to 3600, not '%s'", optarg);
+			break;
+		case OPT_EXEC:
+			a->exec_cmd = optarg;
+			break;
+		case 'r':
+			if (!sampler_parse_rate(optarg, &a->rate_hz) || a->rate_hz <= 0)
+				return cli_usage_error("watch ", "invalid rate '%s' (a number of "
+								 "samples per second: 20, 1k)", optarg);
+			break;
+		case 'd':
+			if (!cli_parse_seconds(optarg, 1e9, &a->duration_s))
+				return cli_usage_error("watch ", "invalid duration '%s'", optarg);
+			break;
+		case OPT_NATIVE:
+			a->report.native = true;
+			break;
+		case OPT_LOCALS:
+			a->report.locals = true;
+			break;
+		case OPT_NOSUB:
+			a->report.tree = false;
+			break;
+		case 'h':
+			print_usage(stdout);
+			return -1;
+		default:
+			return cli_usage_error("watch ", "unknown or incomplete option '%s'",
+					       argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error("watch ", "unexpected argument '%s'", argv[optind]);
+	if (!a->pid)
+		return cli_usage_error("watch ", "missing -p PID");
+	a->report.root = a->pid;
+	return 0;
+}
+
+struct watcher {
+	struct watch_args *args;
+	struct session s;
+	struct stuckwatch stuck;
+	struct waitwatch_snapshot *waits;    /* the newest look, owned */
+	uint64_t *report_times;              /* the last max_reports reports (clock_now_ns) */
+	uint32_t nreports;
+	pid_t execs[WATCH_MAX_EXEC];
+	char last_error[640];                /* said once until another comes */
+	bool memory_short;
+};
+
+static void
+take(void *ctx, const struct sample_record *r, size_t n)
+{
+	struct watcher *w = ctx;
+	const struct procset *ps = &w->s.sampler.procs;
+	uint32_t nslots = appendlog_count(ps->threads.log);
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].thread_slot >= nslots)
+			continue;
+		struct thread_slot *ts = (struct thread_slot *)procset_slot(ps, r[i].thread_slot);
+		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
+		if (r[i].time_ns < born)   /* the slot's previous thread's: gone */
+			continue;
+		uint32_t proc = procset_proc_of_sample(ps, r[i].thread_slot, r[i].time_ns);
+		if (!stuckwatch_see(&w->stuck, r[i].thread_slot, born, proc, r[i].stack_id,
+				    r[i].time_ns))
+			w->memory_short = true;
+	}
+}
+
+/* Does a frame of the stack match an --ignore pattern? */
+static bool
+ignored(const struct watch_args *a, const struct intern *in, uint32_t stack)
+{
+	for (uint32_t id = stack; id && a->nignore;) {
+		const struct interned_stack *st = intern_stack_at(in, id);
+		const struct interned_frame *fr = intern_frame_at(in, st->frame);
+		const struct interned_func *fn = intern_func_at(in, fr->func_id);
+		char where[1100];
+		snprintf(where, sizeof where, "%s:%d", fn->filename, (int)fr->line);
+		for (int i = 0; i < a->nignore; i++)
+			if (fnmatch(a->ignore[i], fn->qualname, 0) == 0 ||
+			    fnmatch(a->ignore[i], fn->filename, 0) == 0 ||
+			    fnmatch(a->ignore[i], where, 0) == 0)
+				return true;
+		id = st->parent;
+	}
+	return false;
+}
+
+/* The frame a stack ends in, innermost: "func (file:line)", sanitized. */
+static void
+frame_text(const struct intern *in, uint32_t frame, char *out, size_t len)
+{
+	const struct interned_frame *fr = intern_frame_at(in, frame);
+	const struct interned_func *fn = intern_func_at(in, fr->func_id);
+	char raw[1400];
+	if (fr->line > 0)
+		snprintf(raw, sizeof raw, "%s (%s:%d)", fn->qualname, fn->filename, (int)fr->line);
+	else
+		snprintf(raw, sizeof raw, "%s (%s)", fn->qualname, fn->filename);
+	sanitize_for_terminal(raw, out, len);
+}
+
+/* A UTC time as ISO 8601 (2026-12-06T08:01:02Z), or compact for a file
+ * name (20261206T080102Z). */
+static void
+utc(uint64_t wall_s, char *out, size_t len, bool compact)
+{
+	time_t t = (time_t)wall_s;
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(out, len, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* summary.txt of a stuck thread: what, where, since when. */
+static char *
+summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck_thread *t)
+{
+	const struct procset *ps = &w->s.sampler.procs;
+	const struct thread_slot *ts = procset_slot(ps, slot);
+	const struct proc_info *p = procset_at(ps, t->proc);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	char *raw_name = atomic_load_explicit(&((struct thread_slot *)ts)->name,
+					      memory_order_acquire);
+	char name[256], cmd[600];
+	sanitize_for_terminal(raw_name ? raw_name : "?", name, sizeof name);
+	sanitize_for_terminal(procset_cmdline(p), cmd, sizeof cmd);
+	double stuck_s = (double)(now_ns - t->since_ns) / 1e9;
+	fprintf(f, "STUCK: thread %llu \"%s\" of process %d has not moved for %.1f s "
+		"(--stuck %g)\n", (unsigned long long)ts->native_tid, name, (int)p->pid, stuck_s,
+		w->args->stuck_s);
+	if (ts->ns_tid && ts->ns_tid != ts->native_tid)
+		fprintf(f, "  (thread %llu in its own PID namespace)\n",
+			(unsigned long long)ts->ns_tid);
+	fprintf(f, "process %d: %s\n", (int)p->pid, cmd);
+	const struct waitwatch_entry *e = ts->tid_unknown ? NULL
+					  : waitwatch_find(w->waits, ts->native_tid);
+	char wait[2 * KWAIT_OBJECT_MAX], safe[4 * KWAIT_OBJECT_MAX];
+	if (e) {
+		kwait_format(&e->info, waitwatch_seconds(e, clock_now_ns()), wait, sizeof wait);
+		sanitize_for_terminal(wait, safe, sizeof safe);
+		fprintf(f, "in the kernel: %s\n", safe);
+	} else {
+		fprintf(f, "in the kernel: not waiting (running, or on its way)\n");
+	}
+	fprintf(f, "stack, innermost first:\n");
+	const struct intern *in = &ps->in;
+	for (uint32_t id = t->stack; id;) {
+		const struct interned_stack *st = intern_stack_at(in, id);
+		char frame[1500];
+		frame_text(in, st->frame, frame, sizeof frame);
+		fprintf(f, "    %s\n", frame);
+		id = st->parent;
+	}
+	uint64_t wall = (uint64_t)time(NULL);
+	uint64_t came = wall - (uint64_t)stuck_s;
+	char at[40], since[40];
+	utc(wall, at, sizeof at, false);
+	utc(came, since, sizeof since, false);
+	fprintf(f, "reported at %s; there since about %s (sampled %g times a second)\n", at,
+		since, w->args->rate_hz);
+	fprintf(f, "dump.txt, dump.json: every thread of %s, as `tachyon-top dump --tasks%s%s` "
+		"prints them, taken right after this\n",
+		w->args->report.tree ? "every process of the tree" : "the process",
+		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* Say a problem once, until another one comes. */
+static void
+say_once(struct watcher *w, const char *msg)
+{
+	if (strcmp(w->last_error, msg) == 0)
+		return;
+	snprintf(w->last_error, sizeof w->last_error, "%s", msg);
+	printf("watch: %s\n", msg);
+	fflush(stdout);
+}
+
+/* A report slot within the hour: false when --max-reports are used up. */
+static bool
+report_allowed(struct watcher *w, uint64_t now)
+{
+	uint64_t hour = 3600ull * 1000000000ull;
+	uint32_t recent = 0;
+	for (uint32_t i = 0; i < w->nreports; i++)
+		recent += now - w->report_times[i] < hour;
+	return recent < (uint32_t)w->args->max_reports;
+}
+
+static void
+report(struct watcher *w, uint32_t slot, uint64_t sample_now)
+{
+	const struct stuck_thread *t = &w->stuck.threads[slot];
+	const struct procset *ps = &w->s.sampler.procs;
+	if (ignored(w->args, &ps->in, t->stack))
+		return;
+	const struct thread_slot *ts = procset_slot(ps, slot);
+	const struct proc_info *p = procset_at(ps, t->proc);
+	char where[1500];
+	frame_text(&ps->in, intern_stack_at(&ps->in, t->stack)->frame, where, sizeof where);
+	uint64_t now = clock_now_ns();
+	if (!report_allowed(w, now)) {
+		printf("watch: thread %llu of process %d stuck %.1f s at %s; not reported: %ld "
+		       "reports in the last hour (--max-reports)\n",
+		       (unsigned long long)ts->native_tid, (int)p->pid,
+		       (double)(sample_now - t->since_ns) / 1e9, where, w->args->max_reports);
+		fflush(stdout);
+		return;
+	}
+	char *summary = summary_of(w, slot, sample_now, t);
+	if (!summary) {
+		say_once(w, "out of memory for a report's summary");
+		return;
+	}
+	char name[128], stamp[40];
+	utc((uint64_t)time(NULL), stamp, sizeof stamp, true);
+	snprintf(name, sizeof name, "%s-stuck-%d-%llu", stamp, (int)p->pid,
+		 (unsigned long long)ts->native_tid);
+	char path[4096];
+	struct tt_error err = {0};
+	tt_status st = watch_report_write(&w->args->report, name, summary, path, sizeof path, &err);
+	free(summary);
+	if (st != TT_OK) {
+		char msg[600];
+		snprintf(msg, sizeof msg, "cannot write a report (watching goes on): %s%s%s",
+			 err.msg, err.sys_errno ? ": " : "",
+			 err.sys_errno ? strerror(err.sys_errno) : "");
+		say_once(w, msg);
+		return;
+	}
+	w->last_error[0] = '\0';
+	memmove(w->report_times + 1, w->report_times,
+		(size_t)(w->args->max_reports - 1) * sizeof *w->report_times);
+	w->report_times[0] = now;
+	if (w->nreports < (uint32_t)w->args->max_reports)
+		w->nreports++;
+	char safe_path[4200];
+	sanitize_for_terminal(path, safe_path, sizeof safe_path);
+	printf("watch: thread %llu of process %d stuck %.1f s at %s: %s\n",
+	       (unsigned long long)ts->native_tid, (int)p->pid,
+	       (double)(sample_now - t->since_ns) / 1e9, where, safe_path);
+	fflush(stdout);
+	if (w->args->exec_cmd) {
+		watch_report_reap(w->execs, WATCH_MAX_EXEC);
+		for (int i = 0; i < WATCH_MAX_EXEC; i++) {
+			if (w->execs[i] <= 0) {
+				w->execs[i] = watch_report_exec(w->args->exec_cmd, path);
+				if (w->execs[i] < 0)
+					say_once(w, "cannot run --exec's command");
+				return;
+			}
+		}
+		say_once(w, "--exec: 8 commands still running; this report's not run");
+	}
+}
+
+int
+watch_main(int argc, char **argv)
+{
+	struct watch_args a;
+	int rc = parse_args(argc, argv, &a);
+	if (rc)
+		return rc < 0 ? 0 : rc;
+	struct watcher w = {.args = &a};
+	w.report_times = calloc((size_t)a.max_reports, sizeof *w.report_times);
+	if (!w.report_times) {
+		fprintf(stderr, "tachyon-top: out of memory\n");
+		return 1;
+	}
+	struct session_options so = {.pid = a.pid, .rate_hz = a.rate_hz,
+				     .duration_s = a.duration_s,
+				     .no_subprocesses = !a.report.tree, .kernel_waits = true};
+	struct tt_error err = {0};
+	if (session_catch_stop_signals(&err) != TT_OK || session_start(&w.s, &so, &err) != TT_OK) {
+		free(w.report_times);
+		return cli_report(&err);
+	}
+	stuckwatch_init(&w.stuck, (uint64_t)(a.stuck_s * 1e9), WATCH_GONE_NS);
+	char cmd[600], dir[4200];
+	sanitize_for_terminal(w.s.cmdline, cmd, sizeof cmd);
+	sanitize_for_terminal(a.report.dir, dir, sizeof dir);
+	printf("watch: process %d (%s)%s, %g samples a second: a thread %g s in one place is "
+	       "reported in %s\n", (int)w.s.pid, cmd,
+	       a.report.tree ? " and its Python descendants" : "", a.rate_hz, a.stuck_s, dir);
+	fflush(stdout);
+	uint64_t next_look = clock_now_ns() + WATCH_LOOK_NS;
+	while (!session_stop_signal() && sampler_end_state(&w.s.sampler) == SAMPLER_RUNNING) {
+		struct pollfd pfd[2] = {{.fd = w.s.sampler.wake_fd, .events = POLLIN},
+					{.fd = session_signal_fd(), .events = POLLIN}};
+		poll(pfd, 2, 100);
+		sampler_drain(&w.s.sampler, take, &w);
+		if (w.memory_short)
+			say_once(&w, "out of memory: some samples were left out");
+		uint64_t now = clock_now_ns();
+		if (now < next_look)
+			continue;
+		next_look = now + WATCH_LOOK_NS;
+		struct waitwatch_snapshot *fresh = waitwatch_take(w.s.waitwatch);
+		if (fresh) {
+			free(w.waits);
+			w.waits = fresh;
+		}
+		watch_report_reap(w.execs, WATCH_MAX_EXEC);
+		uint64_t sample_now = now - w.s.sampler.start_ns;
+		uint32_t cursor = 0;
+		int64_t slot;
+		while ((slot = stuckwatch_next(&w.stuck, sample_now, &cursor)) >= 0)
+			report(&w, (uint32_t)slot, sample_now);
+	}
+	enum sampler_end how = sampler_end_state(&w.s.sampler);
+	sampler_stop(&w.s.sampler);
+	rc = 0;
+	if (how == SAMPLER_TARGET_EXITED) {
+		printf("watch: process %d exited\n", (int)w.s.pid);
+	} else if (how == SAMPLER_FAILED) {
+		rc = cli_report(&w.s.sampler.error);
+	} else {
+		int sig = session_stop_signal();
+		printf("watch: stopped%s%s\n", sig ? " by " : "", sig ? strsignal(sig) : "");
+	}
+	fflush(stdout);
+	free(w.waits);
+	free(w.report_times);
+	stuckwatch_free(&w.stuck);
+	session_end(&w.s);
+	return rc;
+}

@@ -1,0 +1,207 @@
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "watchreport.h"
+
+extern char **environ;
+
+/* The files a report may hold, for removing a partial one. */
+static const char *const REPORT_FILES[] = {"summary.txt", "dump.txt", "dump.json", "errors.txt"};
+
+static void
+remove_partial(const char *dir)
+{
+	char path[4200];
+	for (size_t i = 0; i < sizeof REPORT_FILES / sizeof REPORT_FILES[0]; i++)
+		if (snprintf(path, sizeof path, "%s/%s", dir, REPORT_FILES[i]) < (int)sizeof path)
+			unlink(path);
+	rmdir(dir);
+}
+
+static tt_status
+write_file(const char *dir, const char *name, const char *text, struct tt_error *err)
+{
+	char path[4200];
+	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
+		return tt_fail(err, TT_EIO, ENAMETOOLONG, "cannot create %s/%s", dir, name);
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return tt_fail(err, TT_EIO, errno, "cannot create %s", path);
+	size_t len = strlen(text), done = 0;
+	while (done < len) {
+		ssize_t n = write(fd, text + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			int e = n < 0 ? errno : EIO;
+			close(fd);
+			return tt_fail(err, TT_EIO, e, "cannot write %s", path);
+		}
+		done += (size_t)n;
+	}
+	if (close(fd) != 0)
+		return tt_fail(err, TT_EIO, errno, "cannot write %s", path);
+	return TT_OK;
+}
+
+/* Wait for pid at most timeout_ns (then kill it): its wait status, or -1. */
+static int
+wait_for(pid_t pid, uint64_t timeout_ns)
+{
+	uint64_t end = clock_now_ns() + timeout_ns;
+	int status;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		if (clock_now_ns() >= end) {
+			kill(pid, SIGKILL);
+			while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+				;
+			return -1;
+		}
+		struct timespec ts = {0, 10000000L};
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* Run this program's dump of the tree into dir/name; what went wrong (its
+ * exit, its messages) into why. false when it could not be started. */
+static bool
+run_dump(const struct watch_report_opts *o, const char *dir, const char *name, bool json,
+	 char *why, size_t wlen)
+{
+	char out_path[4200], err_path[4200], pid[24];
+	if (snprintf(out_path, sizeof out_path, "%s/%s", dir, name) >= (int)sizeof out_path ||
+	    snprintf(err_path, sizeof err_path, "%s/.%s.err", dir, name) >= (int)sizeof err_path) {
+		snprintf(why, wlen, "%s: not taken: the report's path is too long\n", name);
+		return false;
+	}
+	snprintf(pid, sizeof pid, "%d", (int)o->root);
+	char *argv[12];
+	int n = 0;
+	argv[n++] = "tachyon-top";
+	argv[n++] = "dump";
+	argv[n++] = "-p";
+	argv[n++] = pid;
+	argv[n++] = o->tree ? "--subprocesses" : "--no-subprocesses";
+	argv[n++] = "--tasks";
+	if (o->native)
+		argv[n++] = "--native";
+	if (o->locals)
+		argv[n++] = "--locals";
+	if (json)
+		argv[n++] = "--json";
+	argv[n] = NULL;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawnattr_init(&at);
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	pid_t child;
+	int rc = posix_spawn(&child, "/proc/self/exe", &fa, &at, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
+	if (rc != 0) {
+		snprintf(why, wlen, "%s: not taken: %s\n", name, strerror(rc));
+		return false;
+	}
+	int status = wait_for(child, WATCH_DUMP_TIMEOUT_NS);
+	char msg[600] = "";
+	FILE *f = fopen(err_path, "r");
+	if (f) {
+		size_t got = fread(msg, 1, sizeof msg - 1, f);
+		msg[got] = '\0';
+		fclose(f);
+	}
+	unlink(err_path);
+	if (status == -1)
+		snprintf(why, wlen, "%s: given up after %llu s\n", name,
+			 (unsigned long long)(WATCH_DUMP_TIMEOUT_NS / 1000000000ull));
+	else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || msg[0])
+		snprintf(why, wlen, "%s: dump %s%s", name,
+			 WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "said: " : "failed: ",
+			 msg[0] ? msg : "(no message)\n");
+	return true;
+}
+
+tt_status
+watch_report_write(const struct watch_report_opts *o, const char *name, const char *summary,
+		   char *path, size_t len, struct tt_error *err)
+{
+	if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
+		return tt_fail(err, TT_EIO, errno, "cannot make the reports' directory %s", o->dir);
+	char tmp[4096];
+	if (snprintf(tmp, sizeof tmp, "%s/.partial-%s", o->dir, name) >= (int)sizeof tmp)
+		return tt_fail(err, TT_EIO, ENAMETOOLONG, "cannot make a report in %s", o->dir);
+	if (mkdir(tmp, 0700) != 0)
+		return tt_fail(err, TT_EIO, errno, "cannot make %s", tmp);
+	tt_status st = write_file(tmp, "summary.txt", summary, err);
+	char why[2][800] = {"", ""};
+	if (st == TT_OK && (!run_dump(o, tmp, "dump.txt", false, why[0], sizeof why[0]) ||
+			    !run_dump(o, tmp, "dump.json", true, why[1], sizeof why[1])))
+		st = tt_fail(err, TT_EIO, 0, "cannot run the dumps: %s", why[0][0] ? why[0] : why[1]);
+	if (st == TT_OK && (why[0][0] || why[1][0])) {
+		char both[1700];
+		snprintf(both, sizeof both, "%s%s", why[0], why[1]);
+		st = write_file(tmp, "errors.txt", both, err);
+	}
+	for (int i = 0; st == TT_OK && i < 10; i++) {
+		snprintf(path, len, i ? "%s/%s-%d" : "%s/%s", o->dir, name, i + 1);
+		if (rename(tmp, path) == 0)
+			return TT_OK;
+		if (errno != EEXIST && errno != ENOTEMPTY)
+			st = tt_fail(err, TT_EIO, errno, "cannot rename %s to %s", tmp, path);
+	}
+	if (st == TT_OK)
+		st = tt_fail(err, TT_EIO, EEXIST, "cannot name the report %s/%s", o->dir, name);
+	remove_partial(tmp);
+	return st;
+}
+
+pid_t
+watch_report_exec(const char *cmd, const char *path)
+{
+	char *argv[] = {"sh", "-c", (char *)cmd, "tachyon-top-watch", (char *)path, NULL};
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	pid_t child;
+	int rc = posix_spawn(&child, "/bin/sh", NULL, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	return rc == 0 ? child : -1;
+}
+
+void
+watch_report_reap(pid_t *pids, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] > 0 && waitpid(pids[i], NULL, WNOHANG) == pids[i])
+			pids[i] = 0;
+}

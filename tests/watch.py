@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""tachyon-top watch: reports of stuck threads, on real servers.
+
+Debian's gunicorn (sync workers) serves requests for 5 s, then one request
+hangs on an upstream that never answers: exactly one report, within
+--stuck + 2 s of the hang, naming the handler's line and the upstream's
+address, and none before. 1,000 idle pool threads and a spinner: none.
+Bad input: one line, a non-zero exit; the watched process's exit ends the
+watch. Emits TAP. Needs root and the provisioned target root."""
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import functional as rig  # noqa: E402
+import proctree  # noqa: E402
+from functional import Fail, expect  # noqa: E402
+
+STUCK = 3        # s: --stuck of the tests
+SLACK = 2        # s: a report comes within --stuck + this
+
+
+class Watch:
+    """tachyon-top watch running in the background, its output collected."""
+
+    def __init__(self, *args):
+        self.dir = tempfile.mkdtemp(prefix="tt-watch-")
+        self.out = os.path.join(self.dir, "reports")
+        self.argv = [rig.BIN, "watch", "-o", self.out] + [str(a) for a in args]
+        self.proc = None
+        self.lines = []
+
+    def __enter__(self):
+        self.proc = subprocess.Popen(self.argv, stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        deadline = time.monotonic() + 20
+        while not any(l.startswith("watch: process") for l in self.lines):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                raise Fail("watch did not start", *self.details())
+            time.sleep(0.05)
+        return self
+
+    def _read(self):
+        for raw in self.proc.stdout:
+            self.lines.append(raw.decode("utf-8", "replace").rstrip("\n"))
+
+    def reports(self):
+        with contextlib.suppress(FileNotFoundError):
+            return sorted(os.listdir(self.out))
+        return []
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            rc = self.proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise Fail("watch did not end within 10 s of signal %d" % sig, *self.details())
+        self.reader.join(timeout=5)
+        return rc
+
+    def details(self):
+        return ["watch: %s" % " ".join(self.argv)] + ["watch said: %s" % l
+                                                       for l in self.lines[-15:]]
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        return False
+
+
+class SilentUpstream:
+    """A TCP server on 127.0.0.1 that takes connections and never answers."""
+
+    def __enter__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.conns = []
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def _accept(self):
+        with contextlib.suppress(OSError):
+            while True:
+                self.conns.append(self.sock.accept()[0])
+
+    def __exit__(self, *exc):
+        self.sock.close()
+        for c in self.conns:
+            c.close()
+        return False
+
+
+def ask(url):
+    with contextlib.suppress(OSError):
+        urllib.request.urlopen(url, timeout=60).read()
+
+
+def test_gunicorn_hang(suite):
+    """gunicorn's sync workers serve /cpu and /sleep for 5 s (watch
+    attached), then one request waits on a silent upstream."""
+    if not os.path.exists(rig.in_root("/usr/bin/gunicorn")):
+        raise rig.Skip("gunicorn is not installed in the root")
+    with proctree.Gunicorn(suite) as g, SilentUpstream() as up, \
+            Watch("-p", g.master.pid, "--stuck", STUCK) as w:
+        time.sleep(5)
+        proctree.killpg(g.client)
+        expect(not w.reports(), "reports while the server only served requests: %s"
+               % w.reports(), *w.details())
+        hung_at = time.monotonic()
+        threading.Thread(target=ask, args=("http://127.0.0.1:%d/upstream?%d"
+                                           % (g.port, up.port),), daemon=True).start()
+        while not w.reports() and time.monotonic() - hung_at < STUCK + SLACK + 5:
+            time.sleep(0.1)
+        took = time.monotonic() - hung_at
+        time.sleep(2)   # a second report would come now
+        reports = w.reports()
+        expect(len(reports) == 1 and took <= STUCK + SLACK,
+               "%d reports (want 1) %.1f s after the request hung (want %d s at most): %s"
+               % (len(reports), took, STUCK + SLACK, reports), *w.details())
+        path = os.path.join(w.out, reports[0])
+        with open(os.path.join(path, "summary.txt")) as f:
+            summary = f.read()
+        line = [n for n, text in enumerate(open(os.path.join(rig.TARGETS_DIR, "wsgi_app.py")), 1)
+                if "s.recv(100)" in text][0]
+        rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
+                                                          summary.replace("\n", "\n# ")))
+        expect(summary.startswith("STUCK: thread ") and
+               "ask_upstream (%s/wsgi_app.py:%d)" % (g.dir, line) in summary and
+               "127.0.0.1:%d" % up.port in summary,
+               "summary.txt does not name the handler's line %d and the upstream 127.0.0.1:%d"
+               % (line, up.port), summary)
+        with open(os.path.join(path, "dump.json")) as f:
+            doc = json.load(f)
+        pids = {p["pid"] for p in doc["processes"]}
+        expect(g.master.pid in pids and set(g.workers()) <= pids,
+               "dump.json has processes %s, not the master %d and workers %s"
+               % (sorted(pids), g.master.pid, g.workers()))
+        with open(os.path.join(path, "dump.txt")) as f:
+            expect("ask_upstream" in f.read(), "dump.txt has no ask_upstream frame")
+        expect(not [n for n in os.listdir(w.out) if n.startswith(".")],
+               "a partial report left: %s" % os.listdir(w.out))
+        rc = w.stop()
+        expect(rc == 0 and w.lines[-1] == "watch: stopped by Terminated",
+               "SIGTERM: exit %d, last line %r" % (rc, w.lines[-1:]), *w.details())
+
+
+def test_idle_pool(suite):
+    """1,000 idle threads and a spinner: nothing is stuck."""
+    with rig.Target(suite, "python3.15", "pool.py", park=rig.PARK_NONE) as target, \
+            Watch("-p", target.pid, "--stuck", 1, "-r", 50) as w:
+        time.sleep(6)
+        expect(not w.reports(), "reports of an idle pool: %s" % w.reports(), *w.details())
+        target.kill()
+        rc = w.proc.wait(timeout=10)
+        w.reader.join(timeout=5)
+        expect(rc == 0 and w.lines[-1] == "watch: process %d exited" % target.pid,
+               "the target's exit: watch exited %d, last line %r" % (rc, w.lines[-1:]),
+               *w.details())
+
+
+def test_bad_input(suite):
+    """One clear line and a non-zero exit each."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = gone.pid
+    cases = [((), "missing -p PID"), (("-p", "x"), "invalid pid"),
+             (("-p", "1", "--stuck", "0"), "--stuck takes seconds"),
+             (("-p", "1", "--max-reports", "0"), "--max-reports"),
+             (("-p", "1", "stray"), "unexpected argument"),
+             (("-p", str(dead)), str(dead))]
+    bad = []
+    for args, words in cases:
+        run = rig.tachyon("watch", *args, timeout=20)
+        err = run.err.decode("utf-8", "replace").strip().splitlines()
+        if run.rc == 0 or len(err) != 1 or words not in err[0]:
+            bad.append("watch %s: exit %d, %s" % (" ".join(args), run.rc, err))
+    expect(not bad, "bad input", *bad)
+
+
+TESTS = [
+    ("gunicorn (sync workers) serving for 5 s, then a request hanging on a silent upstream: "
+     "one report within --stuck + 2 s naming the handler's line and the upstream's address, "
+     "none before; SIGTERM ends the watch", test_gunicorn_hang),
+    ("1,000 idle threads and a spinner for 6 s: no report; the target's exit ends the watch",
+     test_idle_pool),
+    ("bad input: one line and a non-zero exit each", test_bad_input),
+]
+
+
+def main():
+    if not os.path.isdir(rig.ROOT):
+        return rig.root_missing()
+    rig.BIN = os.path.abspath(rig.BIN) if os.sep in rig.BIN else (shutil.which(rig.BIN)
+                                                                   or rig.BIN)
+    if not (os.path.isfile(rig.BIN) and os.access(rig.BIN, os.X_OK)):
+        print("Bail out! binary under test not found: %s (set TT_BIN)" % rig.BIN)
+        return 1
+    if os.geteuid() != 0 or rig.CHROOT is None:
+        print("Bail out! must run as root with chroot(8) available")
+        return 1
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    started = time.monotonic()
+    tap = rig.Tap(len(TESTS))
+    tap.comment("binary: %s; root: %s" % (rig.BIN, rig.ROOT))
+    suite = rig.Suite(["python3.15"], rig.random.Random(0))
+    try:
+        for name, fn in rig.only_selected(tap, TESTS):
+            if not suite.has("python3.15"):
+                tap.skip(name, suite.missing("python3.15"))
+                continue
+            tap.run(name, fn, suite)
+    finally:
+        suite.cleanup()
+    tap.comment("%d of %d failed; runtime %.1f s"
+                % (tap.failures, tap.planned, time.monotonic() - started))
+    return 1 if tap.failures or tap.number != tap.planned else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
