@@ -1,42 +1,108 @@
-/* Which threads watch names as stuck (stuckwatch), from made-up samples:
- * a thread that sits in a place it moved to, past the threshold, once per
- * place; never one in the place it (or any other thread) was first seen
- * in, one with no Python frames, or one no longer sampled. */
+/* Which threads watch names (stuckwatch), from made-up samples: a thread
+ * that sits in a place it moved to, past the threshold, once per place;
+ * never one in the place it (or any other thread) was first seen in, one
+ * with no Python frames, or one no longer sampled. An asyncio loop's
+ * thread in one callback past the loop threshold; never one waiting in its
+ * selector, however long. */
 #include "config.h"
 
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "stuckwatch.h"
 #include "tap.h"
 
 #define S 1000000000ull
 
-/* Every thread named by now_ns, as a bit set of slots. */
+static struct intern in;
+
+/* A stack of frames "func@file:line", outermost first, NULL-ended. */
+static uint32_t
+stack_of(const char *const *frames)
+{
+	uint32_t id = 0;
+	for (; *frames; frames++) {
+		char func[64], file[64];
+		int line = 0;
+		const char *at = strchr(*frames, '@'), *colon = strrchr(*frames, ':');
+		snprintf(func, sizeof func, "%.*s", (int)(at - *frames), *frames);
+		snprintf(file, sizeof file, "%.*s", (int)(colon - at - 1), at + 1);
+		line = atoi(colon + 1);
+		uint32_t f = intern_func(&in, func, file, 1, FUNC_PYTHON);
+		id = intern_stack(&in, id, intern_frame(&in, f, line));
+	}
+	return id;
+}
+
+/* A one-frame stack: place n. */
+static uint32_t
+place(int n)
+{
+	char frame[64];
+	snprintf(frame, sizeof frame, "f%d@/app/x.py:%d", n, n);
+	const char *frames[] = {frame, NULL};
+	return stack_of(frames);
+}
+
+/* Every thread named by now_ns, as a bit set of slots; *loops the ones
+ * named as blocked event loops. */
 static unsigned
-named(struct stuckwatch *w, uint64_t now_ns)
+named_loops(struct stuckwatch *w, uint64_t now_ns, unsigned *loops)
 {
 	unsigned set = 0;
 	uint32_t cursor = 0;
 	int64_t slot;
-	while ((slot = stuckwatch_next(w, now_ns, &cursor)) >= 0)
+	enum stuck_kind kind;
+	*loops = 0;
+	while ((slot = stuckwatch_next(w, now_ns, &cursor, &kind)) >= 0) {
 		set |= 1u << slot;
+		if (kind == STUCK_LOOP)
+			*loops |= 1u << slot;
+	}
 	return set;
 }
 
-/* Samples of slot every 100 ms from from_s to to_s, at stack. */
+static unsigned
+named(struct stuckwatch *w, uint64_t now_ns)
+{
+	unsigned loops;
+	return named_loops(w, now_ns, &loops);
+}
+
+/* Samples of slot every 100 ms from from_s to to_s, at place n (0: no
+ * Python frames). */
 static void
-sit(struct stuckwatch *w, uint32_t slot, uint64_t born, uint32_t proc, uint32_t stack,
+sit(struct stuckwatch *w, uint32_t slot, uint64_t born, uint32_t proc, int n,
     double from_s, double to_s)
 {
+	uint32_t stack = n ? place(n) : 0;
 	for (double t = from_s; t <= to_s + 1e-9; t += 0.1)
-		stuckwatch_see(w, slot, born, proc, stack, (uint64_t)(t * S));
+		stuckwatch_see(w, slot, born, proc, stack, false, (uint64_t)(t * S));
+}
+
+/* The same at a given stack, every 50 ms, off a CPU or on one. */
+static void
+sit_at(struct stuckwatch *w, uint32_t slot, uint32_t stack, double from_s, double to_s)
+{
+	for (double t = from_s; t <= to_s + 1e-9; t += 0.05)
+		stuckwatch_see(w, slot, 1, 0, stack, false, (uint64_t)(t * S));
+}
+
+static void
+run_at(struct stuckwatch *w, uint32_t slot, uint32_t stack, double from_s, double to_s)
+{
+	for (double t = from_s; t <= to_s + 1e-9; t += 0.05)
+		stuckwatch_see(w, slot, 1, 0, stack, true, (uint64_t)(t * S));
 }
 
 int
 main(void)
 {
 	struct stuckwatch w;
-	stuckwatch_init(&w, 30 * S, 2 * S);
+	intern_init(&in);
+	stuckwatch_init(&w, &in, 30 * S, 30 * S, 2 * S);
 
 	/* slot 0: idle where first seen for a minute; slot 1: first seen at
 	 * 5, moves to 7 at 10 s and stays */
@@ -78,5 +144,58 @@ main(void)
 	sit(&w, 5, 1, 0, 13, 1.1, 40);
 	tap_ok(named(&w, 60 * S) == 0, "no Python frames, or unsampled for 20 s: none named");
 	stuckwatch_free(&w);
+
+	/* an event loop: waiting in its selector, running callbacks, one
+	 * callback blocked in time.sleep */
+	stuckwatch_init(&w, &in, 30 * S, S / 2, 2 * S);
+	const char *waiting[] = {"<module>@/app/srv.py:9", "BaseEventLoop.run_forever@"
+		"/usr/lib/python3.14/asyncio/base_events.py:683", "BaseEventLoop._run_once@"
+		"/usr/lib/python3.14/asyncio/base_events.py:2012", "EpollSelector.select@"
+		"/usr/lib/python3.14/selectors.py:452", NULL};
+	const char *blocked[] = {"<module>@/app/srv.py:9", "BaseEventLoop.run_forever@"
+		"/usr/lib/python3.14/asyncio/base_events.py:683", "BaseEventLoop._run_once@"
+		"/usr/lib/python3.14/asyncio/base_events.py:2050", "Handle._run@"
+		"/usr/lib/python3.14/asyncio/events.py:94", "Task.__step@"
+		"/usr/lib/python3.14/asyncio/tasks.py:293", "handler@/app/srv.py:4",
+		"sleepy@/app/srv.py:2", NULL};
+	const char *other[] = {"<module>@/app/srv.py:9", "BaseEventLoop.run_forever@"
+		"/usr/lib/python3.14/asyncio/base_events.py:683", "BaseEventLoop._run_once@"
+		"/usr/lib/python3.14/asyncio/base_events.py:2050", "Handle._run@"
+		"/usr/lib/python3.14/asyncio/events.py:94", "Task.__step@"
+		"/usr/lib/python3.14/asyncio/tasks.py:293", "handler@/app/srv.py:5", NULL};
+	uint32_t wait_s = stack_of(waiting), block_s = stack_of(blocked), other_s = stack_of(other);
+	const struct interned_func *h = intern_func_at(&in, stuckwatch_loop_holder(&w, block_s));
+	tap_ok(stuckwatch_loop_holder(&w, wait_s) == 0 && strcmp(h->qualname, "handler") == 0,
+	       "the loop waiting in its selector is held by nothing; blocked, by handler (%s)",
+	       h->qualname);
+	unsigned loops;
+	sit_at(&w, 0, wait_s, 0, 1);      /* first seen waiting */
+	sit_at(&w, 1, other_s, 0, 40);    /* another loop, first seen in a callback */
+	for (int i = 0; i < 20; i++) {    /* callbacks between waits, 0.25 s each */
+		sit_at(&w, 0, i % 2 ? wait_s : other_s, 1 + 0.25 * i, 1.2 + 0.25 * i);
+	}
+	sit_at(&w, 0, wait_s, 6, 40);
+	tap_ok(named_loops(&w, 40 * S, &loops) == 2u && loops == 2u,
+	       "callbacks of 0.25 s, and 34 s waiting in the selector: not named; a loop first "
+	       "seen in a callback and held by it for 40 s: named, once, as a blocked loop");
+	sit_at(&w, 0, block_s, 40.05, 40.5);
+	tap_ok(named(&w, (uint64_t)(40.5 * S)) == 0, "a callback blocked 0.45 s: not yet");
+	sit_at(&w, 0, block_s, 40.55, 40.6);
+	tap_ok(named_loops(&w, (uint64_t)(40.6 * S), &loops) == 1u && loops == 1u,
+	       "0.55 s: named as a blocked loop");
+	sit_at(&w, 0, block_s, 40.65, 80);
+	tap_ok(named(&w, 80 * S) == 0, "the same callback past --stuck: no second report");
+	/* a loaded loop: the same lines of the same handler request after
+	 * request, on a CPU; then that callback off a CPU for 0.55 s */
+	sit_at(&w, 0, wait_s, 80.05, 81);
+	run_at(&w, 0, block_s, 81.05, 90);
+	sit_at(&w, 0, block_s, 90.05, 90.5);
+	tap_ok(named(&w, (uint64_t)(90.5 * S)) == 0, "9 s of one callback's stack on a CPU, "
+	       "then 0.45 s off one: not named");
+	sit_at(&w, 0, block_s, 90.55, 90.6);
+	tap_ok(named_loops(&w, (uint64_t)(90.6 * S), &loops) == 1u && loops == 1u,
+	       "0.55 s off a CPU: named as a blocked loop");
+	stuckwatch_free(&w);
+	intern_free(&in);
 	return tap_done();
 }

@@ -4,7 +4,8 @@
 Debian's gunicorn (sync workers) serves requests for 5 s, then one request
 hangs on an upstream that never answers: exactly one report, within
 --stuck + 2 s of the hang, naming the handler's line and the upstream's
-address, and none before. 1,000 idle pool threads and a spinner: none.
+address, and none before. Debian's aiohttp under load: none; a handler
+blocking its event loop in time.sleep(2): one loop-blocked report. 1,000 idle pool threads and a spinner: none.
 Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
@@ -24,6 +25,7 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import functional as rig  # noqa: E402
 import proctree  # noqa: E402
+import tasks  # noqa: E402
 from functional import Fail, expect  # noqa: E402
 
 STUCK = 3        # s: --stuck of the tests
@@ -162,6 +164,41 @@ def test_gunicorn_hang(suite):
                "SIGTERM: exit %d, last line %r" % (rc, w.lines[-1:]), *w.details())
 
 
+LOOP_LOAD_S = 20   # s of a healthy loop under load
+
+
+def test_loop_blocked(suite):
+    """Debian's aiohttp under keep-alive load for 20 s: its loop is never
+    blocked; then a handler calls time.sleep(2): one loop-blocked report,
+    within 0.5 + 2 s, naming that handler."""
+    with tasks.Target("python3", "tasks_aiohttp.py") as t, Watch("-p", t.pid) as w:
+        threads, done = tasks.keepalive_load(t.info["port"], LOOP_LOAD_S)
+        for th in threads:
+            th.join(LOOP_LOAD_S + 10)
+        expect(sum(done) > 100 and not w.reports(),
+               "%d requests served in %d s (want > 100); reports of a healthy loop: %s"
+               % (sum(done), LOOP_LOAD_S, w.reports()), *w.details())
+        blocked_at = time.monotonic()
+        threading.Thread(target=ask, args=("http://127.0.0.1:%d/block" % t.info["port"],),
+                         daemon=True).start()
+        while not w.reports() and time.monotonic() - blocked_at < 5:
+            time.sleep(0.05)
+        took = time.monotonic() - blocked_at
+        time.sleep(2.5)   # the handler's sleep ends; a second report would come by now
+        reports = w.reports()
+        expect(len(reports) == 1 and "-loop-blocked-" in reports[0] and took <= 2.5,
+               "%d reports (want 1 loop-blocked) %.1f s after /block (want 2.5 s at most): %s"
+               % (len(reports), took, reports), *w.details())
+        with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
+            summary = f.read()
+        rig.Tap.emit("# %s requests, then a loop-blocked report after %.1f s:\n# %s"
+                     % (sum(done), took, summary.replace("\n", "\n# ")))
+        expect(summary.startswith("LOOP BLOCKED: ") and
+               "blocked in a call of one callback" in summary.splitlines()[0] and
+               "at block_handler (" in summary.splitlines()[0],
+               "summary.txt does not name block_handler as what blocks the loop", summary)
+
+
 def test_idle_pool(suite):
     """1,000 idle threads and a spinner: nothing is stuck."""
     with rig.Target(suite, "python3.15", "pool.py", park=rig.PARK_NONE) as target, \
@@ -199,6 +236,8 @@ TESTS = [
     ("gunicorn (sync workers) serving for 5 s, then a request hanging on a silent upstream: "
      "one report within --stuck + 2 s naming the handler's line and the upstream's address, "
      "none before; SIGTERM ends the watch", test_gunicorn_hang),
+    ("Debian's aiohttp under load for %d s: no report; then a handler calling time.sleep(2): "
+     "one loop-blocked report within 2.5 s naming it" % LOOP_LOAD_S, test_loop_blocked),
     ("1,000 idle threads and a spinner for 6 s: no report; the target's exit ends the watch",
      test_idle_pool),
     ("bad input: one line and a non-zero exit each", test_bad_input),

@@ -10,12 +10,24 @@ struct idle_place {
 	uint64_t key;    /* the stack */
 };
 
+struct loop_holder {
+	uint64_t key;    /* the stack */
+	uint32_t func;   /* stuckwatch_loop_holder's answer */
+};
+
+/* Frames looked at for an event loop, innermost first. */
+#define LOOP_DEPTH_MAX 256
+
 void
-stuckwatch_init(struct stuckwatch *w, uint64_t stuck_ns, uint64_t gone_ns)
+stuckwatch_init(struct stuckwatch *w, const struct intern *in, uint64_t stuck_ns,
+		uint64_t loop_ns, uint64_t gone_ns)
 {
 	memset(w, 0, sizeof *w);
+	w->in = in;
 	keytab_init(&w->idle, sizeof(struct idle_place));
+	keytab_init(&w->holders, sizeof(struct loop_holder));
 	w->stuck_ns = stuck_ns;
+	w->loop_ns = loop_ns;
 	w->gone_ns = gone_ns;
 }
 
@@ -24,12 +36,13 @@ stuckwatch_free(struct stuckwatch *w)
 {
 	free(w->threads);
 	keytab_free(&w->idle);
+	keytab_free(&w->holders);
 	memset(w, 0, sizeof *w);
 }
 
 bool
 stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint32_t proc,
-	       uint32_t stack, uint64_t time_ns)
+	       uint32_t stack, bool on_cpu, uint64_t time_ns)
 {
 	if (slot >= w->nthreads) {
 		if (!grow_array((void **)&w->threads, &w->cap, slot + 1, sizeof *w->threads))
@@ -48,8 +61,13 @@ stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint32_t p
 	} else if (t->stack != stack) {
 		t->stack = stack;
 		t->since_ns = time_ns;
-		t->named = false;
+		t->off_cpu_ns = 0;
+		t->named = t->loop_named = false;
 	}
+	if (on_cpu)
+		t->off_cpu_ns = 0;
+	else if (!t->off_cpu_ns)
+		t->off_cpu_ns = time_ns;
 	if (time_ns > t->last_ns)
 		t->last_ns = time_ns;
 	return true;
@@ -62,17 +80,78 @@ stuckwatch_idle(const struct stuckwatch *w, const struct stuck_thread *t)
 	       keytab_find(&w->idle, t->stack) != NULL;
 }
 
+static bool
+ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), m = strlen(tail);
+	return n >= m && memcmp(s + n - m, tail, m) == 0;
+}
+
+static uint32_t
+find_holder(const struct intern *in, uint32_t stack)
+{
+	uint32_t funcs[LOOP_DEPTH_MAX];
+	uint32_t n = 0;
+	for (uint32_t id = stack; id && n < LOOP_DEPTH_MAX;) {
+		const struct interned_stack *st = intern_stack_at(in, id);
+		funcs[n++] = intern_frame_at(in, st->frame)->func_id;
+		id = st->parent;
+	}
+	uint32_t loop = 0;
+	while (loop < n) {
+		const struct interned_func *f = intern_func_at(in, funcs[loop]);
+		if (strcmp(f->qualname, "BaseEventLoop._run_once") == 0 &&
+		    ends_with(f->filename, "asyncio/base_events.py"))
+			break;
+		loop++;
+	}
+	if (loop == n || loop == 0)   /* no loop, or the loop between callbacks */
+		return 0;
+	const struct interned_func *inner = intern_func_at(in, funcs[loop - 1]);
+	if (ends_with(inner->qualname, ".select") && ends_with(inner->filename, "/selectors.py"))
+		return 0;
+	for (uint32_t k = loop; k-- > 0;)
+		if (!strstr(intern_func_at(in, funcs[k])->filename, "/asyncio/"))
+			return funcs[k];
+	return funcs[0];
+}
+
+uint32_t
+stuckwatch_loop_holder(struct stuckwatch *w, uint32_t stack)
+{
+	if (!stack)
+		return 0;
+	struct loop_holder *h = keytab_find(&w->holders, stack);
+	if (h)
+		return h->func;
+	uint32_t func = find_holder(w->in, stack);
+	bool added;
+	h = keytab_put(&w->holders, stack, &added);
+	if (h)
+		h->func = func;
+	return func;
+}
+
 int64_t
-stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor)
+stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor, enum stuck_kind *kind)
 {
 	for (; *cursor < w->nthreads; (*cursor)++) {
 		struct stuck_thread *t = &w->threads[*cursor];
-		if (!t->last_ns || t->named || !t->stack || now_ns < t->since_ns ||
-		    now_ns - t->since_ns < w->stuck_ns || now_ns - t->last_ns > w->gone_ns ||
-		    stuckwatch_idle(w, t))
+		if (!t->last_ns || !t->stack || now_ns < t->since_ns ||
+		    now_ns - t->last_ns > w->gone_ns)
 			continue;
-		t->named = true;
-		return (int64_t)(*cursor)++;
+		uint64_t there = now_ns - t->since_ns;
+		if (!t->named && there >= w->stuck_ns && !stuckwatch_idle(w, t)) {
+			t->named = t->loop_named = true;
+			*kind = STUCK_PLACE;
+			return (int64_t)(*cursor)++;
+		}
+		if (!t->loop_named && t->off_cpu_ns && now_ns - t->off_cpu_ns >= w->loop_ns &&
+		    stuckwatch_loop_holder(w, t->stack)) {
+			t->named = t->loop_named = true;   /* one report of one thing */
+			*kind = STUCK_LOOP;
+			return (int64_t)(*cursor)++;
+		}
 	}
 	return -1;
 }

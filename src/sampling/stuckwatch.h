@@ -1,18 +1,29 @@
-/* Which threads have not moved: what `watch` reports. Fed every sample
- * record (a thread slot's occupant, its process and its stack), it keeps
- * where each thread is and since when, and names the threads that have
- * sat in one place for longer than the threshold, but the idle ones: a
- * thread in the place it was first seen in (a pool's idle worker, a
- * server's accept loop), or in a place any other thread was first seen in
- * (the same pool's other workers, a server's other worker processes: a
- * tree's processes share their stacks' ids). A thread is named once per
- * place: it must move before it can be named again. No I/O. */
+/* What `watch` reports, judged from the samples. Fed every sample record
+ * (a thread slot's occupant, its process and its stack), it names:
+ *
+ * - a thread stuck: it has sat in one place (its stack unchanged) for
+ *   longer than the threshold, but the idle ones: a thread in the place it
+ *   was first seen in (a pool's idle worker, a server's accept loop), or
+ *   in a place any other thread was first seen in (the same pool's other
+ *   workers, a server's other worker processes: a tree's processes share
+ *   their stacks' ids). Named once per place: it must move first to be
+ *   named again.
+ * - an asyncio event loop blocked: its thread runs a callback under the
+ *   loop's _run_once (not waiting in its selector), its stack unchanged
+ *   and off a CPU, for longer than the loop threshold: asyncio's "slow
+ *   callback" warning, from outside, for a callback blocked in a call (a
+ *   sleep, a blocking read). A loop busy on a CPU is not blocked by this
+ *   rule: a loaded loop runs the same lines for request after request.
+ *   Named once per place, as above.
+ *
+ * No I/O: the stacks' frames are read from the intern tables. */
 #ifndef TT_STUCKWATCH_H
 #define TT_STUCKWATCH_H
 
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "intern.h"
 #include "keytab.h"
 
 struct stuck_thread {
@@ -21,33 +32,51 @@ struct stuck_thread {
 	uint32_t first_stack;    /* where it was first seen */
 	uint32_t stack;          /* where it is (0: no Python frames) */
 	uint64_t since_ns;       /* its first sample there */
+	uint64_t off_cpu_ns;     /* its first sample there off a CPU since it was last
+				    on one (0: on one) */
 	uint64_t last_ns;        /* its last sample */
 	bool named;              /* named in this place */
+	bool loop_named;         /* named as a blocked event loop in this place */
+};
+
+enum stuck_kind {
+	STUCK_PLACE,             /* one place past the threshold */
+	STUCK_LOOP,              /* an event loop held by one callback */
 };
 
 struct stuckwatch {
+	const struct intern *in;        /* the stacks' frames */
 	struct stuck_thread *threads;   /* by thread slot */
 	uint32_t nthreads, cap;
 	struct keytab idle;             /* stacks: the places threads were first seen in */
-	uint64_t stuck_ns;
+	struct keytab holders;          /* stack -> the callback it runs under an event loop */
+	uint64_t stuck_ns, loop_ns;
 	uint64_t gone_ns;               /* a thread unsampled this long has left */
 };
 
-void stuckwatch_init(struct stuckwatch *w, uint64_t stuck_ns, uint64_t gone_ns);
+void stuckwatch_init(struct stuckwatch *w, const struct intern *in, uint64_t stuck_ns,
+		     uint64_t loop_ns, uint64_t gone_ns);
 void stuckwatch_free(struct stuckwatch *w);
 
 /* A sample of the occupant of slot born at born_ns, a thread of process
- * proc, at stack, taken at time_ns (the sampler's clock). false when
- * memory is short (the sample is then left out). */
+ * proc, at stack, taken at time_ns (the sampler's clock), on a CPU or not
+ * (or not known: as on one). false when memory is short (the sample is
+ * then left out). */
 bool stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint32_t proc,
-		    uint32_t stack, uint64_t time_ns);
+		    uint32_t stack, bool on_cpu, uint64_t time_ns);
 
 /* Is this thread idle by the rules above? */
 bool stuckwatch_idle(const struct stuckwatch *w, const struct stuck_thread *t);
 
-/* The next thread, from slot *cursor on, that has sat in one non-idle
- * place for the threshold by now_ns and was not named there yet: its slot
- * (marked named; *cursor moved past it), or -1 when none is left. */
-int64_t stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor);
+/* The function of the callback that holds the event loop in stack (the
+ * outermost frame inside _run_once not in asyncio's own files, else the
+ * innermost), or 0 when the stack runs no loop or waits in its selector. */
+uint32_t stuckwatch_loop_holder(struct stuckwatch *w, uint32_t stack);
+
+/* The next thread, from slot *cursor on, to name by now_ns: its slot and
+ * in *kind why (it is marked named; *cursor moves past it), or -1 when
+ * none is left. */
+int64_t stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor,
+			enum stuck_kind *kind);
 
 #endif

@@ -18,6 +18,7 @@
 
 #define WATCH_RATE_HZ 20
 #define WATCH_STUCK_S 30
+#define WATCH_LOOP_MS 500
 #define WATCH_MAX_REPORTS 6          /* an hour */
 #define WATCH_MAX_IGNORE 32
 #define WATCH_MAX_EXEC 8             /* --exec commands still running */
@@ -27,7 +28,7 @@
 
 struct watch_args {
 	pid_t pid;
-	double rate_hz, duration_s, stuck_s;
+	double rate_hz, duration_s, stuck_s, loop_ms;
 	const char *ignore[WATCH_MAX_IGNORE];
 	int nignore;
 	const char *exec_cmd;
@@ -43,13 +44,18 @@ print_usage(FILE *f)
 	      "write a report when a thread is stuck: it has sat in one place, its Python\n"
 	      "stack unchanged, for SECONDS. A thread in the place it was first seen in (a\n"
 	      "pool's idle worker, a server's accept loop), or where any other thread was\n"
-	      "first seen, is idle, not stuck. A report is a directory, written\n"
-	      "whole under a temporary name, then renamed: summary.txt names the stuck\n"
-	      "thread, its stack and what it waits for in the kernel; dump.txt and dump.json\n"
-	      "hold every thread of every process, as `dump --tasks` prints them.\n"
+	      "first seen, is idle, not stuck. Also when an asyncio event loop is blocked:\n"
+	      "its thread runs a callback blocked in a call (its stack unchanged, off a\n"
+	      "CPU, not in its selector) for MS. A report is a directory, written whole\n"
+	      "under a temporary\n"
+	      "name, then renamed: summary.txt names the stuck thread, its stack and what\n"
+	      "it waits for in the kernel; dump.txt and dump.json hold every thread of every\n"
+	      "process, as `dump --tasks` prints them.\n"
 	      "\n"
 	      "  -p, --pid PID          process to watch (never stopped or written to)\n"
 	      "      --stuck SECONDS    how long in one place is stuck (default 30)\n"
+	      "      --loop-blocked MS  how long in one callback blocks an asyncio event\n"
+	      "                         loop (default 500)\n"
 	      "      --ignore PATTERN   never report a thread with a frame whose function,\n"
 	      "                         file or file:line matches this shell pattern\n"
 	      "                         (repeat for more)\n"
@@ -66,7 +72,7 @@ print_usage(FILE *f)
 	      "SIGINT, SIGTERM and SIGHUP end it; so does the process's exit.\n", f);
 }
 
-enum { OPT_STUCK = 256, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_NATIVE, OPT_LOCALS,
+enum { OPT_STUCK = 256, OPT_LOOP, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_NATIVE, OPT_LOCALS,
        OPT_NOSUB };
 
 static int
@@ -75,6 +81,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 	static const struct option opts[] = {
 		{"pid", required_argument, NULL, 'p'},
 		{"stuck", required_argument, NULL, OPT_STUCK},
+		{"loop-blocked", required_argument, NULL, OPT_LOOP},
 		{"ignore", required_argument, NULL, OPT_IGNORE},
 		{"out", required_argument, NULL, 'o'},
 		{"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
@@ -88,6 +95,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		{NULL, 0, NULL, 0},
 	};
 	*a = (struct watch_args){.rate_hz = WATCH_RATE_HZ, .stuck_s = WATCH_STUCK_S,
+				 .loop_ms = WATCH_LOOP_MS,
 				 .max_reports = WATCH_MAX_REPORTS,
 				 .report = {.dir = "tachyon-top-reports", .tree = true}};
 	optind = 1;
@@ -104,6 +112,12 @@ parse_args(int argc, char **argv, struct watch_args *a)
 			if (!cli_parse_seconds(optarg, 86400, &a->stuck_s))
 				return cli_usage_error("watch ", "--stuck takes seconds, more than 0 "
 								 "and at most 86400, not '%s'", optarg);
+			break;
+		case OPT_LOOP:
+			a->loop_ms = strtod(optarg, &end);
+			if (end == optarg || *end || !(a->loop_ms >= 1 && a->loop_ms <= 86400000))
+				return cli_usage_error("watch ", "--loop-blocked takes milliseconds, "
+								 "from 1, not '%s'", optarg);
 			break;
 		case OPT_IGNORE:
 			if (a->nignore == WATCH_MAX_IGNORE)
@@ -185,7 +199,8 @@ take(void *ctx, const struct sample_record *r, size_t n)
 		if (r[i].time_ns < born)   /* the slot's previous thread's: gone */
 			continue;
 		uint32_t proc = procset_proc_of_sample(ps, r[i].thread_slot, r[i].time_ns);
-		if (!stuckwatch_see(&w->stuck, r[i].thread_slot, born, proc, r[i].stack_id,
+		bool on_cpu = r[i].state & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
+		if (!stuckwatch_see(&w->stuck, r[i].thread_slot, born, proc, r[i].stack_id, on_cpu,
 				    r[i].time_ns))
 			w->memory_short = true;
 	}
@@ -227,6 +242,16 @@ frame_text(const struct intern *in, uint32_t frame, char *out, size_t len)
 
 /* A UTC time as ISO 8601 (2026-12-06T08:01:02Z), or compact for a file
  * name (20261206T080102Z). */
+/* A function: "qualname (file)", sanitized. */
+static void
+func_text(const struct procset *ps, uint32_t func, char *out, size_t len)
+{
+	const struct interned_func *fn = intern_func_at(&ps->in, func);
+	char raw[1400];
+	snprintf(raw, sizeof raw, "%s (%s)", fn->qualname, fn->filename);
+	sanitize_for_terminal(raw, out, len);
+}
+
 static void
 utc(uint64_t wall_s, char *out, size_t len, bool compact)
 {
@@ -238,7 +263,8 @@ utc(uint64_t wall_s, char *out, size_t len, bool compact)
 
 /* summary.txt of a stuck thread: what, where, since when. */
 static char *
-summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck_thread *t)
+summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck_thread *t,
+	   enum stuck_kind kind)
 {
 	const struct procset *ps = &w->s.sampler.procs;
 	const struct thread_slot *ts = procset_slot(ps, slot);
@@ -254,9 +280,20 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 	sanitize_for_terminal(raw_name ? raw_name : "?", name, sizeof name);
 	sanitize_for_terminal(procset_cmdline(p), cmd, sizeof cmd);
 	double stuck_s = (double)(now_ns - t->since_ns) / 1e9;
-	fprintf(f, "STUCK: thread %llu \"%s\" of process %d has not moved for %.1f s "
-		"(--stuck %g)\n", (unsigned long long)ts->native_tid, name, (int)p->pid, stuck_s,
-		w->args->stuck_s);
+	if (kind == STUCK_LOOP) {
+		char holder[1500], at[1500];
+		func_text(ps, stuckwatch_loop_holder(&w->stuck, t->stack), holder, sizeof holder);
+		frame_text(&ps->in, intern_stack_at(&ps->in, t->stack)->frame, at, sizeof at);
+		fprintf(f, "LOOP BLOCKED: the asyncio event loop of thread %llu \"%s\" of process "
+			"%d has been blocked in a call of one callback for %.1f s, not waiting in "
+			"its selector (--loop-blocked %g ms): at %s, in %s\n",
+			(unsigned long long)ts->native_tid, name, (int)p->pid,
+			(double)(now_ns - t->off_cpu_ns) / 1e9, w->args->loop_ms, at, holder);
+	} else {
+		fprintf(f, "STUCK: thread %llu \"%s\" of process %d has not moved for %.1f s "
+			"(--stuck %g)\n", (unsigned long long)ts->native_tid, name, (int)p->pid,
+			stuck_s, w->args->stuck_s);
+	}
 	if (ts->ns_tid && ts->ns_tid != ts->native_tid)
 		fprintf(f, "  (thread %llu in its own PID namespace)\n",
 			(unsigned long long)ts->ns_tid);
@@ -321,7 +358,7 @@ report_allowed(struct watcher *w, uint64_t now)
 }
 
 static void
-report(struct watcher *w, uint32_t slot, uint64_t sample_now)
+report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind kind)
 {
 	const struct stuck_thread *t = &w->stuck.threads[slot];
 	const struct procset *ps = &w->s.sampler.procs;
@@ -333,21 +370,23 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now)
 	frame_text(&ps->in, intern_stack_at(&ps->in, t->stack)->frame, where, sizeof where);
 	uint64_t now = clock_now_ns();
 	if (!report_allowed(w, now)) {
-		printf("watch: thread %llu of process %d stuck %.1f s at %s; not reported: %ld "
+		printf("watch: thread %llu of process %d %s %.1f s at %s; not reported: %ld "
 		       "reports in the last hour (--max-reports)\n",
 		       (unsigned long long)ts->native_tid, (int)p->pid,
+		       kind == STUCK_LOOP ? "blocked its event loop" : "stuck",
 		       (double)(sample_now - t->since_ns) / 1e9, where, w->args->max_reports);
 		fflush(stdout);
 		return;
 	}
-	char *summary = summary_of(w, slot, sample_now, t);
+	char *summary = summary_of(w, slot, sample_now, t, kind);
 	if (!summary) {
 		say_once(w, "out of memory for a report's summary");
 		return;
 	}
 	char name[128], stamp[40];
 	utc((uint64_t)time(NULL), stamp, sizeof stamp, true);
-	snprintf(name, sizeof name, "%s-stuck-%d-%llu", stamp, (int)p->pid,
+	const char *what = kind == STUCK_LOOP ? "loop-blocked" : "stuck";
+	snprintf(name, sizeof name, "%s-%s-%d-%llu", stamp, what, (int)p->pid,
 		 (unsigned long long)ts->native_tid);
 	char path[4096];
 	struct tt_error err = {0};
@@ -369,8 +408,9 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now)
 		w->nreports++;
 	char safe_path[4200];
 	sanitize_for_terminal(path, safe_path, sizeof safe_path);
-	printf("watch: thread %llu of process %d stuck %.1f s at %s: %s\n",
+	printf("watch: thread %llu of process %d %s %.1f s at %s: %s\n",
 	       (unsigned long long)ts->native_tid, (int)p->pid,
+	       kind == STUCK_LOOP ? "blocked its event loop" : "stuck",
 	       (double)(sample_now - t->since_ns) / 1e9, where, safe_path);
 	fflush(stdout);
 	if (w->args->exec_cmd) {
@@ -408,13 +448,15 @@ watch_main(int argc, char **argv)
 		free(w.report_times);
 		return cli_report(&err);
 	}
-	stuckwatch_init(&w.stuck, (uint64_t)(a.stuck_s * 1e9), WATCH_GONE_NS);
+	stuckwatch_init(&w.stuck, &w.s.sampler.procs.in, (uint64_t)(a.stuck_s * 1e9),
+			(uint64_t)(a.loop_ms * 1e6), WATCH_GONE_NS);
 	char cmd[600], dir[4200];
 	sanitize_for_terminal(w.s.cmdline, cmd, sizeof cmd);
 	sanitize_for_terminal(a.report.dir, dir, sizeof dir);
-	printf("watch: process %d (%s)%s, %g samples a second: a thread %g s in one place is "
-	       "reported in %s\n", (int)w.s.pid, cmd,
-	       a.report.tree ? " and its Python descendants" : "", a.rate_hz, a.stuck_s, dir);
+	printf("watch: process %d (%s)%s, %g samples a second: a thread %g s in one place, or "
+	       "an event loop %g ms in one callback, is reported in %s\n", (int)w.s.pid, cmd,
+	       a.report.tree ? " and its Python descendants" : "", a.rate_hz, a.stuck_s,
+	       a.loop_ms, dir);
 	fflush(stdout);
 	uint64_t next_look = clock_now_ns() + WATCH_LOOK_NS;
 	while (!session_stop_signal() && sampler_end_state(&w.s.sampler) == SAMPLER_RUNNING) {
@@ -437,8 +479,9 @@ watch_main(int argc, char **argv)
 		uint64_t sample_now = now - w.s.sampler.start_ns;
 		uint32_t cursor = 0;
 		int64_t slot;
-		while ((slot = stuckwatch_next(&w.stuck, sample_now, &cursor)) >= 0)
-			report(&w, (uint32_t)slot, sample_now);
+		enum stuck_kind kind;
+		while ((slot = stuckwatch_next(&w.stuck, sample_now, &cursor, &kind)) >= 0)
+			report(&w, (uint32_t)slot, sample_now, kind);
 	}
 	enum sampler_end how = sampler_end_state(&w.s.sampler);
 	sampler_stop(&w.s.sampler);

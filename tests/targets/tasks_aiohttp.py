@@ -1,12 +1,14 @@
 """A real aiohttp server (Debian's python3-aiohttp) whose /slow handler
 awaits an upstream that accepts connections and never answers, and whose
-/cpu handler burns a few milliseconds of CPU in crunch(). Listens on
+/cpu handler burns a few milliseconds of CPU in crunch(); /block calls
+time.sleep(2) in its coroutine, which blocks the event loop. Listens on
 127.0.0.1 only, on a free port; writes {"pid", "port"} to argv[1]."""
 import asyncio
 import json
 import os
 import socket
 import sys
+import time
 
 from aiohttp import web
 
@@ -43,6 +45,11 @@ async def cpu_handler(request):
     return web.Response(text="%d\n" % await compute())
 
 
+async def block_handler(request):
+    time.sleep(2)   # a blocking call in a coroutine: the whole loop waits
+    return web.Response(text="slept\n")
+
+
 async def fast_handler(request):
     return web.Response(text="ok\n")
 
@@ -52,6 +59,7 @@ async def main():
     app.router.add_get("/slow", slow_handler)
     app.router.add_get("/fast", fast_handler)
     app.router.add_get("/cpu", cpu_handler)
+    app.router.add_get("/block", block_handler)
     runner = web.AppRunner(app)
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
