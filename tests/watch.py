@@ -222,6 +222,7 @@ def test_bad_input(suite):
              (("-p", "1", "--stuck", "0"), "--stuck takes seconds"),
              (("-p", "1", "--max-reports", "0"), "--max-reports"),
              (("-p", "1", "stray"), "unexpected argument"),
+             (("-p", "1", "-o", "/proc/no/such/dir"), "cannot write reports in /proc/no/such/dir"),
              (("-p", str(dead)), str(dead))]
     bad = []
     for args, words in cases:

@@ -1,12 +1,15 @@
 #include "config.h"
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "clock.h"
@@ -427,6 +430,37 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	}
 }
 
+/* Can reports be written in dir: it is a directory we may write, or it
+ * does not exist yet and its parent is? errno says why not. */
+static bool
+writable_dir(const char *dir)
+{
+	struct stat st;
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			errno = ENOTDIR;
+			return false;
+		}
+		return access(dir, W_OK | X_OK) == 0;
+	}
+	if (errno != ENOENT)
+		return false;
+	char parent[4096];
+	snprintf(parent, sizeof parent, "%s", dir);
+	char *slash = strrchr(parent, '/');
+	while (slash && slash > parent && slash[1] == '\0') {   /* "dir/" */
+		*slash = '\0';
+		slash = strrchr(parent, '/');
+	}
+	if (!slash)
+		snprintf(parent, sizeof parent, ".");
+	else if (slash == parent)
+		parent[1] = '\0';
+	else
+		*slash = '\0';
+	return access(parent, W_OK | X_OK) == 0;
+}
+
 int
 watch_main(int argc, char **argv)
 {
@@ -434,6 +468,14 @@ watch_main(int argc, char **argv)
 	int rc = parse_args(argc, argv, &a);
 	if (rc)
 		return rc < 0 ? 0 : rc;
+	/* where reports go (made at the first), checked now rather than then */
+	if (!writable_dir(a.report.dir)) {
+		char dir[4200];
+		sanitize_for_terminal(a.report.dir, dir, sizeof dir);
+		fprintf(stderr, "tachyon-top: cannot write reports in %s: %s\n", dir,
+			strerror(errno));
+		return 1;
+	}
 	struct watcher w = {.args = &a};
 	w.report_times = calloc((size_t)a.max_reports, sizeof *w.report_times);
 	if (!w.report_times) {
@@ -490,6 +532,8 @@ watch_main(int argc, char **argv)
 		printf("watch: process %d exited\n", (int)w.s.pid);
 	} else if (how == SAMPLER_FAILED) {
 		rc = cli_report(&w.s.sampler.error);
+	} else if (how == SAMPLER_DURATION) {
+		printf("watch: stopped: -d %g s passed\n", a.duration_s);
 	} else {
 		int sig = session_stop_signal();
 		printf("watch: stopped%s%s\n", sig ? " by " : "", sig ? strsignal(sig) : "");
