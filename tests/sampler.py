@@ -235,10 +235,12 @@ def test_cpu_split(ctx):
 def test_cpu_split_jit(ctx):
     """The same split with the JIT running the target (3.14+): jitted code
     keeps Python's frames, so the shares do not move."""
-    if not re.match(r"3\.(1[4-9]|[2-9]\d)", ctx.target.info["python"]):
+    info = ctx.target.info
+    if not re.match(r"3\.(1[4-9]|[2-9]\d)", info["python"]):
         raise rig.Skip("no JIT before Python 3.14")
-    expect(ctx.target.info["jit"], "PYTHON_JIT=1: the JIT is off in Python %s"
-           % ctx.target.info["python"])
+    if info["jit_note"]:
+        raise rig.Skip(info["jit_note"])
+    expect(info["jit"], "PYTHON_JIT=1: the JIT is off in Python %s" % info["python"])
     test_cpu_split(ctx)
 
 
@@ -851,7 +853,8 @@ def run_interp(tap, suite, interp, free):
         kept = [t for t in group.tests if t[1] not in LAYOUT_FREE]
         if kept:
             rig.run_group(tap, suite, interp,
-                          rig.Group(group.script, group.park, kept, subdir=group.subdir))
+                          rig.Group(group.script, group.park, kept, subdir=group.subdir,
+                                    args=group.args))
 
 
 # Once, against the first interpreter present (a layout-free scale check).

@@ -84,16 +84,21 @@ def all_native_ids():
 
 
 def jit_on():
-    """Whether the JIT (3.14+) runs this script: where it is available but
-    off, run the script again under PYTHON_JIT=1 (the tests' -E ignores the
-    variable); the second run never tries again."""
+    """(whether the JIT (3.14+) runs this script, why not when it is built
+    in but cannot be turned on, else ""). Where it is available but off,
+    the script runs again under PYTHON_JIT=1 (the tests' -E ignores the
+    variable); the second run never tries again. An embedded interpreter
+    (sys.executable is its host or library) cannot be run again."""
     jit = getattr(sys, "_jit", None)
     if not jit or not jit.is_available():
-        return False
+        return False, "the JIT is not built into this Python"
     if not jit.is_enabled() and "TT_JIT_AGAIN" not in os.environ:
+        if not os.path.basename(sys.executable).startswith("python"):
+            return False, "an embedded Python (%s) cannot be run again under PYTHON_JIT=1" \
+                % sys.executable
         env = dict(os.environ, PYTHON_JIT="1", TT_JIT_AGAIN="1")
         os.execve(sys.executable, [sys.executable, "-s", "-B", "-X", "utf8"] + sys.argv, env)
-    return jit.is_enabled()
+    return jit.is_enabled(), ""
 
 
 def ready(path, **facts):

@@ -16,7 +16,7 @@ import _ttlib as _tt
 
 OUT = _tt.out_path()
 MODE = sys.argv[2]
-JIT = MODE == "jit" and _tt.jit_on()
+JIT = MODE == "jit" and _tt.jit_on()[0]
 if MODE == "perf" and hasattr(sys, "activate_stack_trampoline"):
     try:
         sys.activate_stack_trampoline("perf")

@@ -1,6 +1,6 @@
 """CPU time split by design: 75% in spend_75, 25% in spend_25.
 
-Ready file: {"jit": bool} (whether the JIT runs it, below); each
+Ready file: {"jit": bool, "jit_note": why not} (the JIT, below); each
 function's own wall time in READY.times (_tt.OwnClock),
 the truth a sampled split is compared with. SIGUSR1 makes spend_75 twice
 as slow (6 ms to spend_25's 1 ms: 86/14), for a before/after comparison.
@@ -49,8 +49,8 @@ def slow_down(signum, frame):
 
 
 if __name__ == "__main__":
-    JIT = sys.argv[2:] == ["jit"] and _tt.jit_on()
+    JIT, JIT_NOTE = _tt.jit_on() if sys.argv[2:] == ["jit"] else (False, "")
     signal.signal(signal.SIGUSR1, slow_down)
     CLOCK = _tt.OwnClock(_tt.out_path(), ("spend_75", "spend_25"))
-    _tt.ready(_tt.out_path(), jit=JIT)
+    _tt.ready(_tt.out_path(), jit=JIT, jit_note=JIT_NOTE)
     loop()
