@@ -135,6 +135,15 @@ one_process(struct procset *ps)
 	return procset_at(ps, idx)->walk;
 }
 
+/* The 50,000-stack flame graph's CPU budget: 0.39-0.41 s in a release
+ * build here, 0.87-0.91 s under AddressSanitizer (1.13 s once, beside the
+ * sanitizer pass's other tests): the sanitized build gets twice as long. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SVG_CPU_BUDGET 2.0
+#else
+#define SVG_CPU_BUDGET 1.0
+#endif
+
 static void
 test_big_svg(const struct procset *ps, const struct profile *p, const char *keep)
 {
@@ -149,8 +158,8 @@ test_big_svg(const struct procset *ps, const struct profile *p, const char *keep
 	double secs = (double)(clock_now_ns() - t0) / 1e9, cpu = cpu_seconds() - c0;
 	tap_ok(rc == 0, "flame graph of %u stacks written", p->count);
 	/* CPU time: on a shared machine wall time measures the neighbours */
-	tap_ok(cpu < 1.0, "flame graph of %u stacks in %.3f s of CPU (< 1 s; %.3f s wall)",
-	       p->count, cpu, secs);
+	tap_ok(cpu < SVG_CPU_BUDGET, "flame graph of %u stacks in %.3f s of CPU (< %.0f s; %.3f s "
+	       "wall)", p->count, cpu, SVG_CPU_BUDGET, secs);
 	tap_ok(len < 15u << 20, "flame graph of %u stacks is %.2f MB (< 15 MB)", p->count,
 	       (double)len / (1 << 20));
 	size_t frames = 0;
