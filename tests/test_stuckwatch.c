@@ -102,7 +102,7 @@ main(void)
 {
 	struct stuckwatch w;
 	intern_init(&in);
-	stuckwatch_init(&w, &in, 30 * S, 30 * S, 2 * S);
+	stuckwatch_init(&w, &in, 30 * S, 30 * S, 1000 * S, 2 * S);
 
 	/* slot 0: idle where first seen for a minute; slot 1: first seen at
 	 * 5, moves to 7 at 10 s and stays */
@@ -147,7 +147,7 @@ main(void)
 
 	/* an event loop: waiting in its selector, running callbacks, one
 	 * callback blocked in time.sleep */
-	stuckwatch_init(&w, &in, 30 * S, S / 2, 2 * S);
+	stuckwatch_init(&w, &in, 30 * S, S / 2, 1000 * S, 2 * S);
 	const char *waiting[] = {"<module>@/app/srv.py:9", "BaseEventLoop.run_forever@"
 		"/usr/lib/python3.14/asyncio/base_events.py:683", "BaseEventLoop._run_once@"
 		"/usr/lib/python3.14/asyncio/base_events.py:2012", "EpollSelector.select@"
@@ -195,6 +195,32 @@ main(void)
 	sit_at(&w, 0, block_s, 90.55, 90.6);
 	tap_ok(named_loops(&w, (uint64_t)(90.6 * S), &loops) == 1u && loops == 1u,
 	       "0.55 s off a CPU: named as a blocked loop");
+	stuckwatch_free(&w);
+
+	/* spinning: on a CPU in one function, its lines changing */
+	stuckwatch_init(&w, &in, 30 * S, S / 2, 10 * S, 2 * S);
+	const char *spin_a[] = {"main@/app/job.py:3", "spin@/app/job.py:10", NULL};
+	const char *spin_b[] = {"main@/app/job.py:3", "spin@/app/job.py:11", NULL};
+	const char *other_f[] = {"main@/app/job.py:3", "tally@/app/job.py:20", NULL};
+	uint32_t sa = stack_of(spin_a), sb = stack_of(spin_b), so = stack_of(other_f);
+	sit_at(&w, 0, sa, 0, 1);                  /* first seen waiting, then: */
+	for (int i = 0; i < 190; i++)            /* 9.5 s on a CPU in spin() */
+		run_at(&w, 0, i % 2 ? sa : sb, 1.05 + 0.05 * i, 1.05 + 0.05 * i);
+	run_at(&w, 0, so, 10.6, 10.6);            /* a moment in another function */
+	for (int i = 0; i < 190; i++)
+		run_at(&w, 0, i % 2 ? sa : sb, 10.65 + 0.05 * i, 10.65 + 0.05 * i);
+	tap_ok(named(&w, (uint64_t)(20.1 * S)) == 0, "9.5 s on a CPU in one function, a moment "
+	       "in another, 9.5 s again: not named");
+	for (int i = 0; i < 20; i++)
+		run_at(&w, 0, i % 2 ? sa : sb, 20.15 + 0.05 * i, 20.15 + 0.05 * i);
+	unsigned spins = 0, set;
+	uint32_t cursor = 0;
+	enum stuck_kind kind;
+	int64_t slot;
+	while ((slot = stuckwatch_next(&w, (uint64_t)(21.1 * S), &cursor, &kind)) >= 0)
+		spins |= (kind == STUCK_SPIN) << slot;
+	set = named(&w, (uint64_t)(21.2 * S));
+	tap_ok(spins == 1u && set == 0, "10.45 s: named as spinning, once");
 	stuckwatch_free(&w);
 	intern_free(&in);
 	return tap_done();

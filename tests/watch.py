@@ -5,7 +5,8 @@ Debian's gunicorn (sync workers) serves requests for 5 s, then one request
 hangs on an upstream that never answers: exactly one report, within
 --stuck + 2 s of the hang, naming the handler's line and the upstream's
 address, and none before. Debian's aiohttp under load: none; a handler
-blocking its event loop in time.sleep(2): one loop-blocked report. 1,000 idle pool threads and a spinner: none.
+blocking its event loop in time.sleep(2): one loop-blocked report. 1,000
+idle pool threads: none; the pool's spinner: one spinning report. 1,000 idle pool threads and a spinner: none.
 Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
@@ -200,11 +201,19 @@ def test_loop_blocked(suite):
 
 
 def test_idle_pool(suite):
-    """1,000 idle threads and a spinner: nothing is stuck."""
+    """1,000 idle threads and a spinner: nothing is stuck; the spinner
+    spins (on a CPU in spin() for --spin 3 s): one report, naming it."""
     with rig.Target(suite, "python3.15", "pool.py", park=rig.PARK_NONE) as target, \
-            Watch("-p", target.pid, "--stuck", 1, "-r", 50) as w:
+            Watch("-p", target.pid, "--stuck", 1, "-r", 50, "--spin", 3) as w:
         time.sleep(6)
-        expect(not w.reports(), "reports of an idle pool: %s" % w.reports(), *w.details())
+        reports = w.reports()
+        expect(len(reports) == 1 and "-spinning-" in reports[0],
+               "reports of an idle pool and a spinner (want the spinner's alone): %s"
+               % reports, *w.details())
+        with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
+            first = f.readline()
+        expect(first.startswith("SPINNING: ") and "): spin (" in first,
+               "the spinner's report does not name spin(): %s" % first)
         target.kill()
         rc = w.proc.wait(timeout=10)
         w.reader.join(timeout=5)
@@ -239,7 +248,8 @@ TESTS = [
      "none before; SIGTERM ends the watch", test_gunicorn_hang),
     ("Debian's aiohttp under load for %d s: no report; then a handler calling time.sleep(2): "
      "one loop-blocked report within 2.5 s naming it" % LOOP_LOAD_S, test_loop_blocked),
-    ("1,000 idle threads and a spinner for 6 s: no report; the target's exit ends the watch",
+    ("1,000 idle threads and a spinner for 6 s: the spinner's report alone (--spin 3); the "
+     "target's exit ends the watch",
      test_idle_pool),
     ("bad input: one line and a non-zero exit each", test_bad_input),
 ]

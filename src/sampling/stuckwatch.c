@@ -20,7 +20,7 @@ struct loop_holder {
 
 void
 stuckwatch_init(struct stuckwatch *w, const struct intern *in, uint64_t stuck_ns,
-		uint64_t loop_ns, uint64_t gone_ns)
+		uint64_t loop_ns, uint64_t spin_ns, uint64_t gone_ns)
 {
 	memset(w, 0, sizeof *w);
 	w->in = in;
@@ -28,6 +28,7 @@ stuckwatch_init(struct stuckwatch *w, const struct intern *in, uint64_t stuck_ns
 	keytab_init(&w->holders, sizeof(struct loop_holder));
 	w->stuck_ns = stuck_ns;
 	w->loop_ns = loop_ns;
+	w->spin_ns = spin_ns;
 	w->gone_ns = gone_ns;
 }
 
@@ -38,6 +39,12 @@ stuckwatch_free(struct stuckwatch *w)
 	keytab_free(&w->idle);
 	keytab_free(&w->holders);
 	memset(w, 0, sizeof *w);
+}
+
+static uint32_t
+innermost_func(const struct intern *in, uint32_t stack)
+{
+	return intern_frame_at(in, intern_stack_at(in, stack)->frame)->func_id;
 }
 
 bool
@@ -68,6 +75,12 @@ stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint32_t p
 		t->off_cpu_ns = 0;
 	else if (!t->off_cpu_ns)
 		t->off_cpu_ns = time_ns;
+	uint32_t func = on_cpu && stack ? innermost_func(w->in, stack) : 0;
+	if (func != t->spin_func) {
+		t->spin_func = func;
+		t->spin_ns = time_ns;
+		t->spin_named = false;
+	}
 	if (time_ns > t->last_ns)
 		t->last_ns = time_ns;
 	return true;
@@ -142,13 +155,20 @@ stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor, enum st
 			continue;
 		uint64_t there = now_ns - t->since_ns;
 		if (!t->named && there >= w->stuck_ns && !stuckwatch_idle(w, t)) {
-			t->named = t->loop_named = true;
+			/* one report of one thing */
+			t->named = t->loop_named = t->spin_named = true;
 			*kind = STUCK_PLACE;
+			return (int64_t)(*cursor)++;
+		}
+		if (!t->spin_named && t->spin_func && now_ns >= t->spin_ns &&
+		    now_ns - t->spin_ns >= w->spin_ns) {
+			t->spin_named = t->named = t->loop_named = true;
+			*kind = STUCK_SPIN;
 			return (int64_t)(*cursor)++;
 		}
 		if (!t->loop_named && t->off_cpu_ns && now_ns - t->off_cpu_ns >= w->loop_ns &&
 		    stuckwatch_loop_holder(w, t->stack)) {
-			t->named = t->loop_named = true;   /* one report of one thing */
+			t->named = t->loop_named = t->spin_named = true;
 			*kind = STUCK_LOOP;
 			return (int64_t)(*cursor)++;
 		}

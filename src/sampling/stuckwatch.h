@@ -15,6 +15,9 @@
  *   sleep, a blocking read). A loop busy on a CPU is not blocked by this
  *   rule: a loaded loop runs the same lines for request after request.
  *   Named once per place, as above.
+ * - a thread spinning: on a CPU in one function (its innermost frame's,
+ *   whatever the line) for longer than the spin threshold. Named once per
+ *   such stretch.
  *
  * No I/O: the stacks' frames are read from the intern tables. */
 #ifndef TT_STUCKWATCH_H
@@ -37,11 +40,15 @@ struct stuck_thread {
 	uint64_t last_ns;        /* its last sample */
 	bool named;              /* named in this place */
 	bool loop_named;         /* named as a blocked event loop in this place */
+	uint32_t spin_func;      /* the function it has been on a CPU in (0: off one) */
+	uint64_t spin_ns;        /* since when */
+	bool spin_named;
 };
 
 enum stuck_kind {
 	STUCK_PLACE,             /* one place past the threshold */
 	STUCK_LOOP,              /* an event loop held by one callback */
+	STUCK_SPIN,              /* on a CPU in one function */
 };
 
 struct stuckwatch {
@@ -50,12 +57,12 @@ struct stuckwatch {
 	uint32_t nthreads, cap;
 	struct keytab idle;             /* stacks: the places threads were first seen in */
 	struct keytab holders;          /* stack -> the callback it runs under an event loop */
-	uint64_t stuck_ns, loop_ns;
+	uint64_t stuck_ns, loop_ns, spin_ns;
 	uint64_t gone_ns;               /* a thread unsampled this long has left */
 };
 
 void stuckwatch_init(struct stuckwatch *w, const struct intern *in, uint64_t stuck_ns,
-		     uint64_t loop_ns, uint64_t gone_ns);
+		     uint64_t loop_ns, uint64_t spin_ns, uint64_t gone_ns);
 void stuckwatch_free(struct stuckwatch *w);
 
 /* A sample of the occupant of slot born at born_ns, a thread of process

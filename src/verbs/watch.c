@@ -22,6 +22,7 @@
 #define WATCH_RATE_HZ 20
 #define WATCH_STUCK_S 30
 #define WATCH_LOOP_MS 500
+#define WATCH_SPIN_S 60
 #define WATCH_MAX_REPORTS 6          /* an hour */
 #define WATCH_MAX_IGNORE 32
 #define WATCH_MAX_EXEC 8             /* --exec commands still running */
@@ -31,7 +32,7 @@
 
 struct watch_args {
 	pid_t pid;
-	double rate_hz, duration_s, stuck_s, loop_ms;
+	double rate_hz, duration_s, stuck_s, loop_ms, spin_s;
 	const char *ignore[WATCH_MAX_IGNORE];
 	int nignore;
 	const char *exec_cmd;
@@ -47,18 +48,20 @@ print_usage(FILE *f)
 	      "write a report when a thread is stuck: it has sat in one place, its Python\n"
 	      "stack unchanged, for SECONDS. A thread in the place it was first seen in (a\n"
 	      "pool's idle worker, a server's accept loop), or where any other thread was\n"
-	      "first seen, is idle, not stuck. Also when an asyncio event loop is blocked:\n"
-	      "its thread runs a callback blocked in a call (its stack unchanged, off a\n"
-	      "CPU, not in its selector) for MS. A report is a directory, written whole\n"
-	      "under a temporary\n"
-	      "name, then renamed: summary.txt names the stuck thread, its stack and what\n"
-	      "it waits for in the kernel; dump.txt and dump.json hold every thread of every\n"
-	      "process, as `dump --tasks` prints them.\n"
+	      "first seen, is idle, not stuck. Also when an asyncio event loop is blocked\n"
+	      "(its thread runs a callback blocked in a call: its stack unchanged, off a\n"
+	      "CPU, not in its selector, for MS), and when a thread spins (on a CPU in one\n"
+	      "function for SPIN seconds). A report is a directory, written whole under a\n"
+	      "temporary name, then renamed: summary.txt names the thread, its stack and\n"
+	      "what it waits for in the kernel; dump.txt and dump.json hold every thread of\n"
+	      "every process, as `dump --tasks` prints them.\n"
 	      "\n"
 	      "  -p, --pid PID          process to watch (never stopped or written to)\n"
 	      "      --stuck SECONDS    how long in one place is stuck (default 30)\n"
 	      "      --loop-blocked MS  how long in one callback blocks an asyncio event\n"
 	      "                         loop (default 500)\n"
+	      "      --spin SPIN        how long on a CPU in one function is spinning\n"
+	      "                         (default 60)\n"
 	      "      --ignore PATTERN   never report a thread with a frame whose function,\n"
 	      "                         file or file:line matches this shell pattern\n"
 	      "                         (repeat for more)\n"
@@ -75,7 +78,7 @@ print_usage(FILE *f)
 	      "SIGINT, SIGTERM and SIGHUP end it; so does the process's exit.\n", f);
 }
 
-enum { OPT_STUCK = 256, OPT_LOOP, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_NATIVE, OPT_LOCALS,
+enum { OPT_STUCK = 256, OPT_LOOP, OPT_SPIN, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_NATIVE, OPT_LOCALS,
        OPT_NOSUB };
 
 static int
@@ -85,6 +88,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		{"pid", required_argument, NULL, 'p'},
 		{"stuck", required_argument, NULL, OPT_STUCK},
 		{"loop-blocked", required_argument, NULL, OPT_LOOP},
+		{"spin", required_argument, NULL, OPT_SPIN},
 		{"ignore", required_argument, NULL, OPT_IGNORE},
 		{"out", required_argument, NULL, 'o'},
 		{"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
@@ -98,7 +102,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		{NULL, 0, NULL, 0},
 	};
 	*a = (struct watch_args){.rate_hz = WATCH_RATE_HZ, .stuck_s = WATCH_STUCK_S,
-				 .loop_ms = WATCH_LOOP_MS,
+				 .loop_ms = WATCH_LOOP_MS, .spin_s = WATCH_SPIN_S,
 				 .max_reports = WATCH_MAX_REPORTS,
 				 .report = {.dir = "tachyon-top-reports", .tree = true}};
 	optind = 1;
@@ -121,6 +125,11 @@ parse_args(int argc, char **argv, struct watch_args *a)
 			if (end == optarg || *end || !(a->loop_ms >= 1 && a->loop_ms <= 86400000))
 				return cli_usage_error("watch ", "--loop-blocked takes milliseconds, "
 								 "from 1, not '%s'", optarg);
+			break;
+		case OPT_SPIN:
+			if (!cli_parse_seconds(optarg, 86400, &a->spin_s))
+				return cli_usage_error("watch ", "--spin takes seconds, more than 0 "
+								 "and at most 86400, not '%s'", optarg);
 			break;
 		case OPT_IGNORE:
 			if (a->nignore == WATCH_MAX_IGNORE)
@@ -292,6 +301,13 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 			"its selector (--loop-blocked %g ms): at %s, in %s\n",
 			(unsigned long long)ts->native_tid, name, (int)p->pid,
 			(double)(now_ns - t->off_cpu_ns) / 1e9, w->args->loop_ms, at, holder);
+	} else if (kind == STUCK_SPIN) {
+		char func[1500];
+		func_text(ps, t->spin_func, func, sizeof func);
+		fprintf(f, "SPINNING: thread %llu \"%s\" of process %d has been on a CPU in one "
+			"function for %.1f s (--spin %g): %s\n", (unsigned long long)ts->native_tid,
+			name, (int)p->pid, (double)(now_ns - t->spin_ns) / 1e9, w->args->spin_s,
+			func);
 	} else {
 		fprintf(f, "STUCK: thread %llu \"%s\" of process %d has not moved for %.1f s "
 			"(--stuck %g)\n", (unsigned long long)ts->native_tid, name, (int)p->pid,
@@ -360,6 +376,13 @@ report_allowed(struct watcher *w, uint64_t now)
 	return recent < (uint32_t)w->args->max_reports;
 }
 
+/* Each kind of report: its directory's word, and what the thread did. */
+static const char *const WHAT[] = {[STUCK_PLACE] = "stuck", [STUCK_LOOP] = "loop-blocked",
+				   [STUCK_SPIN] = "spinning"};
+static const char *const SAID[] = {[STUCK_PLACE] = "stuck",
+				   [STUCK_LOOP] = "blocked its event loop",
+				   [STUCK_SPIN] = "spun on a CPU in one function"};
+
 static void
 report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind kind)
 {
@@ -375,8 +398,7 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	if (!report_allowed(w, now)) {
 		printf("watch: thread %llu of process %d %s %.1f s at %s; not reported: %ld "
 		       "reports in the last hour (--max-reports)\n",
-		       (unsigned long long)ts->native_tid, (int)p->pid,
-		       kind == STUCK_LOOP ? "blocked its event loop" : "stuck",
+		       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
 		       (double)(sample_now - t->since_ns) / 1e9, where, w->args->max_reports);
 		fflush(stdout);
 		return;
@@ -388,7 +410,7 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	}
 	char name[128], stamp[40];
 	utc((uint64_t)time(NULL), stamp, sizeof stamp, true);
-	const char *what = kind == STUCK_LOOP ? "loop-blocked" : "stuck";
+	const char *what = WHAT[kind];
 	snprintf(name, sizeof name, "%s-%s-%d-%llu", stamp, what, (int)p->pid,
 		 (unsigned long long)ts->native_tid);
 	char path[4096];
@@ -412,8 +434,7 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	char safe_path[4200];
 	sanitize_for_terminal(path, safe_path, sizeof safe_path);
 	printf("watch: thread %llu of process %d %s %.1f s at %s: %s\n",
-	       (unsigned long long)ts->native_tid, (int)p->pid,
-	       kind == STUCK_LOOP ? "blocked its event loop" : "stuck",
+	       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
 	       (double)(sample_now - t->since_ns) / 1e9, where, safe_path);
 	fflush(stdout);
 	if (w->args->exec_cmd) {
@@ -491,14 +512,15 @@ watch_main(int argc, char **argv)
 		return cli_report(&err);
 	}
 	stuckwatch_init(&w.stuck, &w.s.sampler.procs.in, (uint64_t)(a.stuck_s * 1e9),
-			(uint64_t)(a.loop_ms * 1e6), WATCH_GONE_NS);
+			(uint64_t)(a.loop_ms * 1e6), (uint64_t)(a.spin_s * 1e9), WATCH_GONE_NS);
 	char cmd[600], dir[4200];
 	sanitize_for_terminal(w.s.cmdline, cmd, sizeof cmd);
 	sanitize_for_terminal(a.report.dir, dir, sizeof dir);
-	printf("watch: process %d (%s)%s, %g samples a second: a thread %g s in one place, or "
-	       "an event loop %g ms in one callback, is reported in %s\n", (int)w.s.pid, cmd,
+	printf("watch: process %d (%s)%s, %g samples a second: a thread %g s in one place, an "
+	       "event loop %g ms in one callback, or a thread %g s on a CPU in one function is "
+	       "reported in %s\n", (int)w.s.pid, cmd,
 	       a.report.tree ? " and its Python descendants" : "", a.rate_hz, a.stuck_s,
-	       a.loop_ms, dir);
+	       a.loop_ms, a.spin_s, dir);
 	fflush(stdout);
 	uint64_t next_look = clock_now_ns() + WATCH_LOOK_NS;
 	while (!session_stop_signal() && sampler_end_state(&w.s.sampler) == SAMPLER_RUNNING) {
