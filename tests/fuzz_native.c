@@ -93,6 +93,21 @@ park(void *arg)
 	return NULL;
 }
 
+/* Start fn(arg), which stores its tid in *tid and parks in a read; wait
+ * until it is in its read. Its tid, or 0 when it could not be started. */
+static pid_t
+start_parked(void *(*fn)(void *), void *arg, _Atomic pid_t *tid)
+{
+	pthread_t th;
+	if (pthread_create(&th, NULL, fn, arg) != 0)
+		return 0;
+	pthread_detach(th);
+	while (!atomic_load(tid))
+		usleep(100);
+	usleep(2000);   /* into its read */
+	return atomic_load(tid);
+}
+
 /* A thread parked in read(fd) with return address ra, once in its read;
  * its tid (0 when it could not be started). */
 static pid_t
@@ -103,14 +118,7 @@ park_thread(uint64_t ra, int fd)
 		return 0;
 	p->ra = ra;
 	p->fd = fd;
-	pthread_t th;
-	if (pthread_create(&th, NULL, park, p) != 0)
-		return 0;
-	pthread_detach(th);
-	while (!atomic_load(&p->tid))
-		usleep(100);
-	usleep(2000);   /* into its read */
-	return atomic_load(&p->tid);
+	return start_parked(park, p, &p->tid);
 }
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -200,14 +208,7 @@ park_chain_thread(enum chain_kind kind, uint64_t unmapped, int fd)
 	p->kind = kind;
 	p->unmapped = unmapped;
 	p->fd = fd;
-	pthread_t th;
-	if (pthread_create(&th, NULL, park_chain, p) != 0)
-		return 0;
-	pthread_detach(th);
-	while (!atomic_load(&p->tid))
-		usleep(100);
-	usleep(2000);   /* into its read */
-	return atomic_load(&p->tid);
+	return start_parked(park_chain, p, &p->tid);
 }
 
 #define CHAIN_CASES 120
