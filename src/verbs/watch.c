@@ -238,32 +238,29 @@ ignored(const struct watch_args *a, const struct intern *in, uint32_t stack)
 	return false;
 }
 
-/* The frame a stack ends in, innermost: "func (file:line)", sanitized. */
+/* "func (file:line)", or "func (file)" for line 0, sanitized. */
 static void
-frame_text(const struct intern *in, uint32_t frame, char *out, size_t len)
+where_text(const struct intern *in, uint32_t func, int32_t line, char *out, size_t len)
 {
-	const struct interned_frame *fr = intern_frame_at(in, frame);
-	const struct interned_func *fn = intern_func_at(in, fr->func_id);
+	const struct interned_func *fn = intern_func_at(in, func);
 	char raw[1400];
-	if (fr->line > 0)
-		snprintf(raw, sizeof raw, "%s (%s:%d)", fn->qualname, fn->filename, (int)fr->line);
+	if (line > 0)
+		snprintf(raw, sizeof raw, "%s (%s:%d)", fn->qualname, fn->filename, (int)line);
 	else
 		snprintf(raw, sizeof raw, "%s (%s)", fn->qualname, fn->filename);
 	sanitize_for_terminal(raw, out, len);
 }
 
-/* A UTC time as ISO 8601 (2026-12-06T08:01:02Z), or compact for a file
- * name (20261206T080102Z). */
-/* A function: "qualname (file)", sanitized. */
+/* A frame: its function and line. */
 static void
-func_text(const struct procset *ps, uint32_t func, char *out, size_t len)
+frame_text(const struct intern *in, uint32_t frame, char *out, size_t len)
 {
-	const struct interned_func *fn = intern_func_at(&ps->in, func);
-	char raw[1400];
-	snprintf(raw, sizeof raw, "%s (%s)", fn->qualname, fn->filename);
-	sanitize_for_terminal(raw, out, len);
+	const struct interned_frame *fr = intern_frame_at(in, frame);
+	where_text(in, fr->func_id, fr->line, out, len);
 }
 
+/* A UTC time as ISO 8601 (2026-12-06T08:01:02Z), or compact for a file
+ * name (20261206T080102Z). */
 static void
 utc(uint64_t wall_s, char *out, size_t len, bool compact)
 {
@@ -294,7 +291,8 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 	double stuck_s = (double)(now_ns - t->since_ns) / 1e9;
 	if (kind == STUCK_LOOP) {
 		char holder[1500], at[1500];
-		func_text(ps, stuckwatch_loop_holder(&w->stuck, t->stack), holder, sizeof holder);
+		where_text(&ps->in, stuckwatch_loop_holder(&w->stuck, t->stack), 0, holder,
+			   sizeof holder);
 		frame_text(&ps->in, intern_stack_at(&ps->in, t->stack)->frame, at, sizeof at);
 		fprintf(f, "LOOP BLOCKED: the asyncio event loop of thread %llu \"%s\" of process "
 			"%d has been blocked in a call of one callback for %.1f s, not waiting in "
@@ -303,7 +301,7 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 			(double)(now_ns - t->off_cpu_ns) / 1e9, w->args->loop_ms, at, holder);
 	} else if (kind == STUCK_SPIN) {
 		char func[1500];
-		func_text(ps, t->spin_func, func, sizeof func);
+		where_text(&ps->in, t->spin_func, 0, func, sizeof func);
 		fprintf(f, "SPINNING: thread %llu \"%s\" of process %d has been on a CPU in one "
 			"function for %.1f s (--spin %g): %s\n", (unsigned long long)ts->native_tid,
 			name, (int)p->pid, (double)(now_ns - t->spin_ns) / 1e9, w->args->spin_s,

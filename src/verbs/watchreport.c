@@ -55,6 +55,25 @@ write_file(const char *dir, const char *name, const char *text, struct tt_error 
 	return TT_OK;
 }
 
+/* posix_spawn with no signal blocked and every one at its default (ours
+ * are caught through a pipe, and the sampler's threads block them all):
+ * 0, or the error number. */
+static int
+spawn(pid_t *child, const char *path, const posix_spawn_file_actions_t *fa, char *const argv[])
+{
+	posix_spawnattr_t at;
+	posix_spawnattr_init(&at);
+	sigset_t none, all;
+	sigemptyset(&none);
+	sigfillset(&all);
+	posix_spawnattr_setsigmask(&at, &none);
+	posix_spawnattr_setsigdefault(&at, &all);
+	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+	int rc = posix_spawn(child, path, fa, &at, argv, environ);
+	posix_spawnattr_destroy(&at);
+	return rc;
+}
+
 /* Wait for pid at most timeout_ns (then kill it): its wait status, or -1. */
 static int
 wait_for(pid_t pid, uint64_t timeout_ns)
@@ -107,22 +126,13 @@ run_dump(const struct watch_report_opts *o, const char *dir, const char *name, b
 		argv[n++] = "--json";
 	argv[n] = NULL;
 	posix_spawn_file_actions_t fa;
-	posix_spawnattr_t at;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_EXCL, 0600);
 	posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	posix_spawnattr_init(&at);
-	sigset_t none, all;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	pid_t child;
-	int rc = posix_spawn(&child, "/proc/self/exe", &fa, &at, argv, environ);
+	int rc = spawn(&child, "/proc/self/exe", &fa, argv);
 	posix_spawn_file_actions_destroy(&fa);
-	posix_spawnattr_destroy(&at);
 	if (rc != 0) {
 		snprintf(why, wlen, "%s: not taken: %s\n", name, strerror(rc));
 		return false;
@@ -184,18 +194,8 @@ pid_t
 watch_report_exec(const char *cmd, const char *path)
 {
 	char *argv[] = {"sh", "-c", (char *)cmd, "tachyon-top-watch", (char *)path, NULL};
-	posix_spawnattr_t at;
-	posix_spawnattr_init(&at);
-	sigset_t none, all;
-	sigemptyset(&none);
-	sigfillset(&all);
-	posix_spawnattr_setsigmask(&at, &none);
-	posix_spawnattr_setsigdefault(&at, &all);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	pid_t child;
-	int rc = posix_spawn(&child, "/bin/sh", NULL, &at, argv, environ);
-	posix_spawnattr_destroy(&at);
-	return rc == 0 ? child : -1;
+	return spawn(&child, "/bin/sh", NULL, argv) == 0 ? child : -1;
 }
 
 void
