@@ -13,6 +13,7 @@ watch. Emits TAP. Needs root and the provisioned target root."""
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -214,6 +215,10 @@ def test_idle_pool(suite):
             first = f.readline()
         expect(first.startswith("SPINNING: ") and "): spin (" in first,
                "the spinner's report does not name spin(): %s" % first)
+        said = [float(m.group(1)) for m in (re.search(r"spun on a CPU in one function "
+                                                      r"([\d.]+) s", l) for l in w.lines) if m]
+        expect(said and said[0] >= 3, "watch's line says the spinner spun %s s, not >= 3"
+               % said, *w.details())
         target.kill()
         rc = w.proc.wait(timeout=10)
         w.reader.join(timeout=5)

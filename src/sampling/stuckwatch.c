@@ -175,3 +175,9 @@ stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor, enum st
 	}
 	return -1;
 }
+
+uint64_t
+stuckwatch_since(const struct stuck_thread *t, enum stuck_kind kind)
+{
+	return kind == STUCK_LOOP ? t->off_cpu_ns : kind == STUCK_SPIN ? t->spin_ns : t->since_ns;
+}

@@ -80,6 +80,11 @@ bool stuckwatch_idle(const struct stuckwatch *w, const struct stuck_thread *t);
  * innermost), or 0 when the stack runs no loop or waits in its selector. */
 uint32_t stuckwatch_loop_holder(struct stuckwatch *w, uint32_t stack);
 
+/* Since when (the sampler's clock) the thread has been doing what it was
+ * named for: in its place, off a CPU in its callback, or in its function
+ * on a CPU. */
+uint64_t stuckwatch_since(const struct stuck_thread *t, enum stuck_kind kind);
+
 /* The next thread, from slot *cursor on, to name by now_ns: its slot and
  * in *kind why (it is marked named; *cursor moves past it), or -1 when
  * none is left. */

@@ -288,7 +288,7 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 	char name[256], cmd[600];
 	sanitize_for_terminal(raw_name ? raw_name : "?", name, sizeof name);
 	sanitize_for_terminal(procset_cmdline(p), cmd, sizeof cmd);
-	double stuck_s = (double)(now_ns - t->since_ns) / 1e9;
+	double stuck_s = (double)(now_ns - stuckwatch_since(t, kind)) / 1e9;
 	if (kind == STUCK_LOOP) {
 		char holder[1500], at[1500];
 		where_text(&ps->in, stuckwatch_loop_holder(&w->stuck, t->stack), 0, holder,
@@ -298,13 +298,13 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 			"%d has been blocked in a call of one callback for %.1f s, not waiting in "
 			"its selector (--loop-blocked %g ms): at %s, in %s\n",
 			(unsigned long long)ts->native_tid, name, (int)p->pid,
-			(double)(now_ns - t->off_cpu_ns) / 1e9, w->args->loop_ms, at, holder);
+			stuck_s, w->args->loop_ms, at, holder);
 	} else if (kind == STUCK_SPIN) {
 		char func[1500];
 		where_text(&ps->in, t->spin_func, 0, func, sizeof func);
 		fprintf(f, "SPINNING: thread %llu \"%s\" of process %d has been on a CPU in one "
 			"function for %.1f s (--spin %g): %s\n", (unsigned long long)ts->native_tid,
-			name, (int)p->pid, (double)(now_ns - t->spin_ns) / 1e9, w->args->spin_s,
+			name, (int)p->pid, stuck_s, w->args->spin_s,
 			func);
 	} else {
 		fprintf(f, "STUCK: thread %llu \"%s\" of process %d has not moved for %.1f s "
@@ -397,7 +397,8 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 		printf("watch: thread %llu of process %d %s %.1f s at %s; not reported: %ld "
 		       "reports in the last hour (--max-reports)\n",
 		       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
-		       (double)(sample_now - t->since_ns) / 1e9, where, w->args->max_reports);
+		       (double)(sample_now - stuckwatch_since(t, kind)) / 1e9, where,
+		       w->args->max_reports);
 		fflush(stdout);
 		return;
 	}
@@ -433,7 +434,7 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	sanitize_for_terminal(path, safe_path, sizeof safe_path);
 	printf("watch: thread %llu of process %d %s %.1f s at %s: %s\n",
 	       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
-	       (double)(sample_now - t->since_ns) / 1e9, where, safe_path);
+	       (double)(sample_now - stuckwatch_since(t, kind)) / 1e9, where, safe_path);
 	fflush(stdout);
 	if (w->args->exec_cmd) {
 		watch_report_reap(w->execs, WATCH_MAX_EXEC);
