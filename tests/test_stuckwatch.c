@@ -222,6 +222,23 @@ main(void)
 	set = named(&w, (uint64_t)(21.2 * S));
 	tap_ok(spins == 1u && set == 0, "10.45 s: named as spinning, once");
 	stuckwatch_free(&w);
+
+	/* on a CPU at one line, in a place it moved to, past the stuck
+	 * threshold: busy, not stuck; spinning once past the spin one */
+	stuckwatch_init(&w, &in, 1 * S, S / 2, 3 * S, 2 * S);
+	sit_at(&w, 0, so, 0, 0.1);                /* first seen elsewhere */
+	run_at(&w, 0, sa, 0.15, 2.5);
+	tap_ok(named(&w, (uint64_t)(2.5 * S)) == 0, "2.35 s on a CPU at one line (--stuck 1, "
+	       "--spin 3): not named");
+	run_at(&w, 0, sa, 2.55, 3.5);
+	cursor = 0;
+	spins = 0;
+	while ((slot = stuckwatch_next(&w, (uint64_t)(3.5 * S), &cursor, &kind)) >= 0)
+		spins |= (1u << kind) << (4 * slot);
+	tap_ok(spins == 1u << STUCK_SPIN, "3.35 s: named as spinning, not as stuck");
+	sit_at(&w, 0, sa, 3.55, 5);               /* now waiting there */
+	tap_ok(named(&w, 5 * S) == 0, "then waiting there: the same stretch, not named again");
+	stuckwatch_free(&w);
 	intern_free(&in);
 	return tap_done();
 }

@@ -154,7 +154,8 @@ stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor, enum st
 		    now_ns - t->last_ns > w->gone_ns)
 			continue;
 		uint64_t there = now_ns - t->since_ns;
-		if (!t->named && there >= w->stuck_ns && !stuckwatch_idle(w, t)) {
+		/* on a CPU it is not stuck but busy: the spin rule's */
+		if (!t->named && there >= w->stuck_ns && t->off_cpu_ns && !stuckwatch_idle(w, t)) {
 			/* one report of one thing */
 			t->named = t->loop_named = t->spin_named = true;
 			*kind = STUCK_PLACE;

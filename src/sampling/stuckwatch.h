@@ -2,7 +2,9 @@
  * (a thread slot's occupant, its process and its stack), it names:
  *
  * - a thread stuck: it has sat in one place (its stack unchanged) for
- *   longer than the threshold, but the idle ones: a thread in the place it
+ *   longer than the threshold and waits (is off a CPU at its last
+ *   sample: one on a CPU all along is busy, for the spin rule), but the
+ *   idle ones: a thread in the place it
  *   was first seen in (a pool's idle worker, a server's accept loop), or
  *   in a place any other thread was first seen in (the same pool's other
  *   workers, a server's other worker processes: a tree's processes share
