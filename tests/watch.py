@@ -4,9 +4,11 @@
 Debian's gunicorn (sync workers) serves requests for 5 s, then one request
 hangs on an upstream that never answers: exactly one report, within
 --stuck + 2 s of the hang, naming the handler's line and the upstream's
-address, and none before. Debian's aiohttp under load: none; a handler
+address, and none before; its dump is a dump taken then, its recording
+replays. Debian's aiohttp under load: none; a handler
 blocking its event loop in time.sleep(2): one loop-blocked report. 1,000
-idle pool threads: none; the pool's spinner: one spinning report. 1,000 idle pool threads and a spinner: none.
+idle pool threads: none; the pool's spinner: one spinning report, its
+recording holding the spin.
 Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
@@ -112,6 +114,26 @@ class SilentUpstream:
         return False
 
 
+def replayed(path):
+    """A report's recording replayed as collapsed stacks: {stack: samples}."""
+    out = path + ".collapsed"
+    run = rig.tachyon("replay", path, "-f", "collapsed", "-o", out, timeout=60)
+    expect(run.rc == 0, "replay of %s: exit %d" % (path, run.rc),
+           run.err.decode("utf-8", "replace"))
+    stacks = {}
+    with open(out) as f:
+        for line in f:
+            stack, _, n = line.rstrip("\n").rpartition(" ")
+            stacks[stack] = stacks.get(stack, 0) + int(n)
+    return stacks
+
+
+def thread_stacks(doc):
+    """{(pid, tid): [(func, file, line), ...]} of a dump's JSON."""
+    return {(p["pid"], t["tid"]): [(f["func"], f["file"], f["line"]) for f in t["frames"]]
+            for p in doc["processes"] for t in p["threads"]}
+
+
 def ask(url):
     with contextlib.suppress(OSError):
         urllib.request.urlopen(url, timeout=60).read()
@@ -153,10 +175,25 @@ def test_gunicorn_hang(suite):
                % (line, up.port), summary)
         with open(os.path.join(path, "dump.json")) as f:
             doc = json.load(f)
+        now = rig.tachyon("dump", "-p", g.master.pid, "--subprocesses", "--tasks", "--json",
+                          timeout=60)
         pids = {p["pid"] for p in doc["processes"]}
         expect(g.master.pid in pids and set(g.workers()) <= pids,
                "dump.json has processes %s, not the master %d and workers %s"
                % (sorted(pids), g.master.pid, g.workers()))
+        # the tree has not moved since: a dump now shows what the report's shows
+        expect(now.rc == 0 and thread_stacks(json.loads(now.out)) == thread_stacks(doc),
+               "the report's dump.json differs from a dump taken now",
+               *["%s: report %s, now %s" % (k, thread_stacks(doc).get(k),
+                                            thread_stacks(json.loads(now.out)).get(k))
+                 for k in set(thread_stacks(doc)) ^ set(thread_stacks(json.loads(now.out)))
+                 ][:5] if now.rc == 0 else [now.err.decode("utf-8", "replace")])
+        # the recording: the last seconds, the hung handler among them
+        stacks = replayed(os.path.join(path, "recording.ttrec"))
+        hung = sum(n for st, n in stacks.items() if "ask_upstream (" in st)
+        expect(hung >= STUCK * 20 * 0.6, "the report's recording holds %d samples in "
+               "ask_upstream (want %d s of 20 a second, 60%% at least)" % (hung, STUCK),
+               *sorted(stacks, key=stacks.get)[-5:])
         with open(os.path.join(path, "dump.txt")) as f:
             expect("ask_upstream" in f.read(), "dump.txt has no ask_upstream frame")
         expect(not [n for n in os.listdir(w.out) if n.startswith(".")],
@@ -215,6 +252,11 @@ def test_idle_pool(suite):
             first = f.readline()
         expect(first.startswith("SPINNING: ") and "): spin (" in first,
                "the spinner's report does not name spin(): %s" % first)
+        stacks = replayed(os.path.join(w.out, reports[0], "recording.ttrec"))
+        spun = sum(n for st, n in stacks.items() if st.rsplit(";", 1)[-1].startswith("spin ("))
+        expect(spun >= 3 * 50 * 0.6, "the report's recording holds %d samples of the spinner "
+               "in spin() (want 3 s of 50 a second, 60%% at least)" % spun,
+               *sorted(stacks, key=stacks.get)[-5:])
         said = [float(m.group(1)) for m in (re.search(r"spun on a CPU in one function "
                                                       r"([\d.]+) s", l) for l in w.lines) if m]
         expect(said and said[0] >= 3, "watch's line says the spinner spun %s s, not >= 3"
@@ -235,6 +277,7 @@ def test_bad_input(suite):
     cases = [((), "missing -p PID"), (("-p", "x"), "invalid pid"),
              (("-p", "1", "--stuck", "0"), "--stuck takes seconds"),
              (("-p", "1", "--max-reports", "0"), "--max-reports"),
+             (("-p", "1", "--last", "-1"), "--last takes seconds"),
              (("-p", "1", "stray"), "unexpected argument"),
              (("-p", "1", "-o", "/proc/no/such/dir"), "cannot write reports in /proc/no/such/dir"),
              (("-p", str(dead)), str(dead))]
@@ -250,11 +293,12 @@ def test_bad_input(suite):
 TESTS = [
     ("gunicorn (sync workers) serving for 5 s, then a request hanging on a silent upstream: "
      "one report within --stuck + 2 s naming the handler's line and the upstream's address, "
-     "none before; SIGTERM ends the watch", test_gunicorn_hang),
+     "none before; its dump is a dump taken then, its recording replays the hang; SIGTERM "
+     "ends the watch", test_gunicorn_hang),
     ("Debian's aiohttp under load for %d s: no report; then a handler calling time.sleep(2): "
      "one loop-blocked report within 2.5 s naming it" % LOOP_LOAD_S, test_loop_blocked),
-    ("1,000 idle threads and a spinner for 6 s: the spinner's report alone (--spin 3); the "
-     "target's exit ends the watch",
+    ("1,000 idle threads and a spinner for 6 s: the spinner's report alone (--spin 3), its "
+     "recording holding the spin; the target's exit ends the watch",
      test_idle_pool),
     ("bad input: one line and a non-zero exit each", test_bad_input),
 ]

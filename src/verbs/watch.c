@@ -17,12 +17,16 @@
 #include "session.h"
 #include "stuckwatch.h"
 #include "watch.h"
+#include "watchrecord.h"
 #include "watchreport.h"
 
 #define WATCH_RATE_HZ 20
 #define WATCH_STUCK_S 30
 #define WATCH_LOOP_MS 500
 #define WATCH_SPIN_S 60
+#define WATCH_LAST_S 60              /* a report's recording: the last seconds */
+/* The flight recorder's cap (16 bytes each): a busy tree keeps fewer seconds. */
+#define WATCH_LAST_MAX_RECORDS (2u << 20)
 #define WATCH_MAX_REPORTS 6          /* an hour */
 #define WATCH_MAX_IGNORE 32
 #define WATCH_MAX_EXEC 8             /* --exec commands still running */
@@ -32,7 +36,7 @@
 
 struct watch_args {
 	pid_t pid;
-	double rate_hz, duration_s, stuck_s, loop_ms, spin_s;
+	double rate_hz, duration_s, stuck_s, loop_ms, spin_s, last_s;
 	const char *ignore[WATCH_MAX_IGNORE];
 	int nignore;
 	const char *exec_cmd;
@@ -46,15 +50,16 @@ print_usage(FILE *f)
 	fputs("Usage: tachyon-top watch -p PID [--stuck SECONDS] [-o DIR] [OPTION]...\n"
 	      "Watch process PID (and its Python descendants) for good at a low rate, and\n"
 	      "write a report when a thread is stuck: it has sat in one place, its Python\n"
-	      "stack unchanged, for SECONDS. A thread in the place it was first seen in (a\n"
-	      "pool's idle worker, a server's accept loop), or where any other thread was\n"
-	      "first seen, is idle, not stuck. Also when an asyncio event loop is blocked\n"
+	      "stack unchanged, waiting (off a CPU), for SECONDS. A thread in the place it\n"
+	      "was first seen in (a pool's idle worker, a server's accept loop), or where\n"
+	      "any other thread was first seen, is idle, not stuck. Also when an asyncio event loop is blocked\n"
 	      "(its thread runs a callback blocked in a call: its stack unchanged, off a\n"
 	      "CPU, not in its selector, for MS), and when a thread spins (on a CPU in one\n"
 	      "function for SPIN seconds). A report is a directory, written whole under a\n"
 	      "temporary name, then renamed: summary.txt names the thread, its stack and\n"
 	      "what it waits for in the kernel; dump.txt and dump.json hold every thread of\n"
-	      "every process, as `dump --tasks` prints them.\n"
+	      "every process, as `dump --tasks` prints them; recording.ttrec the samples of\n"
+	      "the last seconds before it (`tachyon-top replay` makes a flame graph of it).\n"
 	      "\n"
 	      "  -p, --pid PID          process to watch (never stopped or written to)\n"
 	      "      --stuck SECONDS    how long in one place is stuck (default 30)\n"
@@ -68,6 +73,9 @@ print_usage(FILE *f)
 	      "  -o, --out DIR          where reports go (default tachyon-top-reports)\n"
 	      "      --max-reports N    at most N reports an hour (default 6)\n"
 	      "      --exec CMD         run sh -c CMD after each report, its path as $1\n"
+	      "      --last SECONDS     a report's recording holds the samples of the last\n"
+	      "                         SECONDS (default 60; 0: no recording; at most 2 Mi\n"
+	      "                         samples are kept, 32 MiB)\n"
 	      "  -r, --rate RATE        samples per second and process (default 20)\n"
 	      "  -d, --duration SECONDS stop watching after SECONDS (default: until stopped)\n"
 	      "      --native           reports' dumps with native frames\n"
@@ -78,8 +86,8 @@ print_usage(FILE *f)
 	      "SIGINT, SIGTERM and SIGHUP end it; so does the process's exit.\n", f);
 }
 
-enum { OPT_STUCK = 256, OPT_LOOP, OPT_SPIN, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_NATIVE, OPT_LOCALS,
-       OPT_NOSUB };
+enum { OPT_STUCK = 256, OPT_LOOP, OPT_SPIN, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_LAST,
+       OPT_NATIVE, OPT_LOCALS, OPT_NOSUB };
 
 static int
 parse_args(int argc, char **argv, struct watch_args *a)
@@ -93,6 +101,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		{"out", required_argument, NULL, 'o'},
 		{"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
 		{"exec", required_argument, NULL, OPT_EXEC},
+		{"last", required_argument, NULL, OPT_LAST},
 		{"rate", required_argument, NULL, 'r'},
 		{"duration", required_argument, NULL, 'd'},
 		{"native", no_argument, NULL, OPT_NATIVE},
@@ -102,7 +111,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		{NULL, 0, NULL, 0},
 	};
 	*a = (struct watch_args){.rate_hz = WATCH_RATE_HZ, .stuck_s = WATCH_STUCK_S,
-				 .loop_ms = WATCH_LOOP_MS, .spin_s = WATCH_SPIN_S,
+				 .loop_ms = WATCH_LOOP_MS, .spin_s = WATCH_SPIN_S, .last_s = WATCH_LAST_S,
 				 .max_reports = WATCH_MAX_REPORTS,
 				 .report = {.dir = "tachyon-top-reports", .tree = true}};
 	optind = 1;
@@ -151,6 +160,12 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		case OPT_EXEC:
 			a->exec_cmd = optarg;
 			break;
+		case OPT_LAST:
+			a->last_s = strtod(optarg, &end);
+			if (end == optarg || *end || !(a->last_s >= 0 && a->last_s <= 3600))
+				return cli_usage_error("watch ", "--last takes seconds, from 0 to "
+								 "3600, not '%s'", optarg);
+			break;
 		case 'r':
 			if (!sampler_parse_rate(optarg, &a->rate_hz) || a->rate_hz <= 0)
 				return cli_usage_error("watch ", "invalid rate '%s' (a number of "
@@ -189,6 +204,7 @@ struct watcher {
 	struct watch_args *args;
 	struct session s;
 	struct stuckwatch stuck;
+	struct flightrec last;               /* the samples of the last --last seconds */
 	struct waitwatch_snapshot *waits;    /* the newest look, owned */
 	uint64_t *report_times;              /* the last max_reports reports (clock_now_ns) */
 	uint32_t nreports;
@@ -201,6 +217,8 @@ static void
 take(void *ctx, const struct sample_record *r, size_t n)
 {
 	struct watcher *w = ctx;
+	if (!flightrec_add(&w->last, r, n))
+		w->memory_short = true;
 	const struct procset *ps = &w->s.sampler.procs;
 	uint32_t nslots = appendlog_count(ps->threads.log);
 	for (size_t i = 0; i < n; i++) {
@@ -345,6 +363,9 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 		"prints them, taken right after this\n",
 		w->args->report.tree ? "every process of the tree" : "the process",
 		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
+	if (w->args->last_s > 0)
+		fprintf(f, "recording.ttrec: the samples of the last %g s before this (`tachyon-top "
+			"replay recording.ttrec -o flame.svg`)\n", w->args->last_s);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
@@ -381,6 +402,14 @@ static const char *const SAID[] = {[STUCK_PLACE] = "stuck",
 				   [STUCK_LOOP] = "blocked its event loop",
 				   [STUCK_SPIN] = "spun on a CPU in one function"};
 
+static tt_status
+write_recording(void *ctx, const char *path, struct tt_error *err)
+{
+	struct watcher *w = ctx;
+	return watch_recording_write(path, &w->last, &w->s, w->args->rate_hz, w->args->report.tree,
+				     err);
+}
+
 static void
 report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind kind)
 {
@@ -414,7 +443,9 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 		 (unsigned long long)ts->native_tid);
 	char path[4096];
 	struct tt_error err = {0};
-	tt_status st = watch_report_write(&w->args->report, name, summary, path, sizeof path, &err);
+	tt_status st = watch_report_write(&w->args->report, name, summary,
+					  w->args->last_s > 0 ? write_recording : NULL, w, path,
+					  sizeof path, &err);
 	free(summary);
 	if (st != TT_OK) {
 		char msg[600];
@@ -510,6 +541,7 @@ watch_main(int argc, char **argv)
 		free(w.report_times);
 		return cli_report(&err);
 	}
+	flightrec_init(&w.last, (uint64_t)(a.last_s * 1e9), WATCH_LAST_MAX_RECORDS);
 	stuckwatch_init(&w.stuck, &w.s.sampler.procs.in, (uint64_t)(a.stuck_s * 1e9),
 			(uint64_t)(a.loop_ms * 1e6), (uint64_t)(a.spin_s * 1e9), WATCH_GONE_NS);
 	char cmd[600], dir[4200];
@@ -527,6 +559,8 @@ watch_main(int argc, char **argv)
 					{.fd = session_signal_fd(), .events = POLLIN}};
 		poll(pfd, 2, 100);
 		sampler_drain(&w.s.sampler, take, &w);
+		flightrec_mark(&w.last, clock_now_ns() - w.s.sampler.start_ns,
+			       atomic_load(&w.s.sampler.stats.samples));
 		if (w.memory_short)
 			say_once(&w, "out of memory: some samples were left out");
 		uint64_t now = clock_now_ns();
@@ -563,6 +597,7 @@ watch_main(int argc, char **argv)
 	free(w.waits);
 	free(w.report_times);
 	stuckwatch_free(&w.stuck);
+	flightrec_free(&w.last);
 	session_end(&w.s);
 	return rc;
 }

@@ -17,7 +17,8 @@
 extern char **environ;
 
 /* The files a report may hold, for removing a partial one. */
-static const char *const REPORT_FILES[] = {"summary.txt", "dump.txt", "dump.json", "errors.txt"};
+static const char *const REPORT_FILES[] = {"summary.txt", "dump.txt", "dump.json",
+					   "recording.ttrec", "errors.txt"};
 
 static void
 remove_partial(const char *dir)
@@ -158,7 +159,8 @@ run_dump(const struct watch_report_opts *o, const char *dir, const char *name, b
 
 tt_status
 watch_report_write(const struct watch_report_opts *o, const char *name, const char *summary,
-		   char *path, size_t len, struct tt_error *err)
+		   watch_recording_fn *recording, void *ctx, char *path, size_t len,
+		   struct tt_error *err)
 {
 	if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
 		return tt_fail(err, TT_EIO, errno, "cannot make the reports' directory %s", o->dir);
@@ -168,6 +170,11 @@ watch_report_write(const struct watch_report_opts *o, const char *name, const ch
 	if (mkdir(tmp, 0700) != 0)
 		return tt_fail(err, TT_EIO, errno, "cannot make %s", tmp);
 	tt_status st = write_file(tmp, "summary.txt", summary, err);
+	if (st == TT_OK && recording) {
+		char rec[4200];
+		snprintf(rec, sizeof rec, "%s/recording.ttrec", tmp);
+		st = recording(ctx, rec, err);
+	}
 	char why[2][800] = {"", ""};
 	if (st == TT_OK && (!run_dump(o, tmp, "dump.txt", false, why[0], sizeof why[0]) ||
 			    !run_dump(o, tmp, "dump.json", true, why[1], sizeof why[1])))

@@ -1,7 +1,8 @@
 /* One `watch` report: a directory holding summary.txt (what was found,
  * first), and the dump of every process of the watched tree as `dump`
  * prints it, text and JSON (dump.txt, dump.json), taken by running this
- * program's own dump verb. It is written under a temporary name and
+ * program's own dump verb, and the samples of the last seconds before it
+ * as a recording (recording.ttrec). It is written under a temporary name and
  * renamed once whole: a reader never sees half a report. */
 #ifndef TT_WATCHREPORT_H
 #define TT_WATCHREPORT_H
@@ -22,11 +23,16 @@ struct watch_report_opts {
 /* How long a report's dumps may take before they are given up. */
 #define WATCH_DUMP_TIMEOUT_NS (60ull * 1000000000ull)
 
-/* Write a report named name (a directory name) holding summary, into
- * o->dir; its final path into path. A report that cannot be written
- * whole leaves nothing behind and says why. */
+/* Writes the recording of the last seconds to path (inside the report
+ * being made). */
+typedef tt_status watch_recording_fn(void *ctx, const char *path, struct tt_error *err);
+
+/* Write a report named name (a directory name) holding summary and, with
+ * recording, recording.ttrec, into o->dir; its final path into path. A
+ * report that cannot be written whole leaves nothing behind and says why. */
 tt_status watch_report_write(const struct watch_report_opts *o, const char *name,
-			     const char *summary, char *path, size_t len, struct tt_error *err);
+			     const char *summary, watch_recording_fn *recording, void *ctx,
+			     char *path, size_t len, struct tt_error *err);
 
 /* Start sh -c cmd with the report's path as $1 (not waited for: reap with
  * watch_report_reap). Its pid, or -1. */
