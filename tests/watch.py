@@ -8,7 +8,9 @@ address, and none before; its dump is a dump taken then, its recording
 replays. Debian's aiohttp under load: none; a handler
 blocking its event loop in time.sleep(2): one loop-blocked report. 1,000
 idle pool threads: none; the pool's spinner: one spinning report, its
-recording holding the spin.
+recording holding the spin. Four threads hanging in turn under --max-size
+1K: the newest report alone left; a full tmpfs: said once, nothing left; a
+watch killed mid-report: the next one removes its partial report.
 Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
@@ -64,7 +66,7 @@ class Watch:
 
     def reports(self):
         with contextlib.suppress(FileNotFoundError):
-            return sorted(os.listdir(self.out))
+            return sorted(n for n in os.listdir(self.out) if not n.startswith("."))
         return []
 
     def stop(self, sig=signal.SIGTERM):
@@ -269,6 +271,80 @@ def test_idle_pool(suite):
                *w.details())
 
 
+def partials(w):
+    with contextlib.suppress(FileNotFoundError):
+        return [n for n in os.listdir(w.out) if n.startswith(".")]
+    return []
+
+
+def test_limits(suite):
+    """Four threads hang 1.2 s apart: four reports, --max-size 1K keeps the
+    newest alone. Reports into a 16 KiB tmpfs: not written, said once,
+    nothing left, watching goes on. A watch killed while writing one: the
+    next watch in that directory removes its partial report."""
+    with rig.Target(suite, "python3.15", "hangs.py", args=("4", "1.2"),
+                    park=rig.PARK_NONE) as target, \
+            Watch("-p", target.pid, "--stuck", 1, "--max-size", "1K") as w:
+        os.kill(target.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + 1 + 4 * 1.2 + SLACK + 3
+        while len([l for l in w.lines if " stuck " in l]) < 4 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        time.sleep(0.5)
+        written = [l.rsplit(": ", 1)[-1] for l in w.lines if " stuck " in l]
+        removed = [l for l in w.lines if l.startswith("watch: removed ")]
+        left = w.reports()
+        expect(len(written) == 4 and len(removed) == 3 and
+               left == [os.path.basename(written[-1])] and
+               all(os.path.basename(p) + ":" in " ".join(removed) for p in written[:3]),
+               "4 hangs under --max-size 1K: %d reports written, %d removed, left %s (want "
+               "4, 3, the newest)" % (len(written), len(removed), left), *w.details())
+    # a full disk
+    mnt = tempfile.mkdtemp(prefix="tt-watch-full-")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16k", "tmpfs", mnt]).returncode
+    try:
+        expect(mounted == 0, "cannot mount a tmpfs on %s" % mnt)
+        with rig.Target(suite, "python3.15", "hangs.py", args=("2", "1.2"),
+                        park=rig.PARK_NONE) as target, \
+                Watch("-p", target.pid, "--stuck", 1, "-o", os.path.join(mnt, "r")) as w:
+            os.kill(target.pid, signal.SIGUSR1)
+            time.sleep(1 + 2 * 1.2 + SLACK)
+            said = [l for l in w.lines if "cannot write a report" in l]
+            left = os.listdir(mnt) and os.listdir(os.path.join(mnt, "r"))
+            alive = w.proc.poll() is None
+            expect(len(said) == 1 and not left and alive and "No space left" in said[0],
+                   "two hangs into a full tmpfs: %d lines saying so (want 1, ENOSPC), left "
+                   "%s (want nothing), watch %s" % (len(said), left,
+                                                    "running" if alive else "ended"),
+                   *w.details())
+    finally:
+        subprocess.run(["umount", mnt])
+        os.rmdir(mnt)
+    # a killed watch
+    with rig.Target(suite, "python3.15", "hangs.py", args=("1", "0.5"),
+                    park=rig.PARK_NONE) as target:
+        with Watch("-p", target.pid, "--stuck", 1) as w:
+            os.kill(target.pid, signal.SIGUSR1)
+            deadline = time.monotonic() + 1 + 0.5 + SLACK + 3
+            while not partials(w) and time.monotonic() < deadline:
+                time.sleep(0.005)
+            w.proc.kill()
+            w.proc.wait()
+            half = partials(w)
+            expect(half and not w.reports(), "a watch killed while writing a report left "
+                   "%s and %s (want a partial report alone)" % (half, w.reports()),
+                   *w.details())
+            again = Watch("-p", target.pid, "--stuck", 1)
+            shutil.rmtree(again.dir)
+            again.dir, again.out = w.dir, w.out
+            again.argv[again.argv.index("-o") + 1] = w.out
+            with again:
+                time.sleep(0.5)
+                expect(not partials(again) and any(
+                    l == "watch: removed 1 partial report left by a watch that was killed"
+                    for l in again.lines), "the next watch left %s" % partials(again),
+                    *again.details())
+
+
 def test_bad_input(suite):
     """One clear line and a non-zero exit each."""
     gone = subprocess.Popen(["true"])
@@ -278,6 +354,8 @@ def test_bad_input(suite):
              (("-p", "1", "--stuck", "0"), "--stuck takes seconds"),
              (("-p", "1", "--max-reports", "0"), "--max-reports"),
              (("-p", "1", "--last", "-1"), "--last takes seconds"),
+             (("-p", "1", "--max-size", "5x"), "--max-size takes a size"),
+             (("-p", "1", "--max-size", "100"), "--max-size takes a size"),
              (("-p", "1", "stray"), "unexpected argument"),
              (("-p", "1", "-o", "/proc/no/such/dir"), "cannot write reports in /proc/no/such/dir"),
              (("-p", str(dead)), str(dead))]
@@ -300,6 +378,9 @@ TESTS = [
     ("1,000 idle threads and a spinner for 6 s: the spinner's report alone (--spin 3), its "
      "recording holding the spin; the target's exit ends the watch",
      test_idle_pool),
+    ("four hangs under --max-size 1K: the newest report alone is kept; a full disk: said "
+     "once, nothing left, watching goes on; a watch killed while writing a report: the next "
+     "removes what it left", test_limits),
     ("bad input: one line and a non-zero exit each", test_bad_input),
 ]
 

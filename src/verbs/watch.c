@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
@@ -28,6 +29,7 @@
 /* The flight recorder's cap (16 bytes each): a busy tree keeps fewer seconds. */
 #define WATCH_LAST_MAX_RECORDS (2u << 20)
 #define WATCH_MAX_REPORTS 6          /* an hour */
+#define WATCH_MAX_SIZE (1ull << 30)  /* bytes of reports kept */
 #define WATCH_MAX_IGNORE 32
 #define WATCH_MAX_EXEC 8             /* --exec commands still running */
 #define WATCH_LOOK_NS 250000000ull   /* how often stuck threads are looked for */
@@ -41,6 +43,7 @@ struct watch_args {
 	int nignore;
 	const char *exec_cmd;
 	long max_reports;
+	uint64_t max_bytes;
 	struct watch_report_opts report;
 };
 
@@ -73,6 +76,9 @@ print_usage(FILE *f)
 	      "                         (repeat for more)\n"
 	      "  -o, --out DIR          where reports go (default tachyon-top-reports)\n"
 	      "      --max-reports N    at most N reports an hour (default 6)\n"
+	      "      --max-size SIZE    the oldest reports are removed to keep those in DIR\n"
+	      "                         under SIZE bytes (K, M, G: KiB, MiB, GiB; default\n"
+	      "                         1G)\n"
 	      "      --exec CMD         run sh -c CMD after each report, its path as $1\n"
 	      "      --last SECONDS     a report's recording holds the samples of the last\n"
 	      "                         SECONDS (default 60; 0: no recording; at most 2 Mi\n"
@@ -87,7 +93,33 @@ print_usage(FILE *f)
 	      "SIGINT, SIGTERM and SIGHUP end it; so does the process's exit.\n", f);
 }
 
-enum { OPT_STUCK = 256, OPT_LOOP, OPT_SPIN, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_LAST,
+/* A size: bytes, or KiB, MiB, GiB with K, M, G; at least 1 KiB. */
+static bool
+parse_size(const char *s, uint64_t *out)
+{
+	static const struct { char suffix; uint64_t unit; } UNITS[] = {
+		{'\0', 1}, {'K', 1ull << 10}, {'M', 1ull << 20}, {'G', 1ull << 30},
+	};
+	char *end;
+	double v = strtod(s, &end);
+	if (end == s || !(v > 0))
+		return false;
+	char suffix = (char)toupper((unsigned char)end[0]);
+	if (suffix && end[1])
+		return false;
+	for (size_t i = 0; i < sizeof UNITS / sizeof UNITS[0]; i++) {
+		if (suffix != UNITS[i].suffix)
+			continue;
+		double bytes = v * (double)UNITS[i].unit;
+		if (bytes < 1024 || bytes > 1e18)
+			return false;
+		*out = (uint64_t)bytes;
+		return true;
+	}
+	return false;
+}
+
+enum { OPT_STUCK = 256, OPT_LOOP, OPT_SPIN, OPT_IGNORE, OPT_MAX_REPORTS, OPT_EXEC, OPT_LAST, OPT_MAX_SIZE,
        OPT_NATIVE, OPT_LOCALS, OPT_NOSUB };
 
 static int
@@ -101,6 +133,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 		{"ignore", required_argument, NULL, OPT_IGNORE},
 		{"out", required_argument, NULL, 'o'},
 		{"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
+		{"max-size", required_argument, NULL, OPT_MAX_SIZE},
 		{"exec", required_argument, NULL, OPT_EXEC},
 		{"last", required_argument, NULL, OPT_LAST},
 		{"rate", required_argument, NULL, 'r'},
@@ -113,7 +146,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 	};
 	*a = (struct watch_args){.rate_hz = WATCH_RATE_HZ, .stuck_s = WATCH_STUCK_S,
 				 .loop_ms = WATCH_LOOP_MS, .spin_s = WATCH_SPIN_S, .last_s = WATCH_LAST_S,
-				 .max_reports = WATCH_MAX_REPORTS,
+				 .max_reports = WATCH_MAX_REPORTS, .max_bytes = WATCH_MAX_SIZE,
 				 .report = {.dir = "tachyon-top-reports", .tree = true}};
 	optind = 1;
 	opterr = 0;
@@ -157,6 +190,12 @@ parse_args(int argc, char **argv, struct watch_args *a)
 			if (end == optarg || *end || a->max_reports < 1 || a->max_reports > 3600)
 				return cli_usage_error("watch ", "--max-reports takes a number from 1 "
 								 "to 3600, not '%s'", optarg);
+			break;
+		case OPT_MAX_SIZE:
+			if (!parse_size(optarg, &a->max_bytes))
+				return cli_usage_error("watch ", "--max-size takes a size from 1K (a "
+								 "number of bytes, or with K, M or G), "
+								 "not '%s'", optarg);
 			break;
 		case OPT_EXEC:
 			a->exec_cmd = optarg;
@@ -211,6 +250,7 @@ struct watcher {
 	uint32_t nreports;
 	pid_t execs[WATCH_MAX_EXEC];
 	char last_error[640];                /* said once until another comes */
+	int write_errno;                     /* why the last report failed (-1: no errno) */
 	bool memory_short;
 };
 
@@ -403,6 +443,17 @@ static const char *const SAID[] = {[STUCK_PLACE] = "stuck",
 				   [STUCK_LOOP] = "blocked its event loop",
 				   [STUCK_SPIN] = "spun on a CPU in one function"};
 
+static void
+said_removed(void *ctx, const char *path)
+{
+	struct watcher *w = ctx;
+	char safe[4200];
+	sanitize_for_terminal(path, safe, sizeof safe);
+	printf("watch: removed %s: the reports held more than --max-size %llu bytes\n", safe,
+	       (unsigned long long)w->args->max_bytes);
+	fflush(stdout);
+}
+
 static tt_status
 write_recording(void *ctx, const char *path, struct tt_error *err)
 {
@@ -449,14 +500,19 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 					  sizeof path, &err);
 	free(summary);
 	if (st != TT_OK) {
-		char msg[600];
-		snprintf(msg, sizeof msg, "cannot write a report (watching goes on): %s%s%s",
-			 err.msg, err.sys_errno ? ": " : "",
-			 err.sys_errno ? strerror(err.sys_errno) : "");
-		say_once(w, msg);
+		/* once for each cause (a full disk), not once for each report */
+		int cause = err.sys_errno ? err.sys_errno : -1;
+		if (cause != w->write_errno) {
+			char msg[600];
+			snprintf(msg, sizeof msg, "cannot write a report (watching goes on): %s",
+				 err.msg);
+			say_once(w, msg);
+			w->write_errno = cause;
+		}
 		return;
 	}
 	w->last_error[0] = '\0';
+	w->write_errno = 0;
 	memmove(w->report_times + 1, w->report_times,
 		(size_t)(w->args->max_reports - 1) * sizeof *w->report_times);
 	w->report_times[0] = now;
@@ -468,6 +524,9 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
 	       (double)(sample_now - stuckwatch_since(t, kind)) / 1e9, where, safe_path);
 	fflush(stdout);
+	const char *slash = strrchr(path, '/');
+	watch_report_prune(w->args->report.dir, w->args->max_bytes, slash ? slash + 1 : path,
+			   said_removed, w);
 	if (w->args->exec_cmd) {
 		watch_report_reap(w->execs, WATCH_MAX_EXEC);
 		for (int i = 0; i < WATCH_MAX_EXEC; i++) {
@@ -528,6 +587,7 @@ watch_main(int argc, char **argv)
 			strerror(errno));
 		return 1;
 	}
+	int cleaned = watch_report_clean(a.report.dir);
 	struct watcher w = {.args = &a};
 	w.report_times = calloc((size_t)a.max_reports, sizeof *w.report_times);
 	if (!w.report_times) {
@@ -553,6 +613,9 @@ watch_main(int argc, char **argv)
 	       "reported in %s\n", (int)w.s.pid, cmd,
 	       a.report.tree ? " and its Python descendants" : "", a.rate_hz, a.stuck_s,
 	       a.loop_ms, a.spin_s, dir);
+	if (cleaned)
+		printf("watch: removed %d partial report%s left by a watch that was killed\n",
+		       cleaned, cleaned == 1 ? "" : "s");
 	fflush(stdout);
 	uint64_t next_look = clock_now_ns() + WATCH_LOOK_NS;
 	while (!session_stop_signal() && sampler_end_state(&w.s.sampler) == SAMPLER_RUNNING) {

@@ -1,10 +1,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,22 +14,32 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "grow.h"
 #include "watchreport.h"
 
 extern char **environ;
 
-/* The files a report may hold, for removing a partial one. */
+/* A report being written: PARTIAL, the writer's pid, "-", its name. */
+#define PARTIAL ".partial-"
+
+/* The files a report may hold, for removing one (or a partial one). */
 static const char *const REPORT_FILES[] = {"summary.txt", "dump.txt", "dump.json",
 					   "recording.ttrec", "errors.txt"};
 
-static void
-remove_partial(const char *dir)
+/* Remove a report directory and the files it may hold (a dump's error
+ * file too): false when something else in it is left. */
+static bool
+remove_report(const char *dir)
 {
 	char path[4200];
-	for (size_t i = 0; i < sizeof REPORT_FILES / sizeof REPORT_FILES[0]; i++)
+	for (size_t i = 0; i < sizeof REPORT_FILES / sizeof REPORT_FILES[0]; i++) {
 		if (snprintf(path, sizeof path, "%s/%s", dir, REPORT_FILES[i]) < (int)sizeof path)
 			unlink(path);
-	rmdir(dir);
+		if (snprintf(path, sizeof path, "%s/.%s.err", dir, REPORT_FILES[i]) <
+		    (int)sizeof path)
+			unlink(path);
+	}
+	return rmdir(dir) == 0;
 }
 
 static tt_status
@@ -35,10 +47,12 @@ write_file(const char *dir, const char *name, const char *text, struct tt_error 
 {
 	char path[4200];
 	if (snprintf(path, sizeof path, "%s/%s", dir, name) >= (int)sizeof path)
-		return tt_fail(err, TT_EIO, ENAMETOOLONG, "cannot create %s/%s", dir, name);
+		return tt_fail(err, TT_EIO, ENAMETOOLONG, "cannot create %s/%s: %s", dir, name,
+			       strerror(ENAMETOOLONG));
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
-		return tt_fail(err, TT_EIO, errno, "cannot create %s", path);
+		return tt_fail(err, TT_EIO, errno, "cannot create %s: %s", path,
+			       strerror(errno));
 	size_t len = strlen(text), done = 0;
 	while (done < len) {
 		ssize_t n = write(fd, text + done, len - done);
@@ -47,12 +61,13 @@ write_file(const char *dir, const char *name, const char *text, struct tt_error 
 		if (n <= 0) {
 			int e = n < 0 ? errno : EIO;
 			close(fd);
-			return tt_fail(err, TT_EIO, e, "cannot write %s", path);
+			return tt_fail(err, TT_EIO, e, "cannot write %s: %s", path,
+				       strerror(e));
 		}
 		done += (size_t)n;
 	}
 	if (close(fd) != 0)
-		return tt_fail(err, TT_EIO, errno, "cannot write %s", path);
+		return tt_fail(err, TT_EIO, errno, "cannot write %s: %s", path, strerror(errno));
 	return TT_OK;
 }
 
@@ -163,12 +178,16 @@ watch_report_write(const struct watch_report_opts *o, const char *name, const ch
 		   struct tt_error *err)
 {
 	if (mkdir(o->dir, 0755) != 0 && errno != EEXIST)
-		return tt_fail(err, TT_EIO, errno, "cannot make the reports' directory %s", o->dir);
+		return tt_fail(err, TT_EIO, errno, "cannot make the reports' directory %s: %s",
+			       o->dir, strerror(errno));
 	char tmp[4096];
-	if (snprintf(tmp, sizeof tmp, "%s/.partial-%s", o->dir, name) >= (int)sizeof tmp)
-		return tt_fail(err, TT_EIO, ENAMETOOLONG, "cannot make a report in %s", o->dir);
+	/* the watcher's pid in it: a partial report of a watcher gone is removed */
+	if (snprintf(tmp, sizeof tmp, "%s/" PARTIAL "%d-%s", o->dir, (int)getpid(), name) >=
+	    (int)sizeof tmp)
+		return tt_fail(err, TT_EIO, ENAMETOOLONG, "cannot make a report in %s: %s", o->dir,
+			       strerror(ENAMETOOLONG));
 	if (mkdir(tmp, 0700) != 0)
-		return tt_fail(err, TT_EIO, errno, "cannot make %s", tmp);
+		return tt_fail(err, TT_EIO, errno, "cannot make %s: %s", tmp, strerror(errno));
 	tt_status st = write_file(tmp, "summary.txt", summary, err);
 	if (st == TT_OK && recording) {
 		char rec[4200];
@@ -189,12 +208,129 @@ watch_report_write(const struct watch_report_opts *o, const char *name, const ch
 		if (rename(tmp, path) == 0)
 			return TT_OK;
 		if (errno != EEXIST && errno != ENOTEMPTY)
-			st = tt_fail(err, TT_EIO, errno, "cannot rename %s to %s", tmp, path);
+			st = tt_fail(err, TT_EIO, errno, "cannot rename %s to %s: %s", tmp,
+				      path, strerror(errno));
 	}
 	if (st == TT_OK)
-		st = tt_fail(err, TT_EIO, EEXIST, "cannot name the report %s/%s", o->dir, name);
-	remove_partial(tmp);
+		st = tt_fail(err, TT_EIO, EEXIST, "cannot name the report %s/%s: %s", o->dir,
+			       name, strerror(EEXIST));
+	remove_report(tmp);
 	return st;
+}
+
+/* Is name a report's: a UTC stamp, then "-"? */
+static bool
+report_name(const char *name)
+{
+	for (int i = 0; i < 16; i++) {
+		char c = name[i];
+		bool ok = i == 8 ? c == 'T' : i == 15 ? c == 'Z' : c >= '0' && c <= '9';
+		if (!ok)
+			return false;
+	}
+	return name[16] == '-';
+}
+
+/* The bytes of the files in a directory (not below). */
+static uint64_t
+dir_bytes(int dirfd, const char *name)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	DIR *d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	uint64_t bytes = 0;
+	struct dirent *e;
+	struct stat st;
+	while ((e = readdir(d)))
+		if (fstatat(fd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			bytes += (uint64_t)st.st_size;
+	closedir(d);
+	return bytes;
+}
+
+struct report_entry {
+	char name[256];
+	uint64_t bytes;
+};
+
+static int
+by_name(const void *a, const void *b)
+{
+	return strcmp(((const struct report_entry *)a)->name,
+		      ((const struct report_entry *)b)->name);
+}
+
+int
+watch_report_prune(const char *dir, uint64_t max_bytes, const char *keep,
+		   watch_removed_fn *removed, void *ctx)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct report_entry *all = NULL;
+	uint32_t n = 0, cap = 0;
+	uint64_t total = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (!report_name(e->d_name) || strlen(e->d_name) >= sizeof all->name)
+			continue;
+		if (!grow_array((void **)&all, &cap, n + 1, sizeof *all))
+			break;
+		snprintf(all[n].name, sizeof all[n].name, "%s", e->d_name);
+		all[n].bytes = dir_bytes(dirfd(d), e->d_name);
+		total += all[n++].bytes;
+	}
+	closedir(d);
+	/* oldest first: the names start with their UTC time */
+	qsort(all, n, sizeof *all, by_name);
+	int gone = 0;
+	for (uint32_t i = 0; i < n && total > max_bytes; i++) {
+		if (strcmp(all[i].name, keep) == 0)
+			continue;
+		char path[4200];
+		snprintf(path, sizeof path, "%s/%s", dir, all[i].name);
+		if (!remove_report(path))
+			continue;
+		total -= all[i].bytes;
+		gone++;
+		if (removed)
+			removed(ctx, path);
+	}
+	free(all);
+	return gone;
+}
+
+int
+watch_report_clean(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	int gone = 0;
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		size_t plen = strlen(PARTIAL);
+		if (strncmp(e->d_name, PARTIAL, plen) != 0)
+			continue;
+		char *end;
+		long pid = strtol(e->d_name + plen, &end, 10);
+		if (end == e->d_name + plen || *end != '-' || pid <= 0)
+			continue;   /* not a partial report */
+		/* ours at the start: a gone watcher's, whose pid we have now */
+		if (pid != getpid() && (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
+			continue;   /* its watcher is alive */
+		char path[4200];
+		if (snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < (int)sizeof path &&
+		    remove_report(path))
+			gone++;
+	}
+	closedir(d);
+	return gone;
 }
 
 pid_t

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -33,6 +34,19 @@ typedef tt_status watch_recording_fn(void *ctx, const char *path, struct tt_erro
 tt_status watch_report_write(const struct watch_report_opts *o, const char *name,
 			     const char *summary, watch_recording_fn *recording, void *ctx,
 			     char *path, size_t len, struct tt_error *err);
+
+/* A report removed to keep the directory under its size: its path. */
+typedef void watch_removed_fn(void *ctx, const char *path);
+
+/* Remove the oldest reports in dir (by their names' time) until those left
+ * hold max_bytes at most, never the one named keep: how many went, each
+ * told to removed. Files others put there are left alone. */
+int watch_report_prune(const char *dir, uint64_t max_bytes, const char *keep,
+		       watch_removed_fn *removed, void *ctx);
+
+/* Remove partial reports in dir left by a watcher that is gone (killed
+ * while writing one): how many. */
+int watch_report_clean(const char *dir);
 
 /* Start sh -c cmd with the report's path as $1 (not waited for: reap with
  * watch_report_reap). Its pid, or -1. */
