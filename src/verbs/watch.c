@@ -462,37 +462,31 @@ write_recording(void *ctx, const char *path, struct tt_error *err)
 				     err);
 }
 
-static void
-report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind kind)
+/* Over --max-reports: said (what, then why not), and true. */
+static bool
+over_limit(struct watcher *w, uint64_t now, const char *what)
 {
-	const struct stuck_thread *t = &w->stuck.threads[slot];
-	const struct procset *ps = &w->s.sampler.procs;
-	if (ignored(w->args, &ps->in, t->stack))
-		return;
-	const struct thread_slot *ts = procset_slot(ps, slot);
-	const struct proc_info *p = procset_at(ps, t->proc);
-	char where[1500];
-	frame_text(&ps->in, intern_stack_at(&ps->in, t->stack)->frame, where, sizeof where);
-	uint64_t now = clock_now_ns();
-	if (!report_allowed(w, now)) {
-		printf("watch: thread %llu of process %d %s %.1f s at %s; not reported: %ld "
-		       "reports in the last hour (--max-reports)\n",
-		       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
-		       (double)(sample_now - stuckwatch_since(t, kind)) / 1e9, where,
-		       w->args->max_reports);
-		fflush(stdout);
-		return;
-	}
-	char *summary = summary_of(w, slot, sample_now, t, kind);
+	if (report_allowed(w, now))
+		return false;
+	printf("watch: %s; not reported: %ld reports in the last hour (--max-reports)\n", what,
+	       w->args->max_reports);
+	fflush(stdout);
+	return true;
+}
+
+/* Write a report named after the time and tail, holding summary (freed);
+ * then say so (what, then where), keep the directory under its size and
+ * run --exec. */
+static void
+deliver(struct watcher *w, uint64_t now, const char *tail, char *summary, const char *what)
+{
 	if (!summary) {
 		say_once(w, "out of memory for a report's summary");
 		return;
 	}
-	char name[128], stamp[40];
+	char name[160], stamp[40];
 	utc((uint64_t)time(NULL), stamp, sizeof stamp, true);
-	const char *what = WHAT[kind];
-	snprintf(name, sizeof name, "%s-%s-%d-%llu", stamp, what, (int)p->pid,
-		 (unsigned long long)ts->native_tid);
+	snprintf(name, sizeof name, "%s-%s", stamp, tail);
 	char path[4096];
 	struct tt_error err = {0};
 	tt_status st = watch_report_write(&w->args->report, name, summary,
@@ -520,9 +514,7 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 		w->nreports++;
 	char safe_path[4200];
 	sanitize_for_terminal(path, safe_path, sizeof safe_path);
-	printf("watch: thread %llu of process %d %s %.1f s at %s: %s\n",
-	       (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
-	       (double)(sample_now - stuckwatch_since(t, kind)) / 1e9, where, safe_path);
+	printf("watch: %s: %s\n", what, safe_path);
 	fflush(stdout);
 	const char *slash = strrchr(path, '/');
 	watch_report_prune(w->args->report.dir, w->args->max_bytes, slash ? slash + 1 : path,
@@ -539,6 +531,28 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 		}
 		say_once(w, "--exec: 8 commands still running; this report's not run");
 	}
+}
+
+static void
+report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind kind)
+{
+	const struct stuck_thread *t = &w->stuck.threads[slot];
+	const struct procset *ps = &w->s.sampler.procs;
+	if (ignored(w->args, &ps->in, t->stack))
+		return;
+	const struct thread_slot *ts = procset_slot(ps, slot);
+	const struct proc_info *p = procset_at(ps, t->proc);
+	char where[1500], what[1800], tail[100];
+	frame_text(&ps->in, intern_stack_at(&ps->in, t->stack)->frame, where, sizeof where);
+	snprintf(what, sizeof what, "thread %llu of process %d %s %.1f s at %s",
+		 (unsigned long long)ts->native_tid, (int)p->pid, SAID[kind],
+		 (double)(sample_now - stuckwatch_since(t, kind)) / 1e9, where);
+	uint64_t now = clock_now_ns();
+	if (over_limit(w, now, what))
+		return;
+	snprintf(tail, sizeof tail, "%s-%d-%llu", WHAT[kind], (int)p->pid,
+		 (unsigned long long)ts->native_tid);
+	deliver(w, now, tail, summary_of(w, slot, sample_now, t, kind), what);
 }
 
 /* Can reports be written in dir: it is a directory we may write, or it
