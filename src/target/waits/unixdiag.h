@@ -2,12 +2,7 @@
  * (NETLINK_SOCK_DIAG: UNIX_DIAG_PEER, UNIX_DIAG_NAME). /proc/net/unix names
  * sockets but does not say which is connected to which; this does.
  *
- * A netlink socket answers for the network namespace it was made in, so a
- * reader made for a process in another namespace (a container) makes its
- * socket there when it may (setns on a short-lived thread of its own: root
- * or CAP_SYS_ADMIN); otherwise it asks in ours, where the kernel finds no
- * such socket and nothing is said. Socket inodes are unique machine-wide:
- * a lookup never finds the wrong one.
+ * It asks in the process's network namespace (sockdiag.h).
  *
  * Names are the target's (or its peer's) choice: raw bytes, to be sanitized
  * before display. */

@@ -1,0 +1,17 @@
+/* A socket of the kernel's socket diagnostics (NETLINK_SOCK_DIAG) that
+ * answers for the sockets of a given process. A netlink socket answers for
+ * the network namespace it was made in, so for a process in another
+ * namespace (a container) it is made there when we may (setns on a
+ * short-lived thread of our own: root or CAP_SYS_ADMIN); otherwise in
+ * ours, where the kernel finds none of its sockets and nothing is said.
+ * Socket inodes are unique machine-wide: a lookup never finds the wrong
+ * one. Replies are awaited at most 200 ms. */
+#ifndef TT_SOCKDIAG_H
+#define TT_SOCKDIAG_H
+
+#include <sys/types.h>
+
+/* The socket's descriptor, or -1 when netlink is not available. */
+int sockdiag_socket(pid_t pid);
+
+#endif
