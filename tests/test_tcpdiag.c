@@ -124,6 +124,9 @@ main(void)
 	c = (struct tcp_conn){.since_sent_ms = 800, .since_recv_ms = 9000};
 	tap_ok(tcpdiag_owed(&c, &ms) == TCP_AWAITS_SERVER && ms == 800,
 	       "made, data out after the last in: awaiting the server");
+	c = (struct tcp_conn){.since_sent_ms = 4000, .since_recv_ms = 4000, .counted = true};
+	tap_ok(tcpdiag_owed(&c, &ms) == TCP_AWAITS_SERVER && ms == 4000,
+	       "made 4 s ago, nothing either way: awaiting a server that speaks first");
 
 	/* real sockets of this process */
 	int ls = socket(AF_INET, SOCK_STREAM, 0), cl = socket(AF_INET, SOCK_STREAM, 0);

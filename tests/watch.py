@@ -15,6 +15,7 @@ Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -30,6 +31,7 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import functional as rig  # noqa: E402
+import greenlets  # noqa: E402
 import proctree  # noqa: E402
 import tasks  # noqa: E402
 from functional import Fail, expect  # noqa: E402
@@ -240,6 +242,90 @@ def test_loop_blocked(suite):
                "summary.txt does not name block_handler as what blocks the loop", summary)
 
 
+def wait_reports(w, since, limit):
+    """Wait for a report, at most limit s from since: how long it took."""
+    while not w.reports() and time.monotonic() - since < limit:
+        time.sleep(0.1)
+    return time.monotonic() - since
+
+
+def test_stuck_tasks(suite):
+    """Debian's aiohttp, watched: 5 s of keep-alive load, and a keep-alive
+    connection idle for twice --stuck: no report (the idle one waits for
+    its client: nothing is owed on its connection); two /slow requests hang
+    on its silent upstream: one report (one point), naming fetch_upstream,
+    the other task there and the upstream it awaits."""
+    with tasks.Target("python3", "tasks_aiohttp.py") as t, \
+            Watch("-p", t.pid, "--stuck", STUCK) as w:
+        port = t.info["port"]
+        idle = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        idle.request("GET", "/fast")
+        idle.getresponse().read()
+        threads, done = tasks.keepalive_load(port, 5)
+        for th in threads:
+            th.join(15)
+        time.sleep(2 * STUCK + 1 - 5)
+        expect(sum(done) > 50 and not w.reports(),
+               "%d requests in 5 s (want > 50); reports of a server serving and then "
+               "holding an idle keep-alive connection %d s: %s"
+               % (sum(done), 2 * STUCK + 1, w.reports()), *w.details())
+        hung_at = time.monotonic()
+        for _ in range(2):
+            threading.Thread(target=ask, args=("http://127.0.0.1:%d/slow" % port,),
+                             daemon=True).start()
+        took = wait_reports(w, hung_at, STUCK + SLACK + 6)
+        time.sleep(2)
+        reports = w.reports()
+        expect(len(reports) == 1 and "-stuck-task-" in reports[0] and
+               took <= STUCK + SLACK + 1,
+               "%d reports (want 1 stuck task) %.1f s after two /slow requests hung (want "
+               "%d s at most): %s" % (len(reports), took, STUCK + SLACK + 1, reports),
+               *w.details())
+        with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
+            summary = f.read()
+        line = [n for n, text in enumerate(open(os.path.join(rig.TARGETS_DIR,
+                                                             "tasks_aiohttp.py")), 1)
+                if "await reader.readline()" in text][0]
+        rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
+                                                          summary.replace("\n", "\n# ")))
+        expect(summary.startswith("STUCK: asyncio task ") and
+               "    fetch_upstream (%s/tasks_aiohttp.py:%d)" % (t.rdir, line) in summary and
+               "1 more asyncio task is stuck at this point" in summary and
+               "awaits an answer from 127.0.0.1:" in summary,
+               "summary.txt does not name fetch_upstream's line %d, the other task and the "
+               "upstream" % line, summary)
+        idle.close()
+
+
+def test_stuck_greenlets(suite):
+    """Debian's gunicorn -k gevent -w 2, watched from its master: idle, no
+    report; two requests hang in fetch_inventory on a silent upstream: one
+    report naming it and the upstream."""
+    greenlets.STUCK = 0   # the requests are made here, once watched
+    with greenlets.GeventTree() as g, Watch("-p", g.proc.pid, "--stuck", STUCK) as w:
+        time.sleep(STUCK + 1)
+        expect(not w.reports(), "reports of an idle gevent server: %s" % w.reports(),
+               *w.details())
+        hung_at = time.monotonic()
+        g.stick(2)
+        took = wait_reports(w, hung_at, STUCK + SLACK + 6)
+        time.sleep(2)
+        reports = w.reports()
+        expect(len(reports) == 1 and "-stuck-greenlet-" in reports[0] and
+               took <= STUCK + SLACK + 1,
+               "%d reports (want 1 stuck greenlet) %.1f s after two requests hung (want %d s "
+               "at most): %s" % (len(reports), took, STUCK + SLACK + 1, reports),
+               *w.details())
+        with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
+            summary = f.read()
+        rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
+                                                          summary.replace("\n", "\n# ")))
+        expect(summary.startswith("STUCK: greenlet ") and "    fetch_inventory (" in summary
+               and "awaits an answer from 127.0.0.1:%d" % g.upstream.getsockname()[1]
+               in summary, "summary.txt does not name fetch_inventory and the upstream",
+               summary)
+
+
 def test_idle_pool(suite):
     """1,000 idle threads and a spinner: nothing is stuck; the spinner
     spins (on a CPU in spin() for --spin 3 s): one report, naming it."""
@@ -375,6 +461,11 @@ TESTS = [
      "ends the watch", test_gunicorn_hang),
     ("Debian's aiohttp under load for %d s: no report; then a handler calling time.sleep(2): "
      "one loop-blocked report within 2.5 s naming it" % LOOP_LOAD_S, test_loop_blocked),
+    ("Debian's aiohttp: 5 s of load and an idle keep-alive connection: no report; two "
+     "requests hanging on an upstream: one stuck-task report naming the coroutine's line, "
+     "the other task and the upstream", test_stuck_tasks),
+    ("Debian's gunicorn -k gevent -w 2: idle, no report; two requests hanging on an "
+     "upstream: one stuck-greenlet report naming it and the upstream", test_stuck_greenlets),
     ("1,000 idle threads and a spinner for 6 s: the spinner's report alone (--spin 3), its "
      "recording holding the spin; the target's exit ends the watch",
      test_idle_pool),

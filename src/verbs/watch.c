@@ -16,6 +16,8 @@
 #include "clock.h"
 #include "sanitize.h"
 #include "session.h"
+#include "stucktasks.h"
+#include "waits/tcpdiag.h"
 #include "stuckwatch.h"
 #include "watch.h"
 #include "watchrecord.h"
@@ -33,6 +35,8 @@
 #define WATCH_MAX_IGNORE 32
 #define WATCH_MAX_EXEC 8             /* --exec commands still running */
 #define WATCH_LOOK_NS 250000000ull   /* how often stuck threads are looked for */
+/* How often every process's asyncio tasks and greenlets are read. */
+#define WATCH_TASKS_NS 1000000000ull
 /* A thread not sampled this long has left (or stopped being read). */
 #define WATCH_GONE_NS (5ull * 1000000000ull)
 
@@ -244,6 +248,9 @@ struct watcher {
 	struct watch_args *args;
 	struct session s;
 	struct stuckwatch stuck;
+	struct stucktasks stuck_tasks;
+	uint32_t *named_tasks;               /* scratch: stucktasks_judge's answer */
+	uint32_t named_cap;
 	struct flightrec last;               /* the samples of the last --last seconds */
 	struct waitwatch_snapshot *waits;    /* the newest look, owned */
 	uint64_t *report_times;              /* the last max_reports reports (clock_now_ns) */
@@ -277,6 +284,20 @@ take(void *ctx, const struct sample_record *r, size_t n)
 	}
 }
 
+/* Does a frame match an --ignore pattern? */
+static bool
+frame_ignored(const struct watch_args *a, const struct interned_func *fn, int32_t line)
+{
+	char where[1100];
+	snprintf(where, sizeof where, "%s:%d", fn->filename, (int)line);
+	for (int i = 0; i < a->nignore; i++)
+		if (fnmatch(a->ignore[i], fn->qualname, 0) == 0 ||
+		    fnmatch(a->ignore[i], fn->filename, 0) == 0 ||
+		    fnmatch(a->ignore[i], where, 0) == 0)
+			return true;
+	return false;
+}
+
 /* Does a frame of the stack match an --ignore pattern? */
 static bool
 ignored(const struct watch_args *a, const struct intern *in, uint32_t stack)
@@ -284,16 +305,21 @@ ignored(const struct watch_args *a, const struct intern *in, uint32_t stack)
 	for (uint32_t id = stack; id && a->nignore;) {
 		const struct interned_stack *st = intern_stack_at(in, id);
 		const struct interned_frame *fr = intern_frame_at(in, st->frame);
-		const struct interned_func *fn = intern_func_at(in, fr->func_id);
-		char where[1100];
-		snprintf(where, sizeof where, "%s:%d", fn->filename, (int)fr->line);
-		for (int i = 0; i < a->nignore; i++)
-			if (fnmatch(a->ignore[i], fn->qualname, 0) == 0 ||
-			    fnmatch(a->ignore[i], fn->filename, 0) == 0 ||
-			    fnmatch(a->ignore[i], where, 0) == 0)
-				return true;
+		if (frame_ignored(a, intern_func_at(in, fr->func_id), fr->line))
+			return true;
 		id = st->parent;
 	}
+	return false;
+}
+
+/* Does a frame of the task's await chain match an --ignore pattern? */
+static bool
+task_ignored(const struct watch_args *a, const struct task_snapshot *s, const struct tt_task *t)
+{
+	for (uint32_t f = t->first_frame; a->nignore && f < t->first_frame + t->nframes; f++)
+		if (frame_ignored(a, intern_func_at(s->funcs, s->frame_func[f]),
+				  s->tasks.frames[f].line))
+			return true;
 	return false;
 }
 
@@ -402,6 +428,160 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 		since, w->args->rate_hz);
 	fprintf(f, "dump.txt, dump.json: every thread of %s, as `tachyon-top dump --tasks%s%s` "
 		"prints them, taken right after this\n",
+		w->args->report.tree ? "every process of the tree" : "the process",
+		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
+	if (w->args->last_s > 0)
+		fprintf(f, "recording.ttrec: the samples of the last %g s before this (`tachyon-top "
+			"replay recording.ttrec -o flame.svg`)\n", w->args->last_s);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+#define WATCH_CONNS_MAX 4096   /* TCP connections of a process looked at */
+
+/* What a process's TCP connections say of a task of it stuck wait_ns. */
+enum peers_say {
+	PEERS_NOT_SERVING,     /* it listens on none and accepted none: no client to wait for */
+	PEERS_IDLE,            /* it serves, and nothing is owed that long: the task
+				  waits for its client (a keep-alive connection) */
+	PEERS_OWED,            /* an answer owed to a client, or awaited from a server,
+				  about that long: text names them */
+};
+
+static int
+by_owed(const void *a, const void *b)
+{
+	const uint32_t *x = a, *y = b;   /* {ms, index} pairs, longest first */
+	return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : 0;
+}
+
+static enum peers_say
+peers_of(pid_t pid, uint64_t wait_ns, char *text, size_t len)
+{
+	text[0] = '\0';
+	struct tcp_conn *c = malloc(WATCH_CONNS_MAX * sizeof *c);
+	uint32_t (*owed)[2] = malloc(WATCH_CONNS_MAX * sizeof *owed);
+	size_t n = c && owed ? tcpdiag_read(pid, c, WATCH_CONNS_MAX) : 0, nowed = 0;
+	bool serving = false;
+	/* it got to where it waits about when the request came or went out:
+	 * the reads of tasks (1 s) and of samples blur that by a little */
+	uint64_t want_ms = wait_ns / 1000000 > 3000 ? wait_ns / 1000000 - 3000 : 0;
+	for (size_t i = 0; i < n; i++) {
+		serving |= c[i].listening || c[i].accepted;
+		uint32_t ms;
+		if (tcpdiag_owed(&c[i], &ms) != TCP_OWED_NOTHING && ms >= want_ms) {
+			owed[nowed][0] = ms;
+			owed[nowed++][1] = (uint32_t)i;
+		}
+	}
+	qsort(owed, nowed, sizeof *owed, by_owed);
+	size_t at = 0;
+	for (size_t k = 0; k < nowed && k < 4 && at < len; k++) {
+		const struct tcp_conn *x = &c[owed[k][1]];
+		uint32_t ms;
+		bool client = tcpdiag_owed(x, &ms) == TCP_OWES_CLIENT;
+		int w = snprintf(text + at, len - at, "%s%s %s for %.1f s (tcp %s -> %s)",
+				 k ? "; " : "", client ? "owes an answer to its client"
+						       : "awaits an answer from",
+				 x->remote, ms / 1000.0, x->local, x->remote);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	if (nowed > 4 && at < len)
+		snprintf(text + at, len - at, "; %zu more", nowed - 4);
+	free(c);
+	free(owed);
+	return nowed ? PEERS_OWED : serving ? PEERS_IDLE : PEERS_NOT_SERVING;
+}
+
+/* What a task is, for its lines: "asyncio task" or "greenlet". */
+static const char *
+task_kind_text(const struct tt_task *t)
+{
+	return t->kind == TASK_GREENLET ? "greenlet" : "asyncio task";
+}
+
+/* summary.txt of a stuck task or greenlet: what, where, since when, who
+ * awaits it, how many more are stuck with it. */
+static char *
+task_summary_of(struct watcher *w, const struct task_snapshot *s, uint32_t i, const char *peers)
+{
+	const struct tt_task *t = &s->tasks.tasks[i];
+	const struct task_proc *p = &s->procs[s->task_proc[i]];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	char name[4 * TASKS_NAME_MAX + 8], at[1500] = "?";
+	sanitize_for_terminal(tt_task_name(&s->tasks, t), name, sizeof name);
+	if (t->nframes)
+		where_text(s->funcs, s->frame_func[t->first_frame], s->tasks.frames[t->first_frame].line,
+			   at, sizeof at);
+	double stuck_s = (double)s->stuck_ns[i] / 1e9;
+	fprintf(f, "STUCK: %s \"%s\" of process %d has not moved for %.1f s (--stuck %g): "
+		"at %s\n", task_kind_text(t), name, (int)p->pid, stuck_s, w->args->stuck_s, at);
+	const struct proc_info *pi = procset_count(&w->s.sampler.procs) > p->proc_index
+				     ? procset_at(&w->s.sampler.procs, p->proc_index) : NULL;
+	char cmd[600];
+	sanitize_for_terminal(pi && pi->pid == p->pid ? procset_cmdline(pi) : "?", cmd, sizeof cmd);
+	fprintf(f, "process %d: %s\n", (int)p->pid, cmd);
+	if (t->thread)
+		fprintf(f, "%s: %llu\n", t->kind == TASK_GREENLET ? "its thread"
+				: "the thread of its event loop", (unsigned long long)t->thread);
+	/* who awaits it: tasks of its process with the awaited ids */
+	uint32_t shown = 0;
+	for (uint32_t a = 0; a < t->nawaiters && shown < 5; a++) {
+		uint64_t id = s->tasks.awaiters[t->first_awaiter + a];
+		for (uint32_t k = p->first_task; k < p->first_task + p->ntasks; k++) {
+			if (s->tasks.tasks[k].id != id)
+				continue;
+			char other[4 * TASKS_NAME_MAX + 8];
+			sanitize_for_terminal(tt_task_name(&s->tasks, &s->tasks.tasks[k]), other,
+					      sizeof other);
+			fprintf(f, "%s\"%s\"", shown++ ? ", " : "awaited by: ", other);
+			break;
+		}
+	}
+	if (shown)
+		fprintf(f, "\n");
+	if (peers[0])
+		fprintf(f, "its process's connections: %s\n", peers);
+	fprintf(f, "%s, innermost first:\n",
+		t->kind == TASK_GREENLET ? "stack" : "await chain");
+	for (uint32_t k = t->first_frame; k < t->first_frame + t->nframes; k++) {
+		char frame[1500];
+		where_text(s->funcs, s->frame_func[k], s->tasks.frames[k].line, frame, sizeof frame);
+		fprintf(f, "    %s\n", frame);
+	}
+	/* the others there are the same thing: an upstream down holds them all */
+	uint64_t point = stucktasks_point(s, t);
+	uint32_t same = 0, procs = 0;
+	pid_t last = 0;
+	for (uint32_t k = 0; k < s->tasks.n; k++) {
+		if (k == i || s->stuck_ns[k] < w->stuck_tasks.stuck_ns ||
+		    stucktasks_point(s, &s->tasks.tasks[k]) != point)
+			continue;
+		same++;
+		if (s->procs[s->task_proc[k]].pid != last) {
+			procs++;
+			last = s->procs[s->task_proc[k]].pid;
+		}
+	}
+	if (same)
+		fprintf(f, "%u more %s%s stuck at this point (in %u process%s): one report for "
+			"them all\n", same, task_kind_text(t), same == 1 ? " is" : "s are", procs,
+			procs == 1 ? "" : "es");
+	uint64_t wall = (uint64_t)time(NULL);
+	char now[40], since[40];
+	utc(wall, now, sizeof now, false);
+	utc(wall - (uint64_t)stuck_s, since, sizeof since, false);
+	fprintf(f, "reported at %s; there since about %s (tasks read once a second)\n", now,
+		since);
+	fprintf(f, "dump.txt, dump.json: every thread and task of %s, as `tachyon-top dump "
+		"--tasks%s%s` prints them, taken right after this\n",
 		w->args->report.tree ? "every process of the tree" : "the process",
 		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
 	if (w->args->last_s > 0)
@@ -555,6 +735,49 @@ report(struct watcher *w, uint32_t slot, uint64_t sample_now, enum stuck_kind ki
 	deliver(w, now, tail, summary_of(w, slot, sample_now, t, kind), what);
 }
 
+static void
+report_task(struct watcher *w, const struct task_snapshot *s, uint32_t i)
+{
+	const struct tt_task *t = &s->tasks.tasks[i];
+	if (task_ignored(w->args, s, t))
+		return;
+	const struct task_proc *p = &s->procs[s->task_proc[i]];
+	char peers[1200];
+	/* a server's task with nothing owed that long waits for its client */
+	if (peers_of(p->pid, s->stuck_ns[i], peers, sizeof peers) == PEERS_IDLE)
+		return;
+	char name[4 * TASKS_NAME_MAX + 8], at[1500] = "?", what[2600], tail[100];
+	sanitize_for_terminal(tt_task_name(&s->tasks, t), name, sizeof name);
+	if (t->nframes)
+		where_text(s->funcs, s->frame_func[t->first_frame],
+			   s->tasks.frames[t->first_frame].line, at, sizeof at);
+	snprintf(what, sizeof what, "%s \"%s\" of process %d stuck %.1f s at %s",
+		 task_kind_text(t), name, (int)p->pid, (double)s->stuck_ns[i] / 1e9, at);
+	uint64_t now = clock_now_ns();
+	if (over_limit(w, now, what))
+		return;
+	snprintf(tail, sizeof tail, "stuck-%s-%d-%llx", t->kind == TASK_GREENLET ? "greenlet"
+				     : "task", (int)p->pid, (unsigned long long)t->id);
+	deliver(w, now, tail, task_summary_of(w, s, i, peers), what);
+}
+
+/* The tasks' newest read, if one came: those stuck reported. */
+static void
+look_at_tasks(struct watcher *w)
+{
+	if (!w->s.watching_tasks)
+		return;
+	struct task_snapshot *s = taskwatch_take(&w->s.tasks);
+	if (!s)
+		return;
+	uint32_t n = 0;
+	if (!stucktasks_judge(&w->stuck_tasks, s, &w->named_tasks, &n, &w->named_cap))
+		w->memory_short = true;
+	for (uint32_t k = 0; k < n; k++)
+		report_task(w, s, w->named_tasks[k]);
+	task_snapshot_free(s);
+}
+
 /* Can reports be written in dir: it is a directory we may write, or it
  * does not exist yet and its parent is? errno says why not. */
 static bool
@@ -610,13 +833,15 @@ watch_main(int argc, char **argv)
 	}
 	struct session_options so = {.pid = a.pid, .rate_hz = a.rate_hz,
 				     .duration_s = a.duration_s,
-				     .no_subprocesses = !a.report.tree, .kernel_waits = true};
+				     .no_subprocesses = !a.report.tree, .kernel_waits = true,
+				     .tasks_every_ns = WATCH_TASKS_NS};
 	struct tt_error err = {0};
 	if (session_catch_stop_signals(&err) != TT_OK || session_start(&w.s, &so, &err) != TT_OK) {
 		free(w.report_times);
 		return cli_report(&err);
 	}
 	flightrec_init(&w.last, (uint64_t)(a.last_s * 1e9), WATCH_LAST_MAX_RECORDS);
+	stucktasks_init(&w.stuck_tasks, (uint64_t)(a.stuck_s * 1e9));
 	stuckwatch_init(&w.stuck, &w.s.sampler.procs.in, (uint64_t)(a.stuck_s * 1e9),
 			(uint64_t)(a.loop_ms * 1e6), (uint64_t)(a.spin_s * 1e9), WATCH_GONE_NS);
 	char cmd[600], dir[4200];
@@ -657,6 +882,7 @@ watch_main(int argc, char **argv)
 		enum stuck_kind kind;
 		while ((slot = stuckwatch_next(&w.stuck, sample_now, &cursor, &kind)) >= 0)
 			report(&w, (uint32_t)slot, sample_now, kind);
+		look_at_tasks(&w);
 	}
 	enum sampler_end how = sampler_end_state(&w.s.sampler);
 	sampler_stop(&w.s.sampler);
@@ -675,6 +901,8 @@ watch_main(int argc, char **argv)
 	free(w.waits);
 	free(w.report_times);
 	stuckwatch_free(&w.stuck);
+	stucktasks_free(&w.stuck_tasks);
+	free(w.named_tasks);
 	flightrec_free(&w.last);
 	session_end(&w.s);
 	return rc;

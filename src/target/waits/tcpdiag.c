@@ -202,8 +202,10 @@ tcpdiag_owed(const struct tcp_conn *c, uint32_t *ms)
 		*ms = c->since_recv_ms;
 		return TCP_OWES_CLIENT;
 	}
+	/* made and never answered, asked or not (a server that speaks first) */
 	if (!c->accepted &&
-	    last_way(c->since_sent_ms, c->since_recv_ms, c->counted, c->data_out, c->data_in)) {
+	    ((c->counted && !c->data_in) ||
+	     last_way(c->since_sent_ms, c->since_recv_ms, c->counted, c->data_out, c->data_in))) {
 		*ms = c->since_sent_ms;
 		return TCP_AWAITS_SERVER;
 	}

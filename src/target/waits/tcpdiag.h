@@ -9,7 +9,8 @@
  * after any came in waits for an answer from the server it called. (The
  * kernel keeps those times in jiffies and sets both when a connection
  * starts: data one way and never the other counts as the last way; equal
- * times otherwise say nothing is owed.) Either
+ * times otherwise say nothing is owed. A connection made that never got a
+ * byte awaits its server, asked or not: some speak first.) Either
  * way it is owed for as long as that has been so. What `watch` asks to
  * tell an asyncio task or greenlet waiting for its client (a keep-alive
  * connection: idle) from one holding a request while waiting on a server
