@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grow.h"
+#include "walk/sample.h"
 #include "stuckwatch.h"
 
 struct idle_place {
@@ -145,36 +146,63 @@ stuckwatch_loop_holder(struct stuckwatch *w, uint32_t stack)
 	return func;
 }
 
+enum stuck_kind
+stuckwatch_state(struct stuckwatch *w, uint32_t slot, uint64_t now_ns)
+{
+	if (slot >= w->nthreads)
+		return STUCK_NONE;
+	struct stuck_thread *t = &w->threads[slot];
+	if (!t->last_ns || !t->stack || now_ns < t->since_ns || now_ns - t->last_ns > w->gone_ns)
+		return STUCK_NONE;
+	/* on a CPU it is not stuck but busy: the spin rule's */
+	if (now_ns - t->since_ns >= w->stuck_ns && t->off_cpu_ns && !stuckwatch_idle(w, t))
+		return STUCK_PLACE;
+	if (t->spin_func && now_ns >= t->spin_ns && now_ns - t->spin_ns >= w->spin_ns)
+		return STUCK_SPIN;
+	if (t->off_cpu_ns && now_ns >= t->off_cpu_ns && now_ns - t->off_cpu_ns >= w->loop_ns &&
+	    stuckwatch_loop_holder(w, t->stack))
+		return STUCK_LOOP;
+	return STUCK_NONE;
+}
+
 int64_t
 stuckwatch_next(struct stuckwatch *w, uint64_t now_ns, uint32_t *cursor, enum stuck_kind *kind)
 {
 	for (; *cursor < w->nthreads; (*cursor)++) {
 		struct stuck_thread *t = &w->threads[*cursor];
-		if (!t->last_ns || !t->stack || now_ns < t->since_ns ||
-		    now_ns - t->last_ns > w->gone_ns)
+		enum stuck_kind k = stuckwatch_state(w, *cursor, now_ns);
+		bool named = k == STUCK_PLACE ? t->named : k == STUCK_SPIN ? t->spin_named
+			     : t->loop_named;
+		if (k == STUCK_NONE || named)
 			continue;
-		uint64_t there = now_ns - t->since_ns;
-		/* on a CPU it is not stuck but busy: the spin rule's */
-		if (!t->named && there >= w->stuck_ns && t->off_cpu_ns && !stuckwatch_idle(w, t)) {
-			/* one report of one thing */
-			t->named = t->loop_named = t->spin_named = true;
-			*kind = STUCK_PLACE;
-			return (int64_t)(*cursor)++;
-		}
-		if (!t->spin_named && t->spin_func && now_ns >= t->spin_ns &&
-		    now_ns - t->spin_ns >= w->spin_ns) {
-			t->spin_named = t->named = t->loop_named = true;
-			*kind = STUCK_SPIN;
-			return (int64_t)(*cursor)++;
-		}
-		if (!t->loop_named && t->off_cpu_ns && now_ns - t->off_cpu_ns >= w->loop_ns &&
-		    stuckwatch_loop_holder(w, t->stack)) {
-			t->named = t->loop_named = t->spin_named = true;
-			*kind = STUCK_LOOP;
-			return (int64_t)(*cursor)++;
-		}
+		/* one report of one thing */
+		t->named = t->loop_named = t->spin_named = true;
+		*kind = k;
+		return (int64_t)(*cursor)++;
 	}
 	return -1;
+}
+
+bool
+stuckwatch_take(struct stuckwatch *w, const struct procset *ps, const struct sample_record *r,
+		size_t n)
+{
+	uint32_t nslots = appendlog_count(ps->threads.log);
+	bool ok = true;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].thread_slot >= nslots)
+			continue;
+		struct thread_slot *ts = (struct thread_slot *)procset_slot(ps, r[i].thread_slot);
+		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
+		if (r[i].time_ns < born)   /* the slot's previous thread's: gone */
+			continue;
+		uint32_t proc = procset_proc_of_sample(ps, r[i].thread_slot, r[i].time_ns);
+		bool on_cpu = r[i].state & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
+		if (!stuckwatch_see(w, r[i].thread_slot, born, proc, r[i].stack_id, on_cpu,
+				    r[i].time_ns))
+			ok = false;
+	}
+	return ok;
 }
 
 uint64_t

@@ -30,6 +30,8 @@
 
 #include "intern.h"
 #include "keytab.h"
+#include "procset.h"
+#include "ring.h"
 
 struct stuck_thread {
 	uint64_t born_ns;        /* which occupant of the slot (0: no sample yet) */
@@ -48,6 +50,7 @@ struct stuck_thread {
 };
 
 enum stuck_kind {
+	STUCK_NONE = -1,
 	STUCK_PLACE,             /* one place past the threshold */
 	STUCK_LOOP,              /* an event loop held by one callback */
 	STUCK_SPIN,              /* on a CPU in one function */
@@ -73,6 +76,18 @@ void stuckwatch_free(struct stuckwatch *w);
  * then left out). */
 bool stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint32_t proc,
 		    uint32_t stack, bool on_cpu, uint64_t time_ns);
+
+/* A drain sink: n records of the sampler whose threads and processes are
+ * ps's, each seen as above (a record of a slot's previous thread left
+ * out). false when memory was short for some. */
+bool stuckwatch_take(struct stuckwatch *w, const struct procset *ps,
+		     const struct sample_record *r, size_t n);
+
+/* What the thread of slot is by now_ns, named or not: why it would be
+ * named (the first that holds of stuck, spinning, a blocked loop), or
+ * STUCK_NONE. What the live view marks and watch reports, by the same
+ * rules. */
+enum stuck_kind stuckwatch_state(struct stuckwatch *w, uint32_t slot, uint64_t now_ns);
 
 /* Is this thread idle by the rules above? */
 bool stuckwatch_idle(const struct stuckwatch *w, const struct stuck_thread *t);

@@ -269,23 +269,9 @@ static void
 take(void *ctx, const struct sample_record *r, size_t n)
 {
 	struct watcher *w = ctx;
-	if (!flightrec_add(&w->last, r, n))
+	if (!flightrec_add(&w->last, r, n) ||
+	    !stuckwatch_take(&w->stuck, &w->s.sampler.procs, r, n))
 		w->memory_short = true;
-	const struct procset *ps = &w->s.sampler.procs;
-	uint32_t nslots = appendlog_count(ps->threads.log);
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].thread_slot >= nslots)
-			continue;
-		struct thread_slot *ts = (struct thread_slot *)procset_slot(ps, r[i].thread_slot);
-		uint64_t born = atomic_load_explicit(&ts->born_ns, memory_order_acquire);
-		if (r[i].time_ns < born)   /* the slot's previous thread's: gone */
-			continue;
-		uint32_t proc = procset_proc_of_sample(ps, r[i].thread_slot, r[i].time_ns);
-		bool on_cpu = r[i].state & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
-		if (!stuckwatch_see(&w->stuck, r[i].thread_slot, born, proc, r[i].stack_id, on_cpu,
-				    r[i].time_ns))
-			w->memory_short = true;
-	}
 }
 
 /* Does a frame match an --ignore pattern? */
