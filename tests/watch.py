@@ -10,7 +10,8 @@ blocking its event loop in time.sleep(2): one loop-blocked report. 1,000
 idle pool threads: none; the pool's spinner: one spinning report, its
 recording holding the spin. Four threads hanging in turn under --max-size
 1K: the newest report alone left; a full tmpfs: said once, nothing left; a
-watch killed mid-report: the next one removes its partial report.
+watch killed mid-report: the next one removes its partial report. The
+live view marks STUCK the threads watch reports.
 Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
@@ -431,6 +432,36 @@ def test_limits(suite):
                     *again.details())
 
 
+def test_live_marks(suite):
+    """hangs.py's three threads hang 1.5 s apart, watched by watch and by
+    the live view, both --stuck 2: the live view's threads panel marks
+    STUCK the threads watch reported, and only those."""
+    with rig.Target(suite, "python3.15", "hangs.py", args=("3", "1.5"),
+                    park=rig.PARK_NONE) as target, \
+            Watch("-p", target.pid, "--stuck", 2) as w:
+        tui = tasks.Tmux("-p", target.pid, "--stuck", 2)
+        try:
+            tui.wait(lambda s: "Threads" in s and "MainThread" in s, "the threads panel")
+            os.kill(target.pid, signal.SIGUSR1)
+            deadline = time.monotonic() + 2 + 3 * 1.5 + SLACK + 3
+            said = []
+            while len(said) < 3 and time.monotonic() < deadline:
+                said = [l for l in w.lines if " stuck " in l]
+                time.sleep(0.1)
+            reported = {int(re.match(r"watch: thread (\d+) ", l).group(1)) for l in said}
+            screen = tui.wait(lambda s: len(re.findall(r"STUCK \d", s)) >= len(reported),
+                              "%d STUCK marks" % len(reported))
+            marked = {int(m.group(1)) for m in
+                      re.finditer(r"(?m)^[ >]\s*(\d+)\s.*\bSTUCK \d", screen)}
+            want = set(target.info["tids"])
+            expect(reported == want and marked == want,
+                   "watch reported threads %s, the live view marked %s STUCK; the hung ones "
+                   "are %s" % (sorted(reported), sorted(marked), sorted(want)),
+                   *(w.details() + ["screen: " + l for l in screen.splitlines()[:12]]))
+        finally:
+            tui.close()
+
+
 def test_bad_input(suite):
     """One clear line and a non-zero exit each."""
     gone = subprocess.Popen(["true"])
@@ -445,12 +476,16 @@ def test_bad_input(suite):
              (("-p", "1", "stray"), "unexpected argument"),
              (("-p", "1", "-o", "/proc/no/such/dir"), "cannot write reports in /proc/no/such/dir"),
              (("-p", str(dead)), str(dead))]
+    cases = [(("watch",) + args, words) for args, words in cases] + [
+        (("--stuck", "0", "-p", "1"), "--stuck takes seconds"),
+        (("--loop-blocked", "x", "-p", "1"), "--loop-blocked takes milliseconds"),
+        (("--spin", "-3", "-p", "1"), "--spin takes seconds")]
     bad = []
     for args, words in cases:
-        run = rig.tachyon("watch", *args, timeout=20)
+        run = rig.tachyon(*args, timeout=20)
         err = run.err.decode("utf-8", "replace").strip().splitlines()
         if run.rc == 0 or len(err) != 1 or words not in err[0]:
-            bad.append("watch %s: exit %d, %s" % (" ".join(args), run.rc, err))
+            bad.append("%s: exit %d, %s" % (" ".join(args), run.rc, err))
     expect(not bad, "bad input", *bad)
 
 
@@ -472,6 +507,8 @@ TESTS = [
     ("four hangs under --max-size 1K: the newest report alone is kept; a full disk: said "
      "once, nothing left, watching goes on; a watch killed while writing a report: the next "
      "removes what it left", test_limits),
+    ("three threads hanging in turn, watched by watch and the live view: the live view "
+     "marks STUCK the threads watch reported, and only those", test_live_marks),
     ("bad input: one line and a non-zero exit each", test_bad_input),
 ]
 

@@ -25,6 +25,7 @@ struct live_options {
 	const char *theme;     /* NAME or PATH */
 	bool monochrome;
 	const char *export_dir; /* where `e` writes (default: the working directory) */
+	double stuck_s, loop_ms, spin_s;  /* the threads view marks what `watch` would report */
 };
 
 /* Formatting shared by the views. */

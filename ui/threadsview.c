@@ -252,6 +252,23 @@ draw_row(struct ui *u, int y, uint32_t i, bool cursor, bool marked, uint64_t now
 	else if (kw)
 		py_w /= 2;
 	int used = 0;
+	/* what `watch` would report of it, first: a cut line keeps it */
+	uint64_t sample_now = view_now(u) - u->s->sampler.start_ns;
+	enum stuck_kind stuck = thread_gone(u, i) ? STUCK_NONE
+				: stuckwatch_state(&u->stuck, i, sample_now);
+	if (stuck != STUCK_NONE) {
+		static const char *const marks[] = {[STUCK_PLACE] = "STUCK", [STUCK_LOOP] =
+						    "LOOP BLOCKED", [STUCK_SPIN] = "SPINNING"};
+		char mark[64], age[32];
+		live_format_duration((double)(sample_now - stuckwatch_since(&u->stuck.threads[i],
+									     stuck)) / 1e9,
+				     age, sizeof age);
+		snprintf(mark, sizeof mark, "%s %s ", marks[stuck], age);
+		used = draw_text(y, x, py_w, mark, cursor ? base : theme_attr(ROLE_WARNING));
+		x += used;
+		py_w -= used;
+		used = 0;
+	}
 	if (f != UINT32_MAX) {
 		enum thread_now what = thread_now(u, i);
 		char state[32] = ""; /* blocked: the call says it */

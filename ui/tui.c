@@ -176,10 +176,19 @@ ui_export(struct ui *u, int format)
 	export_sources_close(&meta.sources);
 }
 
+/* The drain's sink: the counts, and what `watch` would report. */
+static void
+take(void *ctx, const struct sample_record *r, size_t n)
+{
+	struct ui *u = ctx;
+	agg_take(&u->agg, r, n);
+	stuckwatch_take(&u->stuck, &u->s->sampler.procs, r, n);
+}
+
 static void
 drain(struct ui *u)
 {
-	sampler_drain(&u->s->sampler, agg_take, &u->agg);
+	sampler_drain(&u->s->sampler, take, u);
 }
 
 static void
@@ -357,6 +366,9 @@ ui_setup(struct ui *u, const struct live_options *o, struct session *s)
 	u->threads = threadsview_new();
 	u->frames = frameview_new();
 	agg_init(&u->agg, &s->sampler.procs, u->start_ns);
+	stuckwatch_init(&u->stuck, &s->sampler.procs.in, (uint64_t)(o->stuck_s * 1e9),
+			(uint64_t)(o->loop_ms * 1e6), (uint64_t)(o->spin_s * 1e9),
+			5ull * 1000000000ull);
 }
 
 /* One turn of the loop: what the sampler sent, the window's roll, the
@@ -457,6 +469,7 @@ ui_release(struct ui *u)
 	treeviews_free(u);
 	tableview_free(u->table);
 	agg_free(&u->agg);
+	stuckwatch_free(&u->stuck);
 	free(u->procs_reported);
 	tasksview_free(u->tasks);
 	baseline_free(u->baseline);

@@ -15,6 +15,7 @@
 #include "waitwatch.h"
 #include "liveopts.h"
 #include "session.h"
+#include "stuckwatch.h"
 #include "treeviews.h"
 #include "view.h"
 
@@ -61,6 +62,7 @@ struct ui {
 	/* the kernel's view of the threads (owned; NULL until the first) */
 	struct waitwatch_snapshot *kw;
 	bool sort_blocked;            /* threads panel: blocked longest first */
+	struct stuckwatch stuck;      /* which threads `watch` would report (threads panel) */
 	/* each view's own state, in its own file */
 	struct table_ui *table;       /* the function table and the detail (tableview.c) */
 	struct tasks_ui *tasks;       /* the asyncio tasks view (tasksview.c) */

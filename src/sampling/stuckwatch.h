@@ -33,6 +33,11 @@
 #include "procset.h"
 #include "ring.h"
 
+/* The rules' defaults: watch's and the live view's. */
+#define STUCKWATCH_STUCK_S 30
+#define STUCKWATCH_LOOP_MS 500
+#define STUCKWATCH_SPIN_S 60
+
 struct stuck_thread {
 	uint64_t born_ns;        /* which occupant of the slot (0: no sample yet) */
 	uint32_t proc;

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "live.h"
+#include "stuckwatch.h"
 #include "verbs.h"
 
 void
@@ -44,6 +45,10 @@ live_print_help(void)
 	       "                           kernel's perf sample, which the target pays for)\n"
 	       "      --export-dir DIR     where the e key writes profiles (default: the working\n"
 	       "                           directory)\n"
+	       "      --stuck SECONDS, --loop-blocked MS, --spin SECONDS\n"
+	       "                           the threads view marks a thread STUCK, LOOP BLOCKED\n"
+	       "                           or SPINNING as `watch` would report it (defaults 30,\n"
+	       "                           500, 60)\n"
 	       "  -b, --batch              print tables as plain text instead of the live screen\n"
 	       "  -n, --iterations N       batch: stop after N tables\n"
 	       "      --limit N            batch: rows per table (default 25)\n"
@@ -60,7 +65,7 @@ live_print_help(void)
 }
 
 enum { OPT_DELAY = 256, OPT_THEME, OPT_NOCOLOR, OPT_OUTPUT, OPT_LIMIT, OPT_TREE, OPT_THRESHOLD,
-       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC, OPT_NATIVE };
+       OPT_EXPORT_DIR, OPT_NOSUB, OPT_ASYNC, OPT_NATIVE, OPT_STUCK, OPT_LOOP, OPT_SPIN };
 static const struct option live_opts[] = {
 	{"pid", required_argument, NULL, 'p'},
 	{"rate", required_argument, NULL, 'r'},
@@ -81,6 +86,9 @@ static const struct option live_opts[] = {
 	{"native", no_argument, NULL, OPT_NATIVE},
 	{"tree", no_argument, NULL, OPT_TREE},
 	{"threshold", required_argument, NULL, OPT_THRESHOLD},
+	{"stuck", required_argument, NULL, OPT_STUCK},
+	{"loop-blocked", required_argument, NULL, OPT_LOOP},
+	{"spin", required_argument, NULL, OPT_SPIN},
 	{"help", no_argument, NULL, 'h'},
 	{"version", no_argument, NULL, 'V'},
 	{NULL, 0, NULL, 0},
@@ -159,6 +167,24 @@ live_option(int c, const char *text, struct live_options *o)
 		o->tree_threshold = v;
 		return 0;
 	}
+	case OPT_STUCK:
+		if (!cli_parse_seconds(optarg, 86400, &o->stuck_s))
+			return cli_usage_error(NULL, "--stuck takes seconds, more than 0 and at most "
+					       "86400, not '%s'", optarg);
+		return 0;
+	case OPT_LOOP: {
+		char *end;
+		o->loop_ms = strtod(optarg, &end);
+		if (end == optarg || *end || !(o->loop_ms >= 1 && o->loop_ms <= 86400000))
+			return cli_usage_error(NULL, "--loop-blocked takes milliseconds, from 1, "
+					       "not '%s'", optarg);
+		return 0;
+	}
+	case OPT_SPIN:
+		if (!cli_parse_seconds(optarg, 86400, &o->spin_s))
+			return cli_usage_error(NULL, "--spin takes seconds, more than 0 and at most "
+					       "86400, not '%s'", optarg);
+		return 0;
 	case 'h': live_print_help(); return -1;
 	case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
 	default:
@@ -176,6 +202,9 @@ live_parse(int argc, char **argv, struct live_options *o)
 	o->limit = 25;
 	o->tree_threshold = 1.0;
 	o->theme = "default";
+	o->stuck_s = STUCKWATCH_STUCK_S;
+	o->loop_ms = STUCKWATCH_LOOP_MS;
+	o->spin_s = STUCKWATCH_SPIN_S;
 	int c;
 	optind = 1;
 	opterr = 0;

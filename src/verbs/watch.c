@@ -24,9 +24,9 @@
 #include "watchreport.h"
 
 #define WATCH_RATE_HZ 20
-#define WATCH_STUCK_S 30
-#define WATCH_LOOP_MS 500
-#define WATCH_SPIN_S 60
+#define WATCH_STUCK_S STUCKWATCH_STUCK_S
+#define WATCH_LOOP_MS STUCKWATCH_LOOP_MS
+#define WATCH_SPIN_S STUCKWATCH_SPIN_S
 #define WATCH_LAST_S 60              /* a report's recording: the last seconds */
 /* The flight recorder's cap (16 bytes each): a busy tree keeps fewer seconds. */
 #define WATCH_LAST_MAX_RECORDS (2u << 20)
