@@ -223,6 +223,28 @@ main(void)
 	tap_ok(spins == 1u && set == 0, "10.45 s: named as spinning, once");
 	stuckwatch_free(&w);
 
+	/* a loop sleeping 0.8 s at one line, again and again (the kernel
+	 * watcher sees each sleep begin), in a place it moved to: not stuck;
+	 * then one sleep that does not end: stuck 30 s after it began */
+	stuckwatch_init(&w, &in, 30 * S, S / 2, 1000 * S, 2 * S);
+	sit(&w, 0, 1, 0, 20, 0, 1);
+	for (double t = 1.1; t < 60; t += 0.8) {
+		sit(&w, 0, 1, 0, 21, t, t + 0.7);
+		w.threads[0].wait_ns = (uint64_t)(t * S);
+	}
+	tap_ok(named(&w, (uint64_t)(60.2 * S)) == 0, "59 s at one line in 0.8 s sleeps: not "
+	       "named");
+	w.threads[0].wait_ns = 60 * S;
+	sit(&w, 0, 1, 0, 21, 60, 89.8);
+	tap_ok(named(&w, (uint64_t)(89.8 * S)) == 0, "a sleep of 29.9 s: not yet");
+	sit(&w, 0, 1, 0, 21, 89.9, 90.2);
+	w.threads[0].for_client = true;
+	tap_ok(named(&w, (uint64_t)(90.2 * S)) == 0, "30.1 s, waiting on a listening socket: "
+	       "not named");
+	w.threads[0].for_client = false;
+	tap_ok(named(&w, (uint64_t)(90.2 * S)) == 1u, "30.1 s: named");
+	stuckwatch_free(&w);
+
 	/* on a CPU at one line, in a place it moved to, past the stuck
 	 * threshold: busy, not stuck; spinning once past the spin one */
 	stuckwatch_init(&w, &in, 1 * S, S / 2, 3 * S, 2 * S);

@@ -396,6 +396,7 @@ advance(struct ui *u)
 		if (kw) {
 			free(u->kw);
 			u->kw = kw;
+			stuckwatch_waits(&u->stuck, &u->s->sampler.procs, kw, u->s->sampler.start_ns);
 			if (!u->paused)
 				u->dirty = true;
 		}

@@ -69,6 +69,8 @@ stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint32_t p
 	} else if (t->stack != stack) {
 		t->stack = stack;
 		t->since_ns = time_ns;
+		t->wait_ns = 0;
+		t->for_client = false;
 		t->off_cpu_ns = 0;
 		t->named = t->loop_named = false;
 	}
@@ -152,10 +154,13 @@ stuckwatch_state(struct stuckwatch *w, uint32_t slot, uint64_t now_ns)
 	if (slot >= w->nthreads)
 		return STUCK_NONE;
 	struct stuck_thread *t = &w->threads[slot];
-	if (!t->last_ns || !t->stack || now_ns < t->since_ns || now_ns - t->last_ns > w->gone_ns)
+	if (!t->last_ns || !t->stack || now_ns < t->since_ns ||
+	    (now_ns > t->last_ns && now_ns - t->last_ns > w->gone_ns))
 		return STUCK_NONE;
 	/* on a CPU it is not stuck but busy: the spin rule's */
-	if (now_ns - t->since_ns >= w->stuck_ns && t->off_cpu_ns && !stuckwatch_idle(w, t))
+	uint64_t there = stuckwatch_since(t, STUCK_PLACE);
+	if (now_ns >= there && now_ns - there >= w->stuck_ns && t->off_cpu_ns &&
+	    !t->for_client && !stuckwatch_idle(w, t))
 		return STUCK_PLACE;
 	if (t->spin_func && now_ns >= t->spin_ns && now_ns - t->spin_ns >= w->spin_ns)
 		return STUCK_SPIN;
@@ -208,5 +213,27 @@ stuckwatch_take(struct stuckwatch *w, const struct procset *ps, const struct sam
 uint64_t
 stuckwatch_since(const struct stuck_thread *t, enum stuck_kind kind)
 {
-	return kind == STUCK_LOOP ? t->off_cpu_ns : kind == STUCK_SPIN ? t->spin_ns : t->since_ns;
+	if (kind == STUCK_PLACE)   /* in its place and in its kernel wait there */
+		return t->wait_ns > t->since_ns ? t->wait_ns : t->since_ns;
+	return kind == STUCK_LOOP ? t->off_cpu_ns : t->spin_ns;
+}
+
+void
+stuckwatch_waits(struct stuckwatch *w, const struct procset *ps,
+		 const struct waitwatch_snapshot *snap, uint64_t start_ns)
+{
+	uint32_t nslots = appendlog_count(ps->threads.log);
+	for (uint32_t i = 0; snap && i < w->nthreads && i < nslots; i++) {
+		struct stuck_thread *t = &w->threads[i];
+		const struct thread_slot *ts = procset_slot(ps, i);
+		if (!t->last_ns || ts->tid_unknown)
+			continue;
+		const struct waitwatch_entry *e = waitwatch_find(snap, ts->native_tid);
+		/* a thread not in a call keeps what was said: between two
+		 * sleeps of a loop it runs a moment */
+		if (e && e->since_ns > start_ns)
+			t->wait_ns = e->since_ns - start_ns;
+		if (e)
+			t->for_client = strstr(e->info.object, " LISTEN") != NULL;
+	}
 }

@@ -1,10 +1,13 @@
 /* What `watch` reports, judged from the samples. Fed every sample record
  * (a thread slot's occupant, its process and its stack), it names:
  *
- * - a thread stuck: it has sat in one place (its stack unchanged) for
- *   longer than the threshold and waits (is off a CPU at its last
+ * - a thread stuck: it has sat in one place (its stack unchanged) and in
+ *   one wait in the kernel (when the kernel watcher says so: a loop that
+ *   sleeps a moment at one line, again and again, is not stuck) for
+ *   longer than the threshold, and waits (is off a CPU at its last
  *   sample: one on a CPU all along is busy, for the spin rule), but the
- *   idle ones: a thread in the place it
+ *   idle ones: a thread waiting in the kernel on a listening socket
+ *   (a server's worker waiting for its next client, however long), and a thread in the place it
  *   was first seen in (a pool's idle worker, a server's accept loop), or
  *   in a place any other thread was first seen in (the same pool's other
  *   workers, a server's other worker processes: a tree's processes share
@@ -32,6 +35,7 @@
 #include "keytab.h"
 #include "procset.h"
 #include "ring.h"
+#include "waitwatch.h"
 
 /* The rules' defaults: watch's and the live view's. */
 #define STUCKWATCH_STUCK_S 30
@@ -44,6 +48,9 @@ struct stuck_thread {
 	uint32_t first_stack;    /* where it was first seen */
 	uint32_t stack;          /* where it is (0: no Python frames) */
 	uint64_t since_ns;       /* its first sample there */
+	uint64_t wait_ns;        /* since when it has been in its kernel wait there, as
+				    the kernel watcher last said (0: not known) */
+	bool for_client;         /* that wait is on a listening socket */
 	uint64_t off_cpu_ns;     /* its first sample there off a CPU since it was last
 				    on one (0: on one) */
 	uint64_t last_ns;        /* its last sample */
@@ -87,6 +94,12 @@ bool stuckwatch_see(struct stuckwatch *w, uint32_t slot, uint64_t born_ns, uint3
  * out). false when memory was short for some. */
 bool stuckwatch_take(struct stuckwatch *w, const struct procset *ps,
 		     const struct sample_record *r, size_t n);
+
+/* The kernel watcher's newest look (snap: its clock, the sampler's started
+ * at start_ns): each thread blocked in a call has been in it since the
+ * entry says. */
+void stuckwatch_waits(struct stuckwatch *w, const struct procset *ps,
+		      const struct waitwatch_snapshot *snap, uint64_t start_ns);
 
 /* What the thread of slot is by now_ns, named or not: why it would be
  * named (the first that holds of stuck, spinning, a blocked loop), or

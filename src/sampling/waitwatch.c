@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "grow.h"
+#include "readfile.h"
 #include "waitwatch.h"
 #include "waits/owners.h"
 #include "proc/schedclock.h"
@@ -146,6 +147,20 @@ mark_tree(struct waitwatch *kw)
 	kw->nprocs = keep;
 }
 
+/* How many times thread tid has been put on a CPU (the third figure of
+ * its schedstat), or 0 when that cannot be read. */
+static uint64_t
+runs_of(pid_t pid, long tid)
+{
+	char path[64], text[128];
+	snprintf(path, sizeof path, "/proc/%d/task/%ld/schedstat", (int)pid, tid);
+	unsigned long long run, wait, runs;
+	if (read_small_file(path, text, sizeof text) <= 0 ||
+	    sscanf(text, "%llu %llu %llu", &run, &wait, &runs) != 3)
+		return 0;
+	return runs;
+}
+
 /* Add the blocked threads of one process to kw->found; false when memory is short. */
 static bool
 look_process(struct waitwatch *kw, struct waitwatched *w)
@@ -171,6 +186,7 @@ look_process(struct waitwatch *kw, struct waitwatched *w)
 		struct waitwatch_entry *e = &kw->found[kw->nfound];
 		if (!kwait_read_thread(w->reader, tid, &e->info))
 			continue;
+		e->runs = runs_of(w->pid, tid);
 		e->tid = (uint64_t)tid;
 		e->pid = w->pid;
 		kw->nfound++;
@@ -198,15 +214,18 @@ look(struct waitwatch *kw)
 		memcpy(s->e, kw->found, n * sizeof s->e[0]);
 	s->taken_ns = clock_now_ns();
 	qsort(s->e, n, sizeof s->e[0], cmp_tid);
-	/* Since when: the same call on the same fd as last time goes on;
-	 * a new one started when the thread last ran (the kernel's word),
+	/* Since when: the same call on the same fd as last time goes on,
+	 * unless the thread ran since (a loop that sleeps a moment, again
+	 * and again, makes a new call each time); a new one started when
+	 * the thread last ran (the kernel's word),
 	 * and not before the previous look if that saw something else.
 	 * Without the kernel's word, the call goes back at least to this
 	 * look, and the duration says it is a lower bound. */
 	for (uint32_t i = 0; i < n; i++) {
 		struct waitwatch_entry *e = &s->e[i];
 		const struct waitwatch_entry *p = waitwatch_find(kw->prev, e->tid);
-		if (p && p->info.nr == e->info.nr && p->info.fd == e->info.fd) {
+		if (p && p->info.nr == e->info.nr && p->info.fd == e->info.fd &&
+		    p->runs == e->runs) {
 			e->since_ns = p->since_ns;
 			e->info.seconds_at_least = p->info.seconds_at_least;
 			continue;

@@ -26,6 +26,7 @@ struct waitwatch_entry {
 	pid_t pid;                 /* the process of the thread */
 	uint64_t since_ns;         /* clock_now_ns() when the thread entered this call
 				      (as far as the watcher can tell) */
+	uint64_t runs;             /* times it was put on a CPU (schedstat); 0: unknown */
 	struct kwait_info info;    /* raw target text: sanitize before display */
 };
 

@@ -864,6 +864,7 @@ watch_main(int argc, char **argv)
 		if (fresh) {
 			free(w.waits);
 			w.waits = fresh;
+			stuckwatch_waits(&w.stuck, &w.s.sampler.procs, fresh, w.s.sampler.start_ns);
 		}
 		watch_report_reap(w.execs, WATCH_MAX_EXEC);
 		uint64_t sample_now = now - w.s.sampler.start_ns;
