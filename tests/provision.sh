@@ -3,7 +3,8 @@
 #  - host build dependencies (autotools, ncursesw, termkey, tmux, debootstrap)
 #  - a Debian unstable root holding real CPython 3.13, 3.14, 3.15 and 3.15-dbg,
 #    cached at $TT_ROOT (default /var/cache/tachyon-top/sid-root), /proc mounted.
-#  - real servers for the root's default python3 (gunicorn, uvicorn, aiohttp, uWSGI)
+#  - real servers for the root's default python3 (gunicorn, uvicorn, aiohttp, uWSGI,
+#    Celery)
 #  - a real position-independent python3.15 executable carrying the runtime
 #    inside it, built in the root (see static_pie_python below)
 #  - on the host: Debian 12's python3.11 with its debug build and headers, and
@@ -21,7 +22,7 @@ PY_PKGS="python3.13 python3.14 python3.15 python3.13-dbg python3.14-dbg python3.
 python3.13-nopie python3.14-nopie python3.15-nopie
 libpython3.13-dev libpython3.14-dev libpython3.15-dev
 gunicorn python3-gunicorn python3-uvicorn python3-aiohttp python3-gevent gcc libc6-dev
-uwsgi-core uwsgi-plugin-python3"
+uwsgi-core uwsgi-plugin-python3 python3-celery"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
 HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3
 python3.11 python3.11-dbg libpython3.11-dev golang-go chromium iproute2 util-linux zlib1g-dev

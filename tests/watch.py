@@ -12,7 +12,8 @@ recording holding the spin. Four threads hanging in turn under --max-size
 1K: the newest report alone left; a full tmpfs: said once, nothing left; a
 watch killed mid-report: the next one removes its partial report. The
 live view marks STUCK the threads watch reports.
-Bad input: one line, a non-zero exit; the watched process's exit ends the
+A minute of quiet servers (idle threads, gevent, Celery, aiohttp under
+load): no report. Bad input: one line, a non-zero exit; the watched process's exit ends the
 watch. Emits TAP. Needs root and the provisioned target root."""
 
 import contextlib
@@ -208,7 +209,7 @@ def test_gunicorn_hang(suite):
                "SIGTERM: exit %d, last line %r" % (rc, w.lines[-1:]), *w.details())
 
 
-LOOP_LOAD_S = 20   # s of a healthy loop under load
+LOOP_LOAD_S = 5    # s of a healthy loop under load (and a minute in test_quiet_minute)
 
 
 def test_loop_blocked(suite):
@@ -325,6 +326,94 @@ def test_stuck_greenlets(suite):
                and "awaits an answer from 127.0.0.1:%d" % g.upstream.getsockname()[1]
                in summary, "summary.txt does not name fetch_inventory and the upstream",
                summary)
+
+
+class Celery:
+    """Debian's Celery: a prefork worker (-c 2) of tests/targets/celery_app.py
+    on kombu's filesystem transport, in the root, given ten tasks and idle
+    again once they ran (a watch attached to a pool at work learns where
+    its processes wait for work only when it sees them there first)."""
+
+    def __init__(self, suite):
+        self.dir = suite.new_dir("celery")
+        self.proc = None
+
+    def __enter__(self):
+        host = rig.in_root(self.dir)
+        os.makedirs(host, exist_ok=True)
+        shutil.copy(os.path.join(rig.TARGETS_DIR, "celery_app.py"), host)
+        env = dict(rig.TARGET_ENV, TT_CELERY_DIR=self.dir + "/queue")
+        self.log = os.path.join(host, "worker.log")
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [rig.CHROOT, rig.ROOT, "sh", "-c", "cd %s && exec python3 -m celery -A "
+                 "celery_app worker --pool=prefork -c 2 --without-heartbeat --without-gossip "
+                 "--without-mingle -l info" % self.dir],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                start_new_session=True)
+        deadline = time.monotonic() + 30
+        while "ready." not in open(self.log, errors="replace").read():
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.kill()
+                raise Fail("the Celery worker did not start", *self.details())
+            time.sleep(0.2)
+        subprocess.run([rig.CHROOT, rig.ROOT, "sh", "-c", "cd %s && exec python3 -c 'from "
+                        "celery_app import add\nfor i in range(10): add.delay(i, i)'"
+                        % self.dir], env=env, timeout=60, check=True)
+        # idle again: each pool process back where it waits for work
+        while open(self.log, errors="replace").read().count(" succeeded in ") < 10:
+            if time.monotonic() > deadline + 30:
+                self.kill()
+                raise Fail("the Celery worker did not run its ten tasks", *self.details())
+            time.sleep(0.2)
+        time.sleep(1)
+        return self
+
+    def details(self):
+        with open(self.log, errors="replace") as f:
+            return ["celery: " + l for l in f.read().splitlines()[-10:]]
+
+    def kill(self):
+        if self.proc.poll() is None:
+            proctree.killpg(self.proc)
+
+    def __exit__(self, *exc):
+        self.kill()
+        return False
+
+
+QUIET_S = 60   # s of the quiet minute
+
+
+def test_quiet_minute(suite):
+    """A minute, default thresholds, four watches at once: 1,000 threads
+    idle (waiting their turn); Debian's gunicorn -k gevent -w 2 idle;
+    Debian's Celery prefork worker idle after ten tasks; Debian's aiohttp
+    under keep-alive load all along, beside a keep-alive connection held
+    idle: no report."""
+    if not os.path.exists(rig.in_root("/usr/lib/python3/dist-packages/celery")):
+        raise rig.Skip("Celery is not installed in the root (tests/provision.sh adds it)")
+    greenlets.STUCK = 0
+    with rig.Target(suite, "python3.15", "hangs.py", args=("1000", "1"),
+                    park=rig.PARK_NONE) as pool, greenlets.GeventTree() as gevent, \
+            Celery(suite) as celery, tasks.Target("python3", "tasks_aiohttp.py") as aio, \
+            Watch("-p", pool.pid) as w1, Watch("-p", gevent.proc.pid) as w2, \
+            Watch("-p", celery.proc.pid) as w3, Watch("-p", aio.pid) as w4:
+        idle = http.client.HTTPConnection("127.0.0.1", aio.info["port"], timeout=10)
+        idle.request("GET", "/fast")
+        idle.getresponse().read()
+        threads, done = tasks.keepalive_load(aio.info["port"], QUIET_S)
+        for th in threads:
+            th.join(QUIET_S + 15)
+        said = {name: w.reports() + [l for l in w.lines if "watch: thread" in l or
+                                     " stuck " in l]
+                for name, w in (("pool", w1), ("gevent", w2), ("celery", w3), ("aiohttp", w4))}
+        rig.Tap.emit("# %d s: %d requests to aiohttp; reports: %s"
+                     % (QUIET_S, sum(done), {k: len(v) for k, v in said.items()}))
+        expect(sum(done) > QUIET_S * 10 and not any(said.values()),
+               "a quiet minute: %d requests to aiohttp (want > %d); reports %s"
+               % (sum(done), QUIET_S * 10, said), *w4.details())
+        idle.close()
 
 
 def test_idle_pool(suite):
@@ -501,6 +590,9 @@ TESTS = [
      "the other task and the upstream", test_stuck_tasks),
     ("Debian's gunicorn -k gevent -w 2: idle, no report; two requests hanging on an "
      "upstream: one stuck-greenlet report naming it and the upstream", test_stuck_greenlets),
+    ("a minute, default thresholds: 1,000 idle threads, an idle gevent server, an idle "
+     "Celery prefork worker and aiohttp under load beside an idle keep-alive connection: "
+     "no report", test_quiet_minute),
     ("1,000 idle threads and a spinner for 6 s: the spinner's report alone (--spin 3), its "
      "recording holding the spin; the target's exit ends the watch",
      test_idle_pool),
