@@ -2,7 +2,8 @@
  * made-up task snapshots: a task past the threshold at a point no task sat
  * at in its process's first snapshot, once per point whatever the tasks
  * there; never one at such a point (in any process), one running on its
- * thread, a hub or a main greenlet, one awaiting another task; a point is named again once it has
+ * thread, a hub or a main greenlet, one awaiting another task, one of a
+ * server owing no answer that long; a point is named again once it has
  * been left empty. */
 #include "config.h"
 
@@ -154,6 +155,20 @@ main(void)
 	snap.tasks.tasks[snap.tasks.n - 1].first_awaiter = snap.tasks.nawaiters;
 	tt_tasks_push_awaiter(&snap.tasks, &snap.tasks.tasks[snap.tasks.n - 1], 13);
 	tap_ok(judge(&j) == 1u << 14, "a task awaiting a stuck task: the awaited one alone named");
+	/* a server's task past the threshold: stuck only while an answer has
+	 * been owed about that long on one of its connections */
+	begin(3);
+	task(0, 15, 9, 31, PLAIN);
+	snap.procs[0].peers_read = snap.procs[0].serving = true;
+	snap.procs[0].owed_ms = 0;
+	tap_ok(judge(&j) == 0, "a server owing no answer: its task 31 s at a new point waits for "
+	       "its client, not named");
+	begin(3);
+	task(0, 15, 9, 32, PLAIN);
+	snap.procs[0].peers_read = snap.procs[0].serving = true;
+	snap.procs[0].owes = true;
+	snap.procs[0].owed_ms = 31500;
+	tap_ok(judge(&j) == 1u << 15, "owing an answer 31.5 s: named");
 	stucktasks_free(&j);
 	begin(0);
 	free(snap.procs);

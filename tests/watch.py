@@ -252,13 +252,18 @@ def wait_reports(w, since, limit):
 
 
 def test_stuck_tasks(suite):
-    """Debian's aiohttp, watched: 5 s of keep-alive load, and a keep-alive
-    connection idle for twice --stuck: no report (the idle one waits for
-    its client: nothing is owed on its connection); two /slow requests hang
-    on its silent upstream: one report (one point), naming fetch_upstream,
-    the other task there and the upstream it awaits."""
+    """Debian's aiohttp, watched (and in the live view's tasks view): 5 s
+    of keep-alive load, and a keep-alive connection idle for twice
+    --stuck: no report, no mark (the idle one waits for its client:
+    nothing is owed on its connection); two /slow requests hang on its
+    silent upstream: one report (one point), naming fetch_upstream, the
+    other task there and the upstream it awaits; the tasks view marks the
+    point STUCK."""
     with tasks.Target("python3", "tasks_aiohttp.py") as t, \
-            Watch("-p", t.pid, "--stuck", STUCK) as w:
+            Watch("-p", t.pid, "--stuck", STUCK) as w, \
+            contextlib.closing(tasks.Tmux("-p", t.pid, "--stuck", STUCK)) as tui:
+        tui.wait(lambda s: "Functions" in s, "the live view")
+        tui.keys("T")
         port = t.info["port"]
         idle = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
         idle.request("GET", "/fast")
@@ -267,10 +272,13 @@ def test_stuck_tasks(suite):
         for th in threads:
             th.join(15)
         time.sleep(2 * STUCK + 1 - 5)
-        expect(sum(done) > 50 and not w.reports(),
+        screen = tui.screen()
+        marked = re.findall(r"(?m)^[\u25b8\u25be].*\bSTUCK ", screen)
+        expect(sum(done) > 50 and not w.reports() and not marked,
                "%d requests in 5 s (want > 50); reports of a server serving and then "
-               "holding an idle keep-alive connection %d s: %s"
-               % (sum(done), 2 * STUCK + 1, w.reports()), *w.details())
+               "holding an idle keep-alive connection %d s: %s; the tasks view marks it "
+               "STUCK: %s" % (sum(done), 2 * STUCK + 1, w.reports(), marked),
+               *(w.details() + ["screen: " + l for l in screen.splitlines()[:15]]))
         hung_at = time.monotonic()
         for _ in range(2):
             threading.Thread(target=ask, args=("http://127.0.0.1:%d/slow" % port,),
@@ -296,6 +304,9 @@ def test_stuck_tasks(suite):
                "awaits an answer from 127.0.0.1:" in summary,
                "summary.txt does not name fetch_upstream's line %d, the other task and the "
                "upstream" % line, summary)
+        # the live view's tasks view marks the same point
+        tui.wait(lambda s: re.search(r"(?m)^[\u25b8\u25be].*\bSTUCK .*fetch_upstream", s),
+                 "the tasks view's STUCK mark on the fetch_upstream point")
         idle.close()
 
 
@@ -585,9 +596,10 @@ TESTS = [
      "ends the watch", test_gunicorn_hang),
     ("Debian's aiohttp under load for %d s: no report; then a handler calling time.sleep(2): "
      "one loop-blocked report within 2.5 s naming it" % LOOP_LOAD_S, test_loop_blocked),
-    ("Debian's aiohttp: 5 s of load and an idle keep-alive connection: no report; two "
-     "requests hanging on an upstream: one stuck-task report naming the coroutine's line, "
-     "the other task and the upstream", test_stuck_tasks),
+    ("Debian's aiohttp: 5 s of load and an idle keep-alive connection: no report, no mark; "
+     "two requests hanging on an upstream: one stuck-task report naming the coroutine's "
+     "line, the other task and the upstream; the tasks view marks the point STUCK",
+     test_stuck_tasks),
     ("Debian's gunicorn -k gevent -w 2: idle, no report; two requests hanging on an "
      "upstream: one stuck-greenlet report naming it and the upstream", test_stuck_greenlets),
     ("a minute, default thresholds: 1,000 idle threads, an idle gevent server, an idle "

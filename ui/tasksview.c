@@ -10,6 +10,7 @@
 #include "mem/procmaps.h"
 #include "taskwatch.h"
 #include "tasksview.h"
+#include "stucktasks.h"
 #include "theme.h"
 #include "ui.h"
 
@@ -59,6 +60,10 @@ struct tasks_ui {
 	struct task_key open_task;
 	struct trow *rows;
 	uint32_t nrows, cap;
+	/* what `watch` would report: the judge, and per task of the snapshot */
+	struct stucktasks judge;
+	bool judging;
+	bool *stuck;
 };
 
 struct tasks_ui *
@@ -78,6 +83,9 @@ tasksview_free(struct tasks_ui *t)
 	free(t->shown_groups);
 	free(t->proc_mark);
 	free(t->rows);
+	free(t->stuck);
+	if (t->judging)
+		stucktasks_free(&t->judge);
 	free(t);
 }
 
@@ -397,6 +405,31 @@ rebuild(struct tasks_ui *t, const struct selection *sel)
 	restore_selection(t, sel);
 }
 
+/* Which tasks `watch` would report stuck, by its rules and --stuck. */
+static void
+judge(struct tasks_ui *t, const struct ui *u, const struct task_snapshot *s)
+{
+	if (!t->judging) {
+		stucktasks_init(&t->judge, (uint64_t)(u->opt->stuck_s * 1e9));
+		t->judging = true;
+	}
+	free(t->stuck);
+	t->stuck = calloc(s->tasks.n + 1, sizeof *t->stuck);
+	stucktasks_learn(&t->judge, s);
+	for (uint32_t i = 0; t->stuck && i < s->tasks.n; i++)
+		t->stuck[i] = stucktasks_stuck(&t->judge, s, i);
+}
+
+/* Is any task of group g stuck (as watch would report it)? */
+static bool
+group_stuck(const struct tasks_ui *t, const struct task_group *g)
+{
+	for (uint32_t m = 0; t->stuck && m < g->count; m++)
+		if (t->stuck[t->snap->members[g->first + m]])
+			return true;
+	return false;
+}
+
 static void
 take_snapshot(struct tasks_ui *t, const struct ui *u, struct task_snapshot *s)
 {
@@ -420,6 +453,7 @@ take_snapshot(struct tasks_ui *t, const struct ui *u, struct task_snapshot *s)
 	for (uint32_t i = 0; i < s->tasks.n; i++)
 		t->by_id[i] = i;
 	qsort_r(t->by_id, s->tasks.n, sizeof *t->by_id, cmp_ids, (void *)s);
+	judge(t, u, s);
 	read_filter(t, u);
 	rebuild(t, &sel);
 }
@@ -580,6 +614,9 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 		snprintf(head, sizeof head, "%s%7u%s %5u %8s  ",
 			 open ? "\xe2\x96\xbe" : "\xe2\x96\xb8", v->count, procs, v->running, age);
 		int x = draw_text(y, 0, COLS, head, attr);
+		if (group_stuck(t, g))
+			x += draw_text(y, x, COLS - x, "STUCK ", selected ? attr
+									 : theme_attr(ROLE_WARNING));
 		char label[1200];
 		group_label(s, g, label, sizeof label);
 		int lw = (COLS - x) * 60 / 100;
@@ -632,7 +669,10 @@ draw_row(const struct tasks_ui *t, const struct trow *r, int y, bool selected)
 			 4 + deep, "", same_task(key_of(s, r->a), t->open_task) ? "\xe2\x96\xbe" : "\xe2\x96\xb8",
 			 tt_task_name(&s->tasks, task), (unsigned long long)task->id, where, what,
 			 task->running ? "running" : "suspended", age);
-		draw_text(y, 0, COLS, text, attr);
+		int used = draw_text(y, 0, COLS, text, attr);
+		if (t->stuck && t->stuck[r->a])
+			draw_text(y, used, COLS - used, "  STUCK", selected ? attr
+								 : theme_attr(ROLE_WARNING));
 		break;
 	}
 	case ROW_FRAME: {

@@ -366,6 +366,9 @@ ui_setup(struct ui *u, const struct live_options *o, struct session *s)
 	u->threads = threadsview_new();
 	u->frames = frameview_new();
 	agg_init(&u->agg, &s->sampler.procs, u->start_ns);
+	/* the tasks view's marks need a stuck task's connections read */
+	if (s->watching_tasks)
+		atomic_store(&s->tasks.peers_after_ns, (uint64_t)(o->stuck_s * 1e9));
 	stuckwatch_init(&u->stuck, &s->sampler.procs.in, (uint64_t)(o->stuck_s * 1e9),
 			(uint64_t)(o->loop_ms * 1e6), (uint64_t)(o->spin_s * 1e9),
 			5ull * 1000000000ull);

@@ -15,6 +15,7 @@ stucktasks_init(struct stucktasks *j, uint64_t stuck_ns)
 	keytab_init(&j->idle, sizeof(struct point_rec));
 	keytab_init(&j->procs, sizeof(struct point_rec));
 	keytab_init(&j->named, sizeof(struct point_rec));
+	keytab_init(&j->waiting, sizeof(struct point_rec));
 	j->stuck_ns = stuck_ns;
 }
 
@@ -24,6 +25,7 @@ stucktasks_free(struct stucktasks *j)
 	keytab_free(&j->idle);
 	keytab_free(&j->procs);
 	keytab_free(&j->named);
+	keytab_free(&j->waiting);
 }
 
 /* Its frames' functions (interned by content across processes) and lines:
@@ -98,14 +100,46 @@ awaiting(const struct task_snapshot *s, struct keytab *out)
 }
 
 bool
+stucktasks_learn(struct stucktasks *j, const struct task_snapshot *s)
+{
+	bool ok = first_snapshots(j, s);
+	keytab_clear(&j->waiting);
+	if (!awaiting(s, &j->waiting))
+		ok = false;
+	return ok;
+}
+
+uint64_t
+stucktasks_owed_ms(uint64_t wait_ns)
+{
+	/* it got to where it waits just after the request came or went out,
+	 * and its wait counts from the first read that saw it there: the
+	 * answer has been owed at least about as long */
+	uint64_t ms = wait_ns / 1000000;
+	return ms - (ms / 2 < STUCKTASKS_BLUR_MS ? ms / 2 : STUCKTASKS_BLUR_MS);
+}
+
+bool
+stucktasks_peers_idle(const struct task_proc *p, uint64_t wait_ns)
+{
+	return p->peers_read && p->serving && (!p->owes || p->owed_ms < stucktasks_owed_ms(wait_ns));
+}
+
+bool
+stucktasks_stuck(const struct stucktasks *j, const struct task_snapshot *s, uint32_t i)
+{
+	const struct tt_task *t = &s->tasks.tasks[i];
+	return !threads_own(t) && s->stuck_ns[i] >= j->stuck_ns &&
+	       !keytab_find(&j->idle, stucktasks_point(s, t)) &&
+	       !keytab_find(&j->waiting, task_in(s->task_proc[i], t->id)) &&
+	       !stucktasks_peers_idle(&s->procs[s->task_proc[i]], s->stuck_ns[i]);
+}
+
+bool
 stucktasks_judge(struct stucktasks *j, const struct task_snapshot *s, uint32_t **named,
 		 uint32_t *n, uint32_t *cap)
 {
-	bool ok = first_snapshots(j, s);
-	struct keytab waiting;
-	keytab_init(&waiting, sizeof(struct point_rec));
-	if (!awaiting(s, &waiting))
-		ok = false;
+	bool ok = stucktasks_learn(j, s);
 	for (uint32_t k = 0; k < j->named.count; k++)
 		((struct point_rec *)keytab_at(&j->named, k))->occupied = false;
 	for (uint32_t i = 0; i < s->tasks.n; i++) {
@@ -118,8 +152,7 @@ stucktasks_judge(struct stucktasks *j, const struct task_snapshot *s, uint32_t *
 			was->occupied = true;
 			continue;
 		}
-		if (s->stuck_ns[i] < j->stuck_ns || keytab_find(&j->idle, point) ||
-		    keytab_find(&waiting, task_in(s->task_proc[i], t->id)))
+		if (!stucktasks_stuck(j, s, i))
 			continue;
 		bool added;
 		struct point_rec *r = keytab_put(&j->named, point, &added);
@@ -140,7 +173,6 @@ stucktasks_judge(struct stucktasks *j, const struct task_snapshot *s, uint32_t *
 			ok = false;
 	}
 	keytab_free(&j->named);
-	keytab_free(&waiting);
 	j->named = still;
 	return ok;
 }

@@ -10,6 +10,7 @@
 #include "hash.h"
 #include "stucktime.h"
 #include "taskwatch.h"
+#include "waits/tcpdiag.h"
 #include "workers.h"
 
 /* While asyncio is absent, look for it again this often. */
@@ -342,6 +343,37 @@ publish(struct taskwatch *w, struct task_snapshot *s, const char *error)
 	pthread_mutex_unlock(&w->worker.lock);
 }
 
+#define PEERS_MAX 4096   /* TCP connections of a process looked at */
+
+/* A process with a task (its own, not its thread's) waiting past
+ * peers_after_ns: who owes whom an answer on its TCP connections. */
+static void
+read_peers(struct taskwatch *w, const struct task_snapshot *s, struct task_proc *p)
+{
+	uint64_t after = atomic_load_explicit(&w->peers_after_ns, memory_order_relaxed);
+	bool waits = false;
+	for (uint32_t i = p->first_task; after && !waits && i < p->first_task + p->ntasks; i++) {
+		const struct tt_task *t = &s->tasks.tasks[i];
+		waits = s->stuck_ns[i] >= after && !t->running &&
+			!(t->kind == TASK_GREENLET && (t->hub || t->main_greenlet));
+	}
+	if (!waits)
+		return;
+	if (!w->peers && !(w->peers = malloc(PEERS_MAX * sizeof *w->peers)))
+		return;
+	size_t n = tcpdiag_read(p->pid, w->peers, PEERS_MAX);
+	p->peers_read = true;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t ms;
+		p->serving |= w->peers[i].listening || w->peers[i].accepted;
+		if (tcpdiag_owed(&w->peers[i], &ms) != TCP_OWED_NOTHING &&
+		    (!p->owes || ms > p->owed_ms)) {
+			p->owes = true;
+			p->owed_ms = ms;
+		}
+	}
+}
+
 /* Read one process into the snapshot as its next process. */
 static bool
 read_one(struct taskwatch *w, struct watched *wd, struct task_snapshot *s)
@@ -370,6 +402,7 @@ read_one(struct taskwatch *w, struct watched *wd, struct task_snapshot *s)
 	if (!add_process(w, wd, s, clock_now_ns()))
 		return false;
 	p->ntasks = s->tasks.n - p->first_task;
+	read_peers(w, s, p);
 	return true;
 }
 
@@ -448,6 +481,8 @@ free_watchers(struct taskwatch *w)
 		watched_free(w->watched[i]);
 	free(w->watched);
 	w->watched = NULL;
+	free(w->peers);
+	w->peers = NULL;
 	w->nwatched = w->watched_cap = 0;
 	intern_free(&w->funcs);
 }

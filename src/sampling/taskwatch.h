@@ -22,6 +22,7 @@
 #include "intern.h"
 #include "procset.h"
 #include "target.h"
+#include "waits/tcpdiag.h"
 #include "workers.h"
 
 /* Tasks of one suspension point: the same innermost function and caller,
@@ -46,6 +47,12 @@ struct task_proc {
 	uint64_t ts_running_task;  /* where a thread state keeps its running task; 0: unknown */
 	char error[384];           /* "" when its read worked */
 	char greenlets_note[400];  /* why its greenlets are not read (an unknown greenlet), or "" */
+	/* its TCP connections (tcpdiag.h), read when a task of it has waited
+	 * taskwatch.peers_after_ns: */
+	bool peers_read;
+	bool serving;              /* it listens, or holds connections it accepted */
+	bool owes;                 /* an answer is owed, to a client or from a server: */
+	uint32_t owed_ms;          /* the longest for so long */
 };
 
 struct task_snapshot {
@@ -81,7 +88,10 @@ struct taskwatch {
 	struct worker worker;
 	struct task_snapshot *latest;   /* published, not taken yet (under worker.lock) */
 	char error[512];                /* last failed read (under worker.lock) */
+	_Atomic uint64_t peers_after_ns;   /* read a process's TCP connections when a
+					      task of it has waited this long (0: never) */
 	uint64_t reads;
+	struct tcp_conn *peers;         /* scratch for read_peers (the reader's thread) */
 };
 
 /* A read may take at most 1/TASKWATCH_SHARE of the time: with many tasks

@@ -48,7 +48,8 @@ print_usage(FILE *f)
 	      "                       native walk costs here (what the target pays: --cost)\n"
 	      "      --cost           what a target pays for being sampled: runs PYTHON -c\n"
 	      "                       PROGRAM, a loop counting its work, and measures its\n"
-	      "                       throughput alone and sampled (Python frames at 10k/s\n"
+	      "                       throughput alone and sampled (a whole `watch` at its\n"
+	      "                       20/s, stopped and continued; Python frames at 10k/s\n"
 	      "                       and 2k/s, the live view's default; --native at 100/s,\n"
 	      "                       1k/s and 10k/s), about SECONDS (default 10) per setting\n"
 	      "  -h, --help           show this help\n", f);

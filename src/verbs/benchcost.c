@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,12 +69,14 @@ static const struct cost_setting {
 	const char *name;
 	double hz;
 	bool native;
+	bool watch;     /* a `watch` of the target, whole: paused by SIGSTOP */
 } SETTINGS[] = {
-	{"python 10k/s", 10000, false},
-	{"python 2k/s", SAMPLER_LIVE_RATE_HZ, false},
-	{"native 100/s", 100, true},
-	{"native 1k/s", 1000, true},
-	{"native 10k/s", 10000, true},
+	{"watch 20/s", 20, false, true},
+	{"python 10k/s", 10000, false, false},
+	{"python 2k/s", SAMPLER_LIVE_RATE_HZ, false, false},
+	{"native 100/s", 100, true, false},
+	{"native 1k/s", 1000, true, false},
+	{"native 10k/s", 10000, true, false},
 };
 #define NSETTINGS (sizeof SETTINGS / sizeof SETTINGS[0])
 _Static_assert(SAMPLER_LIVE_RATE_HZ == 2000, "the live view's setting is named for its rate");
@@ -348,6 +351,125 @@ out:
 	return st;
 }
 
+/* `watch -p PID` of the target as a child of ours, its output on a pipe
+ * read until its first line (attached); thresholds it will not reach: it
+ * is measured, not reporting. 0 when it could not be started. */
+static pid_t
+start_watch(pid_t target, double hz, char *dir)
+{
+	char pid_s[24], rate_s[32];
+	snprintf(pid_s, sizeof pid_s, "%d", (int)target);
+	snprintf(rate_s, sizeof rate_s, "%g", hz);
+	char *argv[] = {"tachyon-top", "watch", "-p", pid_s, "-r", rate_s, "-o", dir, "--stuck",
+			"86400", "--spin", "86400", "--loop-blocked", "86400000", NULL};
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return 0;
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(p[1]);
+	char line[512];
+	size_t got = 0;
+	while (pid > 0 && got < sizeof line - 1) {
+		struct pollfd pfd = {.fd = p[0], .events = POLLIN};
+		ssize_t n = poll(&pfd, 1, 20000) == 1 ? read(p[0], line + got, sizeof line - 1 - got)
+						      : -1;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+		line[got] = '\0';
+		if (strchr(line, '\n'))
+			break;
+	}
+	close(p[0]);   /* later lines (none: nothing to report) would get SIGPIPE */
+	if (pid > 0 && (got == 0 || strncmp(line, "watch: process", 14) != 0)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return 0;
+	}
+	return pid < 0 ? 0 : pid;
+}
+
+/* The watch setting: pairs of windows with the watch process stopped
+ * (SIGSTOP: its sampler, kernel watcher and task reader alike) and
+ * running. Its CPU is its whole run's over the time it ran. */
+static tt_status
+measure_watch(struct counter *c, const struct cost_setting *set, size_t pairs, uint32_t *rng,
+	      struct cost_row *row, struct tt_error *err)
+{
+	char dir[] = "/tmp/tt-cost-watch-XXXXXX";
+	if (!mkdtemp(dir))
+		return tt_fail(err, TT_EIO, errno, "cannot make a directory for watch's reports");
+	pid_t w = start_watch(c->pid, set->hz, dir);
+	if (!w) {
+		rmdir(dir);
+		return tt_fail(err, TT_EIO, 0, "cannot start tachyon-top watch -p %d", (int)c->pid);
+	}
+	double on_s = WARMUP_S;
+	sleep_s(WARMUP_S);
+	tt_status st = TT_OK;
+	double *loss = calloc(pairs, sizeof *loss), *cpu_loss = calloc(pairs, sizeof *cpu_loss);
+	double *alone = calloc(pairs, sizeof *alone), *sampled = calloc(pairs, sizeof *sampled);
+	size_t k = 0;
+	for (; loss && cpu_loss && alone && sampled && k < pairs && !session_stop_signal(); k++) {
+		struct window win[2];
+		bool first_on = next_random(rng) & 1;
+		for (int j = 0; j < 2; j++) {
+			bool on = (j == 0) == first_on;
+			kill(w, on ? SIGCONT : SIGSTOP);
+			sleep_s(SETTLE_S);
+			double t0 = now_s();
+			if (!measure_window(c, &win[on])) {
+				st = tt_fail(err, TT_EIO, 0, "the target (pid %d) stopped counting its "
+							     "work", (int)c->pid);
+				goto out;
+			}
+			if (on)
+				on_s += now_s() - t0 + SETTLE_S;
+		}
+		alone[k] = win[0].wall;
+		sampled[k] = win[1].wall;
+		loss[k] = win[0].wall > 0 ? 100.0 * (win[0].wall - win[1].wall) / win[0].wall : NAN;
+		cpu_loss[k] = win[0].cpu > 0 ? 100.0 * (win[0].cpu - win[1].cpu) / win[0].cpu : NAN;
+	}
+	row->pairs = k;
+	row->alone = median_of(alone, k);
+	row->sampled = median_of(sampled, k);
+	row->cpu_loss = median_of(cpu_loss, k);
+	row->loss = median_of(loss, k);
+	row->q1 = quantile(loss, k, 0.25);
+	row->q3 = quantile(loss, k, 0.75);
+	double se = k ? 1.2533 * (row->q3 - row->q1) / 1.349 / sqrt((double)k) : NAN;
+	row->ci_low = row->loss - 1.96 * se;
+	row->ci_high = row->loss + 1.96 * se;
+	row->samples_per_s = set->hz;
+	row->done = k == pairs;
+out:
+	kill(w, SIGCONT);
+	kill(w, SIGTERM);
+	struct rusage ru;
+	int status;
+	if (wait4(w, &status, 0, &ru) == w) {
+		double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+			     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+		row->sampler_cpu = on_s > 0 ? cpu / on_s : 0;
+	}
+	free(loss);
+	free(cpu_loss);
+	free(alone);
+	free(sampled);
+	rmdir(dir);
+	return st;
+}
+
 /* Start the counting target with its stdout on a pipe. */
 static tt_status
 start_counter(char **python, struct counter *c, struct tt_error *err)
@@ -522,7 +644,10 @@ benchcost_run(char **python, double seconds, bool json)
 	int rc = 0;
 	uint64_t paused_passes = 0, paused_perf = 0;
 	for (size_t i = 0; i < NSETTINGS && !session_stop_signal(); i++) {
-		if (measure_setting(&c, &SETTINGS[i], pairs, &rng, &rows[i], &err) != TT_OK) {
+		tt_status st = SETTINGS[i].watch
+			       ? measure_watch(&c, &SETTINGS[i], pairs, &rng, &rows[i], &err)
+			       : measure_setting(&c, &SETTINGS[i], pairs, &rng, &rows[i], &err);
+		if (st != TT_OK) {
 			rc = cli_report(&err);
 			break;
 		}

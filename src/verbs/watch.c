@@ -432,15 +432,6 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 
 #define WATCH_CONNS_MAX 4096   /* TCP connections of a process looked at */
 
-/* What a process's TCP connections say of a task of it stuck wait_ns. */
-enum peers_say {
-	PEERS_NOT_SERVING,     /* it listens on none and accepted none: no client to wait for */
-	PEERS_IDLE,            /* it serves, and nothing is owed that long: the task
-				  waits for its client (a keep-alive connection) */
-	PEERS_OWED,            /* an answer owed to a client, or awaited from a server,
-				  about that long: text names them */
-};
-
 static int
 by_owed(const void *a, const void *b)
 {
@@ -448,19 +439,17 @@ by_owed(const void *a, const void *b)
 	return x[0] < y[0] ? 1 : x[0] > y[0] ? -1 : 0;
 }
 
-static enum peers_say
+/* For a report: the process's TCP connections owed an answer about as
+ * long as a task of it has waited (wait_ns), longest first. */
+static void
 peers_of(pid_t pid, uint64_t wait_ns, char *text, size_t len)
 {
 	text[0] = '\0';
 	struct tcp_conn *c = malloc(WATCH_CONNS_MAX * sizeof *c);
 	uint32_t (*owed)[2] = malloc(WATCH_CONNS_MAX * sizeof *owed);
 	size_t n = c && owed ? tcpdiag_read(pid, c, WATCH_CONNS_MAX) : 0, nowed = 0;
-	bool serving = false;
-	/* it got to where it waits about when the request came or went out:
-	 * the reads of tasks (1 s) and of samples blur that by a little */
-	uint64_t want_ms = wait_ns / 1000000 > 3000 ? wait_ns / 1000000 - 3000 : 0;
+	uint64_t want_ms = stucktasks_owed_ms(wait_ns);
 	for (size_t i = 0; i < n; i++) {
-		serving |= c[i].listening || c[i].accepted;
 		uint32_t ms;
 		if (tcpdiag_owed(&c[i], &ms) != TCP_OWED_NOTHING && ms >= want_ms) {
 			owed[nowed][0] = ms;
@@ -483,7 +472,6 @@ peers_of(pid_t pid, uint64_t wait_ns, char *text, size_t len)
 		snprintf(text + at, len - at, "; %zu more", nowed - 4);
 	free(c);
 	free(owed);
-	return nowed ? PEERS_OWED : serving ? PEERS_IDLE : PEERS_NOT_SERVING;
 }
 
 /* What a task is, for its lines: "asyncio task" or "greenlet". */
@@ -733,9 +721,7 @@ report_task(struct watcher *w, const struct task_snapshot *s, uint32_t i)
 		return;
 	const struct task_proc *p = &s->procs[s->task_proc[i]];
 	char peers[1200];
-	/* a server's task with nothing owed that long waits for its client */
-	if (peers_of(p->pid, s->stuck_ns[i], peers, sizeof peers) == PEERS_IDLE)
-		return;
+	peers_of(p->pid, s->stuck_ns[i], peers, sizeof peers);
 	char name[4 * TASKS_NAME_MAX + 8], at[1500] = "?", what[2600], tail[100];
 	sanitize_for_terminal(tt_task_name(&s->tasks, t), name, sizeof name);
 	if (t->nframes)
@@ -832,6 +818,9 @@ watch_main(int argc, char **argv)
 	}
 	flightrec_init(&w.last, (uint64_t)(a.last_s * 1e9), WATCH_LAST_MAX_RECORDS);
 	stucktasks_init(&w.stuck_tasks, (uint64_t)(a.stuck_s * 1e9));
+	/* a stuck task's process: who owes whom an answer (stucktasks.h) */
+	if (w.s.watching_tasks)
+		atomic_store(&w.s.tasks.peers_after_ns, (uint64_t)(a.stuck_s * 1e9));
 	stuckwatch_init(&w.stuck, &w.s.sampler.procs.in, (uint64_t)(a.stuck_s * 1e9),
 			(uint64_t)(a.loop_ms * 1e6), (uint64_t)(a.spin_s * 1e9), WATCH_GONE_NS);
 	char cmd[600], dir[4200];

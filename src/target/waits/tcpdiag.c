@@ -104,7 +104,7 @@ dump_family(int fd, uint8_t family, uint32_t seq, struct tcp_conn *out, size_t m
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
 	if (sendto(fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
 		return false;
-	static _Alignas(struct nlmsghdr) char buf[32768];
+	_Alignas(struct nlmsghdr) char buf[32768];   /* per call: readers on two threads */
 	for (;;) {
 		ssize_t got = recv(fd, buf, sizeof buf, 0);
 		if (got < 0 && errno == EINTR)
