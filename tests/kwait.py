@@ -1405,9 +1405,10 @@ def test_record_native(ctx):
 
 def test_bench_cost(ctx):
     """bench --cost -- PYTHON: the target's throughput alone and sampled,
-    per setting; paused windows cost the target nothing (no pass, no perf
-    sample: the kernel stopped); --native at 10k/s costs more than at
-    100/s; an interpreter that counts nothing is one line and exit 1."""
+    per setting (a whole watch among them, which took some CPU); paused
+    windows cost the target nothing (no pass, no perf sample: the kernel
+    stopped); --native at 10k/s costs more than at 100/s; an interpreter
+    that counts nothing is one line and exit 1."""
     if ctx.interp != "python3.15":
         raise rig.Skip("runs under python3.15: it measures the kernel's cost, not a layout")
     run = rig.tachyon("bench", "--cost", "-d", "3", "--json", "--",
@@ -1415,8 +1416,10 @@ def test_bench_cost(ctx):
     run.expect_success()
     doc = json.loads(run.out)
     rows = {r["setting"]: r for r in doc["settings"]}
-    expect(set(rows) == {"python 10k/s", "python 2k/s", "native 100/s", "native 1k/s", "native 10k/s"}
-           and not doc["interrupted"], "settings %s" % sorted(rows), *run.details())
+    expect(set(rows) == {"watch 20/s", "python 10k/s", "python 2k/s", "native 100/s",
+                         "native 1k/s", "native 10k/s"}
+           and not doc["interrupted"] and rows["watch 20/s"]["sampler_cpu"] > 0,
+           "settings %s" % sorted(rows), *run.details())
     for name, r in rows.items():
         rig.Tap.emit("# %-13s alone %.0f/s sampled %.0f/s loss %+.1f%% (95%% %+.1f..%+.1f, "
                      "IQR %+.1f..%+.1f) sampler %.1f%% %.0f passes/s, native walk %.0f us in "
@@ -1736,7 +1739,8 @@ OWN = [
      "shares of the CPU within 5 points; --batch --native names libcrypto; the live view "
      "--native: its header's native share, a libcrypto row, the thread at its Python line",
      test_record_native),
-    ("bench --cost: the target's throughput alone and sampled per setting; nothing read or "
+    ("bench --cost: the target's throughput alone and sampled per setting, a whole watch "
+     "among them; nothing read or "
      "perf-sampled while paused; --native 10k/s costs more than 100/s; no count: one line",
      test_bench_cost),
     ("dump --native: a stripped library's static function named from its MiniDebugInfo "
