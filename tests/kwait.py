@@ -1189,6 +1189,15 @@ def test_native_jitcode(ctx):
                 jitted[-1] == len(native) - 1 and "keeps no frame pointer" in
                 (t["native_end"] or "")):
             bad.append(shown(t))
+    # A running thread's native frames come from its newest perf sample: the
+    # JIT may free an executor between that sample and the walk, which then
+    # finds the return address in no mapping at all and says so. Once in ten
+    # under the sanitizers' slower reads (fresh-clone run of e40d183).
+    freed = [b for b in bad if b.endswith("lies in no file")]
+    if len(freed) == 1 and len(bad) == 1:
+        rig.Tap.emit("# one dump's walk ended in JIT code freed since its perf sample: %s"
+                     % freed[0][-200:])
+        bad = []
     expect(len(in_jit) >= JITCODE_DUMPS // 2 and not bad,
            "PYTHON_JIT=1 (%s): %d of %d dumps in [jit] code; %d %s: %s"
            % (info["python"], len(in_jit), len(dumps), len(bad),
