@@ -84,9 +84,36 @@ tcpdiag_parse(const void *buf, size_t len, uint32_t seq, struct tcp_conn *out, s
 	return 0;
 }
 
-/* Dump one family's established and listening TCP sockets into out. */
+/* What a read keeps of a namespace's sockets: the process's own (mine,
+ * sorted), and the ports any socket listens on. */
+struct collect {
+	const unsigned long *mine;
+	size_t nmine;
+	struct tcp_conn *out;
+	size_t max, n;
+	uint8_t listened[65536 / 8];   /* by port */
+	/* one reply's sockets (a reply of 32 KiB holds fewer than this) */
+	struct tcp_conn batch[32768 / NLMSG_LENGTH(sizeof(struct inet_diag_msg))];
+};
+
+static int by_inode(const void *a, const void *b);
+
+/* One reply's sockets. */
+static void
+keep(struct collect *c, const struct tcp_conn *batch, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (batch[i].listening)
+			c->listened[batch[i].local_port / 8] |= (uint8_t)(1u << (batch[i].local_port % 8));
+		if (c->n < c->max &&
+		    bsearch(&batch[i].inode, c->mine, c->nmine, sizeof *c->mine, by_inode))
+			c->out[c->n++] = batch[i];
+	}
+}
+
+/* Dump one family's established and listening TCP sockets into c. */
 static bool
-dump_family(int fd, uint8_t family, uint32_t seq, struct tcp_conn *out, size_t max, size_t *n)
+dump_family(int fd, uint8_t family, uint32_t seq, struct collect *c)
 {
 	struct {
 		struct nlmsghdr nlh;
@@ -111,7 +138,10 @@ dump_family(int fd, uint8_t family, uint32_t seq, struct tcp_conn *out, size_t m
 			continue;
 		if (got <= 0)
 			return false;
-		int r = tcpdiag_parse(buf, (size_t)got, seq, out, max, n);
+		size_t n = 0;
+		int r = tcpdiag_parse(buf, (size_t)got, seq, c->batch,
+				      sizeof c->batch / sizeof c->batch[0], &n);
+		keep(c, c->batch, n);
 		if (r != 0)
 			return r < 0;
 	}
@@ -149,34 +179,29 @@ own_sockets(pid_t pid, unsigned long *out, size_t max)
 	return n;
 }
 
-#define DUMP_MAX 65536   /* sockets of a namespace looked at */
 #define OWN_MAX 65536    /* sockets of a process */
 
 size_t
 tcpdiag_read(pid_t pid, struct tcp_conn *out, size_t max)
 {
+	struct collect *c = calloc(1, sizeof *c);
 	unsigned long *mine = malloc(OWN_MAX * sizeof *mine);
-	struct tcp_conn *all = malloc(DUMP_MAX * sizeof *all);
-	int fd = mine && all ? sockdiag_socket(pid) : -1;
-	size_t nmine = fd >= 0 ? own_sockets(pid, mine, OWN_MAX) : 0, nall = 0, n = 0;
-	if (nmine && dump_family(fd, AF_INET, 1, all, DUMP_MAX, &nall))
-		dump_family(fd, AF_INET6, 2, all, DUMP_MAX, &nall);
-	for (size_t i = 0; i < nall && n < max; i++) {
-		if (!bsearch(&all[i].inode, mine, nmine, sizeof *mine, by_inode))
-			continue;
-		out[n] = all[i];
+	int fd = c && mine ? sockdiag_socket(pid) : -1;
+	size_t n = 0;
+	if (fd >= 0) {
+		*c = (struct collect){.mine = mine, .nmine = own_sockets(pid, mine, OWN_MAX),
+				      .out = out, .max = max};
+		if (c->nmine && dump_family(fd, AF_INET, 1, c))
+			dump_family(fd, AF_INET6, 2, c);
 		/* accepted: its local port is one the namespace listens on */
-		for (size_t k = 0; !out[n].listening && k < nall; k++)
-			if (all[k].listening && all[k].local_port == out[n].local_port) {
-				out[n].accepted = true;
-				break;
-			}
-		n++;
-	}
-	if (fd >= 0)
+		for (size_t i = 0; i < c->n; i++)
+			out[i].accepted = !out[i].listening &&
+					  (c->listened[out[i].local_port / 8] >> (out[i].local_port % 8) & 1);
+		n = c->n;
 		close(fd);
+	}
 	free(mine);
-	free(all);
+	free(c);
 	return n;
 }
 
