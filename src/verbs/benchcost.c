@@ -256,6 +256,58 @@ next_random(uint32_t *state)
 	return *state = x;
 }
 
+/* The figures of the windows of many pairs, the alone one first. */
+struct pair_figures {
+	double *alone, *sampled, *loss, *cpu_loss;
+};
+
+static bool
+pairs_alloc(struct pair_figures *p, size_t n)
+{
+	p->alone = calloc(n, sizeof *p->alone);
+	p->sampled = calloc(n, sizeof *p->sampled);
+	p->loss = calloc(n, sizeof *p->loss);
+	p->cpu_loss = calloc(n, sizeof *p->cpu_loss);
+	return p->alone && p->sampled && p->loss && p->cpu_loss;
+}
+
+static void
+pairs_free(struct pair_figures *p)
+{
+	free(p->alone);
+	free(p->sampled);
+	free(p->loss);
+	free(p->cpu_loss);
+}
+
+/* Pair k: its windows alone (w[0]) and sampled (w[1]). */
+static void
+pairs_put(struct pair_figures *p, size_t k, const struct window w[2])
+{
+	p->alone[k] = w[0].wall;
+	p->sampled[k] = w[1].wall;
+	p->loss[k] = w[0].wall > 0 ? 100.0 * (w[0].wall - w[1].wall) / w[0].wall : NAN;
+	p->cpu_loss[k] = w[0].cpu > 0 ? 100.0 * (w[0].cpu - w[1].cpu) / w[0].cpu : NAN;
+}
+
+/* The row's medians, quartiles and confidence interval over k pairs. */
+static void
+pairs_summarize(struct pair_figures *p, size_t k, struct cost_row *row)
+{
+	row->pairs = k;
+	row->alone = median_of(p->alone, k);
+	row->sampled = median_of(p->sampled, k);
+	row->cpu_loss = median_of(p->cpu_loss, k);
+	row->loss = median_of(p->loss, k);   /* sorts: the quartiles next */
+	row->q1 = quantile(p->loss, k, 0.25);
+	row->q3 = quantile(p->loss, k, 0.75);
+	/* The median's standard error from the spread between the quartiles
+	 * (robust against the odd window the host took the CPU away in). */
+	double se = k ? 1.2533 * (row->q3 - row->q1) / 1.349 / sqrt((double)k) : NAN;
+	row->ci_low = row->loss - 1.96 * se;
+	row->ci_high = row->loss + 1.96 * se;
+}
+
 static tt_status
 measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
 		uint32_t *rng, struct cost_row *row, struct tt_error *err)
@@ -270,9 +322,8 @@ measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
 	struct sampler *s = &session.sampler;
 	struct engine_stats *es = &s->stats;
 	sleep_s(WARMUP_S);
-	double *alone = calloc(pairs, sizeof *alone), *sampled = calloc(pairs, sizeof *sampled);
-	double *loss = calloc(pairs, sizeof *loss), *cpu_loss = calloc(pairs, sizeof *cpu_loss);
-	if (!alone || !sampled || !loss || !cpu_loss) {
+	struct pair_figures fig;
+	if (!pairs_alloc(&fig, pairs)) {
 		st = tt_fail(err, TT_ENOMEM, 0, "out of memory for the windows");
 		goto out;
 	}
@@ -312,25 +363,11 @@ measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
 				row->paused_passes += get(&es->samples) - n0;
 			}
 		}
-		alone[k] = w[0].wall;
-		sampled[k] = w[1].wall;
-		loss[k] = w[0].wall > 0 ? 100.0 * (w[0].wall - w[1].wall) / w[0].wall : NAN;
-		cpu_loss[k] = w[0].cpu > 0 ? 100.0 * (w[0].cpu - w[1].cpu) / w[0].cpu : NAN;
+		pairs_put(&fig, k, w);
 	}
 	sampler_pause(s, false);
 	sleep_s(0.02);   /* the resumption applied: the perf samples of the last pause counted */
-	row->pairs = k;
-	row->alone = median_of(alone, k);
-	row->sampled = median_of(sampled, k);
-	row->cpu_loss = median_of(cpu_loss, k);
-	row->loss = median_of(loss, k);   /* sorts: the quartiles next */
-	row->q1 = quantile(loss, k, 0.25);
-	row->q3 = quantile(loss, k, 0.75);
-	/* The median's standard error from the spread between the quartiles
-	 * (robust against the odd window the host took the CPU away in). */
-	double se = k ? 1.2533 * (row->q3 - row->q1) / 1.349 / sqrt((double)k) : NAN;
-	row->ci_low = row->loss - 1.96 * se;
-	row->ci_high = row->loss + 1.96 * se;
+	pairs_summarize(&fig, k, row);
 	row->sampler_cpu = on_s > 0 ? (double)busy / 1e9 / on_s : 0;
 	row->samples_per_s = on_s > 0 ? (double)passes / on_s : 0;
 	row->paused_perf = get(&es->native_paused_samples);
@@ -343,10 +380,7 @@ measure_setting(struct counter *c, const struct cost_setting *set, size_t pairs,
 	}
 	row->done = k == pairs;
 out:
-	free(alone);
-	free(sampled);
-	free(loss);
-	free(cpu_loss);
+	pairs_free(&fig);
 	session_end(&session);
 	return st;
 }
@@ -416,10 +450,13 @@ measure_watch(struct counter *c, const struct cost_setting *set, size_t pairs, u
 	double on_s = WARMUP_S;
 	sleep_s(WARMUP_S);
 	tt_status st = TT_OK;
-	double *loss = calloc(pairs, sizeof *loss), *cpu_loss = calloc(pairs, sizeof *cpu_loss);
-	double *alone = calloc(pairs, sizeof *alone), *sampled = calloc(pairs, sizeof *sampled);
+	struct pair_figures fig;
 	size_t k = 0;
-	for (; loss && cpu_loss && alone && sampled && k < pairs && !session_stop_signal(); k++) {
+	if (!pairs_alloc(&fig, pairs)) {
+		st = tt_fail(err, TT_ENOMEM, 0, "out of memory for the windows");
+		goto out;
+	}
+	for (; k < pairs && !session_stop_signal(); k++) {
 		struct window win[2];
 		bool first_on = next_random(rng) & 1;
 		for (int j = 0; j < 2; j++) {
@@ -435,21 +472,9 @@ measure_watch(struct counter *c, const struct cost_setting *set, size_t pairs, u
 			if (on)
 				on_s += now_s() - t0 + SETTLE_S;
 		}
-		alone[k] = win[0].wall;
-		sampled[k] = win[1].wall;
-		loss[k] = win[0].wall > 0 ? 100.0 * (win[0].wall - win[1].wall) / win[0].wall : NAN;
-		cpu_loss[k] = win[0].cpu > 0 ? 100.0 * (win[0].cpu - win[1].cpu) / win[0].cpu : NAN;
+		pairs_put(&fig, k, win);
 	}
-	row->pairs = k;
-	row->alone = median_of(alone, k);
-	row->sampled = median_of(sampled, k);
-	row->cpu_loss = median_of(cpu_loss, k);
-	row->loss = median_of(loss, k);
-	row->q1 = quantile(loss, k, 0.25);
-	row->q3 = quantile(loss, k, 0.75);
-	double se = k ? 1.2533 * (row->q3 - row->q1) / 1.349 / sqrt((double)k) : NAN;
-	row->ci_low = row->loss - 1.96 * se;
-	row->ci_high = row->loss + 1.96 * se;
+	pairs_summarize(&fig, k, row);
 	row->samples_per_s = set->hz;
 	row->done = k == pairs;
 out:
@@ -462,10 +487,7 @@ out:
 			     (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 		row->sampler_cpu = on_s > 0 ? cpu / on_s : 0;
 	}
-	free(loss);
-	free(cpu_loss);
-	free(alone);
-	free(sampled);
+	pairs_free(&fig);
 	rmdir(dir);
 	return st;
 }
