@@ -345,6 +345,32 @@ utc(uint64_t wall_s, char *out, size_t len, bool compact)
 	strftime(out, len, compact ? "%Y%m%dT%H%M%SZ" : "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* The end of a summary written to f, an open_memstream of *buf: when,
+ * where the rest of the report is; the summary as a string (NULL when it
+ * could not be written). */
+static char *
+summary_end(const struct watcher *w, FILE *f, char **buf, double stuck_s, const char *read_how,
+	    const char *what_dumped)
+{
+	uint64_t wall = (uint64_t)time(NULL);
+	char at[40], since[40];
+	utc(wall, at, sizeof at, false);
+	utc(wall - (uint64_t)stuck_s, since, sizeof since, false);
+	fprintf(f, "reported at %s; there since about %s (%s)\n", at, since, read_how);
+	fprintf(f, "dump.txt, dump.json: %s of %s, as `tachyon-top dump --tasks%s%s` prints "
+		"them, taken right after this\n", what_dumped,
+		w->args->report.tree ? "every process of the tree" : "the process",
+		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
+	if (w->args->last_s > 0)
+		fprintf(f, "recording.ttrec: the samples of the last %g s before this (`tachyon-top "
+			"replay recording.ttrec -o flame.svg`)\n", w->args->last_s);
+	if (fclose(f) != 0) {
+		free(*buf);
+		return NULL;
+	}
+	return *buf;
+}
+
 /* summary.txt of a stuck thread: what, where, since when. */
 static char *
 summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck_thread *t,
@@ -409,25 +435,9 @@ summary_of(struct watcher *w, uint32_t slot, uint64_t now_ns, const struct stuck
 		fprintf(f, "    %s\n", frame);
 		id = st->parent;
 	}
-	uint64_t wall = (uint64_t)time(NULL);
-	uint64_t came = wall - (uint64_t)stuck_s;
-	char at[40], since[40];
-	utc(wall, at, sizeof at, false);
-	utc(came, since, sizeof since, false);
-	fprintf(f, "reported at %s; there since about %s (sampled %g times a second)\n", at,
-		since, w->args->rate_hz);
-	fprintf(f, "dump.txt, dump.json: every thread of %s, as `tachyon-top dump --tasks%s%s` "
-		"prints them, taken right after this\n",
-		w->args->report.tree ? "every process of the tree" : "the process",
-		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
-	if (w->args->last_s > 0)
-		fprintf(f, "recording.ttrec: the samples of the last %g s before this (`tachyon-top "
-			"replay recording.ttrec -o flame.svg`)\n", w->args->last_s);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	char how[64];
+	snprintf(how, sizeof how, "sampled %g times a second", w->args->rate_hz);
+	return summary_end(w, f, &buf, stuck_s, how, "every thread");
 }
 
 #define WATCH_CONNS_MAX 4096   /* TCP connections of a process looked at */
@@ -481,6 +491,18 @@ task_kind_text(const struct tt_task *t)
 	return t->kind == TASK_GREENLET ? "greenlet" : "asyncio task";
 }
 
+/* A task's name (sanitized) and its innermost frame ("?" for none). */
+static void
+task_names(const struct task_snapshot *s, const struct tt_task *t, char *name, size_t nlen,
+	   char *at, size_t alen)
+{
+	sanitize_for_terminal(tt_task_name(&s->tasks, t), name, nlen);
+	snprintf(at, alen, "?");
+	if (t->nframes)
+		where_text(s->funcs, s->frame_func[t->first_frame],
+			   s->tasks.frames[t->first_frame].line, at, alen);
+}
+
 /* summary.txt of a stuck task or greenlet: what, where, since when, who
  * awaits it, how many more are stuck with it. */
 static char *
@@ -493,11 +515,8 @@ task_summary_of(struct watcher *w, const struct task_snapshot *s, uint32_t i, co
 	FILE *f = open_memstream(&buf, &len);
 	if (!f)
 		return NULL;
-	char name[4 * TASKS_NAME_MAX + 8], at[1500] = "?";
-	sanitize_for_terminal(tt_task_name(&s->tasks, t), name, sizeof name);
-	if (t->nframes)
-		where_text(s->funcs, s->frame_func[t->first_frame], s->tasks.frames[t->first_frame].line,
-			   at, sizeof at);
+	char name[4 * TASKS_NAME_MAX + 8], at[1500];
+	task_names(s, t, name, sizeof name, at, sizeof at);
 	double stuck_s = (double)s->stuck_ns[i] / 1e9;
 	fprintf(f, "STUCK: %s \"%s\" of process %d has not moved for %.1f s (--stuck %g): "
 		"at %s\n", task_kind_text(t), name, (int)p->pid, stuck_s, w->args->stuck_s, at);
@@ -552,24 +571,8 @@ task_summary_of(struct watcher *w, const struct task_snapshot *s, uint32_t i, co
 		fprintf(f, "%u more %s%s stuck at this point (in %u process%s): one report for "
 			"them all\n", same, task_kind_text(t), same == 1 ? " is" : "s are", procs,
 			procs == 1 ? "" : "es");
-	uint64_t wall = (uint64_t)time(NULL);
-	char now[40], since[40];
-	utc(wall, now, sizeof now, false);
-	utc(wall - (uint64_t)stuck_s, since, sizeof since, false);
-	fprintf(f, "reported at %s; there since about %s (tasks read once a second)\n", now,
-		since);
-	fprintf(f, "dump.txt, dump.json: every thread and task of %s, as `tachyon-top dump "
-		"--tasks%s%s` prints them, taken right after this\n",
-		w->args->report.tree ? "every process of the tree" : "the process",
-		w->args->report.native ? " --native" : "", w->args->report.locals ? " --locals" : "");
-	if (w->args->last_s > 0)
-		fprintf(f, "recording.ttrec: the samples of the last %g s before this (`tachyon-top "
-			"replay recording.ttrec -o flame.svg`)\n", w->args->last_s);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return summary_end(w, f, &buf, stuck_s, "tasks read once a second",
+			   "every thread and task");
 }
 
 /* Say a problem once, until another one comes. */
@@ -720,13 +723,8 @@ report_task(struct watcher *w, const struct task_snapshot *s, uint32_t i)
 	if (task_ignored(w->args, s, t))
 		return;
 	const struct task_proc *p = &s->procs[s->task_proc[i]];
-	char peers[1200];
-	peers_of(p->pid, s->stuck_ns[i], peers, sizeof peers);
-	char name[4 * TASKS_NAME_MAX + 8], at[1500] = "?", what[2600], tail[100];
-	sanitize_for_terminal(tt_task_name(&s->tasks, t), name, sizeof name);
-	if (t->nframes)
-		where_text(s->funcs, s->frame_func[t->first_frame],
-			   s->tasks.frames[t->first_frame].line, at, sizeof at);
+	char name[4 * TASKS_NAME_MAX + 8], at[1500], what[2600], tail[100], peers[1200];
+	task_names(s, t, name, sizeof name, at, sizeof at);
 	snprintf(what, sizeof what, "%s \"%s\" of process %d stuck %.1f s at %s",
 		 task_kind_text(t), name, (int)p->pid, (double)s->stuck_ns[i] / 1e9, at);
 	uint64_t now = clock_now_ns();
@@ -734,6 +732,7 @@ report_task(struct watcher *w, const struct task_snapshot *s, uint32_t i)
 		return;
 	snprintf(tail, sizeof tail, "stuck-%s-%d-%llx", t->kind == TASK_GREENLET ? "greenlet"
 				     : "task", (int)p->pid, (unsigned long long)t->id);
+	peers_of(p->pid, s->stuck_ns[i], peers, sizeof peers);
 	deliver(w, now, tail, task_summary_of(w, s, i, peers), what);
 }
 
