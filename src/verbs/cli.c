@@ -36,6 +36,24 @@ cli_parse_seconds(const char *s, double max, double *out)
 }
 
 int
+cli_parse_threshold(const char *verb, const char *option, const char *arg, double *out)
+{
+	if (strcmp(option, "--loop-blocked") == 0) {
+		char *end;
+		double v = strtod(arg, &end);
+		if (end == arg || *end || !(v >= 1 && v <= 86400000))
+			return cli_usage_error(verb, "--loop-blocked takes milliseconds, from 1, "
+					       "not '%s'", arg);
+		*out = v;
+		return 0;
+	}
+	if (!cli_parse_seconds(arg, 86400, out))
+		return cli_usage_error(verb, "%s takes seconds, more than 0 and at most 86400, "
+				       "not '%s'", option, arg);
+	return 0;
+}
+
+int
 cli_report(const struct tt_error *err)
 {
 	fflush(stdout);

@@ -13,6 +13,11 @@ bool cli_parse_pid(const char *s, pid_t *out);
 /* Parse a positive number of seconds up to max. */
 bool cli_parse_seconds(const char *s, double max, double *out);
 
+/* watch's thresholds, which the live view takes too: option is
+ * "--stuck", "--loop-blocked" or "--spin", arg its value (seconds; for
+ * --loop-blocked milliseconds). 0, or the usage exit code, reported. */
+int cli_parse_threshold(const char *verb, const char *option, const char *arg, double *out);
+
 /* Report an error once, on stderr, as one line, and return its exit code. */
 int cli_report(const struct tt_error *err);
 

@@ -167,24 +167,9 @@ live_option(int c, const char *text, struct live_options *o)
 		o->tree_threshold = v;
 		return 0;
 	}
-	case OPT_STUCK:
-		if (!cli_parse_seconds(optarg, 86400, &o->stuck_s))
-			return cli_usage_error(NULL, "--stuck takes seconds, more than 0 and at most "
-					       "86400, not '%s'", optarg);
-		return 0;
-	case OPT_LOOP: {
-		char *end;
-		o->loop_ms = strtod(optarg, &end);
-		if (end == optarg || *end || !(o->loop_ms >= 1 && o->loop_ms <= 86400000))
-			return cli_usage_error(NULL, "--loop-blocked takes milliseconds, from 1, "
-					       "not '%s'", optarg);
-		return 0;
-	}
-	case OPT_SPIN:
-		if (!cli_parse_seconds(optarg, 86400, &o->spin_s))
-			return cli_usage_error(NULL, "--spin takes seconds, more than 0 and at most "
-					       "86400, not '%s'", optarg);
-		return 0;
+	case OPT_STUCK: return cli_parse_threshold(NULL, "--stuck", optarg, &o->stuck_s);
+	case OPT_LOOP: return cli_parse_threshold(NULL, "--loop-blocked", optarg, &o->loop_ms);
+	case OPT_SPIN: return cli_parse_threshold(NULL, "--spin", optarg, &o->spin_s);
 	case 'h': live_print_help(); return -1;
 	case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
 	default:

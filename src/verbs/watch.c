@@ -167,21 +167,17 @@ parse_args(int argc, char **argv, struct watch_args *a)
 				return cli_usage_error("watch ", "invalid pid '%s'", optarg);
 			break;
 		case OPT_STUCK:
-			if (!cli_parse_seconds(optarg, 86400, &a->stuck_s))
-				return cli_usage_error("watch ", "--stuck takes seconds, more than 0 "
-								 "and at most 86400, not '%s'", optarg);
-			break;
 		case OPT_LOOP:
-			a->loop_ms = strtod(optarg, &end);
-			if (end == optarg || *end || !(a->loop_ms >= 1 && a->loop_ms <= 86400000))
-				return cli_usage_error("watch ", "--loop-blocked takes milliseconds, "
-								 "from 1, not '%s'", optarg);
+		case OPT_SPIN: {
+			int bad = c == OPT_STUCK
+				  ? cli_parse_threshold("watch ", "--stuck", optarg, &a->stuck_s)
+				  : c == OPT_LOOP
+				  ? cli_parse_threshold("watch ", "--loop-blocked", optarg, &a->loop_ms)
+				  : cli_parse_threshold("watch ", "--spin", optarg, &a->spin_s);
+			if (bad)
+				return bad;
 			break;
-		case OPT_SPIN:
-			if (!cli_parse_seconds(optarg, 86400, &a->spin_s))
-				return cli_usage_error("watch ", "--spin takes seconds, more than 0 "
-								 "and at most 86400, not '%s'", optarg);
-			break;
+		}
 		case OPT_IGNORE:
 			if (a->nignore == WATCH_MAX_IGNORE)
 				return cli_usage_error("watch ", "at most %d --ignore patterns",
