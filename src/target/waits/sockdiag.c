@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
@@ -49,6 +50,22 @@ same_netns(pid_t pid, int *nsfd)
 		return true;
 	*nsfd = open(path, O_RDONLY | O_CLOEXEC);
 	return false;
+}
+
+bool
+sockdiag_send(int fd, const void *msg, size_t len)
+{
+	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
+	return sendto(fd, msg, len, 0, (struct sockaddr *)&kernel, sizeof kernel) >= 0;
+}
+
+ssize_t
+sockdiag_recv(int fd, void *buf, size_t len)
+{
+	ssize_t got;
+	while ((got = recv(fd, buf, len, 0)) < 0 && errno == EINTR)
+		;
+	return got;
 }
 
 int

@@ -9,9 +9,18 @@
 #ifndef TT_SOCKDIAG_H
 #define TT_SOCKDIAG_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* The socket's descriptor, or -1 when netlink is not available. */
 int sockdiag_socket(pid_t pid);
+
+/* Send a request of len bytes to the kernel: false when it cannot be. */
+bool sockdiag_send(int fd, const void *msg, size_t len);
+
+/* The next reply into buf: its length, or <= 0 when none came (an error,
+ * or the 200 ms wait ran out); an interrupted wait goes on. */
+ssize_t sockdiag_recv(int fd, void *buf, size_t len);
 
 #endif

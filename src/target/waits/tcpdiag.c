@@ -128,14 +128,11 @@ dump_family(int fd, uint8_t family, uint32_t seq, struct collect *c)
 	msg.req.sdiag_protocol = IPPROTO_TCP;
 	msg.req.idiag_ext = 1u << (INET_DIAG_INFO - 1);
 	msg.req.idiag_states = (1u << STATE_ESTABLISHED) | (1u << STATE_LISTEN);
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	if (sendto(fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
+	if (!sockdiag_send(fd, &msg, sizeof msg))
 		return false;
 	_Alignas(struct nlmsghdr) char buf[32768];   /* per call: readers on two threads */
 	for (;;) {
-		ssize_t got = recv(fd, buf, sizeof buf, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = sockdiag_recv(fd, buf, sizeof buf);
 		if (got <= 0)
 			return false;
 		size_t n = 0;

@@ -86,17 +86,14 @@ query(struct unixdiag *d, unsigned long inode, unsigned long *peer, char *name, 
 	msg.req.udiag_ino = (uint32_t)inode;
 	msg.req.udiag_show = UDIAG_SHOW_PEER | UDIAG_SHOW_NAME;
 	msg.req.udiag_cookie[0] = msg.req.udiag_cookie[1] = ~0u; /* INET_DIAG_NOCOOKIE */
-	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
-	if (sendto(d->fd, &msg, sizeof msg, 0, (struct sockaddr *)&kernel, sizeof kernel) < 0)
+	if (!sockdiag_send(d->fd, &msg, sizeof msg))
 		return false;
 	union {
 		struct nlmsghdr h;
 		char bytes[8192];
 	} buf;
 	for (;;) {
-		ssize_t got = recv(d->fd, &buf, sizeof buf, 0);
-		if (got < 0 && errno == EINTR)
-			continue;
+		ssize_t got = sockdiag_recv(d->fd, &buf, sizeof buf);
 		if (got <= 0)
 			return false;
 		int n = (int)got;
