@@ -159,21 +159,11 @@ def test_gunicorn_hang(suite):
         hung_at = time.monotonic()
         threading.Thread(target=ask, args=("http://127.0.0.1:%d/upstream?%d"
                                            % (g.port, up.port),), daemon=True).start()
-        while not w.reports() and time.monotonic() - hung_at < STUCK + SLACK + 5:
-            time.sleep(0.1)
-        took = time.monotonic() - hung_at
-        time.sleep(2)   # a second report would come now
-        reports = w.reports()
-        expect(len(reports) == 1 and took <= STUCK + SLACK,
-               "%d reports (want 1) %.1f s after the request hung (want %d s at most): %s"
-               % (len(reports), took, STUCK + SLACK, reports), *w.details())
-        path = os.path.join(w.out, reports[0])
-        with open(os.path.join(path, "summary.txt")) as f:
-            summary = f.read()
+        name, summary, _ = one_report(w, hung_at, "stuck", STUCK + SLACK,
+                                      "the request hung")
+        path = os.path.join(w.out, name)
         line = [n for n, text in enumerate(open(os.path.join(rig.TARGETS_DIR, "wsgi_app.py")), 1)
                 if "s.recv(100)" in text][0]
-        rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
-                                                          summary.replace("\n", "\n# ")))
         expect(summary.startswith("STUCK: thread ") and
                "ask_upstream (%s/wsgi_app.py:%d)" % (g.dir, line) in summary and
                "127.0.0.1:%d" % up.port in summary,
@@ -251,6 +241,23 @@ def wait_reports(w, since, limit):
     return time.monotonic() - since
 
 
+def one_report(w, since, kind, limit, what):
+    """Exactly one report, of kind, within limit s of since (what happened
+    then), and none more 2 s after: its name, its summary.txt (emitted) and
+    how long it took."""
+    took = wait_reports(w, since, limit + 5)
+    time.sleep(2)   # a second report would come now
+    reports = w.reports()
+    expect(len(reports) == 1 and "-%s-" % kind in reports[0] and took <= limit,
+           "%d reports (want 1 %s) %.1f s after %s (want %d s at most): %s"
+           % (len(reports), kind, took, what, limit, reports), *w.details())
+    with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
+        summary = f.read()
+    rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
+                                                      summary.replace("\n", "\n# ")))
+    return reports[0], summary, took
+
+
 def test_stuck_tasks(suite):
     """Debian's aiohttp, watched (and in the live view's tasks view): 5 s
     of keep-alive load, and a keep-alive connection idle for twice
@@ -283,21 +290,11 @@ def test_stuck_tasks(suite):
         for _ in range(2):
             threading.Thread(target=ask, args=("http://127.0.0.1:%d/slow" % port,),
                              daemon=True).start()
-        took = wait_reports(w, hung_at, STUCK + SLACK + 6)
-        time.sleep(2)
-        reports = w.reports()
-        expect(len(reports) == 1 and "-stuck-task-" in reports[0] and
-               took <= STUCK + SLACK + 1,
-               "%d reports (want 1 stuck task) %.1f s after two /slow requests hung (want "
-               "%d s at most): %s" % (len(reports), took, STUCK + SLACK + 1, reports),
-               *w.details())
-        with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
-            summary = f.read()
+        _, summary, _ = one_report(w, hung_at, "stuck-task", STUCK + SLACK + 1,
+                                   "two /slow requests hung")
         line = [n for n, text in enumerate(open(os.path.join(rig.TARGETS_DIR,
                                                              "tasks_aiohttp.py")), 1)
                 if "await reader.readline()" in text][0]
-        rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
-                                                          summary.replace("\n", "\n# ")))
         expect(summary.startswith("STUCK: asyncio task ") and
                "    fetch_upstream (%s/tasks_aiohttp.py:%d)" % (t.rdir, line) in summary and
                "1 more asyncio task is stuck at this point" in summary and
@@ -321,18 +318,8 @@ def test_stuck_greenlets(suite):
                *w.details())
         hung_at = time.monotonic()
         g.stick(2)
-        took = wait_reports(w, hung_at, STUCK + SLACK + 6)
-        time.sleep(2)
-        reports = w.reports()
-        expect(len(reports) == 1 and "-stuck-greenlet-" in reports[0] and
-               took <= STUCK + SLACK + 1,
-               "%d reports (want 1 stuck greenlet) %.1f s after two requests hung (want %d s "
-               "at most): %s" % (len(reports), took, STUCK + SLACK + 1, reports),
-               *w.details())
-        with open(os.path.join(w.out, reports[0], "summary.txt")) as f:
-            summary = f.read()
-        rig.Tap.emit("# report %s after %.1f s:\n# %s" % (reports[0], took,
-                                                          summary.replace("\n", "\n# ")))
+        _, summary, _ = one_report(w, hung_at, "stuck-greenlet", STUCK + SLACK + 1,
+                                   "two requests hung")
         expect(summary.startswith("STUCK: greenlet ") and "    fetch_inventory (" in summary
                and "awaits an answer from 127.0.0.1:%d" % g.upstream.getsockname()[1]
                in summary, "summary.txt does not name fetch_inventory and the upstream",
