@@ -88,3 +88,16 @@ sockdiag_socket(pid_t pid)
 	}
 	return fd;
 }
+
+const struct nlmsghdr *
+sockdiag_next(const void *buf, size_t len, size_t *off)
+{
+	if (*off >= len || len - *off < sizeof(struct nlmsghdr))
+		return NULL;
+	const struct nlmsghdr *h = (const struct nlmsghdr *)((const char *)buf + *off);
+	if (h->nlmsg_len < sizeof *h || h->nlmsg_len > len - *off)
+		return NULL;
+	size_t step = NLMSG_ALIGN((size_t)h->nlmsg_len);
+	*off = step > len - *off ? len : *off + step;
+	return h;
+}

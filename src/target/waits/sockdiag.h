@@ -23,4 +23,11 @@ bool sockdiag_send(int fd, const void *msg, size_t len);
  * or the 200 ms wait ran out); an interrupted wait goes on. */
 ssize_t sockdiag_recv(int fd, void *buf, size_t len);
 
+struct nlmsghdr;
+/* The next whole message of a reply buf of len bytes from *off on (start
+ * at 0), *off moved past it; NULL at the end or at a message whose length
+ * does not fit what is left. Replies are the kernel's, but are parsed as
+ * if they were anybody's. */
+const struct nlmsghdr *sockdiag_next(const void *buf, size_t len, size_t *off);
+
 #endif

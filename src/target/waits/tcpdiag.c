@@ -35,8 +35,8 @@ int
 tcpdiag_parse(const void *buf, size_t len, uint32_t seq, struct tcp_conn *out, size_t max,
 	      size_t *n)
 {
-	int left = len > INT32_MAX ? INT32_MAX : (int)len;
-	for (const struct nlmsghdr *h = buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
+	size_t off = 0;
+	for (const struct nlmsghdr *h; (h = sockdiag_next(buf, len, &off));) {
 		if (h->nlmsg_seq != seq)
 			continue;   /* a late answer to an earlier question */
 		if (h->nlmsg_type == NLMSG_DONE || h->nlmsg_type == NLMSG_ERROR)

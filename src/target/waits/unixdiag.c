@@ -66,6 +66,40 @@ unixdiag_format_name(const unsigned char *path, size_t n, char *out, size_t len)
 	out[o] = '\0';
 }
 
+int
+unixdiag_parse(const void *buf, size_t len, uint32_t seq, unsigned long inode,
+	       unsigned long *peer, char *name, size_t namelen)
+{
+	size_t off = 0;
+	for (const struct nlmsghdr *h; (h = sockdiag_next(buf, len, &off));) {
+		if (h->nlmsg_seq != seq)
+			continue; /* a late answer to an earlier question */
+		if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
+		    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
+			return -1; /* NLMSG_ERROR: no such socket here */
+		const struct unix_diag_msg *m = NLMSG_DATA(h);
+		if (m->udiag_ino != inode)
+			return -1;
+		if (peer)
+			*peer = 0;
+		if (name && namelen)
+			name[0] = '\0';
+		int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
+		for (const struct rtattr *a = (const struct rtattr *)(m + 1); RTA_OK(a, alen);
+		     a = RTA_NEXT(a, alen)) {
+			if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= 4 && peer) {
+				uint32_t v;
+				memcpy(&v, RTA_DATA(a), 4);
+				*peer = v;
+			} else if (a->rta_type == UNIX_DIAG_NAME && name) {
+				unixdiag_format_name(RTA_DATA(a), RTA_PAYLOAD(a), name, namelen);
+			}
+		}
+		return 1;
+	}
+	return 0;
+}
+
 /* Ask for one socket by inode; fill what was asked for. */
 static bool
 query(struct unixdiag *d, unsigned long inode, unsigned long *peer, char *name, size_t len)
@@ -96,33 +130,9 @@ query(struct unixdiag *d, unsigned long inode, unsigned long *peer, char *name, 
 		ssize_t got = sockdiag_recv(d->fd, &buf, sizeof buf);
 		if (got <= 0)
 			return false;
-		int n = (int)got;
-		for (struct nlmsghdr *h = &buf.h; NLMSG_OK(h, n); h = NLMSG_NEXT(h, n)) {
-			if (h->nlmsg_seq != d->seq)
-				continue; /* a late answer to an earlier question */
-			if (h->nlmsg_type != SOCK_DIAG_BY_FAMILY ||
-			    h->nlmsg_len < NLMSG_LENGTH(sizeof(struct unix_diag_msg)))
-				return false; /* NLMSG_ERROR: no such socket here */
-			const struct unix_diag_msg *m = NLMSG_DATA(h);
-			if (m->udiag_ino != inode)
-				return false;
-			if (peer)
-				*peer = 0;
-			if (name && len)
-				name[0] = '\0';
-			int alen = (int)(h->nlmsg_len - NLMSG_LENGTH(sizeof *m));
-			for (struct rtattr *a = (struct rtattr *)(m + 1); RTA_OK(a, alen);
-			     a = RTA_NEXT(a, alen)) {
-				if (a->rta_type == UNIX_DIAG_PEER && RTA_PAYLOAD(a) >= 4 && peer) {
-					uint32_t v;
-					memcpy(&v, RTA_DATA(a), 4);
-					*peer = v;
-				} else if (a->rta_type == UNIX_DIAG_NAME && name) {
-					unixdiag_format_name(RTA_DATA(a), RTA_PAYLOAD(a), name, len);
-				}
-			}
-			return true;
-		}
+		int r = unixdiag_parse(&buf, (size_t)got, d->seq, inode, peer, name, len);
+		if (r != 0)
+			return r > 0;
 	}
 }
 

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct unixdiag;
@@ -29,5 +30,12 @@ bool unixdiag_peer(struct unixdiag *d, unsigned long inode, unsigned long *peer,
  * not NUL-terminated; an abstract name starts with a NUL): "" for none,
  * "@..." for abstract names. Pure; unit-tested. */
 void unixdiag_format_name(const unsigned char *path, size_t n, char *out, size_t len);
+
+/* One reply of len bytes (buf aligned as a netlink message) to question
+ * seq about socket inode: 1 when it answered (*peer and name filled as
+ * unixdiag_peer does), -1 when it said no, 0 when it held no answer to
+ * seq (read the next). */
+int unixdiag_parse(const void *buf, size_t len, uint32_t seq, unsigned long inode,
+		   unsigned long *peer, char *name, size_t namelen);
 
 #endif
