@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "baseline.h"
+#include "order.h"
 
 struct base_row {
 	uint32_t func;
@@ -48,7 +49,7 @@ take_one(struct baseline *b, struct aggregate *a, const struct agg_query *q, boo
 			t.rows[i].func, t.rows[i].line,
 			t.denominator ? 100.0 * (double)t.rows[i].total / (double)t.denominator : 0};
 	b->n[k] = t.nrows;
-	qsort(b->rows[k], b->n[k], sizeof *b->rows[k], cmp_rows);
+	order_sort(b->rows[k], b->n[k], sizeof *b->rows[k], cmp_rows);
 	agg_table_free(&t);
 	return true;
 }

@@ -14,6 +14,7 @@
 #include "threadsview.h"
 #include "ui.h"
 #include "walk/sample.h"
+#include "order.h"
 
 /* What a thread does now, by its last sample and the kernel: blocked in a
  * call (the kernel watcher knows), holding the GIL, on a CPU, waiting for
@@ -342,7 +343,7 @@ panel_order(const struct ui *u, uint32_t **out)
 		n++;
 	}
 	if (u->sort_blocked)
-		qsort(r, n, sizeof *r, cmp_blocked_longest);
+		order_sort(r, n, sizeof *r, cmp_blocked_longest);
 	for (uint32_t k = 0; k < n; k++)
 		order[k] = r[k].slot;
 	free(r);

@@ -16,6 +16,7 @@
 #include "labels.h"
 #include "sanitize.h"
 #include "walk/sample.h"
+#include "order.h"
 
 #define IMAGE_WIDTH 1200
 #define PAD 10
@@ -339,7 +340,7 @@ min_samples(const struct tree *t, double frame_width)
 	for (uint32_t i = 0; i < t->ct.n; i++)
 		if (t->ct.nodes[i].total >= min)
 			w[n++] = t->ct.nodes[i].total;
-	qsort(w, n, sizeof *w, cmp_u64_desc);
+	order_sort(w, n, sizeof *w, cmp_u64_desc);
 	/* ties at the cut would go over: draw strictly heavier ones */
 	uint64_t cut = w[FLAMEGRAPH_MAX_FRAMES - 1];
 	if (w[FLAMEGRAPH_MAX_FRAMES] == cut)

@@ -8,6 +8,7 @@
 #include "heatmap.h"
 #include "idindex.h"
 #include "sanitize.h"
+#include "order.h"
 
 #define MAX_LINE 1000000      /* lines past this are not counted (generated code) */
 #define MAX_SHOWN_CHARS 2000  /* of one source line */
@@ -236,7 +237,7 @@ rank_files(struct heat *h, const struct profile *p, const struct procset *ps)
 {
 	if (!count_lines(h, p, ps))
 		return false;
-	qsort(h->files, h->count, sizeof *h->files, cmp_files);
+	order_sort(h->files, h->count, sizeof *h->files, cmp_files);
 	return true;
 }
 

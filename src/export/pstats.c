@@ -19,6 +19,7 @@
 #include "idindex.h"
 #include "pstats.h"
 #include "sanitize.h"
+#include "order.h"
 
 /* Per interned function (index 0: "no Python frames"). */
 struct fn_stats {
@@ -220,7 +221,7 @@ static void
 put_stats(FILE *f, struct pstats_build *b, double period_s)
 {
 	/* edges grouped by callee: each function's callers follow its figures */
-	qsort(b->edges, b->nedges, sizeof *b->edges, cmp_by_callee);
+	order_sort(b->edges, b->nedges, sizeof *b->edges, cmp_by_callee);
 	fputc('{', f);
 	uint32_t e = 0;
 	bool any = false;

@@ -69,7 +69,7 @@ profile_write_speedscope(const struct profile *p, const struct procset *ps, FILE
 	}
 	for (uint32_t i = 0; i < p->count; i++)
 		keys[i] = entry_key(ps, &v[i], per_process);
-	qsort(keys, p->count, sizeof *keys, order_u64);
+	order_sort(keys, p->count, sizeof *keys, order_u64);
 	for (uint32_t k = 0; k < p->count; k++) {
 		if (k && keys[k] == keys[k - 1])
 			continue;

@@ -9,6 +9,7 @@
 #include "hash.h"
 #include "profile.h"
 #include "walk/sample.h"
+#include "order.h"
 
 static uint8_t
 class_of(uint8_t state)
@@ -826,9 +827,9 @@ agg_build_line_links(struct aggregate *a, const struct agg_query *q, uint32_t fu
 		}
 	}
 	if (out->ncallers > 1)
-		qsort(out->callers, out->ncallers, sizeof *out->callers, cmp_links);
+		order_sort(out->callers, out->ncallers, sizeof *out->callers, cmp_links);
 	if (out->ncallees > 1)
-		qsort(out->callees, out->ncallees, sizeof *out->callees, cmp_links);
+		order_sort(out->callees, out->ncallees, sizeof *out->callees, cmp_links);
 	return true;
 }
 

@@ -9,6 +9,7 @@
 #include "procset.h"
 #include "proc/tidmap.h"
 #include "proc/procstat.h"
+#include "order.h"
 
 /* Most processes one session follows at once (ended ones give their entry
  * to new ones: see procset.h); records carry 16 bits, and 0xffff is the
@@ -293,7 +294,7 @@ procset_table_order(const struct procset *ps, uint32_t n)
 			.when = ended ? atomic_load_explicit(&p->end_ns, memory_order_relaxed)
 				      : p->start_ns};
 	}
-	qsort(v, n, sizeof *v, cmp_table);
+	order_sort(v, n, sizeof *v, cmp_table);
 	for (uint32_t i = 0; i < n; i++)
 		out[i] = v[i].index;
 	free(v);

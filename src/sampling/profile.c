@@ -7,6 +7,7 @@
 #include "hash.h"
 #include "profile.h"
 #include "walk/sample.h"
+#include "order.h"
 
 void
 profile_init(struct profile *p)
@@ -179,7 +180,7 @@ fold_ended(struct profile *p, const struct procset *ps)
 			v[ended++] = (struct ended){gone, i};
 	}
 	if (ended > PROFILE_KEEP_ENDED_THREADS) {
-		qsort(v, ended, sizeof *v, cmp_ended);
+		order_sort(v, ended, sizeof *v, cmp_ended);
 		for (uint32_t k = 0; k < ended - PROFILE_KEEP_ENDED_THREADS; k++) {
 			occupants_retire(&p->slots_at, v[k].slot);
 			p->threads_folded++;
@@ -280,6 +281,6 @@ profile_sorted_entries(const struct profile *p)
 		return NULL;
 	if (p->count)
 		memcpy(v, p->entries, p->count * sizeof *v);
-	qsort(v, p->count, sizeof *v, cmp_entries);
+	order_sort(v, p->count, sizeof *v, cmp_entries);
 	return v;
 }

@@ -17,6 +17,7 @@
 #include "waits/owners.h"
 #include "proc/schedclock.h"
 #include "workers.h"
+#include "order.h"
 
 /* One watched process: the watcher's own reader (the sampler's is not shared). */
 struct waitwatched {
@@ -213,7 +214,7 @@ look(struct waitwatch *kw)
 	if (n)
 		memcpy(s->e, kw->found, n * sizeof s->e[0]);
 	s->taken_ns = clock_now_ns();
-	qsort(s->e, n, sizeof s->e[0], cmp_tid);
+	order_sort(s->e, n, sizeof s->e[0], cmp_tid);
 	/* Since when: the same call on the same fd as last time goes on,
 	 * unless the thread ran since (a loop that sleeps a moment, again
 	 * and again, makes a new call each time); a new one started when

@@ -30,6 +30,7 @@
 #include "fdlimit.h"
 #include "jsonw.h"
 #include "session.h"
+#include "order.h"
 
 /* The target: one thread doing units of work (about 50 us at a stack 8
  * frames deep) and writing "UNITS MONOTONIC_SECONDS" every 20 units, the
@@ -219,7 +220,7 @@ quantile(const double *v, size_t n, double p)
 static double
 median_of(double *v, size_t n)
 {
-	qsort(v, n, sizeof *v, cmp_double);
+	order_sort(v, n, sizeof *v, cmp_double);
 	return quantile(v, n, 0.5);
 }
 

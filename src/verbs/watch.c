@@ -22,6 +22,7 @@
 #include "watch.h"
 #include "watchrecord.h"
 #include "watchreport.h"
+#include "order.h"
 
 #define WATCH_RATE_HZ 20
 #define WATCH_STUCK_S STUCKWATCH_STUCK_S
@@ -462,7 +463,7 @@ peers_of(pid_t pid, uint64_t wait_ns, char *text, size_t len)
 			owed[nowed++][1] = (uint32_t)i;
 		}
 	}
-	qsort(owed, nowed, sizeof *owed, by_owed);
+	order_sort(owed, nowed, sizeof *owed, by_owed);
 	size_t at = 0;
 	for (size_t k = 0; k < nowed && k < 4 && at < len; k++) {
 		const struct tcp_conn *x = &c[owed[k][1]];

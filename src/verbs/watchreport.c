@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "grow.h"
 #include "watchreport.h"
+#include "order.h"
 
 extern char **environ;
 
@@ -287,7 +288,7 @@ watch_report_prune(const char *dir, uint64_t max_bytes, const char *keep,
 	}
 	closedir(d);
 	/* oldest first: the names start with their UTC time */
-	qsort(all, n, sizeof *all, by_name);
+	order_sort(all, n, sizeof *all, by_name);
 	int gone = 0;
 	for (uint32_t i = 0; i < n && total > max_bytes; i++) {
 		if (strcmp(all[i].name, keep) == 0)

@@ -248,7 +248,7 @@ find_threads(struct greenlet_reader *r)
 	/* Stacks may share one mapping (glibc's guard regions leave no
 	 * PROT_NONE mapping between them): a thread's stack runs from the
 	 * descriptor below its own down to the one below that. */
-	qsort(r->states, n, sizeof *r->states, order_pthread);
+	order_sort(r->states, n, sizeof *r->states, order_pthread);
 	uint64_t below = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t p = r->states[i].pthread_id;
@@ -260,7 +260,7 @@ find_threads(struct greenlet_reader *r)
 			return false;
 		below = p;
 	}
-	qsort(r->threads, r->nthreads, sizeof *r->threads, order_threads);
+	order_sort(r->threads, r->nthreads, sizeof *r->threads, order_threads);
 	return true;
 }
 
@@ -458,7 +458,7 @@ scan(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 		}
 	}
 	if (r->nknown > before) {
-		qsort(r->known, r->nknown, sizeof *r->known, order_u64);
+		order_sort(r->known, r->nknown, sizeof *r->known, order_u64);
 		uint32_t w = 0;
 		for (uint32_t i = 0; i < r->nknown; i++)
 			if (w == 0 || r->known[w - 1] != r->known[i])

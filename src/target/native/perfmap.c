@@ -12,6 +12,7 @@
 #include "native/perfmap.h"
 #include "proc/tidmap.h"
 #include "readfile.h"
+#include "order.h"
 
 void
 perfmap_init(struct perfmap *m)
@@ -124,7 +125,7 @@ perfmap_lookup(struct perfmap *m, uint64_t addr, uint64_t *start)
 	if (!m->n)
 		return NULL;
 	if (!m->sorted) {
-		qsort(m->v, m->n, sizeof *m->v, by_start_then_line);
+		order_sort(m->v, m->n, sizeof *m->v, by_start_then_line);
 		m->sorted = true;
 	}
 	uint32_t lo = 0, hi = m->n;   /* the first entry starting above addr */

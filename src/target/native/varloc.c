@@ -9,6 +9,7 @@
 
 #include "grow.h"
 #include "native/varloc.h"
+#include "order.h"
 
 static const char *
 die_name(Dwarf_Die *die)
@@ -134,7 +135,7 @@ varloc_table_read(struct varloc_table *t, const char *elf_path, char *debuginfo_
 	dwfl_end(d);   /* the debug information goes with it: only the spans stay */
 	for (int i = 0; i < VARLOC_VARS; i++)
 		if (t->nspans[i])
-			qsort(t->spans[i], t->nspans[i], sizeof *t->spans[i], by_lo);
+			order_sort(t->spans[i], t->nspans[i], sizeof *t->spans[i], by_lo);
 	if (!ok)
 		varloc_table_free(t);
 	return t->found;

@@ -9,6 +9,7 @@
 #include "proc/discover.h"
 #include "grow.h"
 #include "readfile.h"
+#include "order.h"
 
 pid_t
 discover_ppid(pid_t pid)
@@ -150,7 +151,7 @@ discover_scan(struct discover_scan *sc, bool (*is_parent)(void *ctx, pid_t ppid)
 	}
 	closedir(d);
 	if (n != (size_t)-1) {
-		qsort(now, nnow, sizeof *now, cmp_pid);
+		order_sort(now, nnow, sizeof *now, cmp_pid);
 		free(sc->seen);
 		sc->seen = now;
 		sc->nseen = nnow;

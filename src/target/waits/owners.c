@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "grow.h"
 #include "waits/owners.h"
+#include "order.h"
 
 struct held {
 	unsigned long inode;
@@ -135,7 +136,7 @@ scan(struct owners *o)
 		closedir(fds);
 	}
 	closedir(proc);
-	qsort(o->held, o->n, sizeof o->held[0], cmp_held);
+	order_sort(o->held, o->n, sizeof o->held[0], cmp_held);
 	o->scans++;
 	o->scanned_ns = clock_now_ns();
 	o->last_scan_ns = o->scanned_ns - t0;

@@ -19,6 +19,7 @@
 #include "waits/owners.h"
 #include "waits/sockdiag.h"
 #include "waits/tcpdiag.h"
+#include "order.h"
 
 /* The kernel's TCP states we ask for (include/net/tcp_states.h). */
 enum { STATE_ESTABLISHED = 1, STATE_LISTEN = 10 };
@@ -172,7 +173,7 @@ own_sockets(pid_t pid, unsigned long *out, size_t max)
 			out[n++] = inode;
 	}
 	closedir(d);
-	qsort(out, n, sizeof *out, by_inode);
+	order_sort(out, n, sizeof *out, by_inode);
 	return n;
 }
 

@@ -33,7 +33,7 @@ sort_addrs(uint64_t *a, uint32_t n)
 	}
 	for (uint32_t i = 1; i < n; i++) {
 		if (a[i - 1] > a[i]) {
-			qsort(a, n, sizeof *a, order_u64);
+			order_sort(a, n, sizeof *a, order_u64);
 			return;
 		}
 	}

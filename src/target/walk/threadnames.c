@@ -7,6 +7,7 @@
 #include "grow.h"
 #include "python/pyvalue.h"
 #include "walk/threadnames.h"
+#include "order.h"
 
 /* Entries looked through: sys.modules of a big application, threading's
  * own names, its live threads. */
@@ -96,7 +97,7 @@ threadnames_read(struct target *t, struct thread_names *tn)
 	pyvalue_items_free(&e);
 	pyvalue_free(&v);
 	if (tn->n > 1)
-		qsort(tn->names, tn->n, sizeof *tn->names, by_ident);
+		order_sort(tn->names, tn->n, sizeof *tn->names, by_ident);
 	return tn->n;
 }
 
