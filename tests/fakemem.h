@@ -3,16 +3,23 @@
 #ifndef TT_FAKEMEM_H
 #define TT_FAKEMEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "mem/remote.h"
 
-#define FAKEMEM_MAX_REGIONS 64
+struct fakemem_region {
+	uint64_t addr;
+	uint8_t *data;
+	size_t len;
+};
 
 struct fakemem {
-	struct { uint64_t addr; uint8_t *data; size_t len; } regions[FAKEMEM_MAX_REGIONS];
+	struct fakemem_region *regions;
 	size_t nregions;
+	uint32_t cap;
+	bool ascending;       /* each region added above the last: looked up by halves */
 	uint64_t reads;
 };
 
