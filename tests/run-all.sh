@@ -2,8 +2,8 @@
 # Build and run every test from a clean tree: provision the target
 # interpreters, then a -Werror build with `make check` over the whole
 # interpreter matrix, an ASan+UBSan build with `make check` over one
-# interpreter of each kind, `make distcheck`, the README's main command, and
-# the soak's 5-minute mode.
+# interpreter of each kind, `make distcheck`, the fuzz targets for 20 s
+# each, the README's main command, and the soak's 5-minute mode.
 # Prints one summary line.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -165,6 +165,9 @@ run_check() {
 	stage_time "$name"
 }
 
+# Coverage-guided fuzzing: every libFuzzer target (tests/fuzz/) 20 s,
+# built with clang under ASan and UBSan.
+run_check fuzz "tests/fuzz.sh -t 20" 12 sh tests/fuzz.sh -t 20
 # The README's main command, as a new user runs it without a terminal: it
 # must run the workload, print its views and exit 0.
 run_check demo tests/demo.sh 0 env TT_DEMO_TEXT=1 sh tests/demo.sh

@@ -1,0 +1,24 @@
+/* Every frame's locals and the repr() of their values (dump --locals), on
+ * memory images of real interpreters with locals of every kind.
+ *
+ * parsers: src/target/python/pyvalue.c src/target/python/pystr.c src/target/python/pyint.c src/target/python/codecache.c
+ */
+#include "config.h"
+
+#include "fuzz.h"
+#include "memimage.h"
+#include "readall.h"
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct memimage m;
+	if (!memimage_load(&m, data, size))
+		return 0;
+	struct target t;
+	struct tt_error err;
+	if (memimage_attach(&m, &t, &err) == TT_OK)
+		readall(&t, m.asyncio_table, READ_VALUES);
+	memimage_free(&m);
+	return 0;
+}

@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""Write the fuzz targets' seed corpus (tests/fuzz/corpus/NAME/seed-*) from
+real inputs of this machine: the /proc files of live processes, the
+kernel's socket diagnostics replies, a runtime's perf map, code objects'
+location tables, the shipped themes, a recording and folded stacks of a
+real run. Run as root from the source tree, with a built tachyon-top and
+the target root (tests/provision.sh); seeds are kept small. Inputs the
+fuzzers found bugs with are added beside them by hand (crash-*), never
+rewritten here.
+
+    python3 tests/fuzz/make-seeds.py --tt build/tachyon-top
+
+(the memory images come from build/tests/fuzz/snapshot, built by make check)
+"""
+import argparse
+import os
+import shutil
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+ROOT = "/var/cache/tachyon-top/sid-root"
+MAX = 65536
+
+
+def put(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data[:MAX])
+
+
+def head(path, lines=40):
+    with open(path, "rb") as f:
+        return b"".join(f.readlines()[:lines])
+
+
+def proc_seeds(pid):
+    tid = pid
+    put("proc", "maps", head(f"/proc/{pid}/maps", 60))
+    for name in ("stat", "status", "sched", "syscall"):
+        put("proc", name, open(f"/proc/{pid}/task/{tid}/{name}", "rb").read())
+    for table in ("tcp", "tcp6", "udp", "unix"):
+        put("proc", "net-" + table, head(f"/proc/{pid}/net/{table}", 12))
+    # an epoll's fdinfo, and a descriptor's link
+    import select
+    ep = select.epoll()
+    r, w = os.pipe()
+    ep.register(r, select.EPOLLIN)
+    put("proc", "fdinfo-epoll", open(f"/proc/self/fdinfo/{ep.fileno()}", "rb").read())
+    put("proc", "link-pipe", os.readlink(f"/proc/self/fd/{r}"))
+    ep.close()
+    os.close(r)
+    os.close(w)
+
+
+def netlink_seeds():
+    NETLINK_SOCK_DIAG, SOCK_DIAG_BY_FAMILY = 4, 20
+    NLM_F_REQUEST, NLM_F_DUMP = 1, 0x300
+    INET_DIAG_INFO = 2
+    # a listener and a connection to it, so the reply holds both
+    ls = socket.socket()
+    ls.bind(("127.0.0.1", 0))
+    ls.listen()
+    c = socket.create_connection(ls.getsockname())
+    a, _ = ls.accept()
+    c.sendall(b"GET / HTTP/1.0\r\n\r\n")
+    a.recv(100)
+    nl = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, NETLINK_SOCK_DIAG)
+    # inet_diag_req_v2: family, protocol, ext, pad, states, sockid (48 bytes)
+    req = struct.pack("=BBBBI", socket.AF_INET, socket.IPPROTO_TCP, 1 << (INET_DIAG_INFO - 1),
+                      0, (1 << 1) | (1 << 10)) + bytes(48)
+    msg = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY,
+                      NLM_F_REQUEST | NLM_F_DUMP, 7, 0) + req
+    nl.send(msg)
+    put("netlink", "tcp", nl.recv(65536))
+    while struct.unpack("=IH", nl.recv(65536)[:6])[1] != 3:   # to NLMSG_DONE
+        pass
+    # unix_diag_req: family, protocol, pad, states, ino, show, cookie
+    u1, u2 = socket.socketpair()
+    ino = os.fstat(u1.fileno()).st_ino
+    req = struct.pack("=BBHIII", socket.AF_UNIX, 0, 0, 0xffffffff, ino, 1 | 4) + \
+        struct.pack("=II", 0xffffffff, 0xffffffff)
+    msg = struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 9, 0) + req
+    nl.send(msg)
+    put("netlink", "unix", nl.recv(65536))
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind("\0tachyon-top-seed")
+    srv.listen()
+    ino = os.fstat(srv.fileno()).st_ino
+    req = struct.pack("=BBHIII", socket.AF_UNIX, 0, 0, 0xffffffff, ino, 1 | 4) + \
+        struct.pack("=II", 0xffffffff, 0xffffffff)
+    nl.send(struct.pack("=IHHII", 16 + len(req), SOCK_DIAG_BY_FAMILY, NLM_F_REQUEST, 11, 0) + req)
+    put("netlink", "unix-abstract", nl.recv(65536))
+    for s in (nl, ls, c, a, u1, u2, srv):
+        s.close()
+
+
+def run_in_root(code, *args):
+    return subprocess.run(["chroot", ROOT, "python3.15", *args, "-c", code], check=True,
+                          capture_output=True).stdout
+
+
+def perfmap_seeds():
+    code = ("import sys,os\n"
+            "def f(n): return n if n < 2 else f(n-1)+f(n-2)\n"
+            "f(12)\n"
+            "print(os.getpid())\n")
+    pid = run_in_root(code, "-X", "perf").decode().strip()
+    path = f"{ROOT}/tmp/perf-{pid}.map"
+    put("perfmap", "trampolines", head(path, 50))
+    os.unlink(path)
+    # an ELF object such as a JIT lists for debuggers: a compiled function
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "jit.c")
+        with open(src, "w") as f:
+            f.write("int jitted_add(int a, int b) { return a + b; }\n"
+                    "static int jitted_twice(int a) { return 2 * a; }\n"
+                    "int (*keep)(int) = jitted_twice;\n")
+        subprocess.run(["cc", "-O1", "-c", "-o", os.path.join(d, "jit.o"), src], check=True)
+        put("perfmap", "jit-object", open(os.path.join(d, "jit.o"), "rb").read())
+
+
+def linetable_seeds():
+    code = ("import sys, struct, asyncio, json\n"
+            "for i, co in enumerate([json.dumps.__code__, asyncio.sleep.__code__,\n"
+            "                        json.JSONEncoder.iterencode.__code__]):\n"
+            "    sys.stdout.buffer.write(struct.pack('=IiQ', len(co.co_linetable) + 12,\n"
+            "        co.co_firstlineno, 3 + 2 * i) + co.co_linetable)\n")
+    out = run_in_root(code)
+    i = 0
+    while out:
+        n = struct.unpack("=I", out[:4])[0]
+        put("linetable", f"code{i}", out[4:4 + n])
+        out = out[4 + n:]
+        i += 1
+
+
+def theme_seeds():
+    for f in sorted(os.listdir(os.path.join(HERE, "..", "..", "themes"))):
+        put("theme", f, open(os.path.join(HERE, "..", "..", "themes", f), "rb").read())
+
+
+def recording_seeds(tt):
+    target = os.path.join(HERE, "..", "targets", "flame.py")
+    with tempfile.TemporaryDirectory() as d:
+        rec = os.path.join(d, "run.ttrec")
+        folded = os.path.join(d, "run.folded")
+        p = subprocess.Popen([sys.executable, target, os.path.join(d, "ready")])
+        time.sleep(1)
+        subprocess.run([tt, "record", "-p", str(p.pid), "-d", "0.2", "-r", "100",
+                        "-o", rec], check=True, capture_output=True)
+        p.kill()
+        p.wait()
+        subprocess.run([tt, "replay", rec, "-o", folded], check=True, capture_output=True)
+        put("recording", "flame.ttrec", open(rec, "rb").read())
+        put("diffbase", "flame.folded", head(folded, 40))
+
+
+def start_target(interp, script, *args):
+    """A target from tests/targets under interp ("python3.15": the root's;
+    a path: the host's), started and parked: (process, ready file)."""
+    src = os.path.join(HERE, "..", "targets")
+    if interp.startswith("/"):
+        ready = tempfile.mktemp(prefix="tt-seed-")
+        cmd = [interp, "-E", "-s", os.path.join(src, script), ready, *args]
+        host_ready = ready
+    else:
+        os.makedirs(f"{ROOT}/tmp/np", exist_ok=True)
+        for f in (script, "_ttlib.py"):
+            shutil.copy(os.path.join(src, f), f"{ROOT}/tmp/np/")
+        ready = f"/tmp/np/seed-ready-{os.getpid()}-{time.monotonic_ns()}"
+        host_ready = ROOT + ready
+        cmd = ["chroot", ROOT, interp, "-E", "-s", "/tmp/np/" + script, ready, *args]
+    if os.path.exists(host_ready):
+        os.unlink(host_ready)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True)
+    for _ in range(300):
+        if os.path.exists(host_ready) and os.path.getsize(host_ready):
+            time.sleep(0.3)
+            return p, host_ready
+        time.sleep(0.1)
+    p.kill()
+    raise SystemExit(f"make-seeds: {interp} {script} never got ready")
+
+
+def snapshot(tool, pid, target, name, *what):
+    out = os.path.join(CORPUS, target, "seed-" + name)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    subprocess.run([tool, str(pid), out, *what], check=True)
+
+
+INTERPRETERS = ["/usr/bin/python3.11", "/root/.pyenv/versions/3.12.1/bin/python3",
+                "python3.13", "python3.14", "python3.15", "python3.15d"]
+
+
+def memory_seeds(tool):
+    """Images of real interpreters: thread names and stacks for the walkers,
+    locals of every kind for values, event loops' tasks for tasks."""
+    for interp in INTERPRETERS:
+        if interp.startswith("/") and not os.path.exists(interp):
+            continue
+        tag = os.path.basename(interp) if not interp.startswith("/root") else "pyenv-3.12"
+        for script, target, what, args in (("names.py", "walk", ["walk"], []),
+                                           ("locals.py", "values", ["values"], ["100"])):
+            p, _ = start_target(interp, script, *args)
+            try:
+                snapshot(tool, p.pid, target, f"{tag}-{script[:-3]}", *what)
+            finally:
+                os.killpg(p.pid, 9)
+                p.wait()
+    for interp in ("python3.14", "python3.15"):
+        p, ready = start_target(interp, "tasks_tree.py")
+        try:
+            import json
+            kids = json.load(open(ready))["kids"]
+            snapshot(tool, kids[1]["pid"], "tasks", f"{interp}-tree", "tasks")
+        finally:
+            os.killpg(p.pid, 9)
+            p.wait()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--tt", default="build/tachyon-top")
+    ap.add_argument("--only", help="memory: only the memory images")
+    a = ap.parse_args()
+    memory_seeds(os.path.join(os.path.dirname(os.path.abspath(a.tt)), "tests", "fuzz", "snapshot"))
+    if a.only == "memory":
+        return
+    proc_seeds(os.getpid())
+    netlink_seeds()
+    perfmap_seeds()
+    linetable_seeds()
+    theme_seeds()
+    recording_seeds(os.path.abspath(a.tt))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+/* A memory image of a real interpreter: the bytes a walk of a live target
+ * read (tests/fuzz/snapshot writes them), loaded behind the fake memory
+ * backend for the fuzz targets that read Python's structures. The fuzzer
+ * mutates the image; the readers must survive whatever it holds.
+ *
+ * Format, little-endian: "TTMEMIMG", then u64 _PyRuntime's address, u64
+ * the version for 3.11/3.12 (PY_VERSION_HEX; 0: the layout table is in the
+ * image), u64 the asyncio offsets table's address (0: none), u32 the
+ * number of regions, and each region as u64 address, u32 length, bytes. */
+#ifndef TT_MEMIMAGE_H
+#define TT_MEMIMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../fakemem.h"
+#include "error.h"
+#include "target.h"
+
+#define MEMIMAGE_MAGIC "TTMEMIMG"
+#define MEMIMAGE_MAX_REGIONS 8192
+
+struct memimage {
+	struct fakemem mem;
+	uint64_t runtime, version_hex, asyncio_table;
+};
+
+/* False for bytes that are not an image (nothing to free then). */
+bool memimage_load(struct memimage *m, const uint8_t *data, size_t size);
+tt_status memimage_attach(struct memimage *m, struct target *t, struct tt_error *err);
+void memimage_free(struct memimage *m);
+
+#endif

@@ -1,0 +1,157 @@
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "async/asynctasks.h"
+#include "fuzz.h"
+#include "python/pyvalue.h"
+#include "readall.h"
+#include "walk/plainwalk.h"
+#include "walk/stackwalk.h"
+#include "walk/threadnames.h"
+
+/* Frames whose locals are read, per image. */
+#define VALUE_FRAMES 48
+
+/* TT_FUZZ_SAY set: what was read, on stderr (to check a seed reaches
+ * what it was taken for). */
+__attribute__((format(printf, 1, 2))) static void
+say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	if (getenv("TT_FUZZ_SAY"))
+		vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static void
+check_codes(const struct code_cache *codes, const struct tt_sample *s)
+{
+	for (uint32_t i = 0; i < s->nthreads; i++) {
+		const struct tt_thread *th = &s->threads[i];
+		fuzz_check(th->first_frame + th->nframes <= s->nframes);
+		for (uint32_t f = 0; f < th->nframes; f++) {
+			const struct code_entry *e = codecache_get(codes, s->frames[th->first_frame + f].code_id);
+			fuzz_check(e && e->qualname && e->filename);
+		}
+	}
+}
+
+static void
+values(struct target *t, struct plainwalk *u, const struct tt_sample *s)
+{
+	static struct pylocal locals[PYLOCALS_MAX];
+	struct pyvalue_limits lim = PYVALUE_LIMITS_DEFAULT;
+	struct pyvalue v;
+	pyvalue_init(&v, &t->mem, &t->layout, &lim);
+	unsigned done = 0;
+	unsigned long shown = 0;
+	for (uint32_t i = 0; i < s->nframes && done < VALUE_FRAMES; i++, done++) {
+		const struct tt_frame *fr = &s->frames[i];
+		struct tt_error err;
+		int n = pylocals_read(&v, fr->addr, codecache_get(&u->codes, fr->code_id)->addr, locals,
+				      PYLOCALS_MAX, &err);
+		fuzz_check(n <= PYLOCALS_MAX);
+		shown += n > 0 ? (unsigned long)n : 0;
+		for (int k = 0; k < n; k++) {
+			fuzz_check_str(locals[k].name, sizeof locals[k].name);
+			fuzz_check_str(locals[k].type, sizeof locals[k].type);
+			fuzz_check_str(locals[k].repr, sizeof locals[k].repr);
+		}
+	}
+	pyvalue_free(&v);
+	say("values: %lu locals in %u frames\n", shown, done);
+}
+
+static void
+walk_sampler(struct target *t)
+{
+	struct stackwalk_options o;
+	stackwalk_default_options(&o);
+	o.cpu_period_ns = 0;   /* an image has no /proc */
+	struct stackwalk *w;
+	struct tt_error err;
+	if (stackwalk_new(t, &o, &w, &err) != TT_OK)
+		return;
+	const struct walk_thread *th;
+	uint32_t n;
+	/* twice: the second sample goes through the caches the first filled */
+	for (int k = 0; k < 2; k++)
+		if (stackwalk_sample(w, 1000000000ull + 1000000ull * (uint64_t)k, &th, &n, &err) != TT_OK)
+			break;
+		else
+			say("sampler: %u threads (sample %d)\n", n, k);
+	stackwalk_free(w);
+}
+
+static void
+tasks(struct target *t, uint64_t table)
+{
+	struct code_cache codes;
+	if (codecache_init(&codes) != 0)
+		abort();
+	struct task_reader r;
+	struct tt_error err;
+	struct tt_tasks ts = {0}, one = {0};
+	if (task_reader_init(&r, t, &codes, 0, &err) == TT_OK &&
+	    task_reader_use_table(&r, table, &err) == TT_OK &&
+	    task_reader_read(&r, &ts, &err) == TT_OK) {
+		fuzz_check(ts.n <= ts.cap);
+		say("tasks: %u tasks, %u frames\n", ts.n, ts.nframes);
+		for (uint32_t i = 0; i < ts.n; i++) {
+			const struct tt_task *k = &ts.tasks[i];
+			fuzz_check(k->name_off < ts.names_len || ts.names_len == 0);
+			fuzz_check(k->first_frame + k->nframes <= ts.nframes);
+			fuzz_check(k->first_awaiter + k->nawaiters <= ts.nawaiters);
+		}
+		/* a task born since the last read is read alone */
+		for (uint32_t i = 0; i < ts.n && i < 4; i++) {
+			tt_tasks_clear(&one);
+			task_reader_read_task(&r, ts.tasks[i].id, &one, &err);
+		}
+	}
+	tt_tasks_free(&one);
+	tt_tasks_free(&ts);
+	task_reader_free(&r);
+	codecache_free(&codes);
+}
+
+void
+readall(struct target *t, uint64_t asyncio_table, unsigned what)
+{
+	struct tt_error err;
+	if (what & (READ_WALK | READ_VALUES)) {
+		struct plainwalk u;
+		struct tt_sample s = {0};
+		if (plainwalk_init(&u, t, 0, &err) == TT_OK) {
+			if (plainwalk_sample(&u, &s, &err) == TT_OK) {
+				say("plain walk: %u threads, %u frames\n", s.nthreads, s.nframes);
+				check_codes(&u.codes, &s);
+				if (what & READ_VALUES)
+					values(t, &u, &s);
+			}
+			plainwalk_free(&u);
+		}
+		tt_sample_free(&s);
+	}
+	if (what & READ_WALK) {
+		walk_sampler(t);
+		struct thread_names tn = {0};
+		say("thread names: %u\n", threadnames_read(t, &tn));
+		struct target_thread th[64];
+		uint32_t n = 0;
+		target_list_threads(t, th, 64, &n);
+		for (uint32_t i = 0; i < n; i++) {
+			const char *name = threadnames_of(t, &tn, th[i].ts);
+			if (name)
+				fuzz_check(strlen(name) < 4096);
+		}
+		threadnames_free(&tn);
+	}
+	if ((what & READ_TASKS) && asyncio_table)
+		tasks(t, asyncio_table);
+}

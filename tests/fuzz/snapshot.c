@@ -1,0 +1,175 @@
+/* Write a memory image (memimage.h) of a live Python process: the bytes
+ * that reading it as the memory fuzz targets do (readall.c) takes, with
+ * the process stopped meanwhile so that they are of one moment. Seeds of
+ * the memory fuzz targets come from it (make-seeds.py).
+ *
+ *     snapshot PID OUT [walk] [values] [tasks]   (all three by default) */
+#include "config.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "grow.h"
+#include "memimage.h"
+#include "order.h"
+#include "readall.h"
+
+struct piece {
+	uint64_t addr;
+	uint32_t len;
+	uint8_t *bytes;
+};
+
+struct recorder {
+	struct remote_backend inner;
+	struct piece *v;
+	uint32_t n, cap;
+};
+
+static ssize_t
+recording_readv(void *ctx, const struct remote_seg *segs, size_t nsegs)
+{
+	struct recorder *r = ctx;
+	ssize_t got = r->inner.readv(r->inner.ctx, segs, nsegs);
+	size_t left = got > 0 ? (size_t)got : 0;
+	for (size_t i = 0; i < nsegs && segs[i].len <= left; i++) {
+		left -= segs[i].len;
+		if (segs[i].len == 0 || segs[i].len > UINT32_MAX)
+			continue;
+		if (!grow_array((void **)&r->v, &r->cap, r->n + 1, sizeof *r->v))
+			abort();
+		struct piece *p = &r->v[r->n++];
+		p->addr = segs[i].addr;
+		p->len = (uint32_t)segs[i].len;
+		p->bytes = malloc(p->len);
+		if (!p->bytes)
+			abort();
+		memcpy(p->bytes, segs[i].buf, p->len);
+	}
+	return got;
+}
+
+static int
+by_addr(const void *a, const void *b)
+{
+	const struct piece *x = a, *y = b;
+	return (x->addr > y->addr) - (x->addr < y->addr);
+}
+
+static void
+put(FILE *f, const void *p, size_t n)
+{
+	if (fwrite(p, 1, n, f) != n) {
+		perror("snapshot: write");
+		exit(1);
+	}
+}
+
+/* The pieces read, overlapping and touching ones merged into regions. */
+static uint32_t
+write_regions(FILE *f, struct recorder *r, bool count_only)
+{
+	uint32_t regions = 0;
+	for (uint32_t i = 0; i < r->n;) {
+		uint64_t lo = r->v[i].addr, hi = lo + r->v[i].len;
+		uint32_t j = i + 1;
+		while (j < r->n && r->v[j].addr <= hi) {
+			if (r->v[j].addr + r->v[j].len > hi)
+				hi = r->v[j].addr + r->v[j].len;
+			j++;
+		}
+		if (!count_only) {
+			uint8_t *buf = calloc(1, (size_t)(hi - lo));
+			if (!buf)
+				abort();
+			for (uint32_t k = i; k < j; k++)
+				memcpy(buf + (r->v[k].addr - lo), r->v[k].bytes, r->v[k].len);
+			uint32_t len = (uint32_t)(hi - lo);
+			put(f, &lo, 8);
+			put(f, &len, 4);
+			put(f, buf, len);
+			free(buf);
+		}
+		regions++;
+		i = j;
+	}
+	return regions;
+}
+
+int
+main(int argc, char **argv)
+{
+	pid_t pid;
+	unsigned what = 0;
+	for (int i = 3; i < argc; i++) {
+		if (strcmp(argv[i], "walk") == 0)
+			what |= READ_WALK;
+		else if (strcmp(argv[i], "values") == 0)
+			what |= READ_VALUES;
+		else if (strcmp(argv[i], "tasks") == 0)
+			what |= READ_TASKS;
+		else
+			argc = 0;
+	}
+	if (argc < 3 || !cli_parse_pid(argv[1], &pid)) {
+		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks]\n");
+		return 2;
+	}
+	if (!what)
+		what = READ_WALK | READ_VALUES | READ_TASKS;
+	struct target live;
+	struct tt_error err = {0};
+	if (target_attach(&live, pid, &err) != TT_OK) {
+		fprintf(stderr, "snapshot: %s\n", err.msg);
+		return 1;
+	}
+	uint64_t table = 0, size;
+	if (live.layout.minor >= 14 &&
+	    target_find_section(&live, "python", ".AsyncioDebug", &table, &size, &err) != TT_OK &&
+	    target_find_section(&live, "_asyncio", ".AsyncioDebug", &table, &size, &err) != TT_OK)
+		table = 0;
+
+	struct recorder rec = {.inner = live.mem.backend};
+	struct target t;
+	uint64_t version = live.layout.compiled_in ? live.layout.version_hex : 0;
+	struct remote_backend b = {.readv = recording_readv, .ctx = &rec};
+	tt_status st = version ? target_attach_memory_compiled(&t, b, live.runtime_addr, version, &err)
+			       : target_attach_memory(&t, b, live.runtime_addr, &err);
+	if (st != TT_OK) {
+		fprintf(stderr, "snapshot: %s\n", err.msg);
+		return 1;
+	}
+	if (kill(pid, SIGSTOP) != 0) {
+		fprintf(stderr, "snapshot: stopping %d: %s\n", (int)pid, strerror(errno));
+		return 1;
+	}
+	usleep(20000);
+	readall(&t, table, what);
+	kill(pid, SIGCONT);
+
+	order_sort(rec.v, rec.n, sizeof *rec.v, by_addr);
+	FILE *f = fopen(argv[2], "wb");
+	if (!f) {
+		fprintf(stderr, "snapshot: %s: %s\n", argv[2], strerror(errno));
+		return 1;
+	}
+	uint32_t regions = write_regions(NULL, &rec, true);
+	put(f, MEMIMAGE_MAGIC, 8);
+	put(f, &live.runtime_addr, 8);
+	put(f, &version, 8);
+	put(f, &table, 8);
+	put(f, &regions, 4);
+	write_regions(f, &rec, false);
+	if (fclose(f) != 0) {
+		perror("snapshot: write");
+		return 1;
+	}
+	fprintf(stderr, "snapshot: %s %s: %u reads in %u regions\n", live.layout.version_str,
+		argv[2], rec.n, regions);
+	return 0;
+}
