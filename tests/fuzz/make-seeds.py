@@ -25,7 +25,7 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
 ROOT = "/var/cache/tachyon-top/sid-root"
-MAX = 65536
+MAX = 131072
 
 
 def put(target, name, data):
@@ -228,13 +228,74 @@ def memory_seeds(tool):
             p.wait()
 
 
+def elf_seeds():
+    """A library holding .AsyncioDebug, and a small one shaped like
+    libpython: a .PyRuntime section, _PyRuntime and Py_Version exported."""
+    put("elf", "asyncio-3.14.so",
+        open(f"{ROOT}/usr/lib/python3.14/lib-dynload/_asyncio.cpython-314-x86_64-linux-gnu.so",
+             "rb").read())
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "lib.c")
+        with open(src, "w") as f:
+            f.write('__attribute__((section(".PyRuntime"))) char _PyRuntime[256] = "xdebugpy";\n'
+                    'const unsigned long Py_Version = 0x030f02f0;\n'
+                    'void _Py_NegativeRefcount(void) {}\n')
+        out = os.path.join(d, "lib.so")
+        subprocess.run(["cc", "-O1", "-shared", "-fPIC", "-Wl,--strip-debug", "-o", out, src],
+                       check=True)
+        put("elf", "pyruntime.so", open(out, "rb").read())
+
+
+def core_seeds():
+    """The head of a gcore'd interpreter's core: its headers, its notes
+    (mappings, threads, registers, its name, auxv) and the start of its
+    first segment. A core cut short is still read: the rest is missing."""
+    import struct as st
+    p, _ = start_target("python3.15", "names.py")
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            core = os.path.join(d, "core")
+            subprocess.run(["gdb", "-batch", "-nx", "-p", str(p.pid), "-ex",
+                            "gcore " + core], check=True, capture_output=True)
+            data = open(core, "rb").read()
+    finally:
+        os.killpg(p.pid, 9)
+        p.wait()
+    # gcore writes its notes last: rebuilt as headers, notes, and every
+    # segment left out of the core (its pages are then the files')
+    phoff, = st.unpack_from("<Q", data, 0x20)
+    phnum, = st.unpack_from("<H", data, 0x38)
+    notes = b""
+    phdrs = []
+    at = 64 + 56 * phnum
+    for i in range(phnum):
+        ptype, flags, off, vaddr, paddr, filesz, memsz, align = \
+            st.unpack_from("<IIQQQQQQ", data, phoff + 56 * i)
+        if ptype == 4:   # PT_NOTE
+            phdrs.append((ptype, flags, at + len(notes), vaddr, paddr, filesz, memsz, align))
+            notes += data[off:off + filesz]
+        else:
+            phdrs.append((ptype, flags, 0, vaddr, paddr, 0, memsz, align))
+    head = bytearray(data[:64])
+    st.pack_into("<Q", head, 0x20, 64)
+    st.pack_into("<Q", head, 0x28, 0)   # no section headers
+    st.pack_into("<HHH", head, 0x3a, 0, 0, 0)
+    core = bytes(head) + b"".join(st.pack("<IIQQQQQQ", *p) for p in phdrs) + notes
+    put("core", "python3.15-names", core)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tt", default="build/tachyon-top")
-    ap.add_argument("--only", help="memory: only the memory images")
+    ap.add_argument("--only", help="memory: only the memory images; files: those and the"
+                    " ELF files and cores")
     a = ap.parse_args()
     memory_seeds(os.path.join(os.path.dirname(os.path.abspath(a.tt)), "tests", "fuzz", "snapshot"))
     if a.only == "memory":
+        return
+    elf_seeds()
+    core_seeds()
+    if a.only == "files":
         return
     proc_seeds(os.getpid())
     netlink_seeds()
