@@ -206,7 +206,7 @@ parse_args(int argc, char **argv, struct bench_args *a)
 	a->cfg.follow = true; /* process trees, as everywhere */
 	int c;
 	bool rate_given = false;
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	/* "+": options end at the command. */
 	while ((c = getopt_long(argc, argv, "+p:d:r:jh", opts, NULL)) != -1) {

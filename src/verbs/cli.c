@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,12 @@ cli_parse_seconds(const char *s, double max, double *out)
 	return true;
 }
 
+void
+cli_getopt_reset(void)
+{
+	optind = 0;   /* 0, not 1: glibc then forgets its place as well */
+}
+
 int
 cli_parse_threshold(const char *verb, const char *option, const char *arg, double *out)
 {
@@ -62,18 +69,18 @@ cli_report(const struct tt_error *err)
 }
 
 int
-cli_pid_or_command(const char *verb, int argc, char **argv, int optind, pid_t pid,
+cli_pid_or_command(const char *verb, int argc, char **argv, int first, pid_t pid,
 		   const char *stray, const char *hint, char ***command)
 {
 	*command = NULL;
-	if (optind < argc) {
-		if (strcmp(argv[optind - 1], "--") != 0) {
+	if (first < argc) {
+		if (strcmp(argv[first - 1], "--") != 0) {
 			char shown[128];
-			sanitize_for_terminal(argv[optind], shown, sizeof shown);
+			sanitize_for_terminal(argv[first], shown, sizeof shown);
 			return cli_usage_error(verb, "%s '%s' (%sto start a program, put it after --)",
 					       stray, shown, hint);
 		}
-		*command = &argv[optind];
+		*command = &argv[first];
 	}
 	if (*command && pid)
 		return cli_usage_error(verb, "give either -p PID or a command, not both");

@@ -921,7 +921,7 @@ dump_main(int argc, char **argv)
 	struct dump_opts o = {0};
 	bool tree = false, one = false;
 	int c;
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	const char *core_path = NULL, *root = NULL, *exe = NULL;
 	while ((c = getopt_long(argc, argv, "p:jtnlsh", opts, NULL)) != -1) {

@@ -60,7 +60,7 @@ info_main(int argc, char **argv)
 	pid_t pid = 0;
 	const char *core = NULL, *root = NULL;
 	int c;
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "p:h", opts, NULL)) != -1) {
 		switch (c) {

@@ -191,7 +191,7 @@ live_parse(int argc, char **argv, struct live_options *o)
 	o->loop_ms = STUCKWATCH_LOOP_MS;
 	o->spin_s = STUCKWATCH_SPIN_S;
 	int c;
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	/* '+': stop at the first non-option, so COMMAND's own options are its own. */
 	while ((c = getopt_long(argc, argv, "+p:r:m:s:ld:bn:hV", live_opts, NULL)) != -1) {

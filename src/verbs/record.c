@@ -182,7 +182,7 @@ parse_args(int argc, char **argv, struct record_args *a)
 	a->subprocesses = true;
 	a->filter = PROFILE_WALL;
 	int c, bad;
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	/* "+": options end at the command (`record -o p.svg -- python3 app.py -x`). */
 	while ((c = getopt_long(argc, argv, "+p:o:f:r:d:m:th", opts, NULL)) != -1) {

@@ -54,7 +54,7 @@ parse_args(int argc, char **argv, struct replay_args *a)
 	};
 	memset(a, 0, sizeof *a);
 	int c, bad;
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "o:f:m:th", opts, NULL)) != -1) {
 		switch (c) {

@@ -157,7 +157,7 @@ parse_args(int argc, char **argv, struct watch_args *a)
 				 .loop_ms = WATCH_LOOP_MS, .spin_s = WATCH_SPIN_S, .last_s = WATCH_LAST_S,
 				 .max_reports = WATCH_MAX_REPORTS, .max_bytes = WATCH_MAX_SIZE,
 				 .report = {.dir = "tachyon-top-reports", .tree = true}};
-	optind = 1;
+	cli_getopt_reset();
 	opterr = 0;
 	int c;
 	while ((c = getopt_long(argc, argv, "p:o:r:d:h", opts, NULL)) != -1) {
