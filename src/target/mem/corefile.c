@@ -136,7 +136,9 @@ next_note(const uint8_t *buf, size_t end, size_t *at, Elf64_Nhdr *h, const uint8
 	if (*at > end || end - *at < sizeof *h)
 		return false;
 	memcpy(h, buf + *at, sizeof *h);
-	size_t nlen = (h->n_namesz + 3) & ~(size_t)3, dlen = (h->n_descsz + 3) & ~(size_t)3;
+	/* in size_t: a 32-bit size of 0xfffffffd rounded up in 32 bits is 0 */
+	size_t nlen = ((size_t)h->n_namesz + 3) & ~(size_t)3;
+	size_t dlen = ((size_t)h->n_descsz + 3) & ~(size_t)3;
 	size_t from = *at + sizeof *h;
 	if (nlen > end - from || dlen > end - from - nlen)
 		return false;
