@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,4 +44,15 @@ fuzz_fail(const char *what, const char *file, int line)
 {
 	fprintf(stderr, "%s:%d: broken promise: %s\n", file, line, what);
 	abort();
+}
+
+void
+fuzz_say(const char *fmt, ...)
+{
+	if (!getenv("TT_FUZZ_SAY"))
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
 }

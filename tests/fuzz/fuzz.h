@@ -22,6 +22,10 @@ char *fuzz_text(const uint8_t *data, size_t size);
  * cannot be made. */
 int fuzz_file(const uint8_t *data, size_t size, char *path, size_t pathlen);
 
+/* With TT_FUZZ_SAY set, what an input reached, on stderr (to check that a
+ * seed reaches what it was taken for). */
+__attribute__((format(printf, 1, 2))) void fuzz_say(const char *fmt, ...);
+
 /* Abort, naming the promise, when ok is false: a finding like a crash. */
 #define fuzz_check(ok) ((ok) ? (void)0 : fuzz_fail(#ok, __FILE__, __LINE__))
 _Noreturn void fuzz_fail(const char *what, const char *file, int line);

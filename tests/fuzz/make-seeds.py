@@ -246,6 +246,32 @@ def elf_seeds():
         put("elf", "pyruntime.so", open(out, "rb").read())
 
 
+def debuginfo_seeds():
+    """A library whose evaluator-named function keeps `frame` and
+    `next_instr` in registers and on the stack (-O2 -g), prefixed with the
+    address of its middle."""
+    import struct as st
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "eval.c")
+        with open(src, "w") as f:
+            f.write("struct frame { struct frame *back; unsigned short *code; int n; };\n"
+                    "extern int step(struct frame *, unsigned short);\n"
+                    "int _PyEval_EvalFrameDefault(void *ts, struct frame *frame, int t) {\n"
+                    "  unsigned short *next_instr = frame->code; int acc = t;\n"
+                    "  while (frame) {\n"
+                    "    acc += step(frame, *next_instr++);\n"
+                    "    if (acc & 1) { frame = frame->back; if (frame) next_instr = frame->code; }\n"
+                    "  }\n"
+                    "  return acc + (ts != 0);\n"
+                    "}\n")
+        out = os.path.join(d, "eval.so")
+        subprocess.run(["cc", "-O2", "-g", "-shared", "-fPIC", "-o", out, src], check=True)
+        sym = subprocess.run(["nm", out], check=True, capture_output=True, text=True).stdout
+        addr = next(int(line.split()[0], 16) for line in sym.splitlines()
+                    if line.endswith(" _PyEval_EvalFrameDefault"))
+        put("debuginfo", "evaluator.so", st.pack("<Q", addr + 8) + open(out, "rb").read())
+
+
 def core_seeds():
     """The head of a gcore'd interpreter's core: its headers, its notes
     (mappings, threads, registers, its name, auxv) and the start of its
@@ -294,6 +320,7 @@ def main():
     if a.only == "memory":
         return
     elf_seeds()
+    debuginfo_seeds()
     core_seeds()
     if a.only == "files":
         return

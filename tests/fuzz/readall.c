@@ -1,6 +1,5 @@
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,17 +15,6 @@
 /* Frames whose locals are read, per image. */
 #define VALUE_FRAMES 48
 
-/* TT_FUZZ_SAY set: what was read, on stderr (to check a seed reaches
- * what it was taken for). */
-__attribute__((format(printf, 1, 2))) static void
-say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	if (getenv("TT_FUZZ_SAY"))
-		vfprintf(stderr, fmt, ap);
-	va_end(ap);
-}
 
 static void
 check_codes(const struct code_cache *codes, const struct tt_sample *s)
@@ -64,7 +52,7 @@ values(struct target *t, struct plainwalk *u, const struct tt_sample *s)
 		}
 	}
 	pyvalue_free(&v);
-	say("values: %lu locals in %u frames\n", shown, done);
+	fuzz_say("values: %lu locals in %u frames\n", shown, done);
 }
 
 static void
@@ -84,7 +72,7 @@ walk_sampler(struct target *t)
 		if (stackwalk_sample(w, 1000000000ull + 1000000ull * (uint64_t)k, &th, &n, &err) != TT_OK)
 			break;
 		else
-			say("sampler: %u threads (sample %d)\n", n, k);
+			fuzz_say("sampler: %u threads (sample %d)\n", n, k);
 	stackwalk_free(w);
 }
 
@@ -101,7 +89,7 @@ tasks(struct target *t, uint64_t table)
 	    task_reader_use_table(&r, table, &err) == TT_OK &&
 	    task_reader_read(&r, &ts, &err) == TT_OK) {
 		fuzz_check(ts.n <= ts.cap);
-		say("tasks: %u tasks, %u frames\n", ts.n, ts.nframes);
+		fuzz_say("tasks: %u tasks, %u frames\n", ts.n, ts.nframes);
 		for (uint32_t i = 0; i < ts.n; i++) {
 			const struct tt_task *k = &ts.tasks[i];
 			fuzz_check(k->name_off < ts.names_len || ts.names_len == 0);
@@ -129,7 +117,7 @@ readall(struct target *t, uint64_t asyncio_table, unsigned what)
 		struct tt_sample s = {0};
 		if (plainwalk_init(&u, t, 0, &err) == TT_OK) {
 			if (plainwalk_sample(&u, &s, &err) == TT_OK) {
-				say("plain walk: %u threads, %u frames\n", s.nthreads, s.nframes);
+				fuzz_say("plain walk: %u threads, %u frames\n", s.nthreads, s.nframes);
 				check_codes(&u.codes, &s);
 				if (what & READ_VALUES)
 					values(t, &u, &s);
@@ -141,7 +129,7 @@ readall(struct target *t, uint64_t asyncio_table, unsigned what)
 	if (what & READ_WALK) {
 		walk_sampler(t);
 		struct thread_names tn = {0};
-		say("thread names: %u\n", threadnames_read(t, &tn));
+		fuzz_say("thread names: %u\n", threadnames_read(t, &tn));
 		struct target_thread th[64];
 		uint32_t n = 0;
 		target_list_threads(t, th, 64, &n);
