@@ -11,6 +11,7 @@
 #   sh tests/fuzz.sh -t 3600 -j 2                          an hour each, for real
 #   sh tests/fuzz.sh --coverage [TARGET ...]               line coverage of each corpus
 #   sh tests/fuzz.sh --totals                              time, runs and finds so far
+#   sh tests/fuzz.sh --minimize TARGET INPUT OUT           the smallest input crashing alike
 #
 # Exits 1 when a target crashed or would not build.
 set -eu
@@ -25,8 +26,9 @@ while [ $# -gt 0 ]; do
 	-j) jobs=$2; shift 2 ;;
 	--coverage) mode=coverage; shift ;;
 	--totals) mode=totals; shift ;;
+	--minimize) mode=minimize; shift ;;
 	--one) mode=one; shift ;;
-	-h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h|--help) sed -n '2,/^set -eu/p' "$0" | sed -n 's/^# \{0,1\}//p'; exit 0 ;;
 	-*) echo "fuzz.sh: unknown option $1 (see -h)" >&2; exit 2 ;;
 	*) break ;;
 	esac
@@ -39,6 +41,11 @@ all_targets() {
 		basename "$f" .c | sed 's/^fuzz_//'
 	done
 }
+if [ "$mode" = minimize ]; then
+	[ $# = 3 ] || { echo "fuzz.sh: --minimize TARGET INPUT OUT" >&2; exit 2; }
+	min_input=$2 min_out=$3
+	set -- "$1"
+fi
 if [ $# -gt 0 ]; then targets=$*; else targets=$(all_targets); fi
 for t in $targets; do
 	[ -f "$here/tests/fuzz/fuzz_$t.c" ] ||
@@ -108,6 +115,13 @@ fuzz)
 	printf '%s\n' $targets | TT_FUZZ_BUILD=$build xargs -P "$jobs" -I{} \
 		sh "$0" --one -t "$seconds" {} || status=1
 	exit "$status"
+	;;
+minimize)
+	build_in "$build" CC=clang --enable-fuzzing --enable-werror
+	"$build/tests/fuzz/fuzz_$targets" -minimize_crash=1 -max_total_time="$seconds" \
+		-exact_artifact_path="$min_out" "$min_input" >"$build/logs/minimize.log" 2>&1 || true
+	[ -f "$min_out" ] || { tail -n 20 "$build/logs/minimize.log"; exit 1; }
+	echo "$min_out: $(wc -c <"$min_out") bytes (from $(wc -c <"$min_input"))"
 	;;
 totals)
 	[ -f "$build/runs.tsv" ] || { echo "fuzz.sh: no runs yet in $build" >&2; exit 1; }

@@ -9,6 +9,8 @@
 #include "memimage.h"
 #include "readall.h"
 
+MEMIMAGE_CUSTOM_MUTATOR
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

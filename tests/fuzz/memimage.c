@@ -53,3 +53,85 @@ memimage_free(struct memimage *m)
 {
 	fakemem_free(&m->mem);
 }
+
+/* Where each region's bytes are in an image: its address and length, and
+ * their offset in the input. */
+struct region_at {
+	uint64_t addr;
+	uint32_t len;
+	size_t at;
+};
+
+#define HEADER_BYTES (8 + 8 + 8 + 8 + 4)
+
+static size_t
+regions_of(const uint8_t *data, size_t size, struct region_at *out, size_t max)
+{
+	if (size < HEADER_BYTES || memcmp(data, MEMIMAGE_MAGIC, 8) != 0)
+		return 0;
+	uint32_t n;
+	memcpy(&n, data + 32, 4);
+	size_t p = HEADER_BYTES, k = 0;
+	for (uint32_t i = 0; i < n && k < max; i++) {
+		if (size - p < 12)
+			break;
+		memcpy(&out[k].addr, data + p, 8);
+		memcpy(&out[k].len, data + p + 8, 4);
+		p += 12;
+		if (size - p < out[k].len)
+			break;
+		out[k].at = p;
+		p += out[k].len;
+		if (out[k].len)
+			k++;
+	}
+	return k;
+}
+
+static uint64_t
+next_rand(uint64_t *s)
+{
+	/* splitmix64: reproducible from libFuzzer's seed */
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+size_t
+memimage_mutate(uint8_t *data, size_t size, size_t max, unsigned seed,
+		size_t (*mutate)(uint8_t *buf, size_t size, size_t max))
+{
+	static struct region_at regions[MEMIMAGE_MAX_REGIONS];
+	size_t n = regions_of(data, size, regions, MEMIMAGE_MAX_REGIONS);
+	uint64_t s = seed;
+	unsigned how = (unsigned)(next_rand(&s) % 10);
+	if (n == 0 || how == 0)
+		return mutate(data, size, max);
+	const struct region_at *r = &regions[next_rand(&s) % n];
+	if (how <= 4) {
+		/* a few bytes of one region, as libFuzzer would mutate them */
+		size_t off = (size_t)(next_rand(&s) % r->len);
+		size_t len = r->len - off < 16 ? r->len - off : 16;
+		uint8_t piece[16];
+		memcpy(piece, data + r->at + off, len);
+		size_t got = mutate(piece, len, len);
+		memcpy(data + r->at + off, piece, got < len ? got : len);
+		return size;
+	}
+	if (r->len < 8)
+		return size;
+	size_t word = r->at + 8 * (size_t)(next_rand(&s) % (r->len / 8));
+	uint64_t v;
+	if (how <= 8) {
+		/* an address inside some region: a pointer that leads elsewhere */
+		const struct region_at *to = &regions[next_rand(&s) % n];
+		v = to->addr + 8 * (next_rand(&s) % (to->len / 8 + 1));
+	} else {
+		static const uint64_t small[] = {0, 1, 2, 0xff, 0xffff, 0x7fffffff, 0xffffffff,
+						 UINT64_MAX, 0x8000000000000000ull};
+		v = small[next_rand(&s) % (sizeof small / sizeof small[0])];
+	}
+	memcpy(data + word, &v, 8);
+	return size;
+}

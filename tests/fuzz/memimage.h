@@ -31,4 +31,26 @@ bool memimage_load(struct memimage *m, const uint8_t *data, size_t size);
 tt_status memimage_attach(struct memimage *m, struct target *t, struct tt_error *err);
 void memimage_free(struct memimage *m);
 
+/* Structure-aware mutation for libFuzzer's custom mutator: mostly inside
+ * one region's bytes, leaving the format whole, and often a pointer-sized
+ * word set to an address inside another region (where a reader would be
+ * led by a torn or reused object), a small number or zero; now and then
+ * libFuzzer's own mutation of the whole input. mutate(buf, size, max) is
+ * libFuzzer's LLVMFuzzerMutate. Returns the new size. */
+size_t memimage_mutate(uint8_t *data, size_t size, size_t max, unsigned seed,
+		       size_t (*mutate)(uint8_t *buf, size_t size, size_t max));
+
+/* The memory targets' custom mutator (with libFuzzer only). */
+#ifdef TT_FUZZ_ENGINE
+size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t max);
+size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned seed);
+#define MEMIMAGE_CUSTOM_MUTATOR                                                          \
+	size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size, size_t max, unsigned seed) \
+	{                                                                                \
+		return memimage_mutate(data, size, max, seed, LLVMFuzzerMutate);             \
+	}
+#else
+#define MEMIMAGE_CUSTOM_MUTATOR
+#endif
+
 #endif
