@@ -146,7 +146,7 @@ coverage)
 	cov=$here/_build/fuzzcov
 	flags="-O1 -g -fprofile-instr-generate -fcoverage-mapping"
 	build_in "$cov" CC=clang CFLAGS="$flags" LDFLAGS="-fprofile-instr-generate"
-	printf '%-10s %22s %26s\n' target "lines of its parsers" "lines of functions reached"
+	printf '%-10s %22s %26s\n' target "lines of its files" "of the functions reached"
 	for t in $targets; do
 		rm -f "$cov/$t".prof*
 		inputs=$here/tests/fuzz/corpus/$t
