@@ -107,6 +107,24 @@ parse_sample(const uint8_t *data, size_t size, uint64_t off, uint32_t rec_size,
 	return true;
 }
 
+bool
+perf_ring_newest(const uint8_t *data, size_t size, uint64_t *tail, uint64_t head,
+		 struct user_sample *out)
+{
+	bool got = false;
+	while (*tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		ring_copy(data, size, *tail, &h, sizeof h);
+		/* a record longer than the ring would be copied from it twice over */
+		if (h.size < sizeof h || *tail + h.size > head || h.size > size)
+			break;
+		if (h.type == PERF_RECORD_SAMPLE && parse_sample(data, size, *tail, h.size, out))
+			got = true;
+		*tail += h.size;
+	}
+	return got;
+}
+
 /* The newest sample in the ring with user registers; every record read
  * is consumed. */
 static bool
@@ -114,19 +132,9 @@ take_newest(struct perf_event_mmap_page *meta, size_t page, size_t data_pages,
 	    struct user_sample *out)
 {
 	const uint8_t *data = (const uint8_t *)meta + page;
-	size_t size = data_pages * page;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
 	uint64_t tail = meta->data_tail;
-	bool got = false;
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header h;
-		ring_copy(data, size, tail, &h, sizeof h);
-		if (h.size < sizeof h || tail + h.size > head)
-			break;
-		if (h.type == PERF_RECORD_SAMPLE && parse_sample(data, size, tail, h.size, out))
-			got = true;
-		tail += h.size;
-	}
+	bool got = perf_ring_newest(data, data_pages * page, &tail, head, out);
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 	return got;
 }

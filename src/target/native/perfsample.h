@@ -63,4 +63,11 @@ void perf_threads_wait(struct perf_threads *pt, const pid_t *tids, size_t n, int
  * when none came (it did not run, or is not followed). */
 bool perf_threads_newest(struct perf_threads *pt, pid_t tid, struct user_sample *out);
 
+/* The newest sample with user registers among the records of a perf
+ * ring's data area (size bytes, a power of two) from *tail up to head,
+ * *tail moved past each whole record read. The reader above, and the
+ * fuzzer: the records are the kernel's, but parsed as anybody's. */
+bool perf_ring_newest(const uint8_t *data, size_t size, uint64_t *tail, uint64_t head,
+		      struct user_sample *out);
+
 #endif
