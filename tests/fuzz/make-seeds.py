@@ -272,6 +272,31 @@ def debuginfo_seeds():
         put("debuginfo", "evaluator.so", st.pack("<Q", addr + 8) + open(out, "rb").read())
 
 
+def perfring_seeds():
+    """A perf ring's data area as the kernel writes it for the native
+    sampler (sample_type TID | TIME | REGS_USER | STACK_USER, 17 registers):
+    a comm record, two samples with a stack copy, one wrapping at the ring's
+    end; prefixed with where the reader's tail starts."""
+    import struct as st
+
+    def sample(tid, t, stack):
+        body = st.pack("<IIQQ", tid, tid, t, 2)              # pid, tid, time, ABI 64
+        body += b"".join(st.pack("<Q", 0x7ffd0000 + 8 * r) for r in range(17))
+        body += st.pack("<Q", len(stack)) + stack + st.pack("<Q", len(stack))
+        return st.pack("<IHH", 9, 2, 8 + len(body)) + body  # PERF_RECORD_SAMPLE, user
+    comm = b"python3.15\0\0\0\0\0\0"
+    comm = st.pack("<IHH", 3, 0, 8 + 8 + len(comm)) + st.pack("<II", 7, 7) + comm
+    stack = bytes(range(256))
+    records = comm + sample(7, 1000, stack) + sample(7, 2000, stack[:128])
+    put("perfring", "samples", st.pack("<Q", 0) + records)
+    ring = 1024
+    start = ring - 104                                      # the second sample wraps
+    area = bytearray(ring)
+    for i, b in enumerate(records[:ring]):
+        area[(start + i) % ring] = b
+    put("perfring", "wrapped", st.pack("<Q", start) + bytes(area))
+
+
 def core_seeds():
     """The head of a gcore'd interpreter's core: its headers, its notes
     (mappings, threads, registers, its name, auxv) and the start of its
@@ -321,6 +346,7 @@ def main():
         return
     elf_seeds()
     debuginfo_seeds()
+    perfring_seeds()
     core_seeds()
     if a.only == "files":
         return
