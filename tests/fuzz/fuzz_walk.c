@@ -21,7 +21,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct target t;
 	struct tt_error err;
 	if (memimage_attach(&m, &t, &err) == TT_OK)
-		readall(&t, m.asyncio_table, READ_WALK);
+		readall(&t, &(struct readall_at){m.asyncio_table, m.jit_descriptor}, READ_WALK);
 	memimage_free(&m);
 	return 0;
 }

@@ -217,6 +217,12 @@ def memory_seeds(tool):
             finally:
                 os.killpg(p.pid, 9)
                 p.wait()
+    p, ready = start_target("python3.15", "jitcode.py", "jit")
+    try:
+        snapshot(tool, p.pid, "jit", "python3.15-jitcode", "jit")
+    finally:
+        os.killpg(p.pid, 9)
+        p.wait()
     for interp in ("python3.14", "python3.15"):
         p, ready = start_target(interp, "tasks_tree.py")
         try:

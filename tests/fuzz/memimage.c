@@ -21,9 +21,12 @@ memimage_load(struct memimage *m, const uint8_t *data, size_t size)
 	const uint8_t *p = data, *end = data + size;
 	char magic[8];
 	uint32_t n;
-	if (!take(&p, end, magic, 8) || memcmp(magic, MEMIMAGE_MAGIC, 8) != 0 ||
-	    !take(&p, end, &m->runtime, 8) || !take(&p, end, &m->version_hex, 8) ||
-	    !take(&p, end, &m->asyncio_table, 8) || !take(&p, end, &n, 4) ||
+	if (!take(&p, end, magic, 8))
+		return false;
+	bool v1 = memcmp(magic, MEMIMAGE_MAGIC_V1, 8) == 0;
+	if ((!v1 && memcmp(magic, MEMIMAGE_MAGIC, 8) != 0) || !take(&p, end, &m->runtime, 8) ||
+	    !take(&p, end, &m->version_hex, 8) || !take(&p, end, &m->asyncio_table, 8) ||
+	    (!v1 && !take(&p, end, &m->jit_descriptor, 8)) || !take(&p, end, &n, 4) ||
 	    n > MEMIMAGE_MAX_REGIONS)
 		return false;
 	for (uint32_t i = 0; i < n; i++) {
@@ -62,16 +65,20 @@ struct region_at {
 	size_t at;
 };
 
-#define HEADER_BYTES (8 + 8 + 8 + 8 + 4)
-
 static size_t
 regions_of(const uint8_t *data, size_t size, struct region_at *out, size_t max)
 {
-	if (size < HEADER_BYTES || memcmp(data, MEMIMAGE_MAGIC, 8) != 0)
+	/* the magic and three addresses, a fourth in version 2, the count */
+	size_t header = 8 + 3 * 8 + 4;
+	if (size >= 8 && memcmp(data, MEMIMAGE_MAGIC, 8) == 0)
+		header += 8;
+	else if (size < 8 || memcmp(data, MEMIMAGE_MAGIC_V1, 8) != 0)
+		return 0;
+	if (size < header)
 		return 0;
 	uint32_t n;
-	memcpy(&n, data + 32, 4);
-	size_t p = HEADER_BYTES, k = 0;
+	memcpy(&n, data + header - 4, 4);
+	size_t p = header, k = 0;
 	for (uint32_t i = 0; i < n && k < max; i++) {
 		if (size - p < 12)
 			break;

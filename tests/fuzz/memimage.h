@@ -3,10 +3,12 @@
  * backend for the fuzz targets that read Python's structures. The fuzzer
  * mutates the image; the readers must survive whatever it holds.
  *
- * Format, little-endian: "TTMEMIMG", then u64 _PyRuntime's address, u64
+ * Format, little-endian: "TTMEMIM2", then u64 _PyRuntime's address, u64
  * the version for 3.11/3.12 (PY_VERSION_HEX; 0: the layout table is in the
- * image), u64 the asyncio offsets table's address (0: none), u32 the
- * number of regions, and each region as u64 address, u32 length, bytes. */
+ * image), u64 the asyncio offsets table's address (0: none), u64 the JIT's
+ * __jit_debug_descriptor's (0: none), u32 the number of regions, and each
+ * region as u64 address, u32 length, bytes. "TTMEMIMG" images have no
+ * descriptor field. */
 #ifndef TT_MEMIMAGE_H
 #define TT_MEMIMAGE_H
 
@@ -18,12 +20,13 @@
 #include "error.h"
 #include "target.h"
 
-#define MEMIMAGE_MAGIC "TTMEMIMG"
+#define MEMIMAGE_MAGIC "TTMEMIM2"
+#define MEMIMAGE_MAGIC_V1 "TTMEMIMG"
 #define MEMIMAGE_MAX_REGIONS 8192
 
 struct memimage {
 	struct fakemem mem;
-	uint64_t runtime, version_hex, asyncio_table;
+	uint64_t runtime, version_hex, asyncio_table, jit_descriptor;
 };
 
 /* False for bytes that are not an image (nothing to free then). */

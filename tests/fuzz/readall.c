@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "async/asynctasks.h"
+#include "native/jitreg.h"
 #include "fuzz.h"
 #include "python/pyvalue.h"
 #include "readall.h"
@@ -108,8 +109,24 @@ tasks(struct target *t, uint64_t table)
 	codecache_free(&codes);
 }
 
+/* The JIT's in-memory objects, as the native unwinder names JIT code. */
+static void
+jit(struct target *t, uint64_t descriptor)
+{
+	struct perfmap names;
+	perfmap_init(&names);
+	if (jitreg_read(&t->mem, descriptor, &names)) {
+		fuzz_say("jit: %u functions named\n", names.n);
+		for (uint32_t i = 0; i < names.n && i < 64; i++) {
+			const char *name = perfmap_lookup(&names, names.v[i].start, NULL);
+			fuzz_check(name && strlen(name) <= PERFMAP_NAME_MAX);
+		}
+	}
+	perfmap_free(&names);
+}
+
 void
-readall(struct target *t, uint64_t asyncio_table, unsigned what)
+readall(struct target *t, const struct readall_at *at, unsigned what)
 {
 	struct tt_error err;
 	if (what & (READ_WALK | READ_VALUES)) {
@@ -140,6 +157,8 @@ readall(struct target *t, uint64_t asyncio_table, unsigned what)
 		}
 		threadnames_free(&tn);
 	}
-	if ((what & READ_TASKS) && asyncio_table)
-		tasks(t, asyncio_table);
+	if ((what & READ_TASKS) && at->asyncio_table)
+		tasks(t, at->asyncio_table);
+	if ((what & READ_JIT) && at->jit_descriptor)
+		jit(t, at->jit_descriptor);
 }

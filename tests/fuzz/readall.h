@@ -12,9 +12,16 @@
 enum {
 	READ_WALK = 1u << 0,    /* both walkers, the threads' names */
 	READ_VALUES = 1u << 1,  /* every frame's locals, their values' reprs */
-	READ_TASKS = 1u << 2,   /* asyncio tasks (asyncio_table != 0) */
+	READ_TASKS = 1u << 2,   /* asyncio tasks (at->asyncio_table != 0) */
+	READ_JIT = 1u << 3,     /* the JIT's objects (at->jit_descriptor != 0) */
 };
 
-void readall(struct target *t, uint64_t asyncio_table, unsigned what);
+/* Where the readers start that the runtime does not lead to. */
+struct readall_at {
+	uint64_t asyncio_table;    /* the .AsyncioDebug offsets */
+	uint64_t jit_descriptor;   /* __jit_debug_descriptor */
+};
+
+void readall(struct target *t, const struct readall_at *at, unsigned what);
 
 #endif

@@ -3,7 +3,7 @@
  * the process stopped meanwhile so that they are of one moment. Seeds of
  * the memory fuzz targets come from it (make-seeds.py).
  *
- *     snapshot PID OUT [walk] [values] [tasks]   (all three by default) */
+ *     snapshot PID OUT [walk] [values] [tasks] [jit]   (all by default) */
 #include "config.h"
 
 #include <errno.h>
@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "grow.h"
+#include "mem/procmaps.h"
 #include "memimage.h"
 #include "order.h"
 #include "readall.h"
@@ -113,15 +114,17 @@ main(int argc, char **argv)
 			what |= READ_VALUES;
 		else if (strcmp(argv[i], "tasks") == 0)
 			what |= READ_TASKS;
+		else if (strcmp(argv[i], "jit") == 0)
+			what |= READ_JIT;
 		else
 			argc = 0;
 	}
 	if (argc < 3 || !cli_parse_pid(argv[1], &pid)) {
-		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks]\n");
+		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks] [jit]\n");
 		return 2;
 	}
 	if (!what)
-		what = READ_WALK | READ_VALUES | READ_TASKS;
+		what = READ_WALK | READ_VALUES | READ_TASKS | READ_JIT;
 	struct target live;
 	struct tt_error err = {0};
 	if (target_attach(&live, pid, &err) != TT_OK) {
@@ -133,6 +136,15 @@ main(int argc, char **argv)
 	    target_find_section(&live, "python", ".AsyncioDebug", &table, &size, &err) != TT_OK &&
 	    target_find_section(&live, "_asyncio", ".AsyncioDebug", &table, &size, &err) != TT_OK)
 		table = 0;
+
+	/* the JIT's descriptor: a symbol of the file that holds the runtime */
+	uint64_t jit_descriptor = 0;
+	static const char *const jit_names[] = {"__jit_debug_descriptor"};
+	char path[512];
+	if (!live.binary[0] ||
+	    target_find_symbols(&live, procmaps_basename(live.binary), jit_names, 1,
+				&jit_descriptor, path, sizeof path, &err) != TT_OK)
+		jit_descriptor = 0;
 
 	struct recorder rec = {.inner = live.mem.backend};
 	struct target t;
@@ -149,7 +161,7 @@ main(int argc, char **argv)
 		return 1;
 	}
 	usleep(20000);
-	readall(&t, table, what);
+	readall(&t, &(struct readall_at){table, jit_descriptor}, what);
 	kill(pid, SIGCONT);
 
 	order_sort(rec.v, rec.n, sizeof *rec.v, by_addr);
@@ -163,6 +175,7 @@ main(int argc, char **argv)
 	put(f, &live.runtime_addr, 8);
 	put(f, &version, 8);
 	put(f, &table, 8);
+	put(f, &jit_descriptor, 8);
 	put(f, &regions, 4);
 	write_regions(f, &rec, false);
 	if (fclose(f) != 0) {

@@ -1,0 +1,28 @@
+/* The JIT's list of in-memory ELF objects (gdb's JIT interface: 3.15's JIT
+ * lists its executors' code there), read from the target's memory as the
+ * native unwinder names JIT code, on memory images of a real 3.15 with the
+ * JIT on.
+ *
+ * parsers: src/target/native/jitreg.c src/target/native/perfmap.c
+ */
+#include "config.h"
+
+#include "fuzz.h"
+#include "memimage.h"
+#include "readall.h"
+
+MEMIMAGE_CUSTOM_MUTATOR
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct memimage m;
+	if (!memimage_load(&m, data, size))
+		return 0;
+	struct target t;
+	struct tt_error err;
+	if (memimage_attach(&m, &t, &err) == TT_OK)
+		readall(&t, &(struct readall_at){m.asyncio_table, m.jit_descriptor}, READ_JIT);
+	memimage_free(&m);
+	return 0;
+}
