@@ -204,7 +204,9 @@ INTERPRETERS = ["/usr/bin/python3.11", "/root/.pyenv/versions/3.12.1/bin/python3
 
 def memory_seeds(tool):
     """Images of real interpreters: thread names and stacks for the walkers,
-    locals of every kind for values, event loops' tasks for tasks."""
+    locals of every kind for values, event loops' tasks of every shape
+    (gather, TaskGroup, shield, a task awaited by two) for tasks, the JIT's
+    objects for jit."""
     for interp in INTERPRETERS:
         if interp.startswith("/") and not os.path.exists(interp):
             continue
@@ -217,18 +219,16 @@ def memory_seeds(tool):
             finally:
                 os.killpg(p.pid, 9)
                 p.wait()
-    p, ready = start_target("python3.15", "jitcode.py", "jit")
+    p, _ = start_target("python3.15", "jitcode.py", "jit")
     try:
         snapshot(tool, p.pid, "jit", "python3.15-jitcode", "jit")
     finally:
         os.killpg(p.pid, 9)
         p.wait()
     for interp in ("python3.14", "python3.15"):
-        p, ready = start_target(interp, "tasks_tree.py")
+        p, _ = start_target(interp, "tasks_forest.py")
         try:
-            import json
-            kids = json.load(open(ready))["kids"]
-            snapshot(tool, kids[1]["pid"], "tasks", f"{interp}-tree", "tasks")
+            snapshot(tool, p.pid, "tasks", f"{interp}-forest", "tasks")
         finally:
             os.killpg(p.pid, 9)
             p.wait()
