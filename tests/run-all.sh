@@ -167,7 +167,7 @@ run_check() {
 
 # Coverage-guided fuzzing: every libFuzzer target (tests/fuzz/) 20 s,
 # built with clang under ASan and UBSan.
-run_check fuzz "tests/fuzz.sh -t 20" 12 sh tests/fuzz.sh -t 20
+run_check fuzz "tests/fuzz.sh -t 20" 20 sh tests/fuzz.sh -t 20
 # The README's main command, as a new user runs it without a terminal: it
 # must run the workload, print its views and exit 0.
 run_check demo tests/demo.sh 0 env TT_DEMO_TEXT=1 sh tests/demo.sh
