@@ -427,12 +427,15 @@ read_chain(struct task_reader *r, struct tt_tasks *out, struct tt_task *t, uint6
 			break;
 		coro = awaitee & ~l->tag_mask;
 	}
-	/* Collected outermost first; reverse to innermost first. */
-	struct tt_frame *f = out->frames + t->first_frame;
-	for (uint32_t i = 0, j = t->nframes; i + 1 < j; i++, j--) {
-		struct tt_frame tmp = f[i];
-		f[i] = f[j - 1];
-		f[j - 1] = tmp;
+	/* Collected outermost first; reverse to innermost first (none: frames
+	 * may not have been allocated yet). */
+	if (t->nframes > 1) {
+		struct tt_frame *f = out->frames + t->first_frame;
+		for (uint32_t i = 0, j = t->nframes; i + 1 < j; i++, j--) {
+			struct tt_frame tmp = f[i];
+			f[i] = f[j - 1];
+			f[j - 1] = tmp;
+		}
 	}
 	return true;
 }
