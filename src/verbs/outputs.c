@@ -99,7 +99,7 @@ outputs_meta(struct export_meta *m, const struct binrec_header *run, const char 
 		/* A sample stands for the mean time between passes actually made
 		 * (deadlines missed on a busy machine make it longer than asked). */
 		.period_ns = p->passes ? p->duration_ns / p->passes
-			     : run->rate_hz > 0 ? (uint64_t)(1e9 / run->rate_hz) : 1,
+			     : run->rate_hz > 1e-9 ? (uint64_t)(1e9 / run->rate_hz) : 1,
 		/* Process frames only when there is more than one to tell apart. */
 		.per_process = run->subprocesses && procset_count(mirror) > 1,
 		.sources = {.root_fd = -1, .cwd_fd = -1},
