@@ -15,13 +15,6 @@ MEMIMAGE_CUSTOM_MUTATOR
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct memimage m;
-	if (!memimage_load(&m, data, size))
-		return 0;
-	struct target t;
-	struct tt_error err;
-	if (memimage_attach(&m, &t, &err) == TT_OK)
-		readall(&t, &(struct readall_at){m.asyncio_table, m.jit_descriptor}, READ_WALK);
-	memimage_free(&m);
+	readall_image(data, size, READ_WALK);
 	return 0;
 }

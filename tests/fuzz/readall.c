@@ -7,6 +7,7 @@
 #include "async/asynctasks.h"
 #include "native/jitreg.h"
 #include "fuzz.h"
+#include "memimage.h"
 #include "python/pyvalue.h"
 #include "readall.h"
 #include "walk/plainwalk.h"
@@ -161,4 +162,17 @@ readall(struct target *t, const struct readall_at *at, unsigned what)
 		tasks(t, at->asyncio_table);
 	if ((what & READ_JIT) && at->jit_descriptor)
 		jit(t, at->jit_descriptor);
+}
+
+void
+readall_image(const uint8_t *data, size_t size, unsigned what)
+{
+	struct memimage m;
+	if (!memimage_load(&m, data, size))
+		return;
+	struct target t;
+	struct tt_error err;
+	if (memimage_attach(&m, &t, &err) == TT_OK)
+		readall(&t, &(struct readall_at){m.asyncio_table, m.jit_descriptor}, what);
+	memimage_free(&m);
 }

@@ -5,6 +5,7 @@
 #ifndef TT_READALL_H
 #define TT_READALL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "target.h"
@@ -23,5 +24,9 @@ struct readall_at {
 };
 
 void readall(struct target *t, const struct readall_at *at, unsigned what);
+
+/* A memory fuzz target's whole input: the bytes as an image (memimage.h),
+ * attached and read for what. Bytes that are not an image read nothing. */
+void readall_image(const uint8_t *data, size_t size, unsigned what);
 
 #endif
