@@ -171,7 +171,11 @@ live_option(int c, const char *text, struct live_options *o)
 	case OPT_LOOP: return cli_parse_threshold(NULL, "--loop-blocked", optarg, &o->loop_ms);
 	case OPT_SPIN: return cli_parse_threshold(NULL, "--spin", optarg, &o->spin_s);
 	case 'h': live_print_help(); return -1;
-	case 'V': printf("tachyon-top %s\n", PACKAGE_VERSION); return -1;
+	case 'V':
+		printf("tachyon-top %s\n"
+		       "Copyright (c) 2026 The tachyon-top authors. MIT License: see LICENSE.\n"
+		       "This is free software; there is NO WARRANTY.\n", PACKAGE_VERSION);
+		return -1;
 	default:
 		return cli_usage_error(NULL, "unknown or incomplete option '%s'", text);
 	}
