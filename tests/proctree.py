@@ -212,9 +212,20 @@ def test_gunicorn_dump(g):
             expect(any("gunicorn/workers/" in f for f in files),
                    "worker %d without gunicorn worker frames" % pid, show(files))
             expect("gunicorn" in p["cmdline"], "worker cmdline %r" % p["cmdline"])
+    # The first command of a hung-server session shows the workers, as the
+    # live view does; --no-subprocesses reads the master alone.
     plain = json.loads(run_tt("dump", "-p", g.master.pid, "--json").out)
-    expect(plain["pid"] == g.master.pid and "processes" not in plain and "ppid" not in plain,
-           "plain dump --json changed shape", show(json.dumps(plain)[:300]))
+    pids = {p["pid"] for p in plain.get("processes", [])}
+    expect(pids == {g.master.pid} | set(g.workers()),
+           "plain dump --json does not follow the workers", show(json.dumps(plain)[:300]))
+    text = run_tt("dump", "-p", g.master.pid)
+    text.expect_success()
+    for pid in g.workers():
+        expect(b"Process %d" % pid in text.out,
+               "plain dump leaves out worker %d" % pid, show(text.out, 1500))
+    alone = json.loads(run_tt("dump", "-p", g.master.pid, "--json", "--no-subprocesses").out)
+    expect(alone["pid"] == g.master.pid and "processes" not in alone and "ppid" not in alone,
+           "dump --no-subprocesses --json is not the master alone", show(json.dumps(alone)[:300]))
 
 
 def test_gunicorn_record(g):
@@ -728,7 +739,7 @@ PER_INTERPRETER = [
 
 GUNICORN = [
     ("gunicorn: batch on the master shows the workers' handler within 2 s", test_gunicorn_batch),
-    ("gunicorn: dump --subprocesses --json lists master and workers; plain dump unchanged",
+    ("gunicorn: dump (and --subprocesses --json) lists master and workers; --no-subprocesses the master alone",
      test_gunicorn_dump),
     ("gunicorn: record follows the workers by default: stacks from >= 2 workers "
      "(collapsed, speedscope, pprof pid labels, SVG process frames); --no-subprocesses: "

@@ -39,14 +39,13 @@ print_usage(FILE *f)
 	      "                        [--locals] [--subprocesses]\n"
 	      "       tachyon-top dump --core FILE [--root DIR] [--exe PATH] [--json] [--tasks]\n"
 	      "                        [--locals] [--native]\n"
-	      "Print the Python stack of every thread of process PID, innermost frame first.\n"
-	      "\n"
-	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
+	      "Print the Python stack of every thread of process PID, innermost frame first,\n"
+	      "then those of its Python descendants (a server's workers), grouped by process.\n"
+	      "\n"	      "  -p, --pid PID       process to inspect (read-only; it is never stopped)\n"
 	      "  -j, --json          print one JSON object instead of text\n"
 	      "  -t, --tasks         also every asyncio task: what it awaits, who awaits it\n"
 	      "                      (Python 3.14+), and every greenlet (gevent's): where it\n"
-	      "                      waits, under its parent (with --subprocesses, each\n"
-	      "                      process's)\n"
+	      "                      waits, under its parent (each process's)\n"
 	      "      --watch SECONDS with --tasks: read them four times a second for that\n"
 	      "                      long, and say how long each has not moved\n"
 	      "  -n, --native        also each thread's native (C) frames, in order with its\n"
@@ -62,12 +61,11 @@ print_usage(FILE *f)
 	      "                      come from the files it names\n"
 	      "      --root DIR      where those files are (a container's root)\n"
 	      "      --exe PATH      the executable, when it is no longer where it ran from\n"
-	      "  -s, --subprocesses  also every Python descendant of PID, grouped by process;\n"
-	      "                      --json prints {\"processes\": [...]}, one object each\n"
-	      "      --no-subprocesses  PID alone (the default for dump, unless PID is not\n"
-	      "                      Python: a shell's or tini's Python descendants are dumped\n"
-	      "                      as with --subprocesses)\n"
-	      "  -h, --help      show this help\n", f);
+	      "  -s, --subprocesses  group by process even when PID has no Python descendant:\n"
+	      "                      --json prints {\"processes\": [...]}, one object each (the\n"
+	      "                      default prints that shape only for several processes)\n"
+	      "      --no-subprocesses  PID alone, not its Python descendants\n"
+	      "  -h, --help          show this help\n", f);
 }
 
 static bool
@@ -770,78 +768,114 @@ dump_process(struct target *t, pid_t ppid, const struct dump_opts *o, struct dum
 	return st;
 }
 
-/* One process of a tree: attached, sampled and printed, or a reason it
- * was not. */
-static tt_status
-dump_one(pid_t pid, pid_t ppid, const struct dump_opts *o, struct dump_tree_out *tree,
-	 struct tt_error *err)
-{
+/* A process of a tree, attached (st TT_OK) or the reason it was not. */
+struct dump_member {
+	pid_t pid, ppid;
+	tt_status st;
+	struct tt_error err;
 	struct target t;
-	tt_status st = target_attach(&t, pid, err);
-	if (st != TT_OK)
-		return st;
-	return dump_process(&t, ppid, o, tree, err);
-}
+};
 
-/* The process and its descendants, parents before children. The root's
- * failure is the command's error (unless other_root: a root known not to
- * be Python, whose descendants are what is asked); a descendant that is
- * not Python is skipped, one that cannot be read or ends meanwhile is noted on stderr. */
-static int
-dump_tree(pid_t root, const struct dump_opts *o, bool other_root)
+/* The process and its descendants, parents before children, each
+ * attached; root's own attachment given (root_st, *root_t) or made here.
+ * NULL when memory is short. */
+static struct dump_member *
+tree_members(pid_t root, tt_status root_st, const struct target *root_t, uint32_t *count)
 {
-	bool json = o->json;
-	pid_t *todo = NULL, *parent = NULL;
-	uint32_t n = 0, cap = 0, pcap = 0;
+	struct dump_member *m = NULL;
+	uint32_t n = 0, cap = 0;
 	pid_t *kids = NULL;
 	uint32_t kcap = 0;
-	int rc = 0;
-	if (!grow_array((void **)&todo, &cap, 1, sizeof *todo) ||
-	    !grow_array((void **)&parent, &pcap, 1, sizeof *parent)) {
-		free(todo);
-		free(parent);
-		struct tt_error e;
-		tt_fail(&e, TT_ENOMEM, 0, "out of memory");
-		return cli_report(&e);
+	if (!grow_array((void **)&m, &cap, 1, sizeof *m))
+		return NULL;
+	memset(&m[0], 0, sizeof m[0]);
+	m[0].pid = root;
+	m[0].ppid = discover_ppid(root);
+	m[0].st = root_st;
+	if (root_t)
+		m[0].t = *root_t;
+	else
+		m[0].st = target_attach(&m[0].t, root, &m[0].err);
+	n = 1;
+	for (uint32_t i = 0; i < n; i++) {
+		size_t k = discover_children(m[i].pid, &kids, &kcap, 0);
+		for (size_t j = 0; k != (size_t)-1 && j < k; j++) {
+			bool seen = false;
+			for (uint32_t q = 0; q < n && !seen; q++)
+				seen = m[q].pid == kids[j];
+			if (seen)
+				continue;
+			if (!grow_array((void **)&m, &cap, n + 1, sizeof *m))
+				break;
+			memset(&m[n], 0, sizeof m[n]);
+			m[n].pid = kids[j];
+			m[n].ppid = m[i].pid;
+			m[n].st = target_attach(&m[n].t, kids[j], &m[n].err);
+			n++;
+		}
 	}
-	todo[n] = root;
-	parent[n++] = discover_ppid(root);
+	free(kids);
+	*count = n;
+	return m;
+}
+
+/* Python processes among a tree's descendants (the root not counted). */
+static uint32_t
+python_descendants(const struct dump_member *m, uint32_t n)
+{
+	uint32_t py = 0;
+	for (uint32_t i = 1; i < n; i++)
+		py += m[i].st == TT_OK;
+	return py;
+}
+
+/* The members printed, parents before children. The root's failure is the
+ * command's error (unless other_root: a root known not to be Python,
+ * whose descendants are what is asked); a descendant that is not Python
+ * is skipped, one that cannot be read or ends meanwhile is noted on
+ * stderr. */
+static int
+dump_tree(struct dump_member *m, uint32_t n, const struct dump_opts *o, bool other_root)
+{
+	int rc = 0;
 	struct dump_tree_out tree = {0};
 	for (uint32_t i = 0; i < n; i++) {
-		struct tt_error err = {0};
-		tt_status st = dump_one(todo[i], parent[i], o, &tree, &err);
+		struct tt_error *err = &m[i].err;
+		tt_status st = m[i].st;
+		if (st == TT_OK)
+			st = dump_process(&m[i].t, m[i].ppid, o, &tree, err);
 		if (st != TT_OK && i == 0 && !(other_root && st == TT_ENOTPY)) {
-			rc = cli_report(&err);
+			rc = cli_report(err);
 			break;
 		}
 		if (st != TT_OK && st != TT_ENOTPY && st != TT_EVERSION && st != TT_ENOPROC) {
 			fflush(stdout);
-			fprintf(stderr, "tachyon-top: process %d: %s\n", (int)todo[i], err.msg);
-		}
-		size_t k = discover_children(todo[i], &kids, &kcap, 0);
-		for (size_t j = 0; k != (size_t)-1 && j < k; j++) {
-			bool seen = false;
-			for (uint32_t m = 0; m < n && !seen; m++)
-				seen = todo[m] == kids[j];
-			if (seen)
-				continue;
-			if (!grow_array((void **)&todo, &cap, n + 1, sizeof *todo) ||
-			    !grow_array((void **)&parent, &pcap, n + 1, sizeof *parent))
-				break;
-			todo[n] = kids[j];
-			parent[n++] = todo[i];
+			fprintf(stderr, "tachyon-top: process %d: %s\n", (int)m[i].pid, err->msg);
 		}
 	}
-	if (json && tree.printed) {
+	if (o->json && tree.printed) {
 		putchar('\n');
 		jsonw_end(&tree.w);
 		jsonw_end(&tree.w);
 		putchar('\n');
 	}
 	fflush(stdout);
-	free(todo);
-	free(parent);
-	free(kids);
+	return rc;
+}
+
+/* PID's tree from scratch (--subprocesses, or a root that is not Python). */
+static int
+dump_whole_tree(pid_t root, const struct dump_opts *o, bool other_root)
+{
+	uint32_t n;
+	struct dump_member *m = tree_members(root, TT_OK, NULL, &n);
+	if (!m) {
+		struct tt_error e;
+		tt_fail(&e, TT_ENOMEM, 0, "out of memory");
+		return cli_report(&e);
+	}
+	int rc = dump_tree(m, n, o, other_root);
+	free(m);
 	return rc;
 }
 
@@ -989,7 +1023,7 @@ dump_main(int argc, char **argv)
 		return cli_usage_error("dump ", "missing -p PID (or --core FILE)");
 
 	if (tree)
-		return dump_tree(pid, &o, false);
+		return dump_whole_tree(pid, &o, false);
 	struct tt_error err = {0};
 	struct target t;
 	bool other = false;
@@ -998,7 +1032,20 @@ dump_main(int argc, char **argv)
 	if (other) {
 		/* A root that is not Python (a shell, tini, a wrapper): what is
 		 * asked is its Python descendants, as with --subprocesses. */
-		return dump_tree(pid, &o, true);
+		return dump_whole_tree(pid, &o, true);
+	}
+	if (st == TT_OK && !one) {
+		/* A server's master: the worker that is stuck is what the
+		 * user wants to see, so its Python descendants come too, as
+		 * the live view and record follow them. */
+		uint32_t n;
+		struct dump_member *m = tree_members(pid, st, &t, &n);
+		if (m && python_descendants(m, n) > 0) {
+			int rc = dump_tree(m, n, &o, false);
+			free(m);
+			return rc;
+		}
+		free(m);
 	}
 	if (st == TT_OK)
 		st = dump_process(&t, -1, &o, NULL, &err);
