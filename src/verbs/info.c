@@ -76,7 +76,12 @@ info_main(int argc, char **argv)
 			     "Print the CPython version found in process PID (or in the process a\n"
 			     "core was taken of), where its runtime lives, and the structure offsets\n"
 			     "tachyon-top reads it with; for a core, also its threads and which of\n"
-			     "the files it maps were found (under DIR).");
+			     "the files it maps were found.\n"
+			     "\n"
+			     "  -p, --pid PID    process to inspect (read-only; it is never stopped)\n"
+			     "      --core FILE  a core file instead (gcore, systemd-coredump)\n"
+			     "      --root DIR   where the core's files are (a container's root)\n"
+			     "  -h, --help       show this help");
 			return 0;
 		default:
 			return cli_usage_error("info ", "unknown or incomplete option '%s'",

@@ -44,7 +44,7 @@ live_print_help(void)
 	       "                           its Python ones (a running thread's from the\n"
 	       "                           kernel's perf sample, which the target pays for)\n"
 	       "      --export-dir DIR     where the e key writes profiles (default: the working\n"
-	       "                           directory)\n"
+	       "                           directory, else /tmp)\n"
 	       "      --stuck SECONDS, --loop-blocked MS, --spin SECONDS\n"
 	       "                           the threads view marks a thread STUCK, LOOP BLOCKED\n"
 	       "                           or SPINNING as `watch` would report it (defaults 30,\n"
