@@ -129,7 +129,8 @@ intern_frame(struct intern *in, uint32_t func_id, int32_t line)
 {
 	uint64_t key = ((uint64_t)func_id << 32) | (uint32_t)line;
 	uint32_t count = appendlog_count(in->frames);
-	if (!room_for_one(in, &in->frame_index, count, frame_hash))
+	/* a frame of "no function" would reach the exports without a name */
+	if (func_id == 0 || !room_for_one(in, &in->frame_index, count, frame_hash))
 		return 0;
 	struct idindex *t = &in->frame_index;
 	uint32_t h = idindex_start(t, hash_mix64(key));

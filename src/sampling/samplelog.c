@@ -77,7 +77,8 @@ samplelog_apply(struct samplelog *l, const struct samplelog_event *ev, uint32_t 
 				   (enum func_kind)ev->func.kind);
 		break;
 	case SAMPLELOG_FRAME:
-		if (ev->frame.func >= appendlog_count(in->funcs))
+		/* id 0 is "no function": never defined, so never named */
+		if (ev->frame.func == 0 || ev->frame.func >= appendlog_count(in->funcs))
 			return undefined(err, "frame", ev->frame.func);
 		made = intern_frame(in, ev->frame.func, ev->frame.line);
 		break;
