@@ -13,6 +13,9 @@
 #   sh tests/fuzz.sh --totals                              time, runs and finds so far
 #   sh tests/fuzz.sh --minimize TARGET INPUT OUT           the smallest input crashing alike
 #
+# A run stopped for a while (kill -STOP, to give a timing test the CPUs)
+# needs a longer hang limit than the 60 s default: TT_FUZZ_TIMEOUT=SECONDS.
+#
 # Exits 1 when a target crashed or would not build.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -75,7 +78,8 @@ run_one() {
 	mkdir -p "$work" "$crashes" "$build/logs"
 	# -timeout is wall time: a run starved of CPU by the rest of the machine
 	# must not take that for a hang (a timeout is checked again below).
-	set -- -max_total_time="$seconds" -timeout=60 -rss_limit_mb=2048 -print_final_stats=1 \
+	set -- -max_total_time="$seconds" -timeout="${TT_FUZZ_TIMEOUT:-60}" -rss_limit_mb=2048 \
+		-print_final_stats=1 \
 		-artifact_prefix="$crashes/"
 	[ -f "$here/tests/fuzz/dict/$t.dict" ] && set -- "$@" -dict="$here/tests/fuzz/dict/$t.dict"
 	start=$(date +%s)
