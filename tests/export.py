@@ -1004,7 +1004,7 @@ def test_help_tables(ctx):
     replayed = help_formats(help_text("replay"))
     with open(README, encoding="utf-8") as f:
         readme = {m.group(1): re.findall(r"`(\.[\w.]+)`", m.group(2))
-                  for m in re.finditer(r"^- `(\w+)` \(([^)]*)\): ", f.read(), re.M)}
+                  for m in re.finditer(r"^\| `(\w+)` \| ([^|]*) \|", f.read(), re.M)}
     with open(MAN_PAGE, encoding="utf-8") as f:
         man = {m.group(1): [t for t in m.group(2).split() if re.fullmatch(r"(\.[a-z]+)+", t)]
                for m in re.finditer(r'^\.BR (\w+) " \(" (.*)$', f.read(), re.M)}
