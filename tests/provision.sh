@@ -26,7 +26,8 @@ uwsgi-core uwsgi-plugin-python3 python3-celery"
 STAMP="$TT_ROOT/.tachyon-top-provisioned-v1"
 HOST_PKGS="build-essential autoconf automake pkg-config libncurses-dev libtermkey-dev tmux debootstrap python3
 python3.11 python3.11-dbg libpython3.11-dev golang-go chromium iproute2 util-linux zlib1g-dev
-libdw-dev gdb python3-greenlet python3-gevent python3-eventlet clang libclang-rt-14-dev llvm"
+libdw-dev gdb python3-greenlet python3-gevent python3-eventlet clang libclang-rt-14-dev llvm
+dpkg-dev debhelper fakeroot lintian man-db"
 
 log() { printf 'provision: %s\n' "$*" >&2; }
 

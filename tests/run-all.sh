@@ -165,6 +165,10 @@ run_check() {
 	stage_time "$name"
 }
 
+# The Debian package: built from the release tarball (make deb), lintian,
+# installed on this host, run, removed.
+run_check package "tests/package.sh (make deb, lintian, dpkg -i, run, dpkg -r)" 12 \
+	sh tests/package.sh _build/release
 # Coverage-guided fuzzing: every libFuzzer target (tests/fuzz/) 20 s,
 # built with clang under ASan and UBSan.
 run_check fuzz "tests/fuzz.sh -t 20" 20 sh tests/fuzz.sh -t 20
