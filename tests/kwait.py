@@ -639,7 +639,18 @@ def test_peers(ctx):
             if remote:
                 want["remote"] = {"kind": "inet", "addr": remote, "accepted": True, "pid": None,
                                   "cmd": None, "more": 0}
-            got = rig.threads_by_tid(dump(target))
+            # dump follows the Python server child; the waits are the target's
+            run = rig.tachyon("dump", "-p", target.pid, "--json")
+            run.expect_success()
+            doc = json.loads(run.out.decode("utf-8"))
+            procs = {p.get("pid"): p for p in doc.get("processes", [doc])}
+            expect(set(procs) == {target.pid, info["server"]},
+                   "dump --json: processes %s, expected the target %d and its server child %d"
+                   % (sorted(procs), target.pid, info["server"]), *run.details())
+            for pid, p in procs.items():
+                rig.validate_dump({k: v for k, v in p.items() if k not in ("ppid", "cmdline")},
+                                  pid)
+            got = rig.threads_by_tid(procs[target.pid])
             wrong = ["%s: %s, expected %s" % (n, show(got[r[n]]["blocked"] and
                                                       got[r[n]]["blocked"]["peer"]), show(w))
                      for n, w in sorted(want.items())
