@@ -37,19 +37,23 @@ def option_table(verb):
     return [n for n in re.findall(r'\{"([a-z][a-z0-9-]*)"', m.group(1))]
 
 
-def help_keys():
-    """Every key the live view's help tables list (shared and per view)."""
-    keys = set()
-    ui = os.path.join(SRC, "ui")
+def help_entries(src=SRC):
+    """(file, keys, text) for every row of the live view's help tables:
+    the shared keys (keys.c) and each view's (a `[][2]` table in its file)."""
+    ui = os.path.join(src, "ui")
     for name in sorted(os.listdir(ui)):
         if not name.endswith(".c"):
             continue
         with open(os.path.join(ui, name), encoding="utf-8") as f:
             text = f.read()
         for block in re.findall(r"_help\[\]\[2\] = \{(.*?)\n\};", text, re.S):
-            for k in re.findall(r'\{"([^"]+)",', block):
-                keys.update(ARROWS.get(t, t) for t in k.split())
-    return keys
+            for keys, desc in re.findall(r'\{"([^"]+)", "([^"]*)"\}', block):
+                yield name, keys, desc
+
+
+def help_keys():
+    """Every key the live view's help tables list (shared and per view)."""
+    return {ARROWS.get(t, t) for _, k, _ in help_entries() for t in k.split()}
 
 
 def roff_text(line):

@@ -43,6 +43,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import functional as rig  # noqa: E402
+import manpage  # noqa: E402  (the help tables' reader)
 import sampler  # noqa: E402  (collapsed-file parser)
 from functional import Fail, expect, show  # noqa: E402
 
@@ -1207,19 +1208,14 @@ def help_words():
     notes (helpview.c)."""
     global HELP_TEXT_WORDS
     if HELP_TEXT_WORDS is None:
-        ui_dir = os.path.join(os.environ.get("TT_SRCDIR") or os.path.join(HERE, ".."), "ui")
+        src = os.environ.get("TT_SRCDIR") or os.path.join(HERE, "..")
         words = set()
-        for name in sorted(os.listdir(ui_dir)):
-            if not name.endswith(".c"):
-                continue
-            with open(os.path.join(ui_dir, name), encoding="utf-8") as f:
-                text = f.read()
-            for table in re.findall(r"_help\[\]\[2\] = \{(.*?)\n\};", text, re.S):
-                for key, desc in re.findall(r'\{"([^"]*)", "([^"]*)"\}', table):
-                    words |= set(key.split()) | set(desc.split())
-            if name == "helpview.c":
-                notes = text[text.index("help_notes[] = {"):text.index("#define HELP_MAX_LINES")]
-                words |= set("".join(re.findall(r'"([^"]*)"', notes)).split())
+        for _, key, desc in manpage.help_entries(src):
+            words |= set(key.split()) | set(desc.split())
+        with open(os.path.join(src, "ui", "helpview.c"), encoding="utf-8") as f:
+            text = f.read()
+        notes = text[text.index("help_notes[] = {"):text.index("#define HELP_MAX_LINES")]
+        words |= set("".join(re.findall(r'"([^"]*)"', notes)).split())
         HELP_TEXT_WORDS = words | {"press", "any", "key", "to", "close"}
     return HELP_TEXT_WORDS
 
