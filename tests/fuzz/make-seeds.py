@@ -234,6 +234,23 @@ def memory_seeds(tool):
             p.wait()
 
 
+def greenlet_seeds(tool):
+    """Images of greenlets where servers park them: gevent's requests blocked
+    in recv() beside its hub and threadpool (greenlet 3.3 on 3.14, 2.0 on
+    the host's 3.11), eventlet's green threads, and raw greenlets left
+    suspended on three threads (3.15)."""
+    for interp, mode in (("python3.14", "gevent"), ("/usr/bin/python3.11", "gevent"),
+                         ("/usr/bin/python3.11", "eventlet"), ("python3.15", "plain")):
+        if interp.startswith("/") and not os.path.exists(interp):
+            continue
+        p, _ = start_target(interp, "greenlets.py", mode)
+        try:
+            snapshot(tool, p.pid, "greenlets", f"{os.path.basename(interp)}-{mode}", "greenlets")
+        finally:
+            os.killpg(p.pid, 9)
+            p.wait()
+
+
 def elf_seeds():
     """A library holding .AsyncioDebug, and a small one shaped like
     libpython: a .PyRuntime section, _PyRuntime and Py_Version exported."""
@@ -344,10 +361,17 @@ def core_seeds():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tt", default="build/tachyon-top")
-    ap.add_argument("--only", help="memory: only the memory images; files: those and the"
-                    " ELF files and cores")
+    ap.add_argument("--only", help="greenlets: only the greenlets' memory images; memory:"
+                    " those and the other memory images; files: those and the ELF files"
+                    " and cores")
     a = ap.parse_args()
-    memory_seeds(os.path.join(os.path.dirname(os.path.abspath(a.tt)), "tests", "fuzz", "snapshot"))
+    snapshot_tool = os.path.join(os.path.dirname(os.path.abspath(a.tt)), "tests", "fuzz",
+                                 "snapshot")
+    if a.only == "greenlets":
+        greenlet_seeds(snapshot_tool)
+        return
+    greenlet_seeds(snapshot_tool)
+    memory_seeds(snapshot_tool)
     if a.only == "memory":
         return
     elf_seeds()

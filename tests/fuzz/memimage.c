@@ -23,11 +23,16 @@ memimage_load(struct memimage *m, const uint8_t *data, size_t size)
 	uint32_t n;
 	if (!take(&p, end, magic, 8))
 		return false;
-	bool v1 = memcmp(magic, MEMIMAGE_MAGIC_V1, 8) == 0;
-	if ((!v1 && memcmp(magic, MEMIMAGE_MAGIC, 8) != 0) || !take(&p, end, &m->runtime, 8) ||
-	    !take(&p, end, &m->version_hex, 8) || !take(&p, end, &m->asyncio_table, 8) ||
-	    (!v1 && !take(&p, end, &m->jit_descriptor, 8)) || !take(&p, end, &n, 4) ||
-	    n > MEMIMAGE_MAX_REGIONS)
+	unsigned version = memcmp(magic, MEMIMAGE_MAGIC, 8) == 0      ? 3
+			   : memcmp(magic, MEMIMAGE_MAGIC_V2, 8) == 0 ? 2
+			   : memcmp(magic, MEMIMAGE_MAGIC_V1, 8) == 0 ? 1
+								       : 0;
+	if (!version || !take(&p, end, &m->runtime, 8) || !take(&p, end, &m->version_hex, 8) ||
+	    !take(&p, end, &m->asyncio_table, 8) ||
+	    (version >= 2 && !take(&p, end, &m->jit_descriptor, 8)) ||
+	    (version >= 3 && (!take(&p, end, m->greenlet_vtables, 24) ||
+			      !take(&p, end, m->greenlet_version, MEMIMAGE_VERSION_LEN))) ||
+	    !take(&p, end, &n, 4) || n > MEMIMAGE_MAX_REGIONS)
 		return false;
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t addr;
@@ -68,9 +73,12 @@ struct region_at {
 static size_t
 regions_of(const uint8_t *data, size_t size, struct region_at *out, size_t max)
 {
-	/* the magic and three addresses, a fourth in version 2, the count */
+	/* the magic and three addresses, a fourth in version 2, greenlet's
+	 * fields in version 3, the count */
 	size_t header = 8 + 3 * 8 + 4;
 	if (size >= 8 && memcmp(data, MEMIMAGE_MAGIC, 8) == 0)
+		header += 8 + 24 + MEMIMAGE_VERSION_LEN;
+	else if (size >= 8 && memcmp(data, MEMIMAGE_MAGIC_V2, 8) == 0)
 		header += 8;
 	else if (size < 8 || memcmp(data, MEMIMAGE_MAGIC_V1, 8) != 0)
 		return 0;

@@ -3,12 +3,15 @@
  * backend for the fuzz targets that read Python's structures. The fuzzer
  * mutates the image; the readers must survive whatever it holds.
  *
- * Format, little-endian: "TTMEMIM2", then u64 _PyRuntime's address, u64
+ * Format, little-endian: "TTMEMIM3", then u64 _PyRuntime's address, u64
  * the version for 3.11/3.12 (PY_VERSION_HEX; 0: the layout table is in the
  * image), u64 the asyncio offsets table's address (0: none), u64 the JIT's
- * __jit_debug_descriptor's (0: none), u32 the number of regions, and each
- * region as u64 address, u32 length, bytes. "TTMEMIMG" images have no
- * descriptor field. */
+ * __jit_debug_descriptor's (0: none), greenlet's three vtable symbols'
+ * addresses (u64 each, UserGreenlet, MainGreenlet, BrokenGreenlet; 0: no
+ * greenlet) and its version (16 bytes, NUL-padded), u32 the number of
+ * regions, and each region as u64 address, u32 length, bytes.
+ * "TTMEMIM2" images have no greenlet fields, "TTMEMIMG" images no
+ * descriptor field either. */
 #ifndef TT_MEMIMAGE_H
 #define TT_MEMIMAGE_H
 
@@ -20,13 +23,17 @@
 #include "error.h"
 #include "target.h"
 
-#define MEMIMAGE_MAGIC "TTMEMIM2"
+#define MEMIMAGE_MAGIC "TTMEMIM3"
+#define MEMIMAGE_MAGIC_V2 "TTMEMIM2"
 #define MEMIMAGE_MAGIC_V1 "TTMEMIMG"
+#define MEMIMAGE_VERSION_LEN 16
 #define MEMIMAGE_MAX_REGIONS 8192
 
 struct memimage {
 	struct fakemem mem;
 	uint64_t runtime, version_hex, asyncio_table, jit_descriptor;
+	uint64_t greenlet_vtables[3];
+	char greenlet_version[MEMIMAGE_VERSION_LEN + 1];
 };
 
 /* False for bytes that are not an image (nothing to free then). */

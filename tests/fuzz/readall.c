@@ -78,6 +78,19 @@ walk_sampler(struct target *t)
 	stackwalk_free(w);
 }
 
+/* What a read promises of the tasks it made. */
+static void
+check_tasks(const struct tt_tasks *ts)
+{
+	fuzz_check(ts->n <= ts->cap);
+	for (uint32_t i = 0; i < ts->n; i++) {
+		const struct tt_task *k = &ts->tasks[i];
+		fuzz_check(k->name_off < ts->names_len || ts->names_len == 0);
+		fuzz_check(k->first_frame + k->nframes <= ts->nframes);
+		fuzz_check(k->first_awaiter + k->nawaiters <= ts->nawaiters);
+	}
+}
+
 static void
 tasks(struct target *t, uint64_t table)
 {
@@ -90,14 +103,8 @@ tasks(struct target *t, uint64_t table)
 	if (task_reader_init(&r, t, &codes, 0, &err) == TT_OK &&
 	    task_reader_use_table(&r, table, &err) == TT_OK &&
 	    task_reader_read(&r, &ts, &err) == TT_OK) {
-		fuzz_check(ts.n <= ts.cap);
+		check_tasks(&ts);
 		fuzz_say("tasks: %u tasks, %u frames\n", ts.n, ts.nframes);
-		for (uint32_t i = 0; i < ts.n; i++) {
-			const struct tt_task *k = &ts.tasks[i];
-			fuzz_check(k->name_off < ts.names_len || ts.names_len == 0);
-			fuzz_check(k->first_frame + k->nframes <= ts.nframes);
-			fuzz_check(k->first_awaiter + k->nawaiters <= ts.nawaiters);
-		}
 		/* a task born since the last read is read alone */
 		for (uint32_t i = 0; i < ts.n && i < 4; i++) {
 			tt_tasks_clear(&one);
@@ -107,6 +114,35 @@ tasks(struct target *t, uint64_t table)
 	tt_tasks_free(&one);
 	tt_tasks_free(&ts);
 	task_reader_free(&r);
+	codecache_free(&codes);
+}
+
+static void
+greenlets(struct target *t, const struct readall_at *at)
+{
+	struct code_cache codes;
+	if (codecache_init(&codes) != 0)
+		abort();
+	struct greenlet_reader r;
+	struct tt_error err;
+	struct tt_tasks ts = {0};
+	if (greenlet_reader_init(&r, t, &codes, 0, 0, &err) == TT_OK &&
+	    greenlet_reader_use_memory(&r, at->greenlet_version, at->greenlet_vtables,
+				       at->greenlet_regions, at->ngreenlet_regions, &err) == TT_OK) {
+		/* twice: the second read starts from the greenlets the first kept */
+		for (int k = 0; k < 2; k++) {
+			tt_tasks_clear(&ts);
+			if (greenlet_reader_read(&r, &ts, &err) != TT_OK)
+				break;
+			check_tasks(&ts);
+			fuzz_say("greenlets: %u greenlets, %u frames (read %d)\n", ts.n, ts.nframes, k);
+		}
+		fuzz_check_str(r.why, sizeof r.why);
+		if (r.state != GREENLETS_READ)
+			fuzz_say("greenlets: %s\n", r.why);
+	}
+	tt_tasks_free(&ts);
+	greenlet_reader_free(&r);
 	codecache_free(&codes);
 }
 
@@ -162,6 +198,8 @@ readall(struct target *t, const struct readall_at *at, unsigned what)
 		tasks(t, at->asyncio_table);
 	if ((what & READ_JIT) && at->jit_descriptor)
 		jit(t, at->jit_descriptor);
+	if ((what & READ_GREENLETS) && at->greenlet_vtables[0])
+		greenlets(t, at);
 }
 
 void
@@ -170,9 +208,18 @@ readall_image(const uint8_t *data, size_t size, unsigned what)
 	struct memimage m;
 	if (!memimage_load(&m, data, size))
 		return;
+	/* greenlets are looked for in the whole image */
+	static struct gl_region regions[MEMIMAGE_MAX_REGIONS];
+	uint32_t n = 0;
+	for (size_t i = 0; i < m.mem.nregions && n < MEMIMAGE_MAX_REGIONS; i++)
+		regions[n++] = (struct gl_region){m.mem.regions[i].addr,
+						  m.mem.regions[i].addr + m.mem.regions[i].len};
+	struct readall_at at = {m.asyncio_table, m.jit_descriptor, m.greenlet_version,
+				{m.greenlet_vtables[0], m.greenlet_vtables[1], m.greenlet_vtables[2]},
+				regions, n};
 	struct target t;
 	struct tt_error err;
 	if (memimage_attach(&m, &t, &err) == TT_OK)
-		readall(&t, &(struct readall_at){m.asyncio_table, m.jit_descriptor}, what);
+		readall(&t, &at, what);
 	memimage_free(&m);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "async/greenlets.h"
 #include "target.h"
 
 enum {
@@ -15,12 +16,19 @@ enum {
 	READ_VALUES = 1u << 1,  /* every frame's locals, their values' reprs */
 	READ_TASKS = 1u << 2,   /* asyncio tasks (at->asyncio_table != 0) */
 	READ_JIT = 1u << 3,     /* the JIT's objects (at->jit_descriptor != 0) */
+	READ_GREENLETS = 1u << 4,   /* greenlets (at->greenlet_vtables[0] != 0) */
 };
 
 /* Where the readers start that the runtime does not lead to. */
 struct readall_at {
 	uint64_t asyncio_table;    /* the .AsyncioDebug offsets */
 	uint64_t jit_descriptor;   /* __jit_debug_descriptor */
+	/* greenlet's, which a live target's files would tell: its version, its
+	 * vtable symbols, the memory to scan for its objects */
+	const char *greenlet_version;
+	uint64_t greenlet_vtables[3];
+	const struct gl_region *greenlet_regions;
+	uint32_t ngreenlet_regions;
 };
 
 void readall(struct target *t, const struct readall_at *at, unsigned what);

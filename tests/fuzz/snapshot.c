@@ -3,7 +3,10 @@
  * the process stopped meanwhile so that they are of one moment. Seeds of
  * the memory fuzz targets come from it (make-seeds.py).
  *
- *     snapshot PID OUT [walk] [values] [tasks] [jit]   (all by default) */
+ *     snapshot PID OUT [walk] [values] [tasks] [jit] [greenlets]   (all by default)
+ *
+ * greenlets: the live scan of the process's memory finds its greenlets;
+ * the image holds the pages they are on, not all it scanned. */
 #include "config.h"
 
 #include <errno.h>
@@ -102,6 +105,48 @@ write_regions(FILE *f, struct recorder *r, bool count_only)
 	return regions;
 }
 
+/* Find the live process's greenlets as tachyon-top does (a scan of its
+ * memory) and say where the image's reader is to look: greenlet's version
+ * and vtables, the pages that hold the greenlets found. false: it could
+ * not be read (said). No greenlet: at is left as it was. */
+static bool
+greenlet_pages(struct target *live, struct code_cache *codes, struct greenlet_reader *r,
+	       struct readall_at *at)
+{
+	struct tt_error err = {0};
+	struct tt_tasks ts = {0};
+	if (greenlet_reader_init(r, live, codes, 0, 0, &err) != TT_OK ||
+	    greenlet_reader_read(r, &ts, &err) != TT_OK) {
+		fprintf(stderr, "snapshot: greenlets: %s\n", err.msg);
+		return false;
+	}
+	tt_tasks_free(&ts);
+	if (r->state != GREENLETS_READ) {
+		if (r->state == GREENLETS_UNKNOWN)
+			fprintf(stderr, "snapshot: %s\n", r->why);
+		return true;
+	}
+	static struct gl_region pages[GREENLETS_MAX];
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < r->nknown; i++) {
+		uint64_t lo = r->known[i] & ~4095ull;
+		uint64_t hi = (r->known[i] + r->gl->read_size + 4095) & ~4095ull;
+		if (n && pages[n - 1].hi >= lo)
+			pages[n - 1].hi = hi > pages[n - 1].hi ? hi : pages[n - 1].hi;
+		else
+			pages[n++] = (struct gl_region){lo, hi};
+	}
+	at->greenlet_version = r->version;
+	at->greenlet_vtables[0] = r->vptr_user - 16;
+	at->greenlet_vtables[1] = r->vptr_main - 16;
+	at->greenlet_vtables[2] = r->vptr_broken ? r->vptr_broken - 16 : 0;
+	at->greenlet_regions = pages;
+	at->ngreenlet_regions = n;
+	fprintf(stderr, "snapshot: greenlet %s, %u objects on %u spans of pages\n", r->version,
+		r->nknown, n);
+	return true;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -116,15 +161,17 @@ main(int argc, char **argv)
 			what |= READ_TASKS;
 		else if (strcmp(argv[i], "jit") == 0)
 			what |= READ_JIT;
+		else if (strcmp(argv[i], "greenlets") == 0)
+			what |= READ_GREENLETS;
 		else
 			argc = 0;
 	}
 	if (argc < 3 || !cli_parse_pid(argv[1], &pid)) {
-		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks] [jit]\n");
+		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks] [jit] [greenlets]\n");
 		return 2;
 	}
 	if (!what)
-		what = READ_WALK | READ_VALUES | READ_TASKS | READ_JIT;
+		what = READ_WALK | READ_VALUES | READ_TASKS | READ_JIT | READ_GREENLETS;
 	struct target live;
 	struct tt_error err = {0};
 	if (target_attach(&live, pid, &err) != TT_OK) {
@@ -161,7 +208,16 @@ main(int argc, char **argv)
 		return 1;
 	}
 	usleep(20000);
-	readall(&t, &(struct readall_at){table, jit_descriptor}, what);
+	struct readall_at at = {table, jit_descriptor, "", {0, 0, 0}, NULL, 0};
+	struct greenlet_reader gr;
+	struct code_cache codes;
+	if (codecache_init(&codes) != 0)
+		abort();
+	if ((what & READ_GREENLETS) && !greenlet_pages(&live, &codes, &gr, &at)) {
+		kill(pid, SIGCONT);
+		return 1;
+	}
+	readall(&t, &at, what);
 	kill(pid, SIGCONT);
 
 	order_sort(rec.v, rec.n, sizeof *rec.v, by_addr);
@@ -176,6 +232,10 @@ main(int argc, char **argv)
 	put(f, &version, 8);
 	put(f, &table, 8);
 	put(f, &jit_descriptor, 8);
+	put(f, at.greenlet_vtables, 24);
+	char gv[MEMIMAGE_VERSION_LEN] = {0};
+	snprintf(gv, sizeof gv, "%s", at.greenlet_version);
+	put(f, gv, sizeof gv);
 	put(f, &regions, 4);
 	write_regions(f, &rec, false);
 	if (fclose(f) != 0) {

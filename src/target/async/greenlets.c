@@ -50,6 +50,7 @@ greenlet_reader_free(struct greenlet_reader *r)
 	free(r->states);
 	free(r->scratch);
 	free(r->known);
+	free(r->given);
 	free(r->chunk);
 	memset(r, 0, sizeof *r);
 	r->pagemap_fd = -1;
@@ -102,6 +103,31 @@ read_version(const struct target *t, const char *so_path, char *out, size_t len)
 	return ok;
 }
 
+/* Read greenlet r->version's objects by the layout tachyon-top has for it,
+ * knowing its vtable symbols' addresses (UserGreenlet's, MainGreenlet's,
+ * BrokenGreenlet's; 0: absent); else say why not. */
+static void
+use_layout(struct greenlet_reader *r, const uint64_t addr[3])
+{
+	const struct py_layout *l = &r->target->layout;
+	const char *known;
+	r->gl = l->free_threaded ? NULL : greenlet_layout_find(r->version, l->minor, &known);
+	if (!r->gl || !addr[0] || !addr[1]) {
+		snprintf(r->why, sizeof r->why,
+			 "greenlets not read: greenlet %.31s on Python %u.%u%s is not a layout "
+			 "tachyon-top knows (it knows %s)",
+			 r->version, l->major, l->minor, l->free_threaded ? " (free-threaded)" : "",
+			 l->free_threaded ? "no free-threaded one" : known);
+		r->state = GREENLETS_UNKNOWN;
+		return;
+	}
+	/* An object's vtable word points past the offset-to-top and typeinfo. */
+	r->vptr_user = addr[0] + 16;
+	r->vptr_main = addr[1] + 16;
+	r->vptr_broken = addr[2] ? addr[2] + 16 : 0;
+	r->state = GREENLETS_READ;
+}
+
 static tt_status
 probe(struct greenlet_reader *r, struct tt_error *err)
 {
@@ -121,7 +147,6 @@ probe(struct greenlet_reader *r, struct tt_error *err)
 		*err = e;
 		return st;
 	}
-	const struct py_layout *l = &r->target->layout;
 	if (!read_version(r->target, path, r->version, sizeof r->version)) {
 		snprintf(r->why, sizeof r->why,
 			 "greenlets not read: greenlet's version is not in %.200s's __init__.py",
@@ -129,22 +154,37 @@ probe(struct greenlet_reader *r, struct tt_error *err)
 		r->state = GREENLETS_UNKNOWN;
 		return TT_OK;
 	}
-	const char *known;
-	r->gl = l->free_threaded ? NULL : greenlet_layout_find(r->version, l->minor, &known);
-	if (!r->gl || !addr[0] || !addr[1]) {
-		snprintf(r->why, sizeof r->why,
-			 "greenlets not read: greenlet %.31s on Python %u.%u%s is not a layout "
-			 "tachyon-top knows (it knows %s)",
-			 r->version, l->major, l->minor, l->free_threaded ? " (free-threaded)" : "",
-			 l->free_threaded ? "no free-threaded one" : known);
-		r->state = GREENLETS_UNKNOWN;
-		return TT_OK;
+	use_layout(r, addr);
+	return TT_OK;
+}
+
+static int
+order_region(const void *a, const void *b)
+{
+	const struct gl_region *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+tt_status
+greenlet_reader_use_memory(struct greenlet_reader *r, const char *version,
+			   const uint64_t vtables[3], const struct gl_region *regions, uint32_t n,
+			   struct tt_error *err)
+{
+	free(r->given);
+	r->given = NULL;
+	r->ngiven = 0;
+	if (n) {
+		r->given = malloc((size_t)n * sizeof *regions);
+		if (!r->given)
+			return tt_fail(err, TT_ENOMEM, 0, "out of memory");
+		for (uint32_t i = 0; i < n; i++)
+			if (regions[i].hi > regions[i].lo)
+				r->given[r->ngiven++] = regions[i];
+		order_sort(r->given, r->ngiven, sizeof *r->given, order_region);
 	}
-	/* An object's vtable word points past the offset-to-top and typeinfo. */
-	r->vptr_user = addr[0] + 16;
-	r->vptr_main = addr[1] + 16;
-	r->vptr_broken = addr[2] ? addr[2] + 16 : 0;
-	r->state = GREENLETS_READ;
+	snprintf(r->version, sizeof r->version, "%s", version);
+	use_layout(r, vtables);
+	r->memory_only = true;
 	return TT_OK;
 }
 
@@ -308,6 +348,14 @@ new_pass(struct greenlet_reader *r, struct tt_error *err)
 		tt_status st = new_core_pass(r, err);
 		if (st != TT_OK)
 			return st;
+		goto started;
+	}
+	if (r->memory_only) {
+		r->nregions = 0;
+		r->main_stack_lo = r->main_stack_hi = r->main_tid = 0;
+		for (uint32_t i = 0; i < r->ngiven; i++)
+			if (!add_region(r, r->given[i].lo, r->given[i].hi))
+				return tt_fail(err, TT_ENOMEM, 0, "out of memory");
 		goto started;
 	}
 	struct proc_maps maps;
@@ -660,7 +708,7 @@ read_greenlet(struct greenlet_reader *r, struct tt_tasks *out, uint64_t obj, con
 tt_status
 greenlet_reader_read(struct greenlet_reader *r, struct tt_tasks *out, struct tt_error *err)
 {
-	if (!r->target->core && r->target->pid <= 0)
+	if (!r->target->core && r->target->pid <= 0 && !r->memory_only)
 		return TT_OK;
 	if (r->state == GREENLETS_NONE) {
 		uint64_t now = clock_now_ns();

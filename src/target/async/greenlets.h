@@ -78,6 +78,9 @@ struct greenlet_reader {
 	uint8_t *scratch;           /* a read's per-greenlet buffers (greenlet_reader_read) */
 	size_t scratch_len;
 	uint64_t scan_budget;
+	bool memory_only;           /* greenlet_reader_use_memory: no maps, no files */
+	struct gl_region *given;    /* its regions to scan, in address order */
+	uint32_t ngiven;
 	uint8_t *chunk;
 	int pagemap_fd;             /* which pages are in memory; -1: not open */
 	/* greenlet objects found and still valid (C++ object addresses) */
@@ -97,6 +100,15 @@ tt_status greenlet_reader_init(struct greenlet_reader *r, struct target *t,
 			       struct code_cache *codes, uint64_t probe_interval_ns,
 			       uint64_t scan_budget, struct tt_error *err);
 void greenlet_reader_free(struct greenlet_reader *r);
+
+/* For a target known only by its memory (a memory image: no maps, no
+ * files to find greenlet in): read greenlet `version`'s objects, its
+ * vtable symbols at vtables[] (UserGreenlet's, MainGreenlet's,
+ * BrokenGreenlet's; 0: absent), scanning the n regions given. A version
+ * without a layout leaves r->why as a live target's would. */
+tt_status greenlet_reader_use_memory(struct greenlet_reader *r, const char *version,
+				     const uint64_t vtables[3], const struct gl_region *regions,
+				     uint32_t n, struct tt_error *err);
 
 /* Add the target's greenlets to out (after what it holds: the task
  * reader's read) as tasks of kind TASK_GREENLET: id the greenlet object's
