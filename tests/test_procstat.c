@@ -111,16 +111,49 @@ test_parse(void)
 #define STAT_HEAD "4321 (a) 1 2 3 17 9) S 1 1 1 0 -1 4194304 98 0 1 0 0 0 0 0 20 0 1 0 18797 " \
 	"3133440 361 18446744073709551615 1 2 3 0 0 0 0 0 0 0 0 0 17 "
 
+/* Field 39 as procstat_parse_fields reads it: false when missing. */
+static bool
+parse_cpu(const char *text, size_t len, int *cpu)
+{
+	struct stat_fields f;
+	if (!procstat_parse_fields(text, len, &f) || f.cpu < 0)
+		return false;
+	*cpu = f.cpu;
+	return true;
+}
+
+static void
+test_parse_fields(void)
+{
+	struct stat_fields f = {0};
+	const char *line = STAT_HEAD "5 0 0 0 0 0\n";
+	tap_ok(procstat_parse_fields(line, strlen(line), &f) && f.state == 'S' && f.ppid == 1 &&
+		       f.flags == 4194304 && f.cpu == 5,
+	       "parse_fields: state, parent, flags and CPU after a comm faking fields (%c %d %lu %d)",
+	       f.state ? f.state : '?', (int)f.ppid, f.flags, f.cpu);
+	line = "77 (kworker/0:1) I 2 0 0 0 -1 69238880 0 0\n";
+	tap_ok(procstat_parse_fields(line, strlen(line), &f) && f.state == 'I' && f.ppid == 2 &&
+		       f.flags == 69238880 && f.cpu == -1,
+	       "parse_fields: a kernel thread's flags; a line that stops early has no CPU");
+	line = "9 (x) Z x1 0 0 0 0 7\n";
+	tap_ok(procstat_parse_fields(line, strlen(line), &f) && f.state == 'Z' && f.ppid == 0 &&
+		       f.flags == 0,
+	       "parse_fields: a malformed parent leaves it and the fields after it missing");
+	tap_ok(!procstat_parse_fields("9 (x) ", 6, &f) && !procstat_parse_fields("9 (x)", 5, &f) &&
+		       !procstat_parse_fields("9 x R 1", 7, &f),
+	       "parse_fields: no state after the comm, or no comm: refused");
+}
+
 static void
 test_parse_cpu(void)
 {
 	int cpu = -1;
-	bool parsed = procstat_parse_stat_cpu(STAT_HEAD "5 0 0 0 0 0\n",
+	bool parsed = parse_cpu(STAT_HEAD "5 0 0 0 0 0\n",
 					      strlen(STAT_HEAD "5 0 0 0 0 0\n"), &cpu);
 	tap_ok(parsed && cpu == 5,
 	       "parse_stat_cpu: field 39 after a comm holding ')' and numbers (%d)", cpu);
 	cpu = -1;
-	parsed = procstat_parse_stat_cpu(STAT_HEAD "127\n", strlen(STAT_HEAD "127\n"), &cpu);
+	parsed = parse_cpu(STAT_HEAD "127\n", strlen(STAT_HEAD "127\n"), &cpu);
 	tap_ok(parsed && cpu == 127, "parse_stat_cpu: the field last on its line (%d)", cpu);
 	bool ok = true;
 	const char *full = STAT_HEAD "12 0\n";
@@ -129,13 +162,13 @@ test_parse_cpu(void)
 		cpu = -1;
 		char *p = malloc(k ? k : 1);
 		memcpy(p, full, k);
-		if (procstat_parse_stat_cpu(p, k, &cpu))
+		if (parse_cpu(p, k, &cpu))
 			ok = false;
 		free(p);
 	}
 	tap_ok(ok, "parse_stat_cpu: every cut before field 39 has no CPU");
-	tap_ok(!procstat_parse_stat_cpu(STAT_HEAD "x1 0\n", strlen(STAT_HEAD "x1 0\n"), &cpu) &&
-		       !procstat_parse_stat_cpu(STAT_HEAD "99999999999 0\n",
+	tap_ok(!parse_cpu(STAT_HEAD "x1 0\n", strlen(STAT_HEAD "x1 0\n"), &cpu) &&
+		       !parse_cpu(STAT_HEAD "99999999999 0\n",
 						strlen(STAT_HEAD "99999999999 0\n"), &cpu),
 	       "parse_stat_cpu: a malformed or absurd field 39 is refused");
 }
@@ -337,6 +370,7 @@ main(void)
 	test_parse();
 	test_last_cpu();
 	test_parse_cpu();
+	test_parse_fields();
 	test_nspid();
 	test_live();
 	return tap_done();

@@ -44,17 +44,31 @@ add_cpu_line(const char *line, struct host_cpu *out)
 	return true;
 }
 
-static void
-read_pressure(struct host_cpu *out)
+void
+hostload_parse_pressure(const char *text, struct host_cpu *out)
 {
-	char buf[256];
-	if (read_small_file("/proc/pressure/cpu", buf, sizeof buf) <= 0)
-		return;
-	const char *t = strstr(buf, "total=");
-	if (strncmp(buf, "some ", 5) != 0 || !t)
+	const char *t = strstr(text, "total=");
+	if (strncmp(text, "some ", 5) != 0 || !t)
 		return;
 	out->pressure_us = strtoull(t + 6, NULL, 10);
 	out->has_pressure = true;
+}
+
+bool
+hostload_parse_stat(const char *text, const cpu_set_t *only, struct host_cpu *out)
+{
+	memset(out, 0, sizeof *out);
+	for (const char *line = text; line && *line;
+	     line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
+		if (strncmp(line, "cpu", 3) == 0 && line[3] >= '0' && line[3] <= '9') {
+			unsigned long cpu = strtoul(line + 3, NULL, 10);
+			if (!only || (cpu < CPU_SETSIZE && CPU_ISSET(cpu, only)))
+				add_cpu_line(line, out);
+		} else if (strncmp(line, "procs_running ", 14) == 0) {
+			out->running = (uint32_t)strtoul(line + 14, NULL, 10);
+		}
+	}
+	return out->cpus > 0;
 }
 
 bool
@@ -70,18 +84,26 @@ hostload_read(const cpu_set_t *only, struct host_cpu *out)
 	close(fd);
 	if (!text)
 		return false;
-	for (char *line = text; line && *line; line = strchr(line, '\n'), line = line ? line + 1 : NULL) {
-		if (strncmp(line, "cpu", 3) == 0 && line[3] >= '0' && line[3] <= '9') {
-			int cpu = atoi(line + 3);
-			if (!only || (cpu < CPU_SETSIZE && CPU_ISSET(cpu, only)))
-				add_cpu_line(line, out);
-		} else if (strncmp(line, "procs_running ", 14) == 0) {
-			out->running = (uint32_t)strtoul(line + 14, NULL, 10);
-		}
-	}
+	bool ok = hostload_parse_stat(text, only, out);
 	free(text);
-	read_pressure(out);
-	return out->cpus > 0;
+	char buf[256];
+	if (read_small_file("/proc/pressure/cpu", buf, sizeof buf) > 0)
+		hostload_parse_pressure(buf, out);
+	return ok;
+}
+
+bool
+hostload_parse_schedstat(const char *text, uint64_t *on_ns, uint64_t *wait_ns, uint64_t *runs)
+{
+	unsigned long long on, wait, n = 0;
+	int got = sscanf(text, "%llu %llu %llu", &on, &wait, &n);
+	if (got < (runs ? 3 : 2))
+		return false;
+	*on_ns = on;
+	*wait_ns = wait;
+	if (runs)
+		*runs = n;
+	return true;
 }
 
 bool
@@ -92,10 +114,6 @@ hostload_thread(pid_t tid, uint64_t *on_ns, uint64_t *wait_ns)
 		snprintf(path, sizeof path, "/proc/self/task/%d/schedstat", (int)tid);
 	else
 		snprintf(path, sizeof path, "/proc/thread-self/schedstat");
-	unsigned long long on, wait;
-	if (read_small_file(path, buf, sizeof buf) <= 0 || sscanf(buf, "%llu %llu", &on, &wait) != 2)
-		return false;
-	*on_ns = on;
-	*wait_ns = wait;
-	return true;
+	return read_small_file(path, buf, sizeof buf) > 0 &&
+	       hostload_parse_schedstat(buf, on_ns, wait_ns, NULL);
 }

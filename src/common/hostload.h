@@ -24,6 +24,18 @@ struct host_cpu {
  * false when /proc/stat cannot be read. */
 bool hostload_read(const cpu_set_t *only, struct host_cpu *out);
 
+/* The parsing of hostload_read: /proc/stat's text, summed over the CPUs
+ * in `only` (NULL: every CPU), into out (cleared first); false when no CPU
+ * line counted. Then /proc/pressure/cpu's text into out->pressure_us. */
+bool hostload_parse_stat(const char *text, const cpu_set_t *only, struct host_cpu *out);
+void hostload_parse_pressure(const char *text, struct host_cpu *out);
+
+/* A schedstat line (/proc/PID/task/TID/schedstat): time on a CPU and
+ * waiting for one (ns), and how many times it ran; runs may be NULL.
+ * false when the text is not one. */
+bool hostload_parse_schedstat(const char *text, uint64_t *on_ns, uint64_t *wait_ns,
+			      uint64_t *runs);
+
 /* Thread tid's time on a CPU and runnable but waiting for one (tid 0: the
  * calling thread); false when the kernel does not say. */
 bool hostload_thread(pid_t tid, uint64_t *on_ns, uint64_t *wait_ns);

@@ -12,6 +12,7 @@
 
 #include "clock.h"
 #include "grow.h"
+#include "hostload.h"
 #include "readfile.h"
 #include "waitwatch.h"
 #include "waits/owners.h"
@@ -155,9 +156,9 @@ runs_of(pid_t pid, long tid)
 {
 	char path[64], text[128];
 	snprintf(path, sizeof path, "/proc/%d/task/%ld/schedstat", (int)pid, tid);
-	unsigned long long run, wait, runs;
+	uint64_t on, wait, runs;
 	if (read_small_file(path, text, sizeof text) <= 0 ||
-	    sscanf(text, "%llu %llu %llu", &run, &wait, &runs) != 3)
+	    !hostload_parse_schedstat(text, &on, &wait, &runs))
 		return 0;
 	return runs;
 }

@@ -25,6 +25,7 @@
 #include "benchcost.h"
 #include "cli.h"
 #include "clock.h"
+#include "hostload.h"
 #include "readfile.h"
 #include "sanitize.h"
 #include "fdlimit.h"
@@ -169,8 +170,10 @@ cpu_ns(pid_t pid)
 			continue;
 		char file[320], text[128];
 		snprintf(file, sizeof file, "/proc/%d/task/%s/schedstat", (int)pid, e->d_name);
-		if (read_small_file(file, text, sizeof text) > 0)
-			total += strtoull(text, NULL, 10);
+		uint64_t on, wait;
+		if (read_small_file(file, text, sizeof text) > 0 &&
+		    hostload_parse_schedstat(text, &on, &wait, NULL))
+			total += on;
 	}
 	closedir(d);
 	return total;

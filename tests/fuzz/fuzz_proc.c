@@ -1,18 +1,21 @@
 /* The kernel's text files as tachyon-top reads them: /proc/PID/maps, a
- * thread's stat, status, sched and syscall, /proc/net/{tcp,udp}[6] and
- * unix, an epoll's fdinfo, a descriptor's link. Every parser gets every
+ * thread's stat, status, sched, schedstat and syscall, /proc/stat,
+ * /proc/pressure/cpu, /proc/net/{tcp,udp}[6] and unix, a descriptor's
+ * fdinfo (an epoll's too), a descriptor's link. Every parser gets every
  * input: the corpus holds real files of each kind, and what one parser
  * takes for garbage another must survive too. *
- * parsers: src/target/mem/procmaps.c src/target/proc/procstat.c src/target/proc/schedclock.c src/target/proc/tidmap.c src/target/waits/kwait.c src/target/waits/owners.c
+ * parsers: src/target/mem/procmaps.c src/target/proc/procstat.c src/target/proc/schedclock.c src/target/proc/tidmap.c src/target/waits/kwait.c src/target/waits/owners.c src/common/hostload.c
  */
 #include "config.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "error.h"
 #include "fuzz.h"
+#include "hostload.h"
 #include "mem/procmaps.h"
 #include "proc/procstat.h"
 #include "proc/schedclock.h"
@@ -81,8 +84,21 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	maps(text);
 
 	procstat_parse_stat(text, size);
-	int cpu;
-	procstat_parse_stat_cpu(text, size, &cpu);
+	struct stat_fields f;
+	if (procstat_parse_fields(text, size, &f))
+		fuzz_check(f.state != '\0' && f.cpu >= -1);
+
+	struct host_cpu host;
+	cpu_set_t only;
+	CPU_ZERO(&only);
+	CPU_SET(1, &only);
+	hostload_parse_stat(text, NULL, &host);
+	if (hostload_parse_stat(text, &only, &host))
+		fuzz_check(host.cpus > 0);
+	hostload_parse_pressure(text, &host);
+	uint64_t on, wait, runs;
+	hostload_parse_schedstat(text, &on, &wait, &runs);
+	owners_parse_fdinfo_writes(text);
 
 	uint64_t ns, ours, inner;
 	schedclock_parse_exec_start(text, &ns);

@@ -45,8 +45,13 @@ def head(path, lines=40):
 def proc_seeds(pid):
     tid = pid
     put("proc", "maps", head(f"/proc/{pid}/maps", 60))
-    for name in ("stat", "status", "sched", "syscall"):
+    for name in ("stat", "status", "sched", "schedstat", "syscall"):
         put("proc", name, open(f"/proc/{pid}/task/{tid}/{name}", "rb").read())
+    put("proc", "host-stat", head("/proc/stat", 12))
+    if os.path.exists("/proc/pressure/cpu"):
+        put("proc", "pressure-cpu", open("/proc/pressure/cpu", "rb").read())
+    with open(__file__, "rb") as f:
+        put("proc", "fdinfo-file", open(f"/proc/self/fdinfo/{f.fileno()}", "rb").read())
     for table in ("tcp", "tcp6", "udp", "unix"):
         put("proc", "net-" + table, head(f"/proc/{pid}/net/{table}", 12))
     # an epoll's fdinfo, and a descriptor's link

@@ -115,18 +115,8 @@ retarget(struct remote *r)
 		if (*end || tid <= 0 || tid == r->read_pid)
 			continue;
 		/* Is it a live task (not a zombie)? Its stat says. */
-		char stat[128], buf[512];
-		snprintf(stat, sizeof stat, "/proc/%d/task/%ld/stat", (int)r->pid, tid);
-		int fd = open(stat, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		if (n <= 0)
-			continue;
-		buf[n] = '\0';
-		char *paren = strrchr(buf, ')');
-		if (paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X')
+		struct stat_fields f;
+		if (procstat_read_fields(r->pid, tid, &f) && f.state != 'Z' && f.state != 'X')
 			found = (pid_t)tid;
 	}
 	closedir(d);

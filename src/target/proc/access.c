@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "proc/access.h"
+#include "proc/procstat.h"
 #include "readfile.h"
 #include "sanitize.h"
 
@@ -66,20 +67,8 @@ have_cap_sys_ptrace(void)
 static unsigned long
 task_flags(pid_t pid)
 {
-	char path[64], text[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (!read_small(path, text, sizeof text))
-		return 0;
-	char *p = strrchr(text, ')');
-	if (!p)
-		return 0;
-	p += 2; /* state is field 3 */
-	for (int field = 3; field < 9 && p; field++) {
-		p = strchr(p, ' ');
-		if (p)
-			p++;
-	}
-	return p ? strtoul(p, NULL, 10) : 0;
+	struct stat_fields f;
+	return procstat_read_fields(pid, 0, &f) ? f.flags : 0;
 }
 
 static int

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "proc/discover.h"
+#include "proc/procstat.h"
 #include "grow.h"
 #include "readfile.h"
 #include "order.h"
@@ -14,30 +15,15 @@
 pid_t
 discover_ppid(pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) <= 0)
-		return 0;
-	/* The name may hold spaces and ')': the fields follow the last ')'. */
-	const char *p = strrchr(buf, ')');
-	int ppid;
-	if (!p || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (pid_t)ppid;
+	struct stat_fields f;
+	return procstat_read_fields(pid, 0, &f) ? f.ppid : 0;
 }
 
 bool
 discover_running(pid_t pid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	if (read_small_file(path, buf, sizeof buf) <= 0)
-		return false;
-	const char *p = strrchr(buf, ')');
-	char state;
-	if (!p || sscanf(p + 1, " %c", &state) != 1)
-		return false;
-	return state != 'Z' && state != 'X';
+	struct stat_fields f;
+	return procstat_read_fields(pid, 0, &f) && f.state != 'Z' && f.state != 'X';
 }
 
 static size_t

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,13 +20,89 @@ comm_end(const char *text, size_t len)
 	return NULL;
 }
 
+/* The decimal number at *p (before end), a '-' allowed when sign; false
+ * when there is none, it ends in anything but a space or a newline, or it
+ * reaches max. *p moves past it. */
+static bool
+take_number(const char **p, const char *end, bool sign, unsigned long max, long *out)
+{
+	const char *q = *p;
+	bool neg = sign && q < end && *q == '-';
+	if (neg)
+		q++;
+	const char *digits = q;
+	unsigned long v = 0;
+	for (; q < end && *q >= '0' && *q <= '9'; q++) {
+		v = v * 10 + (unsigned long)(*q - '0');
+		if (v >= max)
+			return false;
+	}
+	if (q == digits || (q < end && *q != ' ' && *q != '\n'))
+		return false;
+	*p = q;
+	*out = neg ? -(long)v : (long)v;
+	return true;
+}
+
+/* Move *p to the start of the next field; false at the end. */
+static bool
+next_field(const char **p, const char *end)
+{
+	while (*p < end && **p != ' ' && **p != '\n')
+		(*p)++;
+	while (*p < end && **p == ' ')
+		(*p)++;
+	return *p < end && **p != '\n';
+}
+
+bool
+procstat_parse_fields(const char *text, size_t len, struct stat_fields *out)
+{
+	*out = (struct stat_fields){.cpu = -1};
+	const char *paren = comm_end(text, len);
+	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ' || paren[2] == ' ' ||
+	    paren[2] == '\n')
+		return false;
+	out->state = paren[2];
+	const char *p = paren + 2, *end = text + len;
+	long v;
+	/* field 3 is the state: 4, 9 and 39 follow */
+	if (!next_field(&p, end) || !take_number(&p, end, true, 1ul << 31, &v))
+		return true;
+	out->ppid = (pid_t)v;
+	for (int field = 4; field < 9; field++)
+		if (!next_field(&p, end))
+			return true;
+	if (!take_number(&p, end, false, ULONG_MAX / 10, &v))
+		return true;
+	out->flags = (unsigned long)v;
+	for (int field = 9; field < 39; field++)
+		if (!next_field(&p, end))
+			return true;
+	if (take_number(&p, end, false, 1ul << 24, &v))
+		out->cpu = (int)v;
+	return true;
+}
+
+bool
+procstat_read_fields(pid_t pid, long tid, struct stat_fields *out)
+{
+	char path[64], buf[1024];
+	if (tid)
+		snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
+	else
+		snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	ssize_t n = read_small_file(path, buf, sizeof buf);
+	return n > 0 && procstat_parse_fields(buf, (size_t)n, out);
+}
+
 enum run_state
 procstat_parse_stat(const char *text, size_t len)
 {
-	const char *paren = comm_end(text, len);
-	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ')
+	struct stat_fields f;
+	if (!procstat_parse_fields(text, len, &f))
 		return RUN_STATE_UNKNOWN;
-	switch (paren[2]) {
+	switch (f.state) {
 	case 'R':
 		return RUN_STATE_RUNNING;
 	case 'S': case 'D': case 'T': case 't': case 'Z': case 'X': case 'I': case 'P': case 'W':
@@ -46,43 +123,11 @@ procstat_cpu_state(pid_t pid, long tid)
 	return procstat_parse_stat(buf, (size_t)n);
 }
 
-bool
-procstat_parse_stat_cpu(const char *text, size_t len, int *cpu)
-{
-	const char *p = comm_end(text, len);
-	if (!p)
-		return false;
-	const char *end = text + len;
-	p++;
-	/* Fields 3 (state) to 38 come first: skip 36 of them. */
-	for (int field = 3; field < 39; field++) {
-		while (p < end && *p == ' ')
-			p++;
-		if (p == end)
-			return false;
-		while (p < end && *p != ' ' && *p != '\n')
-			p++;
-	}
-	while (p < end && *p == ' ')
-		p++;
-	long v = 0;
-	const char *digits = p;
-	for (; p < end && *p >= '0' && *p <= '9' && v < 1L << 24; p++)
-		v = v * 10 + (*p - '0');
-	if (p == digits || v >= 1L << 24 || (p < end && *p != ' ' && *p != '\n'))
-		return false;
-	*cpu = (int)v;
-	return true;
-}
-
 int
 procstat_last_cpu(pid_t pid, long tid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
-	ssize_t n = read_small_file(path, buf, sizeof buf);
-	int cpu;
-	return n > 0 && procstat_parse_stat_cpu(buf, (size_t)n, &cpu) ? cpu : -1;
+	struct stat_fields f;
+	return procstat_read_fields(pid, tid, &f) ? f.cpu : -1;
 }
 
 void
@@ -124,8 +169,8 @@ procstat_process_exited(pid_t pid)
 	ssize_t n = read_small_file(path, buf, sizeof buf);
 	if (n <= 0)
 		return true;
-	const char *paren = memrchr(buf, ')', (size_t)n);
-	if (!paren || paren + 2 >= buf + n || (paren[2] != 'Z' && paren[2] != 'X'))
+	struct stat_fields f;
+	if (!procstat_parse_fields(buf, (size_t)n, &f) || (f.state != 'Z' && f.state != 'X'))
 		return false;
 	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
 	DIR *d = opendir(path);

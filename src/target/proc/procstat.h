@@ -14,15 +14,29 @@ enum run_state {
 	RUN_STATE_IDLE,      /* sleeping, blocked, stopped, dead */
 };
 
-/* Parse the text of /proc/PID/task/TID/stat (the comm field may hold spaces
- * and parentheses; the state follows the last ')'). */
+/* The fields of a stat line (/proc/PID/stat, /proc/PID/task/TID/stat)
+ * tachyon-top reads. The comm field may hold spaces and parentheses: the
+ * others follow its last ')'. */
+struct stat_fields {
+	char state;            /* field 3: 'R', 'S', 'D', 'Z', ... */
+	pid_t ppid;            /* field 4; 0: missing */
+	unsigned long flags;   /* field 9, the kernel's PF_* flags; 0: missing */
+	int cpu;               /* field 39, the CPU it last ran on; -1: missing */
+};
+
+/* Parse the first len bytes of a stat line (no terminator needed); false
+ * when it has no state after its comm. A field missing or not a number
+ * reads as its "missing" value, and so do the fields after it. */
+bool procstat_parse_fields(const char *text, size_t len, struct stat_fields *out);
+
+/* The live file's fields: thread tid's (0: the process's own stat); false
+ * when it is gone or unreadable. */
+bool procstat_read_fields(pid_t pid, long tid, struct stat_fields *out);
+
+/* The run state of a stat line (procstat_parse_fields's state). */
 enum run_state procstat_parse_stat(const char *text, size_t len);
 
 enum run_state procstat_cpu_state(pid_t pid, long tid);
-
-/* The CPU the thread last ran on (field 39, "processor", of the same text).
- * False when the text has no such field. */
-bool procstat_parse_stat_cpu(const char *text, size_t len, int *cpu);
 
 /* The same from the live file: the CPU thread tid of pid last ran on, or -1. */
 int procstat_last_cpu(pid_t pid, long tid);

@@ -176,7 +176,13 @@ owners_open_for_writing(pid_t pid, int fd)
 	if (n <= 0)
 		return false;
 	buf[n] = '\0';
-	const char *p = strstr(buf, "flags:");
+	return owners_parse_fdinfo_writes(buf);
+}
+
+bool
+owners_parse_fdinfo_writes(const char *text)
+{
+	const char *p = strstr(text, "flags:");
 	if (!p)
 		return false;
 	unsigned long flags = strtoul(p + 6, NULL, 8);

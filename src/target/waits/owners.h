@@ -50,6 +50,8 @@ bool owners_fd_inode(pid_t pid, int fd, enum owner_kind *kind, unsigned long *in
 /* Is descriptor fd of pid open for writing (O_WRONLY or O_RDWR, from the
  * octal "flags:" line of /proc/PID/fdinfo/FD)? False when unreadable. */
 bool owners_open_for_writing(pid_t pid, int fd);
+/* The same from an fdinfo file's text. */
+bool owners_parse_fdinfo_writes(const char *text);
 
 /* "socket:[123]" or "pipe:[123]": its kind and inode. False for anything else. */
 bool owners_parse_link(const char *link, enum owner_kind *kind, unsigned long *inode);
