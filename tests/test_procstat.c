@@ -201,6 +201,13 @@ test_nspid(void)
 	       "tidmap: an id that is none of our tasks, not main, not alone: unknown");
 	tap_ok(tidmap_resolve(&m, 0x3ffffff0, true, false, &in_ns, &retry) == (uint64_t)getpid(),
 	       "tidmap: the main thread's stale id: the main task");
+	tap_ok(m.listings == 0,
+	       "tidmap: in our own PID namespace no id is looked for in a listing of the tasks "
+	       "(%llu listings)", (unsigned long long)m.listings);
+	tap_ok(tidmap_resolve(&m, 0x3ffffff0, false, true, &in_ns, &retry) == (uint64_t)getpid() &&
+		       m.listings == 1,
+	       "tidmap: a fork's only thread state, its parent's id: the tasks are listed, and "
+	       "the only one is it");
 	tidmap_free(&m);
 }
 

@@ -18,6 +18,7 @@ tidmap_init(struct tidmap *m, pid_t pid)
 {
 	memset(m, 0, sizeof *m);
 	m->pid = pid;
+	m->same_ns = -1;
 }
 
 void
@@ -120,6 +121,14 @@ tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thre
 	if (read_status(m->pid, name, buf, sizeof buf) && tidmap_parse_nspid(buf, &ours, &inner) &&
 	    inner == recorded && ours == recorded)
 		return recorded;
+	if (m->same_ns < 0 && read_status(m->pid, NULL, buf, sizeof buf) &&
+	    tidmap_parse_nspid(buf, &ours, &inner))
+		m->same_ns = ours == inner;
+	/* Our namespace: the listing would hold no other id than the read
+	 * above found (a pool ending a thousand threads a second made a
+	 * listing of thousands of tasks every 100 ms). */
+	if (m->same_ns == 1 && !only_thread)
+		return is_main ? (uint64_t)m->pid : 0;
 	for (int pass = 0; pass < 2; pass++) {
 		if (pass == 1 || !m->listed_ns) {
 			if (m->listed_ns && clock_now_ns() - m->listed_ns < TIDMAP_RELIST_NS) {

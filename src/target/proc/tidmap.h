@@ -32,6 +32,7 @@ struct tidmap {
 	uint32_t n, cap;
 	uint64_t listed_ns;       /* 0: never */
 	uint64_t listings;        /* how many times the tasks were listed (cost) */
+	int8_t same_ns;           /* the process is in our PID namespace: 1 yes, 0 no, -1 unknown */
 };
 
 void tidmap_init(struct tidmap *m, pid_t pid);
@@ -44,7 +45,9 @@ void tidmap_free(struct tidmap *m);
  * *retry: 0 only because the tasks were listed too recently to list them
  * again (a thread born since): ask again later.
  * Costs one small /proc read when the id is ours; a listing of the tasks
- * (at most every 100 ms) otherwise. */
+ * (at most every 100 ms) otherwise, but for a process in our own PID
+ * namespace, whose ids are ours: there a thread whose task is not found
+ * has ended (or is a fork's parent's: the main thread, or the only one). */
 uint64_t tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thread,
 		       bool *in_namespace, bool *retry);
 
