@@ -564,14 +564,15 @@ stackwalk_sample(struct stackwalk *w, uint64_t now, const struct walk_thread **t
 		st = sample_once(w, now, err);
 	}
 	if (st != TT_OK) {
-		/* Whatever this sample half-learned is not to be trusted: the
-		 * next one re-reads every thread and its whole stack. */
-		for (uint32_t i = 0; i < w->ninterps; i++) {
-			w->interps[i].have = false;
-			for (uint32_t k = 0; k < w->interps[i].nthreads; k++)
-				w->interps[i].threads[k].validated_ns = 0;
-		}
-		w->first = true;
+		/* The sample may have taken in a GIL switch and walked some of
+		 * the threads it concerns but not the others: the next one
+		 * walks every thread as after a switch. Stacks walked whole stay
+		 * trusted (a torn walk dropped its own chain), and a list not
+		 * rebuilt is rebuilt (sample_once): re-walking every stack whole
+		 * here made the next sample so long that it tore in turn, over
+		 * and over, on a big churning pool under load. */
+		for (uint32_t i = 0; i < w->ninterps; i++)
+			w->interps[i].resync = true;
 		*nthreads = 0;
 		return st;
 	}
@@ -831,17 +832,20 @@ sample_once(struct stackwalk *w, uint64_t now, struct tt_error *err)
 			.list = !before.have || before.head != iv->head ||
 				before.unique_id != iv->unique_id || before.count != iv->count ||
 				!w->o.cache,
-			.switched = !before.have || before.switch_no != iv->switch_no ||
+			.switched = !before.have || iv->resync || before.switch_no != iv->switch_no ||
 				    before.holder != iv->holder,
 		};
 		any_switch |= changed.switched && before.have;
 		if (l->has_code_generation && before.have && before.code_gen != iv->code_gen)
 			codecache_invalidate(&w->codes);
-		if (changed.list && (st = sw_rebuild_threads(w, iv, now, err)) != TT_OK)
+		if (changed.list && (st = sw_rebuild_threads(w, iv, now, err)) != TT_OK) {
+			iv->have = false;   /* the old list stays: rebuilt next sample */
 			return st;
+		}
 		if ((st = read_unpredicted(w, iv, &before, changed, err)) != TT_OK ||
 		    (st = walk_threads(w, iv, &before, changed, now, err)) != TT_OK)
 			return st;
+		iv->resync = false;
 	}
 	w->switch_rate = w->switch_rate * 0.95 + (any_switch ? 0.05 : 0.0);
 	w->first = false;

@@ -130,6 +130,7 @@ struct interp {
 	uint64_t next, head, main, unique_id, count, holder, switch_no, code_gen;
 	int32_t locked, gc;
 	bool have;
+	bool resync;                 /* a sample failed part-way: walk every thread next */
 	const uint8_t *block;        /* this sample's read of the hot block */
 	uint64_t gil_addr;           /* GIL state outside the interpreter (3.11/3.12); 0: unknown */
 	const uint8_t *gilbuf;       /* this sample's read of it */
