@@ -208,7 +208,8 @@ INTERPRETERS = ["/usr/bin/python3.11", "/root/.pyenv/versions/3.12.1/bin/python3
 
 
 def memory_seeds(tool):
-    """Images of real interpreters: thread names and stacks for the walkers,
+    """Images of real interpreters: thread names and stacks for the walkers
+    (and their samples of a process that ran on between them),
     locals of every kind for values, event loops' tasks of every shape
     (gather, TaskGroup, shield, a task awaited by two) for tasks, the JIT's
     objects for jit."""
@@ -221,6 +222,18 @@ def memory_seeds(tool):
             p, _ = start_target(interp, script, *args)
             try:
                 snapshot(tool, p.pid, target, f"{tag}-{script[:-3]}", *what)
+            finally:
+                os.killpg(p.pid, 9)
+                p.wait()
+    # The process runs on between the sampler's samples: a pool whose
+    # threads come and go (the list changes, the GIL moves), and a thread
+    # whose stack changes at every call, each the second sample's input.
+    for interp in ("python3.15", "/usr/bin/python3.11"):
+        tag = os.path.basename(interp)
+        for script, args in (("pool_churn.py", ["12"]), ("flame.py", [])):
+            p, _ = start_target(interp, script, *args)
+            try:
+                snapshot(tool, p.pid, "walk", f"{tag}-{script[:-3]}-moving", "walk", "moving")
             finally:
                 os.killpg(p.pid, 9)
                 p.wait()

@@ -1,5 +1,6 @@
 #include "config.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "memimage.h"
@@ -44,7 +45,43 @@ memimage_load(struct memimage *m, const uint8_t *data, size_t size)
 		memcpy(fakemem_add(&m->mem, addr, len), p, len);
 		p += len;
 	}
+	uint32_t np;
+	if (version < 3 || !take(&p, end, &np, 4))
+		return true;
+	if (np > MEMIMAGE_MAX_REGIONS || !(m->patches = calloc(np ? np : 1, sizeof *m->patches))) {
+		memimage_free(m);
+		return false;
+	}
+	for (uint32_t i = 0; i < np; i++) {
+		struct memimage_patch *q = &m->patches[i];
+		if (!take(&p, end, &q->addr, 8) || !take(&p, end, &q->len, 4) ||
+		    (size_t)(end - p) < q->len) {
+			memimage_free(m);
+			return false;
+		}
+		q->bytes = p;
+		p += q->len;
+		m->npatches++;
+	}
 	return true;
+}
+
+void
+memimage_apply_patches(struct memimage *m)
+{
+	for (uint32_t i = 0; i < m->npatches; i++) {
+		const struct memimage_patch *q = &m->patches[i];
+		for (size_t k = 0; k < m->mem.nregions; k++) {
+			const struct fakemem_region *r = &m->mem.regions[k];
+			uint64_t lo = q->addr > r->addr ? q->addr : r->addr;
+			uint64_t qend = q->addr + q->len, rend = r->addr + r->len;
+			if (qend < q->addr || rend < r->addr)
+				continue;    /* wraps: nothing a read reaches */
+			uint64_t hi = qend < rend ? qend : rend;
+			if (lo < hi)
+				memcpy(r->data + (lo - r->addr), q->bytes + (lo - q->addr), hi - lo);
+		}
+	}
 }
 
 tt_status
@@ -60,6 +97,9 @@ void
 memimage_free(struct memimage *m)
 {
 	fakemem_free(&m->mem);
+	free(m->patches);
+	m->patches = NULL;
+	m->npatches = 0;
 }
 
 /* Where each region's bytes are in an image: its address and length, and
@@ -87,18 +127,27 @@ regions_of(const uint8_t *data, size_t size, struct region_at *out, size_t max)
 	uint32_t n;
 	memcpy(&n, data + header - 4, 4);
 	size_t p = header, k = 0;
-	for (uint32_t i = 0; i < n && k < max; i++) {
-		if (size - p < 12)
-			break;
-		memcpy(&out[k].addr, data + p, 8);
-		memcpy(&out[k].len, data + p + 8, 4);
-		p += 12;
-		if (size - p < out[k].len)
-			break;
-		out[k].at = p;
-		p += out[k].len;
-		if (out[k].len)
-			k++;
+	/* the regions, then (version 3) the patches, laid out alike */
+	for (int part = 0; part < 2; part++) {
+		if (part == 1) {
+			if (memcmp(data, MEMIMAGE_MAGIC, 8) != 0 || size - p < 4)
+				break;
+			memcpy(&n, data + p, 4);
+			p += 4;
+		}
+		for (uint32_t i = 0; i < n && k < max; i++) {
+			if (size - p < 12)
+				return k;
+			memcpy(&out[k].addr, data + p, 8);
+			memcpy(&out[k].len, data + p + 8, 4);
+			p += 12;
+			if (size - p < out[k].len)
+				return k;
+			out[k].at = p;
+			p += out[k].len;
+			if (out[k].len)
+				k++;
+		}
 	}
 	return k;
 }
@@ -117,8 +166,8 @@ size_t
 memimage_mutate(uint8_t *data, size_t size, size_t max, unsigned seed,
 		size_t (*mutate)(uint8_t *buf, size_t size, size_t max))
 {
-	static struct region_at regions[MEMIMAGE_MAX_REGIONS];
-	size_t n = regions_of(data, size, regions, MEMIMAGE_MAX_REGIONS);
+	static struct region_at regions[2 * MEMIMAGE_MAX_REGIONS];
+	size_t n = regions_of(data, size, regions, 2 * MEMIMAGE_MAX_REGIONS);
 	uint64_t s = seed;
 	unsigned how = (unsigned)(next_rand(&s) % 10);
 	if (n == 0 || how == 0)

@@ -9,9 +9,12 @@
  * __jit_debug_descriptor's (0: none), greenlet's three vtable symbols'
  * addresses (u64 each, UserGreenlet, MainGreenlet, BrokenGreenlet; 0: no
  * greenlet) and its version (16 bytes, NUL-padded), u32 the number of
- * regions, and each region as u64 address, u32 length, bytes.
- * "TTMEMIM2" images have no greenlet fields, "TTMEMIMG" images no
- * descriptor field either. */
+ * regions, and each region as u64 address, u32 length, bytes; then,
+ * optionally, what the process wrote between the sampler's two samples:
+ * u32 the number of patches, each as a region is, written over the
+ * regions' bytes after the first sample (bytes outside every region are
+ * dropped). "TTMEMIM2" images have no greenlet fields and no patches,
+ * "TTMEMIMG" images no descriptor field either. */
 #ifndef TT_MEMIMAGE_H
 #define TT_MEMIMAGE_H
 
@@ -29,8 +32,16 @@
 #define MEMIMAGE_VERSION_LEN 16
 #define MEMIMAGE_MAX_REGIONS 8192
 
+struct memimage_patch {
+	uint64_t addr;
+	uint32_t len;
+	const uint8_t *bytes;    /* in the input */
+};
+
 struct memimage {
 	struct fakemem mem;
+	struct memimage_patch *patches;
+	uint32_t npatches;
 	uint64_t runtime, version_hex, asyncio_table, jit_descriptor;
 	uint64_t greenlet_vtables[3];
 	char greenlet_version[MEMIMAGE_VERSION_LEN + 1];
@@ -40,6 +51,8 @@ struct memimage {
 bool memimage_load(struct memimage *m, const uint8_t *data, size_t size);
 tt_status memimage_attach(struct memimage *m, struct target *t, struct tt_error *err);
 void memimage_free(struct memimage *m);
+/* Write the patches over the regions (between the sampler's samples). */
+void memimage_apply_patches(struct memimage *m);
 
 /* Structure-aware mutation for libFuzzer's custom mutator: mostly inside
  * one region's bytes, leaving the format whole, and often a pointer-sized

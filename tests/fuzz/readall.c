@@ -58,7 +58,7 @@ values(struct target *t, struct plainwalk *u, const struct tt_sample *s)
 }
 
 static void
-walk_sampler(struct target *t)
+walk_sampler(struct target *t, const struct readall_at *at)
 {
 	struct stackwalk_options o;
 	stackwalk_default_options(&o);
@@ -69,12 +69,16 @@ walk_sampler(struct target *t)
 		return;
 	const struct walk_thread *th;
 	uint32_t n;
-	/* twice: the second sample goes through the caches the first filled */
-	for (int k = 0; k < 2; k++)
-		if (stackwalk_sample(w, 1000000000ull + 1000000ull * (uint64_t)k, &th, &n, &err) != TT_OK)
-			break;
-		else
-			fuzz_say("sampler: %u threads (sample %d)\n", n, k);
+	/* twice: the second sample goes through the caches the first filled,
+	 * after what the process changed meanwhile; a third after that one */
+	for (int k = 0; k < 3; k++) {
+		if (k == 1 && at->between_samples)
+			at->between_samples(at->between_ctx);
+		tt_status st = stackwalk_sample(w, 1000000000ull + 1000000ull * (uint64_t)k, &th, &n,
+						&err);
+		fuzz_say("sampler: %u threads (sample %d)%s%s\n", st == TT_OK ? n : 0, k,
+			 st == TT_OK ? "" : ": ", st == TT_OK ? "" : err.msg);
+	}
 	stackwalk_free(w);
 }
 
@@ -181,7 +185,7 @@ readall(struct target *t, const struct readall_at *at, unsigned what)
 		tt_sample_free(&s);
 	}
 	if (what & READ_WALK) {
-		walk_sampler(t);
+		walk_sampler(t, at);
 		struct thread_names tn = {0};
 		fuzz_say("thread names: %u\n", threadnames_read(t, &tn));
 		struct target_thread th[64];
@@ -202,6 +206,12 @@ readall(struct target *t, const struct readall_at *at, unsigned what)
 		greenlets(t, at);
 }
 
+static void
+apply_patches(void *m)
+{
+	memimage_apply_patches(m);
+}
+
 void
 readall_image(const uint8_t *data, size_t size, unsigned what)
 {
@@ -216,7 +226,7 @@ readall_image(const uint8_t *data, size_t size, unsigned what)
 						  m.mem.regions[i].addr + m.mem.regions[i].len};
 	struct readall_at at = {m.asyncio_table, m.jit_descriptor, m.greenlet_version,
 				{m.greenlet_vtables[0], m.greenlet_vtables[1], m.greenlet_vtables[2]},
-				regions, n};
+				regions, n, m.npatches ? apply_patches : NULL, &m};
 	struct target t;
 	struct tt_error err;
 	if (memimage_attach(&m, &t, &err) == TT_OK)

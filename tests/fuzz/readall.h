@@ -29,6 +29,10 @@ struct readall_at {
 	uint64_t greenlet_vtables[3];
 	const struct gl_region *greenlet_regions;
 	uint32_t ngreenlet_regions;
+	/* Called between the sampler's two samples (NULL: nothing moves): the
+	 * live process runs on a moment, an image takes its patches. */
+	void (*between_samples)(void *ctx);
+	void *between_ctx;
 };
 
 void readall(struct target *t, const struct readall_at *at, unsigned what);

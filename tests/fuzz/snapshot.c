@@ -3,7 +3,11 @@
  * the process stopped meanwhile so that they are of one moment. Seeds of
  * the memory fuzz targets come from it (make-seeds.py).
  *
- *     snapshot PID OUT [walk] [values] [tasks] [jit] [greenlets]   (all by default)
+ *     snapshot PID OUT [walk] [values] [tasks] [jit] [greenlets] [moving]
+ *
+ * (what to read: all by default). moving: the process runs on for 10 ms
+ * between the sampler's first and second samples, and the image keeps
+ * what the later reads found changed as patches (memimage.h).
  *
  * greenlets: the live scan of the process's memory finds its greenlets;
  * the image holds the pages they are on, not all it scanned. */
@@ -27,12 +31,15 @@ struct piece {
 	uint64_t addr;
 	uint32_t len;
 	uint8_t *bytes;
+	bool later;     /* read after the process ran on (the second sample on) */
 };
 
 struct recorder {
 	struct remote_backend inner;
 	struct piece *v;
 	uint32_t n, cap;
+	bool later;
+	pid_t pid;
 };
 
 static ssize_t
@@ -54,6 +61,7 @@ recording_readv(void *ctx, const struct remote_seg *segs, size_t nsegs)
 		if (!p->bytes)
 			abort();
 		memcpy(p->bytes, segs[i].buf, p->len);
+		p->later = r->later;
 	}
 	return got;
 }
@@ -74,35 +82,71 @@ put(FILE *f, const void *p, size_t n)
 	}
 }
 
-/* The pieces read, overlapping and touching ones merged into regions. */
+/* The pieces read, overlapping and touching ones merged into regions,
+ * each holding what the first sample read (the later ones' bytes where it
+ * read nothing); then the later pieces that differ from that: the
+ * patches. Returns the number of regions, *npatches the patches'; f NULL:
+ * counts only. */
 static uint32_t
-write_regions(FILE *f, struct recorder *r, bool count_only)
+write_regions(FILE *f, struct recorder *r, uint32_t *npatches)
 {
-	uint32_t regions = 0;
-	for (uint32_t i = 0; i < r->n;) {
-		uint64_t lo = r->v[i].addr, hi = lo + r->v[i].len;
-		uint32_t j = i + 1;
-		while (j < r->n && r->v[j].addr <= hi) {
-			if (r->v[j].addr + r->v[j].len > hi)
-				hi = r->v[j].addr + r->v[j].len;
-			j++;
-		}
-		if (!count_only) {
+	bool count_only = f == NULL;
+	uint32_t regions = 0, counted = *npatches;
+	*npatches = 0;
+	for (int part = 0; part < 2; part++) {
+		if (part == 1 && !count_only)
+			put(f, &counted, 4);
+		for (uint32_t i = 0; i < r->n;) {
+			uint64_t lo = r->v[i].addr, hi = lo + r->v[i].len;
+			uint32_t j = i + 1;
+			while (j < r->n && r->v[j].addr <= hi) {
+				if (r->v[j].addr + r->v[j].len > hi)
+					hi = r->v[j].addr + r->v[j].len;
+				j++;
+			}
 			uint8_t *buf = calloc(1, (size_t)(hi - lo));
 			if (!buf)
 				abort();
-			for (uint32_t k = i; k < j; k++)
-				memcpy(buf + (r->v[k].addr - lo), r->v[k].bytes, r->v[k].len);
+			for (int later = 1; later >= 0; later--)
+				for (uint32_t k = i; k < j; k++)
+					if (r->v[k].later == (bool)later)
+						memcpy(buf + (r->v[k].addr - lo), r->v[k].bytes, r->v[k].len);
 			uint32_t len = (uint32_t)(hi - lo);
-			put(f, &lo, 8);
-			put(f, &len, 4);
-			put(f, buf, len);
+			if (part == 0 && !count_only) {
+				put(f, &lo, 8);
+				put(f, &len, 4);
+				put(f, buf, len);
+			}
+			for (uint32_t k = i; k < j && part == 1; k++) {
+				const struct piece *q = &r->v[k];
+				if (!q->later || memcmp(buf + (q->addr - lo), q->bytes, q->len) == 0)
+					continue;
+				(*npatches)++;
+				if (!count_only) {
+					put(f, &q->addr, 8);
+					put(f, &q->len, 4);
+					put(f, q->bytes, q->len);
+				}
+			}
 			free(buf);
+			regions += part == 0;
+			i = j;
 		}
-		regions++;
-		i = j;
 	}
 	return regions;
+}
+
+/* Between the sampler's samples: the process runs on for a moment, and
+ * what is read from then on is read later. */
+static void
+run_on(void *ctx)
+{
+	struct recorder *r = ctx;
+	kill(r->pid, SIGCONT);
+	usleep(10000);
+	kill(r->pid, SIGSTOP);
+	usleep(20000);
+	r->later = true;
 }
 
 /* Find the live process's greenlets as tachyon-top does (a scan of its
@@ -152,6 +196,7 @@ main(int argc, char **argv)
 {
 	pid_t pid;
 	unsigned what = 0;
+	bool moving = false;
 	for (int i = 3; i < argc; i++) {
 		if (strcmp(argv[i], "walk") == 0)
 			what |= READ_WALK;
@@ -163,11 +208,14 @@ main(int argc, char **argv)
 			what |= READ_JIT;
 		else if (strcmp(argv[i], "greenlets") == 0)
 			what |= READ_GREENLETS;
+		else if (strcmp(argv[i], "moving") == 0)
+			moving = true;
 		else
 			argc = 0;
 	}
 	if (argc < 3 || !cli_parse_pid(argv[1], &pid)) {
-		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks] [jit] [greenlets]\n");
+		fprintf(stderr, "usage: snapshot PID OUT [walk] [values] [tasks] [jit] [greenlets] "
+				"[moving]\n");
 		return 2;
 	}
 	if (!what)
@@ -193,7 +241,7 @@ main(int argc, char **argv)
 				&jit_descriptor, path, sizeof path, &err) != TT_OK)
 		jit_descriptor = 0;
 
-	struct recorder rec = {.inner = live.mem.backend};
+	struct recorder rec = {.inner = live.mem.backend, .pid = pid};
 	struct target t;
 	uint64_t version = live.layout.compiled_in ? live.layout.version_hex : 0;
 	struct remote_backend b = {.readv = recording_readv, .ctx = &rec};
@@ -208,7 +256,8 @@ main(int argc, char **argv)
 		return 1;
 	}
 	usleep(20000);
-	struct readall_at at = {table, jit_descriptor, "", {0, 0, 0}, NULL, 0};
+	struct readall_at at = {table, jit_descriptor, "", {0, 0, 0}, NULL, 0,
+				moving ? run_on : NULL, &rec};
 	struct greenlet_reader gr;
 	struct code_cache codes;
 	if (codecache_init(&codes) != 0)
@@ -226,7 +275,8 @@ main(int argc, char **argv)
 		fprintf(stderr, "snapshot: %s: %s\n", argv[2], strerror(errno));
 		return 1;
 	}
-	uint32_t regions = write_regions(NULL, &rec, true);
+	uint32_t npatches = 0;
+	uint32_t regions = write_regions(NULL, &rec, &npatches);
 	put(f, MEMIMAGE_MAGIC, 8);
 	put(f, &live.runtime_addr, 8);
 	put(f, &version, 8);
@@ -237,12 +287,12 @@ main(int argc, char **argv)
 	snprintf(gv, sizeof gv, "%s", at.greenlet_version);
 	put(f, gv, sizeof gv);
 	put(f, &regions, 4);
-	write_regions(f, &rec, false);
+	write_regions(f, &rec, &npatches);
 	if (fclose(f) != 0) {
 		perror("snapshot: write");
 		return 1;
 	}
-	fprintf(stderr, "snapshot: %s %s: %u reads in %u regions\n", live.layout.version_str,
-		argv[2], rec.n, regions);
+	fprintf(stderr, "snapshot: %s %s: %u reads in %u regions, %u patches\n",
+		live.layout.version_str, argv[2], rec.n, regions, npatches);
 	return 0;
 }
