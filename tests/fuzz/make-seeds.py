@@ -256,14 +256,19 @@ def greenlet_seeds(tool):
     """Images of greenlets where servers park them: gevent's requests blocked
     in recv() beside its hub and threadpool (greenlet 3.3 on 3.14, 2.0 on
     the host's 3.11), eventlet's green threads, and raw greenlets left
-    suspended on three threads (3.15)."""
-    for interp, mode in (("python3.14", "gevent"), ("/usr/bin/python3.11", "gevent"),
-                         ("/usr/bin/python3.11", "eventlet"), ("python3.15", "plain")):
+    suspended on three threads (3.15); and gevent spawning 2,000 greenlets
+    a second, read again after it ran on (3.14)."""
+    for interp, mode, moving in (("python3.14", "gevent", False),
+                                 ("/usr/bin/python3.11", "gevent", False),
+                                 ("/usr/bin/python3.11", "eventlet", False),
+                                 ("python3.15", "plain", False),
+                                 ("python3.14", "churn", True)):
         if interp.startswith("/") and not os.path.exists(interp):
             continue
         p, _ = start_target(interp, "greenlets.py", mode)
         try:
-            snapshot(tool, p.pid, "greenlets", f"{os.path.basename(interp)}-{mode}", "greenlets")
+            snapshot(tool, p.pid, "greenlets", f"{os.path.basename(interp)}-{mode}", "greenlets",
+                     *(["moving"] if moving else []))
         finally:
             os.killpg(p.pid, 9)
             p.wait()

@@ -57,8 +57,18 @@ values(struct target *t, struct plainwalk *u, const struct tt_sample *s)
 	fuzz_say("values: %lu locals in %u frames\n", shown, done);
 }
 
+/* The process moves on, once per reading (the first reader to read a
+ * second time has it). */
 static void
-walk_sampler(struct target *t, const struct readall_at *at)
+move_on(struct readall_at *at)
+{
+	if (at->between_samples)
+		at->between_samples(at->between_ctx);
+	at->between_samples = NULL;
+}
+
+static void
+walk_sampler(struct target *t, struct readall_at *at)
 {
 	struct stackwalk_options o;
 	stackwalk_default_options(&o);
@@ -72,8 +82,8 @@ walk_sampler(struct target *t, const struct readall_at *at)
 	/* twice: the second sample goes through the caches the first filled,
 	 * after what the process changed meanwhile; a third after that one */
 	for (int k = 0; k < 3; k++) {
-		if (k == 1 && at->between_samples)
-			at->between_samples(at->between_ctx);
+		if (k == 1)
+			move_on(at);
 		tt_status st = stackwalk_sample(w, 1000000000ull + 1000000ull * (uint64_t)k, &th, &n,
 						&err);
 		fuzz_say("sampler: %u threads (sample %d)%s%s\n", st == TT_OK ? n : 0, k,
@@ -122,7 +132,7 @@ tasks(struct target *t, uint64_t table)
 }
 
 static void
-greenlets(struct target *t, const struct readall_at *at)
+greenlets(struct target *t, struct readall_at *at)
 {
 	struct code_cache codes;
 	if (codecache_init(&codes) != 0)
@@ -133,8 +143,11 @@ greenlets(struct target *t, const struct readall_at *at)
 	if (greenlet_reader_init(&r, t, &codes, 0, 0, &err) == TT_OK &&
 	    greenlet_reader_use_memory(&r, at->greenlet_version, at->greenlet_vtables,
 				       at->greenlet_regions, at->ngreenlet_regions, &err) == TT_OK) {
-		/* twice: the second read starts from the greenlets the first kept */
+		/* twice: the second read starts from the greenlets the first kept
+		 * (and meets what changed meanwhile) */
 		for (int k = 0; k < 2; k++) {
+			if (k == 1)
+				move_on(at);
 			tt_tasks_clear(&ts);
 			if (greenlet_reader_read(&r, &ts, &err) != TT_OK)
 				break;
@@ -167,8 +180,9 @@ jit(struct target *t, uint64_t descriptor)
 }
 
 void
-readall(struct target *t, const struct readall_at *at, unsigned what)
+readall(struct target *t, const struct readall_at *where, unsigned what)
 {
+	struct readall_at copy = *where, *at = &copy;
 	struct tt_error err;
 	if (what & (READ_WALK | READ_VALUES)) {
 		struct plainwalk u;

@@ -29,8 +29,9 @@ struct readall_at {
 	uint64_t greenlet_vtables[3];
 	const struct gl_region *greenlet_regions;
 	uint32_t ngreenlet_regions;
-	/* Called between the sampler's two samples (NULL: nothing moves): the
-	 * live process runs on a moment, an image takes its patches. */
+	/* Called once, between the first reader's first and second reads
+	 * (the sampler's, else the greenlet reader's; NULL: nothing moves):
+	 * the live process runs on a moment, an image takes its patches. */
 	void (*between_samples)(void *ctx);
 	void *between_ctx;
 };
