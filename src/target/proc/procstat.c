@@ -60,9 +60,9 @@ procstat_parse_fields(const char *text, size_t len, struct stat_fields *out)
 {
 	*out = (struct stat_fields){.cpu = -1};
 	const char *paren = comm_end(text, len);
-	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ' || paren[2] == ' ' ||
-	    paren[2] == '\n')
-		return false;
+	if (!paren || (size_t)(paren - text) + 2 >= len || paren[1] != ' ' ||
+	    !((paren[2] >= 'A' && paren[2] <= 'Z') || (paren[2] >= 'a' && paren[2] <= 'z')))
+		return false;   /* a state is a letter */
 	out->state = paren[2];
 	const char *p = paren + 2, *end = text + len;
 	long v;

@@ -25,7 +25,7 @@ struct stat_fields {
 };
 
 /* Parse the first len bytes of a stat line (no terminator needed); false
- * when it has no state after its comm. A field missing or not a number
+ * when it has no state (a letter) after its comm. A field missing or not a number
  * reads as its "missing" value, and so do the fields after it. */
 bool procstat_parse_fields(const char *text, size_t len, struct stat_fields *out);
 
