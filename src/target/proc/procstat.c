@@ -96,13 +96,10 @@ procstat_read_fields(pid_t pid, long tid, struct stat_fields *out)
 	return n > 0 && procstat_parse_fields(buf, (size_t)n, out);
 }
 
-enum run_state
-procstat_parse_stat(const char *text, size_t len)
+static enum run_state
+run_state_of(const struct stat_fields *f)
 {
-	struct stat_fields f;
-	if (!procstat_parse_fields(text, len, &f))
-		return RUN_STATE_UNKNOWN;
-	switch (f.state) {
+	switch (f->state) {
 	case 'R':
 		return RUN_STATE_RUNNING;
 	case 'S': case 'D': case 'T': case 't': case 'Z': case 'X': case 'I': case 'P': case 'W':
@@ -113,14 +110,17 @@ procstat_parse_stat(const char *text, size_t len)
 }
 
 enum run_state
+procstat_parse_stat(const char *text, size_t len)
+{
+	struct stat_fields f;
+	return procstat_parse_fields(text, len, &f) ? run_state_of(&f) : RUN_STATE_UNKNOWN;
+}
+
+enum run_state
 procstat_cpu_state(pid_t pid, long tid)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/task/%ld/stat", (int)pid, tid);
-	ssize_t n = read_small_file(path, buf, sizeof buf);
-	if (n <= 0)
-		return RUN_STATE_UNKNOWN;
-	return procstat_parse_stat(buf, (size_t)n);
+	struct stat_fields f;
+	return procstat_read_fields(pid, tid, &f) ? run_state_of(&f) : RUN_STATE_UNKNOWN;
 }
 
 int
