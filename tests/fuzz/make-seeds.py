@@ -343,7 +343,7 @@ def perfring_seeds():
     put("perfring", "wrapped", st.pack("<Q", start) + bytes(area))
 
 
-def core_seeds():
+def core_seeds(tool):
     """The head of a gcore'd interpreter's core: its headers, its notes
     (mappings, threads, registers, its name, auxv) and the start of its
     first segment. A core cut short is still read: the rest is missing."""
@@ -379,12 +379,121 @@ def core_seeds():
     st.pack_into("<HHH", head, 0x3a, 0, 0, 0)
     core = bytes(head) + b"".join(st.pack("<IIQQQQQQ", *p) for p in phdrs) + notes
     put("core", "python3.15-names", core)
+    for interp in ("python3.15", "/usr/bin/python3.11"):
+        core_attach_seed(tool, interp)
+
+
+def image_regions(path):
+    """A memory image's regions (tests/fuzz/memimage.h): [(address, bytes)]."""
+    import struct as st
+    data = open(path, "rb").read()
+    assert data[:8] == b"TTMEMIM3", path
+    at = 8 + 8 * 4 + 8 * 3 + 16
+    n, = st.unpack_from("<I", data, at)
+    at += 4
+    regions = []
+    for _ in range(n):
+        addr, size = st.unpack_from("<QI", data, at)
+        at += 12
+        regions.append((addr, data[at:at + size]))
+        at += size
+    return regions
+
+
+def core_attach_seed(tool, interp):
+    """A core that attaches: gcore's headers and notes, as its memory the
+    bytes a walk of the same process read (its memory image's regions) and
+    the first page of the interpreter's mapping, and after it the pieces of
+    the interpreter's file that attaching reads (its first page, section
+    table and section names; for 3.11 and 3.12 the symbols _PyRuntime and
+    Py_Version, their names and Py_Version's value), which fuzz_core writes
+    under its root."""
+    import struct as st
+    p, _ = start_target(interp, "pool.py", "3")
+    try:
+        with tempfile.TemporaryDirectory() as d:
+            image = os.path.join(d, "image")
+            subprocess.run([tool, str(p.pid), image, "walk"], check=True)
+            core = os.path.join(d, "core")
+            subprocess.run(["gdb", "-batch", "-nx", "-p", str(p.pid), "-ex",
+                            "gcore " + core], check=True, capture_output=True)
+            data = open(core, "rb").read()
+            regions = image_regions(image)
+    finally:
+        os.killpg(p.pid, 9)
+        p.wait()
+    binary = interp if interp.startswith("/") else ROOT + "/usr/bin/" + interp
+    phoff, = st.unpack_from("<Q", data, 0x20)
+    phnum, = st.unpack_from("<H", data, 0x38)
+    phdrs = [st.unpack_from("<IIQQQQQQ", data, phoff + 56 * i) for i in range(phnum)]
+    notes = b"".join(data[p[2]:p[2] + p[5]] for p in phdrs if p[0] == 4)
+    # the interpreter's first mapping, from NT_FILE: count, page size,
+    # (start, end, page offset) each, then the paths
+    start = None
+    at = 0
+    while at + 12 <= len(notes):
+        namesz, descsz, ntype = st.unpack_from("<III", notes, at)
+        desc = at + 12 + (namesz + 3) // 4 * 4
+        if ntype == 0x46494c45:  # NT_FILE
+            count, _ = st.unpack_from("<QQ", notes, desc)
+            paths = notes[desc + 16 + 24 * count:desc + descsz].split(b"\0")
+            for i in range(count):
+                s, e, off = st.unpack_from("<QQQ", notes, desc + 16 + 24 * i)
+                if paths[i].decode() == binary and off == 0 and start is None:
+                    start = s
+        at = desc + (descsz + 3) // 4 * 4
+    assert start is not None, "the core maps no " + binary
+    first = next(data[p[2]:p[2] + min(p[5], 4096)] for p in phdrs
+                 if p[0] == 1 and p[3] == start and p[5])
+    loads = [(start, first)] + regions
+    head = bytearray(data[:64])
+    out_phnum = 1 + len(loads)
+    st.pack_into("<Q", head, 0x20, 64)
+    st.pack_into("<Q", head, 0x28, 0)
+    st.pack_into("<HHHH", head, 0x38, out_phnum, 0, 0, 0)
+    at = 64 + 56 * out_phnum
+    out_ph = [(4, 0, at, 0, 0, len(notes), 0, 1)]
+    at += len(notes)
+    for vaddr, b in loads:
+        out_ph.append((1, 6, at, vaddr, 0, len(b), len(b), 1))
+        at += len(b)
+    core = bytes(head) + b"".join(st.pack("<IIQQQQQQ", *p) for p in out_ph) + notes
+    core += b"".join(b for _, b in loads)
+    # the interpreter's file: what attaching reads of it
+    elf = open(binary, "rb").read()
+    shoff, = st.unpack_from("<Q", elf, 0x28)
+    shnum, shstrndx = st.unpack_from("<HH", elf, 0x3c)
+    names_off, names_size = st.unpack_from("<QQ", elf, shoff + 64 * shstrndx + 0x18)
+    wanted = [(0, 4096), (shoff, 64 * shnum), (names_off, names_size)]
+    sections = [st.unpack_from("<IIQQQQIIQQ", elf, shoff + 64 * i) for i in range(shnum)]
+    for sh in sections:
+        if sh[1] != 11:   # SHT_DYNSYM
+            continue
+        strs = sections[sh[6]]
+        for i in range(sh[5] // 24):
+            name, _, _, shndx, value, _ = st.unpack_from("<IBBHQQ", elf, sh[4] + 24 * i)
+            end = elf.index(b"\0", strs[4] + name)
+            if elf[strs[4] + name:end] not in (b"_PyRuntime", b"Py_Version") or not shndx:
+                continue
+            wanted += [(sh[4] + 24 * i, 24), (strs[4] + name, end + 1 - strs[4] - name)]
+            held = sections[shndx]
+            if elf[strs[4] + name:end] == b"Py_Version" and held[1] != 8:   # not NOBITS
+                wanted.append((held[4] + value - held[3], 8))
+    pieces = b""
+    for off, size in wanted:
+        pieces += st.pack("<H", len(binary)) + binary.encode() + st.pack("<QI", off, size)
+        pieces += elf[off:off + size]
+    seed = core + pieces + st.pack("<Q", len(core)) + b"TTCFILE1"
+    assert len(seed) <= MAX, "the core seed is %d bytes (notes %d, memory %d in %d regions)" % (
+        len(seed), len(notes), sum(len(b) for _, b in loads), len(loads))
+    put("core", os.path.basename(interp) + "-attach", seed)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tt", default="build/tachyon-top")
-    ap.add_argument("--only", help="greenlets: only the greenlets' memory images; memory:"
+    ap.add_argument("--only", help="greenlets: only the greenlets' memory images; core: only"
+                    " the cores; memory:"
                     " those and the other memory images; files: those and the ELF files"
                     " and cores")
     a = ap.parse_args()
@@ -393,6 +502,9 @@ def main():
     if a.only == "greenlets":
         greenlet_seeds(snapshot_tool)
         return
+    if a.only == "core":
+        core_seeds(snapshot_tool)
+        return
     greenlet_seeds(snapshot_tool)
     memory_seeds(snapshot_tool)
     if a.only == "memory":
@@ -400,7 +512,7 @@ def main():
     elf_seeds()
     debuginfo_seeds()
     perfring_seeds()
-    core_seeds()
+    core_seeds(snapshot_tool)
     if a.only == "files":
         return
     proc_seeds(os.getpid())
