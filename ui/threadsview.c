@@ -75,7 +75,7 @@ thread_now(const struct ui *u, uint32_t i)
 	uint8_t st = u->agg.threads[i].last_state;
 	return thread_kwait(u, i)	 ? THREAD_BLOCKED
 	       : (st & TT_THREAD_GIL)	 ? THREAD_GIL
-	       : (st & TT_THREAD_ON_CPU)	 ? THREAD_ON_CPU
+	       : (st & (TT_THREAD_RUNNABLE | TT_THREAD_ON_CPU)) ? THREAD_ON_CPU
 	       : (st & TT_THREAD_GIL_WAIT) ? THREAD_GIL_WAIT
 					   : THREAD_IDLE;
 }

@@ -218,7 +218,9 @@ binrec_put(void *ctx, const struct samplelog_event *ev)
 		w->last_time = ev->sample.time_ns;
 		put_var(w, ev->sample.stack_id);
 		put_var(w, ev->sample.thread_slot);
-		put_byte(w, ev->sample.state);
+		/* the kernel's state now is the live view's; older files have
+		 * the main-thread bit there */
+		put_byte(w, ev->sample.state & ~TT_THREAD_RUNNABLE);
 		put_byte(w, ev->sample.weight);
 		break;
 	}
@@ -644,7 +646,7 @@ read_event(struct reader *r, unsigned kind, struct samplelog_event *ev, uint64_t
 		*last_time += (uint64_t)dt;
 		ev->sample.time_ns = *last_time;
 		ev->sample.thread_slot = (uint16_t)slot;
-		ev->sample.state = (uint8_t)state;
+		ev->sample.state = (uint8_t)(state & ~TT_THREAD_RUNNABLE);
 		ev->sample.weight = (uint8_t)weight;
 		return true;
 	}

@@ -267,7 +267,7 @@ nativestack_apply(struct nativestack *ns, struct stackwalk *w, const struct walk
 		struct thread_native *t = &ns->threads[threads[i].slot];
 		bool same = t->tid == slot->native_tid && t->sp &&
 			    t->py_stack == threads[i].stack_id && t->py_state == threads[i].state &&
-			    !(threads[i].state & (TT_THREAD_ON_CPU | TT_THREAD_GIL));
+			    !(threads[i].state & (TT_THREAD_RUNNABLE | TT_THREAD_ON_CPU | TT_THREAD_GIL));
 		if (!same || threads[i].slot % turns == turn) {
 			read_native(ns, in, slot->native_tid, t, w, i);
 			t->py_stack = threads[i].stack_id;

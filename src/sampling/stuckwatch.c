@@ -202,7 +202,9 @@ stuckwatch_take(struct stuckwatch *w, const struct procset *ps, const struct sam
 		if (r[i].time_ns < born)   /* the slot's previous thread's: gone */
 			continue;
 		uint32_t proc = procset_proc_of_sample(ps, r[i].thread_slot, r[i].time_ns);
-		bool on_cpu = r[i].state & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
+		/* runnable, not only its CPU time's share: one waiting for a
+		 * CPU on a busy machine is busy, not stuck */
+		bool on_cpu = r[i].state & (TT_THREAD_RUNNABLE | TT_THREAD_CPU_UNKNOWN);
 		if (!stuckwatch_see(w, r[i].thread_slot, born, proc, r[i].stack_id, on_cpu,
 				    r[i].time_ns))
 			ok = false;

@@ -444,7 +444,7 @@ print_text(const struct plainwalk *u, const struct tt_sample *s, const struct ke
 			{TT_THREAD_MAIN, "main"},
 			{TT_THREAD_GIL, "holds GIL"},
 			{TT_THREAD_GIL_WAIT, "waiting for GIL"},
-			{TT_THREAD_ON_CPU, "on CPU"},
+			{TT_THREAD_RUNNABLE, "on CPU"},
 			{TT_THREAD_GC, "collecting garbage"},
 			{TT_THREAD_EXCEPTION, "exception propagating"},
 		};
@@ -455,7 +455,7 @@ print_text(const struct plainwalk *u, const struct tt_sample *s, const struct ke
 			}
 		}
 		/* a core's threads were on no CPU of ours: no word on it */
-		if (!(th->status & (TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN)) && !kv->core) {
+		if (!(th->status & (TT_THREAD_RUNNABLE | TT_THREAD_CPU_UNKNOWN)) && !kv->core) {
 			printf("%sidle", sep);
 			sep = ", ";
 		}
@@ -654,7 +654,7 @@ print_json(const struct plainwalk *u, const struct tt_sample *s, const struct ke
 		if (kv->core)
 			jsonw_null(w, "on_cpu");
 		else
-			jsonw_bool(w, "on_cpu", th->status & TT_THREAD_ON_CPU);
+			jsonw_bool(w, "on_cpu", th->status & TT_THREAD_RUNNABLE);
 		jsonw_bool(w, "truncated", th->status & TT_THREAD_TRUNCATED);
 		if (kv->core)
 			jsonw_bool(w, "core_zeros", th->status & TT_THREAD_CORE_ZEROS);

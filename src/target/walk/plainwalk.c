@@ -325,7 +325,8 @@ resolve_threads(struct plainwalk *u, struct tt_sample *s, bool only_thread)
 		if (!(u->flags & PLAINWALK_CPU_STATE))
 			continue;
 		switch (th->tid_unknown ? RUN_STATE_UNKNOWN : procstat_cpu_state(pid, (long)ours)) {
-		case RUN_STATE_RUNNING: th->status |= TT_THREAD_ON_CPU; break;
+		/* one look: runnable is all it can tell */
+		case RUN_STATE_RUNNING: th->status |= TT_THREAD_ON_CPU | TT_THREAD_RUNNABLE; break;
 		case RUN_STATE_IDLE: break;
 		case RUN_STATE_UNKNOWN: th->status |= TT_THREAD_CPU_UNKNOWN; break;
 		}

@@ -12,17 +12,21 @@
 /* Thread state bits carried by samples. */
 enum {
 	TT_THREAD_GIL = 1u << 0,         /* holds the GIL */
-	TT_THREAD_ON_CPU = 1u << 1,      /* running or runnable per the kernel */
+	TT_THREAD_ON_CPU = 1u << 1,      /* on a CPU: found runnable, in the share
+					    of such samples its time on a CPU makes
+					    up (a thread waiting for a CPU is not) */
 	TT_THREAD_CPU_UNKNOWN = 1u << 2, /* the kernel's state could not be read */
 	TT_THREAD_GIL_WAIT = 1u << 3,    /* asked for the GIL and waits (3.15+) */
 	TT_THREAD_EXCEPTION = 1u << 4,   /* an exception is propagating (3.15+) */
 	TT_THREAD_MAIN = 1u << 5,        /* the interpreter's main thread */
 	TT_THREAD_GC = 1u << 6,          /* runs the garbage collector */
-	TT_THREAD_TRUNCATED = 1u << 7,   /* stack deeper than we keep */
+	TT_THREAD_RUNNABLE = 1u << 7,    /* running or runnable per the kernel now */
 	TT_THREAD_CORE_ZEROS = 1u << 8,  /* a core holds zeros where its older
 					    frames were (gdb's gcore, a stack
 					    it could not read) */
+	TT_THREAD_TRUNCATED = 1u << 9,   /* stack deeper than we keep */
 };
+/* The bits a sample record carries (sampling/ring.h): the low 8. */
 
 /* Python frames kept per thread; deeper stacks keep their innermost frames,
  * marked TT_THREAD_TRUNCATED, and the rest is not read. */

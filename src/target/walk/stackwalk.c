@@ -125,10 +125,12 @@ void
 sw_tcache_release(struct stackwalk *w, struct tcache *tc)
 {
 	free(tc->frames);
-	if (tc->stat_fd >= 0) {
-		close(tc->stat_fd);
-		w->open_fds--;
-	}
+	int *fds[] = {&tc->stat_fd, &tc->schedstat_fd};
+	for (size_t i = 0; i < sizeof fds / sizeof fds[0]; i++)
+		if (*fds[i] >= 0) {
+			close(*fds[i]);
+			w->open_fds--;
+		}
 }
 
 /* What only sampling needs, freed when the walker is (or its process

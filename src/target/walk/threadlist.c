@@ -2,6 +2,7 @@
  * change; each thread's slot, kernel task, on-CPU state and name. */
 #include "config.h"
 
+#include "hostload.h"
 #include "walk/walkstate.h"
 
 /* ---------------------------------------------------------------------
@@ -57,6 +58,68 @@ sw_refresh_names(struct stackwalk *w, uint64_t now)
 	}
 }
 
+/* File NAME of the thread's task into buf (NUL-terminated), through a
+ * descriptor kept in *fd while the walker may hold that many open, else
+ * opened for this read: its length, or -1. */
+static ssize_t
+read_task_file(struct stackwalk *w, const struct tcache *tc, int *fd, const char *name,
+	       char *buf, size_t len)
+{
+	char path[80];
+	snprintf(path, sizeof path, "/proc/%d/task/%llu/%s", (int)w->t->pid,
+		 (unsigned long long)tc->native_tid, name);
+	bool kept = *fd >= 0;
+	if (!kept && w->open_fds < w->max_open_fds) {
+		*fd = open(path, O_RDONLY | O_CLOEXEC);
+		kept = *fd >= 0;
+		w->open_fds += kept;
+	}
+	int use = kept ? *fd : open(path, O_RDONLY | O_CLOEXEC);
+	if (use < 0)
+		return -1;
+	ssize_t n = pread(use, buf, len - 1, 0);
+	if (!kept)
+		close(use);
+	buf[n > 0 ? n : 0] = '\0';
+	return n;
+}
+
+/* The kernel's state R is running or runnable: on a busy machine a thread
+ * may wait for a CPU much of the time it is R. A check finds a thread R on
+ * a CPU in the share of its checks that its time on a CPU makes up of the
+ * time they stand for: each check is owed its share (schedstat is read at
+ * the checks that find it R only, so the time since the last read is
+ * shared among the checks since), and a check is on a CPU while a whole
+ * state is owed. Its on-CPU states then add up to its CPU time, however
+ * long it waited. Without schedstat, R is on a CPU. */
+#define RAN_OWED_MAX 40.0   /* states owed at most: a running thread's time
+			       moves only at the scheduler's ticks */
+
+static bool
+ran_by_time(struct stackwalk *w, struct tcache *tc, uint64_t now)
+{
+	char buf[128];
+	uint64_t on, wait;
+	w->c.proc_reads++;
+	if (read_task_file(w, tc, &tc->schedstat_fd, "schedstat", buf, sizeof buf) <= 0 ||
+	    !hostload_parse_schedstat(buf, &on, &wait, NULL))
+		return true;
+	bool first = !tc->ran_read_ns || on < tc->ran_ns || now <= tc->ran_read_ns;
+	double share = first ? 0 : (double)(on - tc->ran_ns) / (double)(now - tc->ran_read_ns);
+	uint32_t checks = tc->ran_checks;
+	tc->ran_ns = on;
+	tc->ran_read_ns = now;
+	tc->ran_checks = 0;
+	if (first)
+		return true;
+	double owed = tc->ran_owed + share * checks;
+	if (owed > RAN_OWED_MAX)
+		owed = RAN_OWED_MAX;
+	bool on_cpu = owed >= 0.5;
+	tc->ran_owed = on_cpu ? owed - 1.0 : owed;
+	return on_cpu;
+}
+
 void
 sw_refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 {
@@ -71,6 +134,7 @@ sw_refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	if (now - tc->cpu_checked_ns < w->o.cpu_period_ns && tc->cpu_checked_ns)
 		return;
 	tc->cpu_checked_ns = now;
+	tc->ran_checks++;
 	w->cpu_reads_left -= w->cpu_reads_left > 0;
 	if (tc->tid_retry) {
 		resolve_tid(w, tc, false);
@@ -86,32 +150,22 @@ sw_refresh_cpu(struct stackwalk *w, struct tcache *tc, uint64_t now)
 	}
 	if (tc->tid_unknown) {
 		/* Never another task's state: unknown. */
-		tc->sticky = (tc->sticky & ~(uint32_t)TT_THREAD_ON_CPU) | TT_THREAD_CPU_UNKNOWN;
+		tc->sticky = (tc->sticky & ~(uint32_t)(TT_THREAD_ON_CPU | TT_THREAD_RUNNABLE)) |
+			     TT_THREAD_CPU_UNKNOWN;
 		return;
 	}
 	w->c.proc_reads++;
 	char buf[1024];
-	ssize_t n = -1;
-	if (tc->stat_fd < 0 && w->open_fds < w->max_open_fds) {
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/task/%llu/stat", (int)w->t->pid,
-			 (unsigned long long)tc->native_tid);
-		tc->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (tc->stat_fd >= 0)
-			w->open_fds++;
-	}
-	enum run_state cpu;
-	if (tc->stat_fd >= 0) {
-		n = pread(tc->stat_fd, buf, sizeof buf - 1, 0);
-		cpu = n > 0 ? procstat_parse_stat(buf, (size_t)n) : RUN_STATE_UNKNOWN;
-	} else {
-		cpu = procstat_cpu_state(w->t->pid, (long)tc->native_tid);
-	}
-	tc->sticky &= ~(uint32_t)(TT_THREAD_ON_CPU | TT_THREAD_CPU_UNKNOWN);
-	if (cpu == RUN_STATE_RUNNING)
-		tc->sticky |= TT_THREAD_ON_CPU;
-	else if (cpu == RUN_STATE_UNKNOWN)
+	ssize_t n = read_task_file(w, tc, &tc->stat_fd, "stat", buf, sizeof buf);
+	enum run_state cpu = n > 0 ? procstat_parse_stat(buf, (size_t)n) : RUN_STATE_UNKNOWN;
+	tc->sticky &= ~(uint32_t)(TT_THREAD_ON_CPU | TT_THREAD_RUNNABLE | TT_THREAD_CPU_UNKNOWN);
+	if (cpu == RUN_STATE_RUNNING) {
+		tc->sticky |= TT_THREAD_RUNNABLE;
+		if (ran_by_time(w, tc, now))
+			tc->sticky |= TT_THREAD_ON_CPU;
+	} else if (cpu == RUN_STATE_UNKNOWN) {
 		tc->sticky |= TT_THREAD_CPU_UNKNOWN;
+	}
 }
 
 /* Every due on-CPU state of an interpreter's threads, in turn from where
@@ -366,7 +420,7 @@ take_thread(struct stackwalk *w, struct interp *iv, struct fresh_list *f, struct
 		/* which task it is: once the whole list is known */
 		tc->tid_unknown = true;
 		tc->was_main = l->has_threads_main ? ts == iv->main : load_u64(buf, l->ts_next) == 0;
-		tc->stat_fd = -1;
+		tc->stat_fd = tc->schedstat_fd = -1;
 		tc->slot = UINT32_MAX; /* given once the whole list has been read */
 	}
 	/* A state read with the block keeps the frames read with it. */

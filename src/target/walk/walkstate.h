@@ -100,7 +100,13 @@ struct tcache {
 	unsigned name_reads;
 	uint64_t ident;              /* its state's thread_id: threading's key for it */
 	uint32_t code_epoch;
-	int stat_fd;
+	int stat_fd, schedstat_fd;
+	/* Its time on a CPU (schedstat) when last read, when that was, the
+	 * checks since, and the on-CPU states its time is owed and was not
+	 * yet given (ran_by_time). */
+	uint64_t ran_ns, ran_read_ns;
+	uint32_t ran_checks;
+	double ran_owed;
 	/* this sample */
 	const uint8_t *tsbuf;
 	uint32_t ts_seg;             /* its segment in the current batch, UINT32_MAX if none */
