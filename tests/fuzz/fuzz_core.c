@@ -9,12 +9,13 @@
  * core maps (its ELF header, section table and section names), attaching
  * reads its .PyRuntime section, the core's copy of the runtime there and
  * the build IDs of the files against the core's copies of their first
- * pages.
+ * pages; with greenlet's module's symbols and version file, the greenlet
+ * reader finds its objects in the core's writable segments.
  *
  *   input:  CORE  PIECE...  FILES_AT(u64 LE)  "TTCFILE1"
  *   PIECE:  PATHLEN(u16 LE)  PATH  OFFSET(u64 LE)  LEN(u32 LE)  BYTES
  *
- * parsers: src/target/mem/corefile.c src/target/target.c
+ * parsers: src/target/mem/corefile.c src/target/target.c src/target/async/greenlets.c
  */
 #include "config.h"
 
@@ -26,8 +27,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "async/greenlets.h"
 #include "fuzz.h"
 #include "mem/corefile.h"
+#include "python/codecache.h"
 #include "target.h"
 
 #define FILES_MAGIC "TTCFILE1"
@@ -121,6 +124,30 @@ write_pieces(const uint8_t *data, size_t size)
 	}
 }
 
+/* The greenlets of a core's process: greenlet found by its module's
+ * symbols and version file under the root, its objects in the core's
+ * writable segments. */
+static void
+greenlets(struct target *t)
+{
+	struct code_cache codes;
+	if (codecache_init(&codes) != 0)
+		abort();
+	struct greenlet_reader r;
+	struct tt_error err;
+	struct tt_tasks ts = {0};
+	if (greenlet_reader_init(&r, t, &codes, 0, 0, &err) == TT_OK &&
+	    greenlet_reader_read(&r, &ts, &err) == TT_OK) {
+		fuzz_check(ts.nframes == 0 || ts.frames != NULL);
+		fuzz_check_str(r.why, sizeof r.why);
+		fuzz_say("greenlets: %u greenlets, %u frames%s%s\n", ts.n, ts.nframes,
+			 r.why[0] ? "; " : "", r.why);
+	}
+	tt_tasks_free(&ts);
+	greenlet_reader_free(&r);
+	codecache_free(&codes);
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -171,6 +198,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fuzz_say("core: %zu mappings (%zu files as the core has them), %zu segments; "
 			 "attach: %s%s; %u threads\n", c.nmaps, same, c.nloads,
 			 st == TT_OK ? "ok, " : err.msg, st == TT_OK ? t.binary : "", n);
+		if (st == TT_OK)
+			greenlets(&t);
 		corefile_close(&c);
 	}
 	close(fd);

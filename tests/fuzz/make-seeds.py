@@ -380,7 +380,10 @@ def core_seeds(tool):
     core = bytes(head) + b"".join(st.pack("<IIQQQQQQ", *p) for p in phdrs) + notes
     put("core", "python3.15-names", core)
     for interp in ("python3.15", "/usr/bin/python3.11"):
-        core_attach_seed(tool, interp)
+        core_attach_seed(tool, interp, ("pool.py", "3"), "walk",
+                         os.path.basename(interp) + "-attach")
+    core_attach_seed(tool, "python3.15", ("greenlets.py", "plain"), "greenlets",
+                     "python3.15-greenlets")
 
 
 def image_regions(path):
@@ -400,20 +403,50 @@ def image_regions(path):
     return regions
 
 
-def core_attach_seed(tool, interp):
-    """A core that attaches: gcore's headers and notes, as its memory the
-    bytes a walk of the same process read (its memory image's regions) and
-    the first page of the interpreter's mapping, and after it the pieces of
-    the interpreter's file that attaching reads (its first page, section
-    table and section names; for 3.11 and 3.12 the symbols _PyRuntime and
-    Py_Version, their names and Py_Version's value), which fuzz_core writes
-    under its root."""
+def file_pieces(path, symbols):
+    """What attaching and finding symbols read of ELF file path: its first
+    page, section table and section names, and the .dynsym entries of the
+    names in symbols with their names (Py_Version's value too)."""
     import struct as st
-    p, _ = start_target(interp, "pool.py", "3")
+    elf = open(path, "rb").read()
+    shoff, = st.unpack_from("<Q", elf, 0x28)
+    shnum, shstrndx = st.unpack_from("<HH", elf, 0x3c)
+    names_off, names_size = st.unpack_from("<QQ", elf, shoff + 64 * shstrndx + 0x18)
+    wanted = [(0, 4096), (shoff, 64 * shnum), (names_off, names_size)]
+    sections = [st.unpack_from("<IIQQQQIIQQ", elf, shoff + 64 * i) for i in range(shnum)]
+    for sh in sections:
+        if sh[1] != 11:   # SHT_DYNSYM
+            continue
+        strs = sections[sh[6]]
+        for i in range(sh[5] // 24):
+            name, _, _, shndx, value, _ = st.unpack_from("<IBBHQQ", elf, sh[4] + 24 * i)
+            end = elf.index(b"\0", strs[4] + name)
+            if elf[strs[4] + name:end].decode() not in symbols or not shndx:
+                continue
+            wanted += [(sh[4] + 24 * i, 24), (strs[4] + name, end + 1 - strs[4] - name)]
+            held = sections[shndx]
+            if elf[strs[4] + name:end] == b"Py_Version" and held[1] != 8:   # not NOBITS
+                wanted.append((held[4] + value - held[3], 8))
+    return [(path, off, elf[off:off + size]) for off, size in wanted]
+
+
+GREENLET_VTABLES = ("_ZTVN8greenlet12UserGreenletE", "_ZTVN8greenlet12MainGreenletE",
+                    "_ZTVN8greenlet14BrokenGreenletE")
+
+
+def core_attach_seed(tool, interp, args, what, name):
+    """A core that attaches: gcore's headers and notes, as its memory the
+    bytes the reader `what` (walk, greenlets) read of the same process (its
+    memory image's regions) and the first page of the interpreter's
+    mapping, and after it the pieces of the files that attaching and
+    finding greenlet read (file_pieces; greenlet's __init__.py), which
+    fuzz_core writes under its root."""
+    import struct as st
+    p, _ = start_target(interp, *args)
     try:
         with tempfile.TemporaryDirectory() as d:
             image = os.path.join(d, "image")
-            subprocess.run([tool, str(p.pid), image, "walk"], check=True)
+            subprocess.run([tool, str(p.pid), image, what], check=True)
             core = os.path.join(d, "core")
             subprocess.run(["gdb", "-batch", "-nx", "-p", str(p.pid), "-ex",
                             "gcore " + core], check=True, capture_output=True)
@@ -427,9 +460,9 @@ def core_attach_seed(tool, interp):
     phnum, = st.unpack_from("<H", data, 0x38)
     phdrs = [st.unpack_from("<IIQQQQQQ", data, phoff + 56 * i) for i in range(phnum)]
     notes = b"".join(data[p[2]:p[2] + p[5]] for p in phdrs if p[0] == 4)
-    # the interpreter's first mapping, from NT_FILE: count, page size,
-    # (start, end, page offset) each, then the paths
-    start = None
+    # the mappings, from NT_FILE: count, page size, (start, end, page
+    # offset) each, then the paths
+    maps = []
     at = 0
     while at + 12 <= len(notes):
         namesz, descsz, ntype = st.unpack_from("<III", notes, at)
@@ -439,9 +472,9 @@ def core_attach_seed(tool, interp):
             paths = notes[desc + 16 + 24 * count:desc + descsz].split(b"\0")
             for i in range(count):
                 s, e, off = st.unpack_from("<QQQ", notes, desc + 16 + 24 * i)
-                if paths[i].decode() == binary and off == 0 and start is None:
-                    start = s
+                maps.append((s, off, paths[i].decode()))
         at = desc + (descsz + 3) // 4 * 4
+    start = next((s for s, off, path in maps if path == binary and off == 0), None)
     assert start is not None, "the core maps no " + binary
     first = next(data[p[2]:p[2] + min(p[5], 4096)] for p in phdrs
                  if p[0] == 1 and p[3] == start and p[5])
@@ -459,34 +492,20 @@ def core_attach_seed(tool, interp):
         at += len(b)
     core = bytes(head) + b"".join(st.pack("<IIQQQQQQ", *p) for p in out_ph) + notes
     core += b"".join(b for _, b in loads)
-    # the interpreter's file: what attaching reads of it
-    elf = open(binary, "rb").read()
-    shoff, = st.unpack_from("<Q", elf, 0x28)
-    shnum, shstrndx = st.unpack_from("<HH", elf, 0x3c)
-    names_off, names_size = st.unpack_from("<QQ", elf, shoff + 64 * shstrndx + 0x18)
-    wanted = [(0, 4096), (shoff, 64 * shnum), (names_off, names_size)]
-    sections = [st.unpack_from("<IIQQQQIIQQ", elf, shoff + 64 * i) for i in range(shnum)]
-    for sh in sections:
-        if sh[1] != 11:   # SHT_DYNSYM
-            continue
-        strs = sections[sh[6]]
-        for i in range(sh[5] // 24):
-            name, _, _, shndx, value, _ = st.unpack_from("<IBBHQQ", elf, sh[4] + 24 * i)
-            end = elf.index(b"\0", strs[4] + name)
-            if elf[strs[4] + name:end] not in (b"_PyRuntime", b"Py_Version") or not shndx:
-                continue
-            wanted += [(sh[4] + 24 * i, 24), (strs[4] + name, end + 1 - strs[4] - name)]
-            held = sections[shndx]
-            if elf[strs[4] + name:end] == b"Py_Version" and held[1] != 8:   # not NOBITS
-                wanted.append((held[4] + value - held[3], 8))
-    pieces = b""
-    for off, size in wanted:
-        pieces += st.pack("<H", len(binary)) + binary.encode() + st.pack("<QI", off, size)
-        pieces += elf[off:off + size]
-    seed = core + pieces + st.pack("<Q", len(core)) + b"TTCFILE1"
+    pieces = file_pieces(binary, ("_PyRuntime", "Py_Version"))
+    greenlet = next((path for _, _, path in maps if "/_greenlet." in path), None)
+    if what == "greenlets":
+        assert greenlet, "the core maps no _greenlet module"
+        pieces += file_pieces(greenlet, GREENLET_VTABLES)
+        init = os.path.join(os.path.dirname(greenlet), "__init__.py")
+        pieces.append((init, 0, open(init, "rb").read()))
+    out = b""
+    for path, off, b in pieces:
+        out += st.pack("<H", len(path)) + path.encode() + st.pack("<QI", off, len(b)) + b
+    seed = core + out + st.pack("<Q", len(core)) + b"TTCFILE1"
     assert len(seed) <= MAX, "the core seed is %d bytes (notes %d, memory %d in %d regions)" % (
         len(seed), len(notes), sum(len(b) for _, b in loads), len(loads))
-    put("core", os.path.basename(interp) + "-attach", seed)
+    put("core", name, seed)
 
 
 def main():
