@@ -10,11 +10,12 @@
 #   sh tests/fuzz.sh [-t SECONDS] [-j JOBS] [TARGET ...]   fuzz (20 s each, 2 at once)
 #   sh tests/fuzz.sh -t 3600 -j 2                          an hour each, for real
 #   sh tests/fuzz.sh --coverage [TARGET ...]               line coverage of each corpus
-#   sh tests/fuzz.sh --totals                              time, runs and finds so far
+#   sh tests/fuzz.sh --totals                              time (wall, CPU), runs and finds so far
 #   sh tests/fuzz.sh --minimize TARGET INPUT OUT           the smallest input crashing alike
 #
 # A run stopped for a while (kill -STOP, to give a timing test the CPUs)
-# needs a longer hang limit than the 60 s default: TT_FUZZ_TIMEOUT=SECONDS.
+# needs a longer hang limit than the 60 s default: TT_FUZZ_TIMEOUT=SECONDS;
+# its CPU hours (--totals) count only the time it ran.
 #
 # Exits 1 when a target crashed or would not build.
 set -eu
@@ -68,7 +69,20 @@ build_in() {
 	(cd "$dir" && make -j"$jobs" fuzz >make.out 2>&1) || { tail -n 40 "$dir/make.out"; exit 1; }
 }
 
-# One target's run; its summary line on stdout, its log kept.
+# CPU seconds the shell's finished children have used, from the output of
+# POSIX `times` in file $1 (its second line: user and system, NmS.SSs);
+# `times` itself must run in this shell, not in a command substitution.
+children_cpu() {
+	awk 'NR == 2 {
+		s = 0
+		for (i = 1; i <= 2; i++) { split($i, a, "m"); s += a[1] * 60 + a[2] }
+		printf "%d", s }' "$1"
+}
+
+# One target's run; its summary line on stdout, its log kept. runs.tsv
+# gets its end, wall and CPU seconds (a run stopped a while, or starved by
+# the rest of the machine, fuzzed for its CPU seconds only), executions,
+# corpus size and whether it found something.
 run_one() {
 	t=$1
 	bin=$build/tests/fuzz/fuzz_$t
@@ -83,9 +97,14 @@ run_one() {
 		-artifact_prefix="$crashes/"
 	[ -f "$here/tests/fuzz/dict/$t.dict" ] && set -- "$@" -dict="$here/tests/fuzz/dict/$t.dict"
 	start=$(date +%s)
+	times >"$log.times"
+	cpu0=$(children_cpu "$log.times")
 	rc=0
 	"$bin" "$@" "$work" "$here/tests/fuzz/corpus/$t" >"$log" 2>&1 || rc=$?
 	took=$(($(date +%s) - start))
+	times >"$log.times"
+	cpu=$(($(children_cpu "$log.times") - cpu0))
+	rm -f "$log.times"
 	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
 	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -n 1 | sed 's/cov: //')
 	size=$(find "$work" -type f | wc -l)
@@ -111,8 +130,8 @@ run_one() {
 	else
 		echo "ok - fuzz_$t: ${took} s, ${runs:-0} runs, corpus $size, coverage $cov edges"
 	fi
-	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$took" "${runs:-0}" "$size" \
-		"$found" >>"$build/runs.tsv"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$(date -u +%FT%TZ)" "$t" "$took" "${runs:-0}" "$size" \
+		"$found" "$cpu" >>"$build/runs.tsv"
 	return "$rc"
 }
 
@@ -140,10 +159,12 @@ minimize)
 	;;
 totals)
 	[ -f "$build/runs.tsv" ] || { echo "fuzz.sh: no runs yet in $build" >&2; exit 1; }
-	printf '%-10s %8s %12s %8s %8s\n' target hours runs corpus crashes
+	# CPU hours: the fuzzer's own time (rows from before it was kept: wall)
+	printf '%-10s %8s %8s %12s %8s %8s\n' target hours "CPU h" runs corpus crashes
 	for t in $targets; do
-		awk -F'\t' -v t="$t" '$2 == t { s += $3; r += $4; c = $5; k += $6 }
-			END { printf "%-10s %8.2f %12d %8d %8d\n", t, s / 3600, r, c, k }' "$build/runs.tsv"
+		awk -F'\t' -v t="$t" '$2 == t { s += $3; u += NF >= 7 ? $7 : $3; r += $4; c = $5; k += $6 }
+			END { printf "%-10s %8.2f %8.2f %12d %8d %8d\n", t, s / 3600, u / 3600, r, c, k }' \
+			"$build/runs.tsv"
 	done
 	;;
 coverage)
