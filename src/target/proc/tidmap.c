@@ -70,13 +70,20 @@ read_status(pid_t pid, const char *task, char *buf, size_t len)
 	return read_small_file(path, buf, len) > 0;
 }
 
+/* The process's id in ours and in its own PID namespace: false when its
+ * status cannot be read or says neither. */
+static bool
+process_nspid(pid_t pid, uint64_t *ours, uint64_t *inner)
+{
+	char buf[4096];
+	return read_status(pid, NULL, buf, sizeof buf) && tidmap_parse_nspid(buf, ours, inner);
+}
+
 bool
 tidmap_process_ns_pid(pid_t pid, uint64_t *inner)
 {
-	char buf[4096];
 	uint64_t ours;
-	return read_status(pid, NULL, buf, sizeof buf) && tidmap_parse_nspid(buf, &ours, inner) &&
-	       ours != *inner;
+	return process_nspid(pid, &ours, inner) && ours != *inner;
 }
 
 static void
@@ -121,8 +128,7 @@ tidmap_resolve(struct tidmap *m, uint64_t recorded, bool is_main, bool only_thre
 	if (read_status(m->pid, name, buf, sizeof buf) && tidmap_parse_nspid(buf, &ours, &inner) &&
 	    inner == recorded && ours == recorded)
 		return recorded;
-	if (m->same_ns < 0 && read_status(m->pid, NULL, buf, sizeof buf) &&
-	    tidmap_parse_nspid(buf, &ours, &inner))
+	if (m->same_ns < 0 && process_nspid(m->pid, &ours, &inner))
 		m->same_ns = ours == inner;
 	/* Our namespace: the listing would hold no other id than the read
 	 * above found (a pool ending a thousand threads a second made a
