@@ -27,10 +27,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "async/greenlets.h"
 #include "fuzz.h"
 #include "mem/corefile.h"
-#include "python/codecache.h"
+#include "readall.h"
 #include "target.h"
 
 #define FILES_MAGIC "TTCFILE1"
@@ -124,30 +123,6 @@ write_pieces(const uint8_t *data, size_t size)
 	}
 }
 
-/* The greenlets of a core's process: greenlet found by its module's
- * symbols and version file under the root, its objects in the core's
- * writable segments. */
-static void
-greenlets(struct target *t)
-{
-	struct code_cache codes;
-	if (codecache_init(&codes) != 0)
-		abort();
-	struct greenlet_reader r;
-	struct tt_error err;
-	struct tt_tasks ts = {0};
-	if (greenlet_reader_init(&r, t, &codes, 0, 0, &err) == TT_OK &&
-	    greenlet_reader_read(&r, &ts, &err) == TT_OK) {
-		fuzz_check(ts.nframes == 0 || ts.frames != NULL);
-		fuzz_check_str(r.why, sizeof r.why);
-		fuzz_say("greenlets: %u greenlets, %u frames%s%s\n", ts.n, ts.nframes,
-			 r.why[0] ? "; " : "", r.why);
-	}
-	tt_tasks_free(&ts);
-	greenlet_reader_free(&r);
-	codecache_free(&codes);
-}
-
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -199,7 +174,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			 "attach: %s%s; %u threads\n", c.nmaps, same, c.nloads,
 			 st == TT_OK ? "ok, " : err.msg, st == TT_OK ? t.binary : "", n);
 		if (st == TT_OK)
-			greenlets(&t);
+			readall(&t, &(struct readall_at){0}, READ_GREENLETS);
 		corefile_close(&c);
 	}
 	close(fd);

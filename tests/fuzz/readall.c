@@ -140,9 +140,12 @@ greenlets(struct target *t, struct readall_at *at)
 	struct greenlet_reader r;
 	struct tt_error err;
 	struct tt_tasks ts = {0};
+	/* without vtables given, greenlet is found as a core's reader finds
+	 * it: by its module's files under the core's root */
 	if (greenlet_reader_init(&r, t, &codes, 0, 0, &err) == TT_OK &&
-	    greenlet_reader_use_memory(&r, at->greenlet_version, at->greenlet_vtables,
-				       at->greenlet_regions, at->ngreenlet_regions, &err) == TT_OK) {
+	    (!at->greenlet_vtables[0] ||
+	     greenlet_reader_use_memory(&r, at->greenlet_version, at->greenlet_vtables,
+					at->greenlet_regions, at->ngreenlet_regions, &err) == TT_OK)) {
 		/* twice: the second read starts from the greenlets the first kept
 		 * (and meets what changed meanwhile) */
 		for (int k = 0; k < 2; k++) {
@@ -216,7 +219,7 @@ readall(struct target *t, const struct readall_at *where, unsigned what)
 		tasks(t, at->asyncio_table);
 	if ((what & READ_JIT) && at->jit_descriptor)
 		jit(t, at->jit_descriptor);
-	if ((what & READ_GREENLETS) && at->greenlet_vtables[0])
+	if ((what & READ_GREENLETS) && (at->greenlet_vtables[0] || t->core))
 		greenlets(t, at);
 }
 

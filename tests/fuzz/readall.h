@@ -16,7 +16,8 @@ enum {
 	READ_VALUES = 1u << 1,  /* every frame's locals, their values' reprs */
 	READ_TASKS = 1u << 2,   /* asyncio tasks (at->asyncio_table != 0) */
 	READ_JIT = 1u << 3,     /* the JIT's objects (at->jit_descriptor != 0) */
-	READ_GREENLETS = 1u << 4,   /* greenlets (at->greenlet_vtables[0] != 0) */
+	READ_GREENLETS = 1u << 4,   /* greenlets (at->greenlet_vtables[0] != 0, or a
+				       core's: greenlet found by its files) */
 };
 
 /* Where the readers start that the runtime does not lead to. */
